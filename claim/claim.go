@@ -1,0 +1,199 @@
+package claim
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Claimant is the worker slot asking for a job.
+type Claimant struct {
+	WorkerID string
+	Host     string
+	PID      int
+	Queues   []string // empty: every queue
+	Lease    time.Duration
+	LogDir   string // runs log to LogDir/<id>/<attempt>.out and .err
+}
+
+// Claim takes the next runnable job for c — highest priority, then earliest
+// not-before time, then enqueue order — and records a new run of it. The
+// whole claim is one UPDATE … RETURNING inside BEGIN IMMEDIATE, so no two
+// claimants, in any process, can take the same job. It returns ErrNoJob when
+// nothing is runnable.
+func (s *Store) Claim(ctx context.Context, c Claimant) (Job, Run, error) {
+	now := s.now()
+	var job Job
+	var run Run
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		q, args := claimQuery(c, now)
+		j, err := scanJob(tx.QueryRowContext(ctx, q, args...))
+		if errors.Is(err, sql.ErrNoRows) {
+			return ErrNoJob
+		}
+		if err != nil {
+			return fmt.Errorf("claim job: %w", err)
+		}
+		dir := filepath.Join(c.LogDir, j.ID)
+		r := Run{JobID: j.ID, Attempt: j.Runs, WorkerID: c.WorkerID, Host: c.Host, PID: c.PID,
+			StartedAt:  time.Unix(0, now).UTC(),
+			StdoutPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".out"),
+			StderrPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".err")}
+		_, err = tx.ExecContext(ctx, `INSERT INTO runs (job_id, attempt, worker_id, host, pid,
+			started_at, stdout_path, stderr_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			r.JobID, r.Attempt, r.WorkerID, r.Host, r.PID, now, r.StdoutPath, r.StderrPath)
+		if err != nil {
+			return fmt.Errorf("record run: %w", err)
+		}
+		job, run = j, r
+		return nil
+	})
+	return job, run, err
+}
+
+func claimQuery(c Claimant, now int64) (string, []any) {
+	filter, queueArgs := inQueues(c.Queues)
+	args := append([]any{c.WorkerID, now + int64(c.Lease), now, now}, queueArgs...)
+	return `UPDATE jobs SET state = 'processing', attempts = attempts + 1, runs = runs + 1,
+		worker_id = ?, lease_until = ?, updated_at = ?
+	WHERE seq = (
+		SELECT seq FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND run_after <= ?` + filter + `
+		ORDER BY priority DESC, run_after, seq LIMIT 1)
+	RETURNING ` + jobColumns, args
+}
+
+// Started records the process group of a run, so that whoever recovers the
+// run after a crash can kill what is left of it.
+func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
+	_, err := s.db.ExecContext(ctx, "UPDATE runs SET pgid = ? WHERE job_id = ? AND attempt = ?",
+		pgid, r.JobID, r.Attempt)
+	if err != nil {
+		return fmt.Errorf("record run start: %w", err)
+	}
+	return nil
+}
+
+// Complete marks the run and its job completed. ErrLost: the run was
+// recovered by another worker meanwhile, and the job is no longer ours.
+func (s *Store) Complete(ctx context.Context, r Run) error {
+	now := s.now()
+	return s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
+		return tx.ExecContext(ctx, `UPDATE jobs SET state = 'completed', exit_code = 0,
+			last_error = NULL, worker_id = NULL, lease_until = NULL, updated_at = ?, finished_at = ?
+			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
+			now, now, r.JobID, r.Attempt, r.WorkerID)
+	}, OutcomeCompleted, intPtr(0), "")
+}
+
+// Fail records a failed run of j (as claimed). The job waits
+// backoff_base^attempts, capped at maxBackoff, or is dead when its attempts
+// reach max_retries. It returns the job's new state.
+func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText string, maxBackoff time.Duration) (State, error) {
+	now := s.Now()
+	next := Failed
+	if j.Attempts >= j.MaxRetries {
+		next = Dead
+	}
+	runAfter := now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff))
+	err := s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
+		return tx.ExecContext(ctx, `UPDATE jobs SET state = ?, exit_code = ?, last_error = ?,
+			run_after = ?, worker_id = NULL, lease_until = NULL, updated_at = ?,
+			finished_at = CASE WHEN ? = 'dead' THEN ? END
+			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
+			string(next), exitCode, errText, runAfter.UnixNano(), now.UnixNano(),
+			string(next), now.UnixNano(), r.JobID, r.Attempt, r.WorkerID)
+	}, OutcomeFailed, exitCode, errText)
+	return next, err
+}
+
+// Release puts an interrupted run's job back to pending without counting the
+// attempt, for a worker stopped by a second signal.
+func (s *Store) Release(ctx context.Context, r Run, reason string) error {
+	now := s.now()
+	return s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
+		return tx.ExecContext(ctx, `UPDATE jobs SET state = 'pending', attempts = attempts - 1,
+			run_after = ?, worker_id = NULL, lease_until = NULL, updated_at = ?
+			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
+			now, now, r.JobID, r.Attempt, r.WorkerID)
+	}, OutcomeInterrupted, nil, reason)
+}
+
+// finish applies a job update owned by run r and closes the run record, in
+// one transaction.
+func (s *Store) finish(ctx context.Context, r Run, update func(*sql.Tx) (sql.Result, error), outcome string, exitCode *int, errText string) error {
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := update(tx)
+		if err != nil {
+			return fmt.Errorf("finish job %s: %w", r.JobID, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return fmt.Errorf("finish job %s attempt %d: %w", r.JobID, r.Attempt, ErrLost)
+		}
+		return endRun(ctx, tx, r.JobID, r.Attempt, s.now(), outcome, exitCode, errText)
+	})
+	if err == nil {
+		s.notify()
+	}
+	return err
+}
+
+func endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now int64, outcome string, exitCode *int, errText string) error {
+	_, err := tx.ExecContext(ctx, `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
+		WHERE job_id = ? AND attempt = ?`, now, outcome, exitCode, nullString(errText), jobID, attempt)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	return nil
+}
+
+// Backoff is how long a job waits after its n-th failed run: base^n seconds,
+// capped at max.
+func Backoff(base, n int, max time.Duration) time.Duration {
+	d := time.Second
+	for i := 0; i < n; i++ {
+		if base > 0 && d > max/time.Duration(base) {
+			return max // d*base would pass max, or overflow
+		}
+		d *= time.Duration(base)
+		if d >= max || d <= 0 {
+			return max
+		}
+	}
+	return min(d, max)
+}
+
+func intPtr(n int) *int { return &n }
+
+// HasWork reports whether any job in queues (all queues when empty) is
+// runnable now or failed and waiting for its backoff: what a draining
+// worker must still wait for. Jobs scheduled for later do not count.
+func (s *Store) HasWork(ctx context.Context, queues []string) (bool, error) {
+	q := `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND (state = 'failed' OR run_after <= ?)`
+	filter, queueArgs := inQueues(queues)
+	args := append([]any{s.now()}, queueArgs...)
+	var ok bool
+	if err := s.db.QueryRowContext(ctx, q+filter+")", args...).Scan(&ok); err != nil {
+		return false, fmt.Errorf("look for work: %w", err)
+	}
+	return ok, nil
+}
+
+// inQueues is the SQL condition for "queue is one of queues" (true when
+// queues is empty) and its arguments.
+func inQueues(queues []string) (string, []any) {
+	if len(queues) == 0 {
+		return "", nil
+	}
+	args := make([]any, len(queues))
+	for i, q := range queues {
+		args[i] = q
+	}
+	return " AND queue IN (?" + strings.Repeat(", ?", len(queues)-1) + ")", args
+}

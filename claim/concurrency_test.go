@@ -1,0 +1,239 @@
+package claim_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// enqueueN stores n jobs job-00000 … in one transaction.
+func enqueueN(tb testing.TB, s *claim.Store, n int) {
+	tb.Helper()
+	batch := make([]claim.NewJob, n)
+	for i := range batch {
+		batch[i] = claim.NewJob{ID: fmt.Sprintf("job-%05d", i), Command: "true", Priority: i % 3}
+	}
+	if _, err := s.EnqueueAll(context.Background(), batch); err != nil {
+		tb.Fatalf("EnqueueAll(%d jobs) = %v", n, err)
+	}
+}
+
+// drain claims and completes jobs as worker id until nothing is runnable,
+// calling claimed for each job. It returns the first error other than
+// ErrNoJob.
+func drain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(id string)) error {
+	for {
+		j, r, err := s.Claim(ctx, c)
+		if errors.Is(err, claim.ErrNoJob) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%s: claim: %w", c.WorkerID, err)
+		}
+		if r.JobID != j.ID || j.WorkerID != c.WorkerID {
+			return fmt.Errorf("%s: claimed job %s with run of %s for worker %s", c.WorkerID, j.ID, r.JobID, j.WorkerID)
+		}
+		claimed(j.ID)
+		if err := s.Complete(ctx, r); err != nil {
+			return fmt.Errorf("%s: complete %s: %w", c.WorkerID, j.ID, err)
+		}
+	}
+}
+
+// TestNoDoubleClaimGoroutines: many goroutines over several Stores (each its
+// own *sql.DB) on one file claim every job exactly once, and never see
+// SQLITE_BUSY.
+func TestNoDoubleClaimGoroutines(t *testing.T) {
+	const jobs, stores, perStore = 2000, 3, 8
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "queue.db")
+	enqueueN(t, mustOpenPath(t, path), jobs)
+
+	var mu sync.Mutex
+	seen := make(map[string]int, jobs)
+	var wg sync.WaitGroup
+	for i := range stores {
+		s := mustOpenPath(t, path)
+		for g := range perStore {
+			c := claimant(t, fmt.Sprintf("store%d-slot%d", i, g))
+			wg.Go(func() {
+				err := drain(ctx, s, c, func(id string) {
+					mu.Lock()
+					seen[id]++
+					mu.Unlock()
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			})
+		}
+	}
+	wg.Wait()
+	checkEachOnce(t, seen, jobs)
+	counts, err := mustOpenPath(t, path).Counts(ctx)
+	if err != nil || counts[claim.Completed] != jobs {
+		t.Errorf("Counts() = %v, %v; want %d completed", counts, err, jobs)
+	}
+}
+
+func checkEachOnce(t *testing.T, seen map[string]int, jobs int) {
+	t.Helper()
+	for i := range jobs {
+		id := fmt.Sprintf("job-%05d", i)
+		if n := seen[id]; n != 1 {
+			t.Errorf("job %s claimed %d times, want exactly once", id, n)
+		}
+	}
+	if len(seen) != jobs {
+		t.Errorf("claimed %d distinct jobs, want %d", len(seen), jobs)
+	}
+}
+
+const helperEnv = "QUEUECTL_CLAIM_TEST_HELPER_DB"
+
+// TestHelperProcess is not a test: TestNoDoubleClaimProcesses runs the test
+// binary again with it, as a worker process. It opens the store, waits for
+// a byte on stdin so that all workers start together, then claims and
+// completes jobs with several goroutines, printing "claimed <id>" for each.
+func TestHelperProcess(t *testing.T) {
+	path := os.Getenv(helperEnv)
+	if path == "" {
+		t.Skip("worker process for TestNoDoubleClaimProcesses")
+	}
+	s := mustOpenPath(t, path)
+	if _, err := io.ReadFull(os.Stdin, make([]byte, 1)); err != nil {
+		t.Fatalf("wait for start: %v", err)
+	}
+	out := bufio.NewWriter(os.Stdout)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for g := range 4 {
+		c := claimant(t, fmt.Sprintf("pid%d-slot%d", os.Getpid(), g))
+		wg.Go(func() {
+			err := drain(t.Context(), s, c, func(id string) {
+				mu.Lock()
+				fmt.Fprintf(out, "claimed %s\n", id)
+				mu.Unlock()
+			})
+			if err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if err := out.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoDoubleClaimProcesses: several OS processes claim from one file;
+// every job is claimed exactly once.
+func TestNoDoubleClaimProcesses(t *testing.T) {
+	if os.Getenv(helperEnv) != "" {
+		t.Skip("inside a helper process")
+	}
+	const jobs, procs = 600, 3
+	path := filepath.Join(t.TempDir(), "queue.db")
+	enqueueN(t, mustOpenPath(t, path), jobs)
+
+	type proc struct {
+		cmd            *exec.Cmd
+		stdin          io.WriteCloser
+		stdout, stderr bytes.Buffer
+	}
+	ps := make([]*proc, procs)
+	for i := range ps {
+		p := &proc{cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")}
+		p.cmd.Env = append(os.Environ(), helperEnv+"="+path)
+		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+		var err error
+		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+			t.Fatal(err)
+		}
+		if err := p.cmd.Start(); err != nil {
+			t.Fatalf("start worker process: %v", err)
+		}
+		ps[i] = p
+	}
+	for _, p := range ps { // all started: let them go together
+		p.stdin.Write([]byte{'g'})
+		p.stdin.Close()
+	}
+
+	seen := make(map[string]int, jobs)
+	for i, p := range ps {
+		if err := p.cmd.Wait(); err != nil {
+			t.Errorf("worker process %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, p.stdout.String(), p.stderr.String())
+			continue
+		}
+		n := 0
+		for _, line := range strings.Split(p.stdout.String(), "\n") {
+			if id, ok := strings.CutPrefix(line, "claimed "); ok {
+				seen[id]++
+				n++
+			}
+		}
+		t.Logf("worker process %d claimed %d jobs", i, n)
+	}
+	checkEachOnce(t, seen, jobs)
+}
+
+// TestChanges: a commit through one Store wakes a Changes channel of
+// another, and the channel closes when its context ends.
+func TestChanges(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	watcher, other := mustOpenPath(t, path), mustOpenPath(t, path)
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	ch, err := watcher.Changes(ctx)
+	if err != nil {
+		t.Fatalf("Changes = %v", err)
+	}
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no wake-up within 10s of %s", what)
+		}
+	}
+
+	mustEnqueue(t, other, claim.NewJob{ID: "a", Command: "true"})
+	wait("an Enqueue by another Store")
+
+	_, r := mustClaim(t, other, claimant(t, "w"))
+	if err := other.Complete(t.Context(), r); err != nil {
+		t.Fatal(err)
+	}
+	wait("a Complete by another Store")
+
+	if _, err := other.RequestStop(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	wait("a RequestStop by another Store")
+
+	cancel()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("Changes channel not closed within 10s of its context ending")
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package claim
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is the tunable behaviour of a home, persisted in the database.
+type Config struct {
+	MaxRetries        int
+	BackoffBase       int
+	MaxBackoff        time.Duration
+	JobTimeout        time.Duration // 0: none
+	Lease             time.Duration
+	HeartbeatInterval time.Duration
+	PollInterval      time.Duration
+	StopTimeout       time.Duration
+	SpoolRescan       time.Duration
+}
+
+// ConfigKey describes one key of `config list`.
+type ConfigKey struct {
+	Name    string
+	Default string
+	Help    string
+	set     func(c *Config, v string) error
+	get     func(c *Config) string
+}
+
+// ConfigKeys lists the keys in the order `config list` shows them.
+var ConfigKeys = []ConfigKey{
+	{"max-retries", "3", "runs before a job is dead", intKey(1, 1000, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
+	{"backoff-base", "2", "seconds; a job waits backoff-base^n after its n-th failed run", intKey(1, 3600, func(c *Config) *int { return &c.BackoffBase }), func(c *Config) string { return strconv.Itoa(c.BackoffBase) }},
+	{"max-backoff", "1h", "longest wait between runs", durKey(time.Second, func(c *Config) *time.Duration { return &c.MaxBackoff }), func(c *Config) string { return c.MaxBackoff.String() }},
+	{"job-timeout", "0", "default timeout of a job; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.JobTimeout }), func(c *Config) string { return c.JobTimeout.String() }},
+	{"lease", "30s", "a claimed job is recovered when its worker stops renewing it this long", durKey(time.Second, func(c *Config) *time.Duration { return &c.Lease }), func(c *Config) string { return c.Lease.String() }},
+	{"heartbeat-interval", "5s", "how often a worker renews its leases", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval }), func(c *Config) string { return c.HeartbeatInterval.String() }},
+	{"poll-interval", "1s", "fallback poll of an idle worker; wake-ups are event-driven", durKey(10*time.Millisecond, func(c *Config) *time.Duration { return &c.PollInterval }), func(c *Config) string { return c.PollInterval.String() }},
+	{"stop-timeout", "30s", "how long a stopping worker lets a job finish after the second signal before KILL", durKey(0, func(c *Config) *time.Duration { return &c.StopTimeout }), func(c *Config) string { return c.StopTimeout.String() }},
+	{"spool-rescan", "5s", "how often the spool is rescanned besides fsnotify events", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.SpoolRescan }), func(c *Config) string { return c.SpoolRescan.String() }},
+}
+
+// configAliases maps other spellings to a key, with the unit a bare number
+// means in that spelling.
+var configAliases = map[string]struct {
+	key  string
+	unit time.Duration
+}{
+	"stale-threshold":      {"lease", time.Second},
+	"lock-timeout-seconds": {"lease", time.Second},
+	"worker-poll-interval": {"poll-interval", time.Second},
+	"poll-interval-ms":     {"poll-interval", time.Millisecond},
+	"job-timeout-seconds":  {"job-timeout", time.Second},
+	"stop-timeout-seconds": {"stop-timeout", time.Second},
+}
+
+// DefaultConfig returns the configuration of a new home.
+func DefaultConfig() Config {
+	var c Config
+	for _, k := range ConfigKeys {
+		if err := k.set(&c, k.Default); err != nil {
+			panic("bad default for " + k.Name)
+		}
+	}
+	return c
+}
+
+// LookupConfigKey resolves a key name or alias, `_` and `-` alike. unit is
+// what a bare number means under that name (zero for integer keys).
+func LookupConfigKey(name string) (key ConfigKey, unit time.Duration, err error) {
+	name = strings.ReplaceAll(strings.ToLower(strings.TrimSpace(name)), "_", "-")
+	if a, ok := configAliases[name]; ok {
+		name, unit = a.key, a.unit
+	}
+	for _, k := range ConfigKeys {
+		if k.Name == name {
+			return k, unit, nil
+		}
+	}
+	return ConfigKey{}, 0, invalidf("unknown config key %q; keys: %s", name, configKeyNames())
+}
+
+func configKeyNames() string {
+	names := make([]string, len(ConfigKeys))
+	for i, k := range ConfigKeys {
+		names[i] = k.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// normalize checks value for key and returns its canonical text.
+func normalize(key ConfigKey, unit time.Duration, value string) (string, error) {
+	value = strings.TrimSpace(value)
+	if n, err := strconv.ParseInt(value, 10, 64); err == nil && unit > 0 {
+		if n < 0 || n > int64(maxDuration/unit) {
+			return "", invalidf("%s: %q is out of range; keys: %s", key.Name, value, configKeyNames())
+		}
+		value = (time.Duration(n) * unit).String()
+	}
+	c := DefaultConfig()
+	if err := key.set(&c, value); err != nil {
+		return "", invalidf("%s: %v; keys: %s", key.Name, err, configKeyNames())
+	}
+	return key.get(&c), nil
+}
+
+// Config reads the configuration: defaults, overlaid by what was set.
+func (s *Store) Config(ctx context.Context) (Config, error) {
+	c := DefaultConfig()
+	rows, err := s.db.QueryContext(ctx, "SELECT key, value FROM config")
+	if err != nil {
+		return c, fmt.Errorf("read config: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name, value string
+		if err := rows.Scan(&name, &value); err != nil {
+			return c, fmt.Errorf("read config: %w", err)
+		}
+		if k, _, err := LookupConfigKey(name); err == nil {
+			// A value this binary cannot read keeps the default.
+			_ = k.set(&c, value)
+		}
+	}
+	return c, rows.Err()
+}
+
+// SetConfig validates and stores one value. It returns the canonical key
+// name and value. Errors wrap ErrInvalid and list the keys.
+func (s *Store) SetConfig(ctx context.Context, name, value string) (string, string, error) {
+	key, unit, err := LookupConfigKey(name)
+	if err != nil {
+		return "", "", err
+	}
+	canon, err := normalize(key, unit, value)
+	if err != nil {
+		return "", "", err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
+		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)
+	if err != nil {
+		return "", "", fmt.Errorf("set config: %w", err)
+	}
+	return key.Name, canon, nil
+}
+
+// ConfigValue is one key of the effective configuration.
+type ConfigValue struct {
+	Key, Value, Default, Help string
+}
+
+// ConfigValues returns every key with its effective value, in ConfigKeys order.
+func (s *Store) ConfigValues(ctx context.Context) ([]ConfigValue, error) {
+	c, err := s.Config(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]ConfigValue, len(ConfigKeys))
+	for i, k := range ConfigKeys {
+		out[i] = ConfigValue{Key: k.Name, Value: k.get(&c), Default: k.Default, Help: k.Help}
+	}
+	return out, nil
+}
+
+func intKey(lo, hi int, field func(*Config) *int) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("%q is not a whole number from %d to %d", v, lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func durKey(min time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		d, err := parseDuration(v)
+		if err != nil {
+			return err
+		}
+		if d < min {
+			return fmt.Errorf("%q is below the minimum of %v", v, min)
+		}
+		*field(c) = d
+		return nil
+	}
+}

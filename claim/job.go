@@ -1,0 +1,123 @@
+// Package claim is the queuectl store: the job domain (Job, State, Config),
+// the SQLite schema and its migrations, and every SQL statement the program
+// runs. A job is claimed by exactly one worker at a time, across goroutines
+// and processes, because a claim is a single UPDATE … RETURNING inside a
+// BEGIN IMMEDIATE transaction.
+package claim
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+)
+
+// State is where a job is in its life.
+type State string
+
+const (
+	// Pending jobs wait to be claimed (possibly not before RunAfter).
+	Pending State = "pending"
+	// Processing jobs are claimed by a worker, which holds a lease on them.
+	Processing State = "processing"
+	// Completed jobs ran and exited 0.
+	Completed State = "completed"
+	// Failed jobs ran and failed; they are claimed again after their backoff.
+	Failed State = "failed"
+	// Dead jobs failed max_retries times (or were lost too often); only
+	// `dlq retry` brings them back.
+	Dead State = "dead"
+)
+
+// States lists every state in life order.
+var States = []State{Pending, Processing, Completed, Failed, Dead}
+
+// ParseState returns the State named s, or an ErrInvalid error.
+func ParseState(s string) (State, error) {
+	for _, st := range States {
+		if string(st) == s {
+			return st, nil
+		}
+	}
+	return "", invalidf("unknown state %q (want one of pending, processing, completed, failed, dead)", s)
+}
+
+// Errors that callers tell apart with errors.Is. main maps them to exit codes.
+var (
+	// ErrNoJob means nothing is runnable right now.
+	ErrNoJob = errors.New("no runnable job")
+	// ErrNotFound means no job has the given id.
+	ErrNotFound = errors.New("no such job")
+	// ErrConflict means the id exists already, or the job is in the wrong state.
+	ErrConflict = errors.New("conflict")
+	// ErrInvalid means the input (a job spec, a config value) is not acceptable.
+	ErrInvalid = errors.New("invalid input")
+	// ErrLost means the caller no longer owns the run it reports on: the run
+	// was recovered after the caller's lease lapsed.
+	ErrLost = errors.New("run no longer owned by this worker")
+)
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
+
+// ValidID reports whether id may name a job (and so a log directory).
+func ValidID(id string) bool { return idPattern.MatchString(id) }
+
+// Job is one job as stored. Optional fields are zero when unset.
+type Job struct {
+	Seq         int64
+	ID          string
+	Command     string
+	State       State
+	Attempts    int
+	MaxRetries  int
+	BackoffBase int
+	Priority    int
+	Queue       string
+	Runs        int
+	Lost        int
+	Timeout     time.Duration
+	Env         map[string]string
+	Cwd         string
+	UniqueKey   string
+	RunAt       time.Time
+	RunAfter    time.Time
+	WorkerID    string
+	LeaseUntil  time.Time
+	LastError   string
+	ExitCode    *int
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	FinishedAt  time.Time
+}
+
+// Run is one attempt at a job, kept after the job moves on.
+type Run struct {
+	JobID      string
+	Attempt    int
+	WorkerID   string
+	Host       string
+	PID        int
+	PGID       int
+	StartedAt  time.Time
+	EndedAt    time.Time
+	Outcome    string
+	ExitCode   *int
+	Error      string
+	StdoutPath string
+	StderrPath string
+}
+
+// Run outcomes, recorded when a run ends.
+const (
+	OutcomeCompleted   = "completed"
+	OutcomeFailed      = "failed"
+	OutcomeLost        = "lost"
+	OutcomeInterrupted = "interrupted"
+)
+
+// MaxLost is how many runs a job may lose to crashed workers before it is dead.
+const MaxLost = 5

@@ -1,0 +1,169 @@
+package claim
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+)
+
+const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
+	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
+	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at`
+
+type scanner interface{ Scan(dest ...any) error }
+
+func scanJob(row scanner) (Job, error) {
+	var j Job
+	var state string
+	var timeout int64
+	var env, cwd, uniqueKey, workerID, lastError sql.NullString
+	var runAt, lease, finished sql.NullInt64
+	var runAfter, created, updated int64
+	var exitCode sql.NullInt64
+	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
+		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
+		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished)
+	if err != nil {
+		return Job{}, err
+	}
+	j.State = State(state)
+	j.Timeout = time.Duration(timeout)
+	if env.Valid {
+		if err := json.Unmarshal([]byte(env.String), &j.Env); err != nil {
+			return Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
+		}
+	}
+	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = cwd.String, uniqueKey.String, workerID.String, lastError.String
+	j.RunAt, j.LeaseUntil, j.FinishedAt = fromNanos(runAt), fromNanos(lease), fromNanos(finished)
+	j.RunAfter = time.Unix(0, runAfter).UTC()
+	j.CreatedAt, j.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	if exitCode.Valid {
+		code := int(exitCode.Int64)
+		j.ExitCode = &code
+	}
+	return j, nil
+}
+
+// Get returns the job with the given id, or ErrNotFound.
+func (s *Store) Get(ctx context.Context, id string) (Job, error) {
+	j, err := scanJob(s.db.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	if err != nil {
+		return Job{}, fmt.Errorf("get job %s: %w", id, err)
+	}
+	return j, nil
+}
+
+// Filter selects jobs for List. Zero fields select everything.
+type Filter struct {
+	State State
+	Queue string
+	Limit int // 0: no limit
+}
+
+// List returns jobs in enqueue order.
+func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
+	var where []string
+	var args []any
+	if f.State != "" {
+		where, args = append(where, "state = ?"), append(args, string(f.State))
+	}
+	if f.Queue != "" {
+		where, args = append(where, "queue = ?"), append(args, f.Queue)
+	}
+	q := "SELECT " + jobColumns + " FROM jobs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY seq"
+	if f.Limit > 0 {
+		q += fmt.Sprintf(" LIMIT %d", f.Limit)
+	}
+	return s.queryJobs(ctx, q, args...)
+}
+
+func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]Job, error) {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	defer rows.Close()
+	var out []Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}
+
+// Counts returns the number of jobs in each state; every state is present.
+func (s *Store) Counts(ctx context.Context) (map[State]int, error) {
+	out := make(map[State]int, len(States))
+	for _, st := range States {
+		out[st] = 0
+	}
+	rows, err := s.db.QueryContext(ctx, "SELECT state, count(*) FROM jobs GROUP BY state")
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		out[State(st)] = n
+	}
+	return out, rows.Err()
+}
+
+const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, ended_at,
+	outcome, exit_code, error, stdout_path, stderr_path`
+
+func scanRun(row scanner) (Run, error) {
+	var r Run
+	var pgid, ended, exitCode sql.NullInt64
+	var started int64
+	var outcome, errText, stdout, stderr sql.NullString
+	err := row.Scan(&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
+		&ended, &outcome, &exitCode, &errText, &stdout, &stderr)
+	if err != nil {
+		return Run{}, err
+	}
+	r.PGID = int(pgid.Int64)
+	r.StartedAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
+	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
+	if exitCode.Valid {
+		code := int(exitCode.Int64)
+		r.ExitCode = &code
+	}
+	return r, nil
+}
+
+// Runs returns every run of a job, first attempt first.
+func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
+	rows, err := s.db.QueryContext(ctx, "SELECT "+runColumns+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
+	if err != nil {
+		return nil, fmt.Errorf("list runs: %w", err)
+	}
+	defer rows.Close()
+	var out []Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}

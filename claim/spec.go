@@ -1,0 +1,271 @@
+package claim
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// NewJob is a job as asked for, before it is stored. Nil pointers and zero
+// values take the defaults of the store's Config at enqueue time.
+type NewJob struct {
+	ID          string // empty: generated
+	Command     string
+	MaxRetries  *int
+	BackoffBase *int
+	Priority    int
+	Queue       string // empty: "default"
+	RunAt       time.Time
+	Delay       time.Duration
+	Timeout     *time.Duration
+	Env         map[string]string
+	Cwd         string
+	UniqueKey   string
+
+	// IngestKey names the spool file this job came from, so that a file seen
+	// again after a crash between commit and unlink makes no second job.
+	IngestKey string
+	// Redrive is set for a dead/ file dropped back into the spool: if the id
+	// names a dead job, that job is re-driven like `dlq retry`.
+	Redrive bool
+}
+
+// spec is the JSON job spec of SPEC §3, as written by users.
+type spec struct {
+	ID          *string           `json:"id"`
+	Command     *string           `json:"command"`
+	MaxRetries  *int              `json:"max_retries"`
+	BackoffBase *int              `json:"backoff_base"`
+	Priority    *int              `json:"priority"`
+	Queue       *string           `json:"queue"`
+	RunAt       *string           `json:"run_at"`
+	Delay       json.RawMessage   `json:"delay"`
+	Timeout     json.RawMessage   `json:"timeout"`
+	Env         map[string]string `json:"env"`
+	Cwd         *string           `json:"cwd"`
+	UniqueKey   *string           `json:"unique_key"`
+	Dead        json.RawMessage   `json:"dead"`
+}
+
+// ParseSpec decodes one JSON job spec. It does no I/O. Every error wraps
+// ErrInvalid and says what is wrong and how to fix it. A "dead" object (from a
+// dead/ file) is accepted, ignored, and reported through NewJob.Redrive.
+func ParseSpec(data []byte) (NewJob, error) {
+	if !utf8.Valid(data) {
+		return NewJob{}, invalidf("job spec is not valid UTF-8 text")
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	var s spec
+	if err := dec.Decode(&s); err != nil {
+		return NewJob{}, specError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return NewJob{}, invalidf("job spec has data after its closing brace; give exactly one JSON object")
+	}
+	return s.newJob()
+}
+
+func specError(err error) error {
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF):
+		return invalidf("job spec is empty; give a JSON object such as {\"command\": \"echo hi\"}")
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return invalidf("job spec is truncated: the JSON object is not closed")
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return invalidf("job spec must be a JSON object, not a JSON %s", typeErr.Value)
+		}
+		return invalidf("field %q must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
+	case errors.As(err, &syntaxErr):
+		return invalidf("job spec is not valid JSON at byte %d: %v", syntaxErr.Offset, err)
+	case strings.HasPrefix(err.Error(), "json: unknown field "):
+		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
+		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key", field)
+	}
+	return invalidf("job spec: %v", err)
+}
+
+// jsonKind names the JSON a Go field type takes, for error messages.
+func jsonKind(t reflect.Type) string {
+	switch t.Kind() {
+	case reflect.String:
+		return "a JSON string"
+	case reflect.Int, reflect.Int64:
+		return "a whole number"
+	case reflect.Map:
+		return "a JSON object of strings"
+	}
+	return "a JSON " + t.String()
+}
+
+func (s *spec) newJob() (NewJob, error) {
+	if s.Command == nil || strings.TrimSpace(*s.Command) == "" {
+		return NewJob{}, invalidf(`missing "command": give the shell command to run, e.g. {"command": "make backup"}`)
+	}
+	nj := NewJob{
+		Command:     *s.Command,
+		MaxRetries:  s.MaxRetries,
+		BackoffBase: s.BackoffBase,
+		Env:         s.Env,
+		Redrive:     len(s.Dead) > 0 && string(s.Dead) != "null",
+	}
+	if s.ID != nil {
+		nj.ID = *s.ID
+	}
+	if s.Priority != nil {
+		nj.Priority = *s.Priority
+	}
+	if s.Queue != nil {
+		nj.Queue = *s.Queue
+	}
+	if s.Cwd != nil {
+		nj.Cwd = *s.Cwd
+	}
+	if s.UniqueKey != nil {
+		nj.UniqueKey = *s.UniqueKey
+	}
+	if s.RunAt != nil {
+		t, err := time.Parse(time.RFC3339, *s.RunAt)
+		if err != nil {
+			return NewJob{}, invalidf("run_at %q is not an RFC 3339 time such as 2026-11-21T03:00:00Z", *s.RunAt)
+		}
+		nj.RunAt = t
+	}
+	var err error
+	if nj.Delay, err = specDuration("delay", s.Delay); err != nil {
+		return NewJob{}, err
+	}
+	if len(s.Timeout) > 0 && string(s.Timeout) != "null" {
+		d, err := specDuration("timeout", s.Timeout)
+		if err != nil {
+			return NewJob{}, err
+		}
+		nj.Timeout = &d
+	}
+	return nj, nj.Validate()
+}
+
+// specDuration reads a Go duration string ("90s") or integer seconds (90).
+func specDuration(field string, raw json.RawMessage) (time.Duration, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return 0, nil
+	}
+	var text string
+	if raw[0] == '"' {
+		if err := json.Unmarshal(raw, &text); err != nil {
+			return 0, invalidf("%s: %v", field, err)
+		}
+	} else {
+		text = string(raw)
+	}
+	d, err := parseDuration(text)
+	if err != nil {
+		return 0, invalidf("%s: %v", field, err)
+	}
+	return d, nil
+}
+
+// ParseDuration reads a Go duration ("1m30s") or a count of whole seconds
+// ("90"). Negative durations and durations over 100 years are refused with
+// an ErrInvalid error.
+func ParseDuration(s string) (time.Duration, error) {
+	d, err := parseDuration(s)
+	if err != nil {
+		return 0, invalidf("%v", err)
+	}
+	return d, nil
+}
+
+// parseDuration is ParseDuration with errors that callers prefix themselves.
+func parseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		if n < 0 || n > int64(maxDuration/time.Second) {
+			return 0, fmt.Errorf("%q is out of range; give whole seconds from 0 to %d", s, int64(maxDuration/time.Second))
+		}
+		return time.Duration(n) * time.Second, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a duration; write e.g. 90s, 5m, 1h30m, or whole seconds", s)
+	}
+	if d < 0 {
+		return 0, fmt.Errorf("%q is negative; give a duration of 0 or more", s)
+	}
+	if d > maxDuration {
+		return 0, fmt.Errorf("%q is over 100 years; give a shorter duration", s)
+	}
+	return d, nil
+}
+
+// maxDuration bounds durations so that adding them to a time cannot overflow.
+const maxDuration = 100 * 365 * 24 * time.Hour
+
+// Validate checks a NewJob the way ParseSpec does, for jobs built from flags.
+func (nj *NewJob) Validate() error {
+	switch {
+	case strings.TrimSpace(nj.Command) == "":
+		return invalidf("the command is empty; give the shell command to run")
+	case strings.ContainsRune(nj.Command, 0):
+		return invalidf("the command contains a NUL byte, which no shell can run")
+	case nj.ID != "" && !ValidID(nj.ID):
+		return invalidf("id %q is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", nj.ID)
+	case nj.MaxRetries != nil && *nj.MaxRetries < 1:
+		return invalidf("max_retries is %d; it counts runs, so give 1 or more", *nj.MaxRetries)
+	case nj.BackoffBase != nil && (*nj.BackoffBase < 1 || *nj.BackoffBase > 3600):
+		return invalidf("backoff_base is %d; give whole seconds from 1 to 3600", *nj.BackoffBase)
+	case !nj.RunAt.IsZero() && nj.Delay != 0:
+		return invalidf("both run_at and delay are set; give one of them")
+	case nj.Delay > maxDuration || (nj.Timeout != nil && *nj.Timeout > maxDuration):
+		return invalidf("a duration is over 100 years; give a shorter one")
+	case nj.Cwd != "" && !filepath.IsAbs(nj.Cwd):
+		return invalidf("cwd %q is not an absolute path; give one starting with /", nj.Cwd)
+	case nj.Queue != "" && !ValidID(nj.Queue):
+		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", nj.Queue)
+	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):
+		return invalidf("unique_key and cwd must not contain NUL bytes")
+	}
+	for k, v := range nj.Env {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+			return invalidf("env name %q is not valid: names are non-empty, without '=' or NUL", k)
+		}
+	}
+	return nil
+}
+
+// ParseBatch decodes what `enqueue -` reads: one JSON object (which may span
+// lines), or JSON lines, one job spec per line. Blank lines are skipped.
+// Errors name the line.
+func ParseBatch(data []byte) ([]NewJob, error) {
+	if nj, err := ParseSpec(data); err == nil {
+		return []NewJob{nj}, nil
+	} else if bytes.Count(bytes.TrimSpace(data), []byte("\n")) == 0 {
+		return nil, err
+	}
+	var out []NewJob
+	for i, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		nj, err := ParseSpec(line)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: %w", i+1, err)
+		}
+		out = append(out, nj)
+	}
+	if len(out) == 0 {
+		return nil, invalidf("no job spec given; give a JSON object, or one per line")
+	}
+	return out, nil
+}

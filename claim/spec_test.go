@@ -1,0 +1,262 @@
+package claim_test
+
+import (
+	"encoding/json"
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func durp(d time.Duration) *time.Duration { return &d }
+
+// show renders a NewJob with its pointers followed, for failure messages.
+func show(nj claim.NewJob) string {
+	b, _ := json.Marshal(nj)
+	return string(b)
+}
+
+func TestParseSpec(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want claim.NewJob
+	}{
+		{"minimal", `{"command": "echo hi"}`, claim.NewJob{Command: "echo hi"}},
+		{"all fields", `{"id": "nightly-db", "command": "pg_dump app > /backup/app.sql",
+			"max_retries": 3, "backoff_base": 2, "priority": 7, "queue": "db",
+			"run_at": "2026-11-21T03:00:00Z", "timeout": "30m",
+			"env": {"PGHOST": "db1"}, "cwd": "/srv/app", "unique_key": "nightly-db"}`,
+			claim.NewJob{ID: "nightly-db", Command: "pg_dump app > /backup/app.sql",
+				MaxRetries: intp(3), BackoffBase: intp(2), Priority: 7, Queue: "db",
+				RunAt: t0, Timeout: durp(30 * time.Minute), Env: map[string]string{"PGHOST": "db1"},
+				Cwd: "/srv/app", UniqueKey: "nightly-db"}},
+		{"timeout in integer seconds", `{"command": "x", "timeout": 90}`,
+			claim.NewJob{Command: "x", Timeout: durp(90 * time.Second)}},
+		{"timeout 0 means none", `{"command": "x", "timeout": 0}`,
+			claim.NewJob{Command: "x", Timeout: durp(0)}},
+		{"timeout null", `{"command": "x", "timeout": null}`, claim.NewJob{Command: "x"}},
+		{"delay as duration", `{"command": "x", "delay": "90s"}`,
+			claim.NewJob{Command: "x", Delay: 90 * time.Second}},
+		{"delay in integer seconds", `{"command": "x", "delay": 90}`,
+			claim.NewJob{Command: "x", Delay: 90 * time.Second}},
+		{"run_at with offset", `{"command": "x", "run_at": "2026-11-21T04:00:00+01:00"}`,
+			claim.NewJob{Command: "x", RunAt: t0}},
+		{"negative priority", `{"command": "x", "priority": -3}`, claim.NewJob{Command: "x", Priority: -3}},
+		{"dead object sets Redrive", `{"id": "d1", "command": "x", "dead": {"attempts": 3,
+			"last_error": "exit status 1", "exit_code": 1, "died_at": "2026-11-21T03:00:00Z",
+			"logs": ["/x/1.out"]}}`,
+			claim.NewJob{ID: "d1", Command: "x", Redrive: true}},
+		{"dead null", `{"command": "x", "dead": null}`, claim.NewJob{Command: "x"}},
+		{"surrounding whitespace", " \n\t{\"command\": \"x\"}\n\n", claim.NewJob{Command: "x"}},
+		{"id of 128 characters", `{"id": "` + strings.Repeat("a", 128) + `", "command": "x"}`,
+			claim.NewJob{ID: strings.Repeat("a", 128), Command: "x"}},
+		{"unicode command", `{"command": "echo héllo ✓"}`, claim.NewJob{Command: "echo héllo ✓"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := claim.ParseSpec([]byte(tt.in))
+			if err != nil {
+				t.Fatalf("ParseSpec(%q) = %v, want %s", tt.in, err, show(tt.want))
+			}
+			got.RunAt = got.RunAt.UTC()
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("ParseSpec(%q) = %s, want %s", tt.in, show(got), show(tt.want))
+			}
+		})
+	}
+}
+
+// TestParseSpecErrors checks that each kind of bad spec is refused with
+// ErrInvalid and a message naming the problem and its fix.
+func TestParseSpecErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want []string // substrings of the message: what is wrong, how to fix it
+	}{
+		{"empty", ``, []string{"empty", `{"command": "echo hi"}`}},
+		{"blank", " \n\t ", []string{"empty", "give a JSON object"}},
+		{"truncated", `{"command": "echo hi"`, []string{"truncated", "not closed"}},
+		{"truncated in a string", `{"command": "ec`, []string{"truncated"}},
+		{"array", `["echo hi"]`, []string{"must be a JSON object", "array"}},
+		{"string", `"echo hi"`, []string{"must be a JSON object", "string"}},
+		{"number", `42`, []string{"must be a JSON object", "number"}},
+		{"not JSON", `command: echo hi`, []string{"not valid JSON at byte"}},
+		{"unknown field", `{"command": "x", "comand": "y"}`, []string{`unknown field "comand"`, "known fields: id, command"}},
+		{"command not a string", `{"command": 5}`, []string{`"command"`, "number", "string"}},
+		{"max_retries as string", `{"command": "x", "max_retries": "3"}`, []string{`"max_retries"`, "string", "number"}},
+		{"max_retries fraction", `{"command": "x", "max_retries": 1.5}`, []string{`"max_retries"`, "1.5"}},
+		{"env as array", `{"command": "x", "env": ["A=1"]}`, []string{`"env"`, "array", "object"}},
+		{"env value not a string", `{"command": "x", "env": {"A": 1}}`, []string{"env", "number", "string"}},
+		{"id ../x", `{"id": "../x", "command": "x"}`, []string{`id "../x" is not valid`, "letters, digits"}},
+		{"id a/b", `{"id": "a/b", "command": "x"}`, []string{`id "a/b" is not valid`, "letters, digits"}},
+		{"id with leading dot", `{"id": ".hidden", "command": "x"}`, []string{`id ".hidden" is not valid`, "starting with a letter or digit"}},
+		{"id with space", `{"id": "a b", "command": "x"}`, []string{"is not valid"}},
+		{"id of 129 characters", `{"id": "` + strings.Repeat("a", 129) + `", "command": "x"}`, []string{"1 to 128"}},
+		{"id not a string", `{"id": 7, "command": "x"}`, []string{`"id"`, "number"}},
+		{"missing command", `{"id": "x"}`, []string{`missing "command"`, "give the shell command"}},
+		{"empty object", `{}`, []string{`missing "command"`}},
+		{"null", `null`, []string{`missing "command"`}},
+		{"blank command", `{"command": "  \t"}`, []string{`missing "command"`}},
+		{"null command", `{"command": null}`, []string{`missing "command"`}},
+		{"NUL in command", `{"command": "a\u0000b"}`, []string{"NUL"}},
+		{"max_retries 0", `{"command": "x", "max_retries": 0}`, []string{"max_retries is 0", "give 1 or more"}},
+		{"max_retries negative", `{"command": "x", "max_retries": -1}`, []string{"max_retries is -1", "give 1 or more"}},
+		{"backoff_base 0", `{"command": "x", "backoff_base": 0}`, []string{"backoff_base is 0", "from 1 to 3600"}},
+		{"bad run_at", `{"command": "x", "run_at": "tomorrow"}`, []string{`run_at "tomorrow"`, "RFC 3339", "2026-11-21T03:00:00Z"}},
+		{"run_at without zone", `{"command": "x", "run_at": "2026-11-21T03:00:00"}`, []string{"RFC 3339"}},
+		{"both run_at and delay", `{"command": "x", "run_at": "2026-11-21T03:00:00Z", "delay": "90s"}`, []string{"both run_at and delay", "give one of them"}},
+		{"bad delay", `{"command": "x", "delay": "soon"}`, []string{"delay", `"soon" is not a duration`, "90s"}},
+		{"negative delay", `{"command": "x", "delay": "-5s"}`, []string{"delay", "negative"}},
+		{"negative delay seconds", `{"command": "x", "delay": -5}`, []string{"delay", "out of range", "whole seconds"}},
+		{"delay as bool", `{"command": "x", "delay": true}`, []string{"delay", "not a duration"}},
+		{"delay of 200 years", `{"command": "x", "delay": "1752000h"}`, []string{"delay"}},
+		{"bad timeout", `{"command": "x", "timeout": "30 minutes"}`, []string{"timeout", "not a duration"}},
+		{"fractional timeout", `{"command": "x", "timeout": 1.5}`, []string{"timeout", "not a duration"}},
+		{"relative cwd", `{"command": "x", "cwd": "srv/app"}`, []string{`cwd "srv/app" is not an absolute path`, "starting with /"}},
+		{"bad queue", `{"command": "x", "queue": "a b"}`, []string{`queue "a b" is not valid`}},
+		{"env name with =", `{"command": "x", "env": {"A=B": "1"}}`, []string{`env name "A=B"`}},
+		{"trailing object", `{"command": "x"} {"command": "y"}`, []string{"data after its closing brace", "exactly one JSON object"}},
+		{"trailing garbage", `{"command": "x"} x`, []string{"data after its closing brace"}},
+		{"invalid UTF-8", "{\"command\": \"echo \xff\"}", []string{"not valid UTF-8"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := claim.ParseSpec([]byte(tt.in))
+			if err == nil {
+				t.Fatalf("ParseSpec(%q) = %s, nil, want an error", tt.in, show(got))
+			}
+			if !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("ParseSpec(%q) = %v, want it to wrap ErrInvalid", tt.in, err)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("ParseSpec(%q) = %q, want a message containing %q", tt.in, err, w)
+				}
+			}
+		})
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+	}{
+		{"90s", 90 * time.Second},
+		{"90", 90 * time.Second},
+		{"0", 0},
+		{"0s", 0},
+		{" 5m ", 5 * time.Minute},
+		{"1h30m", 90 * time.Minute},
+		{"250ms", 250 * time.Millisecond},
+		{"3153600000", 100 * 365 * 24 * time.Hour},
+	}
+	for _, tt := range tests {
+		if got, err := claim.ParseDuration(tt.in); got != tt.want || err != nil {
+			t.Errorf("ParseDuration(%q) = %v, %v, want %v, nil", tt.in, got, err, tt.want)
+		}
+	}
+	bad := []string{"", "soon", "-1s", "-5", "1.5", "5 m", "3153600001", "9223372036854775807", "876001h", "2562047h"}
+	for _, in := range bad {
+		got, err := claim.ParseDuration(in)
+		if err == nil {
+			t.Errorf("ParseDuration(%q) = %v, nil, want an error", in, got)
+			continue
+		}
+		if !errors.Is(err, claim.ErrInvalid) {
+			t.Errorf("ParseDuration(%q) = %v, want it to wrap ErrInvalid", in, err)
+		}
+		if !strings.Contains(err.Error(), in) {
+			t.Errorf("ParseDuration(%q) = %q, want the message to quote the input", in, err)
+		}
+	}
+}
+
+func TestValidate(t *testing.T) {
+	good := []claim.NewJob{
+		{Command: "x"},
+		{Command: "x", ID: "a.b_c-1", Queue: "mail", MaxRetries: intp(1), BackoffBase: intp(3600),
+			Timeout: durp(time.Hour), Cwd: "/tmp", Env: map[string]string{"A": ""}},
+		{Command: "x", RunAt: t0},
+		{Command: "x", Delay: time.Second},
+	}
+	for _, nj := range good {
+		if err := nj.Validate(); err != nil {
+			t.Errorf("Validate(%s) = %v, want nil", show(nj), err)
+		}
+	}
+	bad := []claim.NewJob{
+		{},
+		{Command: " "},
+		{Command: "x", ID: "../x"},
+		{Command: "x", MaxRetries: intp(0)},
+		{Command: "x", BackoffBase: intp(3601)},
+		{Command: "x", RunAt: t0, Delay: time.Second},
+		{Command: "x", Cwd: "rel"},
+		{Command: "x", Queue: "a/b"},
+		{Command: "x", UniqueKey: "a\x00"},
+		{Command: "x", Env: map[string]string{"": "1"}},
+		{Command: "x", Timeout: durp(200 * 365 * 24 * time.Hour)},
+	}
+	for _, nj := range bad {
+		if err := nj.Validate(); !errors.Is(err, claim.ErrInvalid) {
+			t.Errorf("Validate(%s) = %v, want ErrInvalid", show(nj), err)
+		}
+	}
+}
+
+func FuzzParseSpec(f *testing.F) {
+	for _, seed := range []string{
+		``, `{}`, `null`, `[]`, `"x"`, `{"command": "echo hi"}`,
+		`{"id": "nightly-db", "command": "pg_dump", "max_retries": 3, "backoff_base": 2,
+			"priority": 0, "queue": "default", "run_at": "2026-11-21T03:00:00Z", "timeout": "30m",
+			"env": {"PGHOST": "db1"}, "cwd": "/srv/app", "unique_key": "nightly-db"}`,
+		`{"command": "x", "delay": 90}`, `{"command": "x", "delay": "-1s"}`,
+		`{"command": "x", "timeout": 1e99}`, `{"command": "x", "timeout": "9999999999h"}`,
+		`{"command": "x", "dead": {"attempts": 3}}`, `{"command": "x", "comand": 1}`,
+		`{"command": "x"} {}`, `{"command": "x"`, "{\"command\": \"\xff\"}",
+		`{"command": "x", "env": {"A": 1}}`, `{"COMMAND": "x"}`, `{"command": "x", "max_retries": 1e3}`,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		nj, err := claim.ParseSpec(data)
+		if err != nil {
+			if !errors.Is(err, claim.ErrInvalid) {
+				t.Fatalf("ParseSpec(%q) = %v, want it to wrap ErrInvalid", data, err)
+			}
+			return
+		}
+		if err := nj.Validate(); err != nil {
+			t.Fatalf("ParseSpec(%q) = %s, which fails Validate: %v", data, show(nj), err)
+		}
+		if strings.TrimSpace(nj.Command) == "" {
+			t.Fatalf("ParseSpec(%q) accepted a blank command", data)
+		}
+	})
+}
+
+func FuzzParseDuration(f *testing.F) {
+	for _, seed := range []string{"", "0", "90", "90s", "1h30m", "-1s", "-5", "1.5", "1e3",
+		"9223372036854775807", "2562047h", "3153600000", " 5m ", "+5", "0x10", ".5s"} {
+		f.Add(seed)
+	}
+	const maxDuration = 100 * 365 * 24 * time.Hour
+	f.Fuzz(func(t *testing.T, s string) {
+		d, err := claim.ParseDuration(s)
+		if err != nil {
+			if !errors.Is(err, claim.ErrInvalid) {
+				t.Fatalf("ParseDuration(%q) = %v, want it to wrap ErrInvalid", s, err)
+			}
+			return
+		}
+		if d < 0 || d > maxDuration {
+			t.Fatalf("ParseDuration(%q) = %v, want 0 to 100 years", s, d)
+		}
+	})
+}

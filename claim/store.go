@@ -1,0 +1,148 @@
+package claim
+
+import (
+	"context"
+	"database/sql"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+//go:embed schema.sql
+var schemaV1 string
+
+// migrations[i] takes a database from user_version i to i+1. Append only:
+// a database made by an older binary must open with a newer one.
+var migrations = []string{schemaV1}
+
+// Store is the queue in one SQLite file. It is safe for concurrent use by
+// many goroutines, and many processes may open the same file.
+type Store struct {
+	db   *sql.DB
+	path string
+	// Now is the clock; tests replace it so that backoff and leases never sleep.
+	Now func() time.Time
+}
+
+// Open opens (creating, mode 0600) the database at path and brings its
+// schema up to date. The caller owns the Store and must Close it.
+func Open(path string) (*Store, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	f.Close()
+	db, err := sql.Open("sqlite", dsn(path))
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// One connection per process: writers in one process queue in Go instead
+	// of spinning in SQLite's busy handler; other processes wait on the lock.
+	db.SetMaxOpenConns(1)
+	s := &Store{db: db, path: path, Now: time.Now}
+	err = s.migrate(context.Background())
+	// The first connections to a new file race to switch it to WAL, and
+	// SQLite fails the losers with SQLITE_BUSY at once instead of waiting
+	// busy_timeout. Retry them for as long as busy_timeout would wait.
+	for start := time.Now(); isBusy(err) && time.Since(start) < 30*time.Second; {
+		time.Sleep(10 * time.Millisecond)
+		err = s.migrate(context.Background())
+	}
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// dsn puts the pragmas in the connection string so that every connection the
+// pool makes gets them. busy_timeout comes first: the driver's default is 0.
+// synchronous(FULL) makes each commit fsync the WAL, so Enqueue is durable
+// when it returns. _txlock=immediate makes every transaction BEGIN IMMEDIATE,
+// taking the write lock up front so that no two claims can read the same row.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Path returns the database file's path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database.
+func (s *Store) Close() error { return s.db.Close() }
+
+func (s *Store) migrate(ctx context.Context) error {
+	return s.tx(ctx, func(tx *sql.Tx) error {
+		var version int
+		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if version > len(migrations) {
+			return fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+		}
+		for v := version; v < len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+			return fmt.Errorf("set schema version: %w", err)
+		}
+		return nil
+	})
+}
+
+// tx runs fn in one BEGIN IMMEDIATE transaction and commits it.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+func (s *Store) now() int64 { return s.Now().UnixNano() }
+
+// isUnique reports whether err is a UNIQUE constraint failure.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// isBusy reports whether err is SQLITE_BUSY (of any extended kind).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"errors"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// TestMain makes this test binary double as queuectl: testscript puts a copy
+// named queuectl on PATH, and scripts and process tests run it for real.
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){"queuectl": main})
+}
+
+// TestScripts runs the end-to-end scripts in testdata/script against the
+// real binary, each in a fresh home.
+func TestScripts(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
+			env.Setenv("NO_COLOR", "1")
+			return nil
+		},
+		Cmds:                scriptCmds,
+		RequireExplicitExec: true,
+	})
+}
+
+var scriptCmds = map[string]func(ts *testscript.TestScript, neg bool, args []string){
+	"exitcode": cmdExitcode,
+}
+
+// cmdExitcode runs a command and checks its exact exit code, keeping its
+// stdout and stderr for the stdout/stderr commands that follow:
+//
+//	exitcode 2 queuectl list --state nope
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode N command [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	ts.Check(err)
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		got = ee.ExitCode()
+	} else if err != nil {
+		ts.Fatalf("%s: %v", args[1], err)
+	}
+	if got != want {
+		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}

@@ -1,0 +1,348 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// qhome drives the real queuectl binary against one fresh home.
+type qhome struct {
+	t   *testing.T
+	dir string
+}
+
+func newHome(t *testing.T) *qhome {
+	t.Helper()
+	return &qhome{t: t, dir: filepath.Join(t.TempDir(), "home")}
+}
+
+func (h *qhome) command(args ...string) *exec.Cmd {
+	bin, err := exec.LookPath("queuectl")
+	if err != nil {
+		h.t.Fatalf("queuectl not on PATH: %v", err)
+	}
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+	return cmd
+}
+
+// run runs queuectl to its end and returns its output and exit code.
+func (h *qhome) run(args ...string) (stdout, stderr string, code int) {
+	h.t.Helper()
+	cmd := h.command(args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		h.t.Fatalf("queuectl %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// must runs queuectl and fails the test unless it exits 0.
+func (h *qhome) must(args ...string) string {
+	h.t.Helper()
+	out, errText, code := h.run(args...)
+	if code != 0 {
+		h.t.Fatalf("queuectl %s: exit %d\nstderr: %s", strings.Join(args, " "), code, errText)
+	}
+	return out
+}
+
+// proc is a queuectl process running in the background.
+type proc struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	done   chan struct{}
+	err    error
+}
+
+func (h *qhome) start(args ...string) *proc {
+	h.t.Helper()
+	p := &proc{cmd: h.command(args...), stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		h.t.Fatalf("start queuectl %v: %v", args, err)
+	}
+	go func() { p.err = p.cmd.Wait(); close(p.done) }()
+	h.t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// exit waits for the process to end and returns its exit code.
+func (p *proc) exit(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	select {
+	case <-p.done:
+	case <-time.After(timeout):
+		t.Fatalf("queuectl %v still running after %v\nstderr: %s", p.cmd.Args[1:], timeout, p.stderr)
+	}
+	var ee *exec.ExitError
+	if errors.As(p.err, &ee) {
+		return ee.ExitCode()
+	}
+	return 0
+}
+
+func (p *proc) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(sig); err != nil {
+		t.Fatalf("signal %v: %v", sig, err)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// jobView is the part of `show --json` the tests read.
+type jobView struct {
+	ID        string `json:"id"`
+	State     string `json:"state"`
+	Attempts  int    `json:"attempts"`
+	LastError string `json:"last_error"`
+	ExitCode  *int   `json:"exit_code"`
+	Runs      []struct {
+		Attempt   int       `json:"attempt"`
+		Outcome   string    `json:"outcome"`
+		ExitCode  *int      `json:"exit_code"`
+		StartedAt time.Time `json:"started_at"`
+		EndedAt   time.Time `json:"ended_at"`
+	} `json:"runs"`
+}
+
+func (h *qhome) show(id string) jobView {
+	h.t.Helper()
+	var v jobView
+	if err := json.Unmarshal([]byte(h.must("show", "--json", id)), &v); err != nil {
+		h.t.Fatalf("show --json %s: %v", id, err)
+	}
+	return v
+}
+
+func (h *qhome) count(state string) int {
+	h.t.Helper()
+	var jobs []json.RawMessage
+	if err := json.Unmarshal([]byte(h.must("list", "--json", "--state", state)), &jobs); err != nil {
+		h.t.Fatalf("list --json: %v", err)
+	}
+	return len(jobs)
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// lines reads a file of lines and counts each distinct line.
+func lines(t *testing.T, path string) map[string]int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		if l != "" {
+			seen[l]++
+		}
+	}
+	return seen
+}
+
+func TestRetryBackoffThenDead(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "flaky", "--max-retries", "2", "--backoff-base", "1",
+		"--command", "echo boom >&2; exit 3")
+	h.must("worker", "start", "--drain", "--no-spool")
+
+	j := h.show("flaky")
+	if j.State != "dead" || j.Attempts != 2 || len(j.Runs) != 2 {
+		t.Fatalf("after drain: state %s, attempts %d, runs %d; want dead, 2, 2", j.State, j.Attempts, len(j.Runs))
+	}
+	if j.LastError != "exit status 3" || j.ExitCode == nil || *j.ExitCode != 3 {
+		t.Errorf("last_error %q, exit_code %v; want \"exit status 3\", 3", j.LastError, j.ExitCode)
+	}
+	// backoff_base 1: the second run starts no sooner than 1^1 = 1 s after the first ends.
+	if gap := j.Runs[1].StartedAt.Sub(j.Runs[0].EndedAt); gap < time.Second {
+		t.Errorf("second run started %v after the first ended; want ≥ 1s backoff", gap)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "dead", "flaky.json")); err != nil {
+		t.Errorf("dead/flaky.json: %v", err)
+	}
+
+	h.must("dlq", "retry", "flaky")
+	j = h.show("flaky")
+	if j.State != "pending" || j.Attempts != 0 || len(j.Runs) != 2 {
+		t.Errorf("after dlq retry: state %s, attempts %d, runs %d; want pending, 0, 2 kept", j.State, j.Attempts, len(j.Runs))
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "dead", "flaky.json")); !os.IsNotExist(err) {
+		t.Errorf("dead/flaky.json still there after dlq retry (err %v)", err)
+	}
+}
+
+func TestManyWorkersRunEachJobOnce(t *testing.T) {
+	h := newHome(t)
+	out := filepath.Join(t.TempDir(), "out")
+	var batch strings.Builder
+	for i := 0; i < 300; i++ {
+		fmt.Fprintf(&batch, `{"id": "j%03d", "command": "echo j%03d >> %s"}`+"\n", i, i, out)
+	}
+	cmd := h.command("enqueue", "-q", "-")
+	cmd.Stdin = strings.NewReader(batch.String())
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("enqueue batch: %v\n%s", err, b)
+	}
+	var workers []*proc
+	for i := 0; i < 3; i++ {
+		workers = append(workers, h.start("worker", "start", "--count", "4", "--drain", "--no-spool"))
+	}
+	for _, w := range workers {
+		if code := w.exit(t, 2*time.Minute); code != 0 {
+			t.Fatalf("worker exit %d\n%s", code, w.stderr)
+		}
+	}
+	seen := lines(t, out)
+	if len(seen) != 300 {
+		t.Errorf("%d distinct lines, want 300", len(seen))
+	}
+	for l, n := range seen {
+		if n != 1 {
+			t.Errorf("line %s written %d times", l, n)
+		}
+	}
+	if n := h.count("completed"); n != 300 {
+		t.Errorf("%d completed, want 300", n)
+	}
+}
+
+func TestWorkerKilledMidJobIsRecovered(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	out, started := filepath.Join(dir, "out"), filepath.Join(dir, "started")
+	h.must("enqueue", "--id", "slow", "--command",
+		fmt.Sprintf("touch %s; sleep 2; echo done >> %s", started, out))
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(t, 10*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, 5*time.Second)
+
+	recovered := time.Now()
+	h.start("worker", "start", "--no-spool")
+	h.must("wait", "--timeout", "10s", "slow")
+	t.Logf("recovered and completed %v after the kill", time.Since(recovered))
+
+	if got := lines(t, out); len(got) != 1 || got["done"] != 1 {
+		t.Errorf("out has %v, want the line exactly once (the killed run's orphan must not write)", got)
+	}
+	j := h.show("slow")
+	if j.State != "completed" || j.Attempts != 1 || len(j.Runs) != 2 || j.Runs[0].Outcome != "lost" {
+		t.Errorf("state %s attempts %d runs %d; want completed, 1 (the lost run not counted), 2 with the first lost", j.State, j.Attempts, len(j.Runs))
+	}
+	if n := h.count("processing"); n != 0 {
+		t.Errorf("%d jobs still processing", n)
+	}
+}
+
+func TestJobsWaitForAWorker(t *testing.T) {
+	h := newHome(t)
+	for i := 0; i < 5; i++ {
+		h.must("enqueue", "--id", fmt.Sprintf("later%d", i), "--command", "true")
+	}
+	if n := h.count("pending"); n != 5 {
+		t.Fatalf("%d pending before any worker, want 5", n)
+	}
+	h.must("worker", "start", "--drain", "--no-spool", "--count", "2")
+	if n := h.count("completed"); n != 5 {
+		t.Errorf("%d completed after a worker ran, want 5", n)
+	}
+}
+
+func TestWorkerStopFromAnotherProcess(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	for i := 0; i < 2; i++ {
+		h.must("enqueue", "--id", fmt.Sprintf("s%d", i), "--command",
+			fmt.Sprintf("touch %s/started%d; sleep 1; echo ok > %s/done%d", dir, i, dir, i))
+	}
+	w1 := h.start("worker", "start", "--no-spool")
+	w2 := h.start("worker", "start", "--no-spool")
+	waitFor(t, 10*time.Second, "both jobs to start", func() bool {
+		_, err0 := os.Stat(filepath.Join(dir, "started0"))
+		_, err1 := os.Stat(filepath.Join(dir, "started1"))
+		return err0 == nil && err1 == nil
+	})
+	h.must("worker", "stop")
+	for _, w := range []*proc{w1, w2} {
+		if code := w.exit(t, 10*time.Second); code != 0 {
+			t.Errorf("worker exit %d after worker stop, want 0\n%s", code, w.stderr)
+		}
+	}
+	if n := h.count("completed"); n != 2 {
+		t.Errorf("%d completed, want 2: a stopped worker finishes its current job", n)
+	}
+	h.must("worker", "stop", "--wait", "--timeout", "5s")
+}
+
+func TestSecondSignalPutsJobBack(t *testing.T) {
+	h := newHome(t)
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "long", "--command", "touch "+started+"; sleep 60")
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(t, 10*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGTERM)
+	// Signals of one kind do not queue: wait until the first is seen.
+	waitFor(t, 10*time.Second, "the worker to say it is stopping", func() bool {
+		return strings.Contains(w.stderr.String(), "signal again")
+	})
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 10*time.Second); code != 130 {
+		t.Errorf("exit %d after two signals, want 130\n%s", code, w.stderr)
+	}
+	j := h.show("long")
+	if j.State != "pending" || j.Attempts != 0 {
+		t.Errorf("state %s attempts %d, want pending 0", j.State, j.Attempts)
+	}
+}

@@ -1,0 +1,28 @@
+package report
+
+import "github.com/queuectl/queuectl/claim"
+
+type configObject struct {
+	Key     string `json:"key"`
+	Value   string `json:"value"`
+	Default string `json:"default"`
+	Help    string `json:"help"`
+}
+
+// Config renders `config list` and `config get`: a table KEY, VALUE,
+// DEFAULT, DESCRIPTION; JSON: an array of {key, value, default, help} in
+// the order given.
+func (p Printer) Config(vals []claim.ConfigValue) error {
+	if p.JSON {
+		out := make([]configObject, len(vals))
+		for i, v := range vals {
+			out[i] = configObject{Key: v.Key, Value: v.Value, Default: v.Default, Help: v.Help}
+		}
+		return WriteJSON(p.Out, out)
+	}
+	rows := make([][]string, len(vals))
+	for i, v := range vals {
+		rows[i] = []string{v.Key, v.Value, v.Default, v.Help}
+	}
+	return writeTable(p.Out, []string{"KEY", "VALUE", "DEFAULT", "DESCRIPTION"}, rows)
+}

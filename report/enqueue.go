@@ -1,0 +1,54 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Enqueued renders what enqueue did. Results with Err are left out: main
+// reports those on stderr.
+//
+// Text: "Enqueued job <id>" for a created job, "Re-drove dead job <id>"
+// for a re-driven one, nothing for a skipped or duplicate one (main writes
+// the note on stderr, keeping stdout for data).
+// quiet: the bare id of every result, one per line, the existing job's id
+// for a skipped one, so `id=$(queuectl enqueue -q …)` always gets the job
+// that will run.
+// JSON: one job object when len(rs) == 1, else an array of them.
+func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
+	var ok []claim.Result
+	for _, r := range rs {
+		if r.Err == nil {
+			ok = append(ok, r)
+		}
+	}
+	if p.JSON {
+		if len(rs) == 1 {
+			if len(ok) == 0 {
+				return nil
+			}
+			return WriteJSON(p.Out, JobJSON(ok[0].Job))
+		}
+		out := make([]JobObject, len(ok))
+		for i, r := range ok {
+			out[i] = JobJSON(r.Job)
+		}
+		return WriteJSON(p.Out, out)
+	}
+	var b strings.Builder
+	for _, r := range ok {
+		switch {
+		case quiet:
+			fmt.Fprintln(&b, r.Job.ID)
+		case r.Outcome == claim.Created:
+			fmt.Fprintf(&b, "Enqueued job %s\n", r.Job.ID)
+		case r.Outcome == claim.Redriven:
+			fmt.Fprintf(&b, "Re-drove dead job %s\n", r.Job.ID)
+		}
+	}
+	_, err := io.WriteString(p.Out, b.String())
+	return err
+}

@@ -1,0 +1,116 @@
+package report
+
+import (
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// JobObject is the one JSON shape of a job, in every command that prints
+// jobs. Field names are documented in the package comment.
+type JobObject struct {
+	ID          string            `json:"id"`
+	Command     string            `json:"command"`
+	State       claim.State       `json:"state"`
+	Attempts    int               `json:"attempts"`
+	MaxRetries  int               `json:"max_retries"`
+	BackoffBase int               `json:"backoff_base"`
+	Priority    int               `json:"priority"`
+	Queue       string            `json:"queue"`
+	RunCount    int               `json:"run_count"`
+	Lost        int               `json:"lost,omitempty"`
+	RunAt       string            `json:"run_at,omitempty"`
+	RunAfter    string            `json:"run_after,omitempty"`
+	Timeout     string            `json:"timeout,omitempty"`
+	Env         map[string]string `json:"env,omitempty"`
+	Cwd         string            `json:"cwd,omitempty"`
+	UniqueKey   string            `json:"unique_key,omitempty"`
+	Worker      string            `json:"worker,omitempty"`
+	LeaseUntil  string            `json:"lease_until,omitempty"`
+	LastError   string            `json:"last_error,omitempty"`
+	ExitCode    *int              `json:"exit_code,omitempty"`
+	CreatedAt   string            `json:"created_at"`
+	UpdatedAt   string            `json:"updated_at"`
+	FinishedAt  string            `json:"finished_at,omitempty"`
+}
+
+// JobJSON returns the JSON shape of j. It depends on j alone (no clock),
+// so the same job always prints the same object.
+func JobJSON(j claim.Job) JobObject {
+	o := JobObject{
+		ID: j.ID, Command: j.Command, State: j.State, Attempts: j.Attempts,
+		MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase, Priority: j.Priority,
+		Queue: j.Queue, RunCount: j.Runs, Lost: j.Lost, RunAt: stamp(j.RunAt), Timeout: timeout(j.Timeout),
+		Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey, Worker: j.WorkerID,
+		LeaseUntil: stamp(j.LeaseUntil), LastError: j.LastError, ExitCode: j.ExitCode,
+		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), FinishedAt: stamp(j.FinishedAt),
+	}
+	if waiting(j) {
+		o.RunAfter = stamp(j.RunAfter)
+	}
+	return o
+}
+
+// waiting reports whether j's run_after still matters: once a job is
+// claimed or finished, it is history that would only mislead.
+func waiting(j claim.Job) bool {
+	return j.State == claim.Pending || j.State == claim.Failed
+}
+
+// Jobs renders the job list: a table with the id first, the state second
+// and the command last; or one JSON array, `[]` when there are none.
+func (p Printer) Jobs(jobs []claim.Job) error {
+	if p.JSON {
+		return WriteJSON(p.Out, jobObjects(jobs))
+	}
+	rows := make([][]string, len(jobs))
+	for i, j := range jobs {
+		rows[i] = []string{j.ID, p.state(string(j.State)), attempts(j), j.Queue,
+			fmt.Sprint(j.Priority), p.age(j.UpdatedAt), command(j.Command)}
+	}
+	return writeTable(p.Out, []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}, rows)
+}
+
+// DeadJobs renders `dlq list`: why and when each dead job died. JSON is an
+// array of job objects, `[]` when there are none.
+func (p Printer) DeadJobs(jobs []claim.Job) error {
+	if p.JSON {
+		return WriteJSON(p.Out, jobObjects(jobs))
+	}
+	rows := make([][]string, len(jobs))
+	for i, j := range jobs {
+		died := j.FinishedAt
+		if died.IsZero() {
+			died = j.UpdatedAt
+		}
+		rows[i] = []string{j.ID, attempts(j), orNone(exitCode(j.ExitCode)), p.age(died),
+			orNone(clip(oneLine(j.LastError), 40)), command(j.Command)}
+	}
+	return writeTable(p.Out, []string{"ID", "ATTEMPTS", "EXIT", "DIED", "LAST ERROR", "COMMAND"}, rows)
+}
+
+// jobObjects is never nil, so an empty list encodes as [] and not null.
+func jobObjects(jobs []claim.Job) []JobObject {
+	out := make([]JobObject, len(jobs))
+	for i, j := range jobs {
+		out[i] = JobJSON(j)
+	}
+	return out
+}
+
+// attempts reads "1/3": runs used of runs allowed.
+func attempts(j claim.Job) string {
+	return fmt.Sprintf("%d/%d", j.Attempts, j.MaxRetries)
+}
+
+// command fits a command in the last column: one line, about 60 cells.
+func command(s string) string {
+	return clip(oneLine(s), 60)
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return none
+	}
+	return s
+}

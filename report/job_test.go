@@ -1,0 +1,172 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func TestJobs(t *testing.T) {
+	tests := []struct {
+		name        string
+		jobs        []claim.Job
+		json, color bool
+	}{
+		{"empty text", nil, false, false},
+		{"empty json", nil, true, false},
+		{"text", sampleJobs(), false, false},
+		{"color", sampleJobs(), false, true},
+		{"json", sampleJobs(), true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, buf := printer(tt.json, tt.color)
+			if err := p.Jobs(tt.jobs); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, buf.Bytes())
+		})
+	}
+}
+
+func TestJobsEmptyJSONIsArray(t *testing.T) {
+	for _, jobs := range [][]claim.Job{nil, {}} {
+		p, buf := printer(true, false)
+		if err := p.Jobs(jobs); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != "[]\n" {
+			t.Errorf("Jobs(%#v) JSON = %q, want %q", jobs, buf.String(), "[]\n")
+		}
+	}
+}
+
+// Colour must not shift columns: with the escape codes removed, the
+// coloured table is the plain one.
+func TestJobsColorKeepsAlignment(t *testing.T) {
+	plain, pbuf := printer(false, false)
+	color, cbuf := printer(false, true)
+	if err := plain.Jobs(sampleJobs()); err != nil {
+		t.Fatal(err)
+	}
+	if err := color.Jobs(sampleJobs()); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(cbuf.String(), "\x1b[31mdead\x1b[0m") {
+		t.Errorf("coloured table has no red dead:\n%q", cbuf.String())
+	}
+	if got := stripANSI(cbuf.String()); got != pbuf.String() {
+		t.Errorf("coloured table without escapes =\n%s\nwant\n%s", got, pbuf.String())
+	}
+	if strings.Contains(pbuf.String(), "\x1b") {
+		t.Errorf("plain table has escape codes:\n%q", pbuf.String())
+	}
+}
+
+func stripANSI(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b {
+			for i < len(s) && s[i] != 'm' {
+				i++
+			}
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func TestJobJSONFields(t *testing.T) {
+	j := sampleJobs()[0]
+	j.Env = map[string]string{"PGHOST": "db1"}
+	j.Timeout = 30 * time.Minute
+	data, err := json.Marshal(JobJSON(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got map[string]any
+	if err := json.Unmarshal(data, &got); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"id", "command", "state", "attempts", "max_retries", "backoff_base",
+		"priority", "queue", "run_count", "created_at", "updated_at", "run_at", "run_after", "timeout", "env"} {
+		if _, ok := got[k]; !ok {
+			t.Errorf("JobJSON(%s) has no %q: %s", j.ID, k, data)
+		}
+	}
+	for _, k := range []string{"lost", "worker", "lease_until", "exit_code", "finished_at", "last_error", "cwd"} {
+		if _, ok := got[k]; ok {
+			t.Errorf("JobJSON(%s) has unset %q: %s", j.ID, k, data)
+		}
+	}
+	if got["created_at"] != "2026-11-21T05:50:00Z" || got["timeout"] != "30m0s" {
+		t.Errorf("JobJSON(%s) created_at, timeout = %v, %v; want 2026-11-21T05:50:00Z, 30m0s", j.ID, got["created_at"], got["timeout"])
+	}
+}
+
+func TestJob(t *testing.T) {
+	j := sampleJobs()[3]
+	j.Env = map[string]string{"PGHOST": "db1", "GREETING": "hello world"}
+	j.Cwd, j.UniqueKey, j.Timeout, j.Lost = "/srv/app", "flaky-key", 90*time.Second, 1
+	runs := []claim.Run{
+		{JobID: j.ID, Attempt: 1, WorkerID: "w-a", Host: "box", PID: 100, StartedAt: ago(30 * time.Second),
+			EndedAt: ago(29 * time.Second), Outcome: claim.OutcomeLost, Error: "worker lost",
+			StdoutPath: "/home/u/.queuectl/logs/flaky/1.out", StderrPath: "/home/u/.queuectl/logs/flaky/1.err"},
+		{JobID: j.ID, Attempt: 2, WorkerID: "w-b", Host: "box", PID: 200, StartedAt: ago(5 * time.Second),
+			EndedAt: ago(4*time.Second + 650*time.Millisecond), Outcome: claim.OutcomeFailed, ExitCode: intp(22),
+			Error: "exit status 22", StdoutPath: "/home/u/.queuectl/logs/flaky/2.out", StderrPath: "/home/u/.queuectl/logs/flaky/2.err"},
+		{JobID: j.ID, Attempt: 3, WorkerID: "w-b", Host: "box", PID: 201, StartedAt: ago(1200 * time.Millisecond),
+			StdoutPath: "/home/u/.queuectl/logs/flaky/3.out", StderrPath: "/home/u/.queuectl/logs/flaky/3.err"},
+	}
+	tests := []struct {
+		name        string
+		job         claim.Job
+		runs        []claim.Run
+		json, color bool
+	}{
+		{"text", j, runs, false, false},
+		{"color", j, runs, false, true},
+		{"json", j, runs, true, false},
+		{"no runs text", sampleJobs()[0], nil, false, false},
+		{"no runs json", sampleJobs()[0], nil, true, false},
+		{"completed text", sampleJobs()[2], nil, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, buf := printer(tt.json, tt.color)
+			if err := p.Job(tt.job, tt.runs); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, buf.Bytes())
+		})
+	}
+}
+
+func TestDeadJobs(t *testing.T) {
+	dead := sampleJobs()[4:]
+	dead = append(dead, claim.Job{ID: "lost-job", Command: "sleep 100", State: claim.Dead,
+		MaxRetries: 3, Queue: "default", Runs: 5, Lost: 5, LastError: "worker lost 5 times",
+		CreatedAt: ago(time.Hour), UpdatedAt: ago(10 * time.Minute), FinishedAt: ago(10 * time.Minute)})
+	tests := []struct {
+		name string
+		jobs []claim.Job
+		json bool
+	}{
+		{"text", dead, false},
+		{"json", dead, true},
+		{"empty json", nil, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			p, buf := printer(tt.json, false)
+			if err := p.DeadJobs(tt.jobs); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, buf.Bytes())
+		})
+	}
+}

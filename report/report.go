@@ -1,0 +1,89 @@
+// Package report renders queuectl data for people (tables, `key: value`
+// lines) and for scripts (JSON). It owns every output format of the CLI;
+// it never reads the store and never writes anywhere but the io.Writer it
+// is given.
+//
+// # JSON contract
+//
+// Field names and types below are a public, stable interface: scripts read
+// them. Fields are only ever added.
+//
+// Times are RFC 3339 in UTC with a `Z` and as many fractional digits as
+// needed (Go's time.RFC3339Nano: "2026-11-21T05:45:00Z",
+// "2026-11-21T05:45:00.25Z"). Durations are Go duration strings ("30m0s").
+//
+// A job object (list, show, dlq list, enqueue --json) always has
+//
+//	id, command, state, attempts, max_retries, backoff_base, priority,
+//	queue, run_count, created_at, updated_at
+//
+// where attempts counts the runs that count toward max_retries and
+// run_count every run the job ever had. These appear only when set:
+//
+//	lost         runs lost to crashed workers since the last re-drive
+//	run_at       the schedule the job was enqueued with
+//	run_after    only while pending or failed: not claimed before this
+//	             (the schedule, or the end of a failed run's backoff)
+//	timeout      Go duration
+//	env          object of strings
+//	cwd, unique_key
+//	worker       id of the worker holding it (while processing)
+//	lease_until  while processing
+//	last_error, exit_code (a number; 0 is shown), finished_at
+//
+// `show --json` prints the job object plus "runs": an array of run
+// objects, first run first. The count is called run_count, not runs, so
+// that no key changes its type from one command to the next.
+//
+// A run object always has attempt, worker, host, pid, started_at; and when
+// set: outcome (completed, failed, lost, interrupted; absent while running),
+// exit_code, error, ended_at, duration_ms (a number, once ended), stdout
+// and stderr (log file paths).
+//
+// `status --json` is one object: pending, processing, completed, failed,
+// dead, total, spool_waiting, rejected, and workers, an array of
+// {id, host, pid, slots, queues, started_at, heartbeat_at, stopping};
+// queues is [] for a worker that serves every queue.
+//
+// `enqueue --json` prints one job object for one job, an array for several.
+//
+// `config list --json` is an array of {key, value, default, help} in the
+// order of claim.ConfigKeys: an array keeps that order and the defaults,
+// which a plain {"key": "value"} object would lose.
+//
+// Every list is exactly one JSON array, `[]` when empty, never null.
+package report
+
+import (
+	"encoding/json"
+	"io"
+	"time"
+)
+
+// Printer renders to Out. JSON selects JSON output. Color enables ANSI
+// colour for state words; main sets it only when stdout is a terminal and
+// NO_COLOR is unset. Now is the clock for ages ("3m ago"); nil means
+// time.Now. Methods return the first write error.
+type Printer struct {
+	Out   io.Writer
+	JSON  bool
+	Color bool
+	Now   func() time.Time
+}
+
+func (p Printer) now() time.Time {
+	if p.Now == nil {
+		return time.Now()
+	}
+	return p.Now()
+}
+
+// WriteJSON writes v as JSON indented by two spaces, with a trailing
+// newline. HTML characters stay as they are: commands are full of `>`
+// and `&`, and \u003e would make them unreadable.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}

@@ -1,0 +1,180 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// RunObject is the JSON shape of one run of a job (see the package comment).
+type RunObject struct {
+	Attempt    int    `json:"attempt"`
+	Worker     string `json:"worker"`
+	Host       string `json:"host"`
+	PID        int    `json:"pid"`
+	Outcome    string `json:"outcome,omitempty"`
+	ExitCode   *int   `json:"exit_code,omitempty"`
+	Error      string `json:"error,omitempty"`
+	StartedAt  string `json:"started_at"`
+	EndedAt    string `json:"ended_at,omitempty"`
+	DurationMS *int64 `json:"duration_ms,omitempty"`
+	Stdout     string `json:"stdout,omitempty"`
+	Stderr     string `json:"stderr,omitempty"`
+}
+
+// RunJSON returns the JSON shape of r.
+func RunJSON(r claim.Run) RunObject {
+	o := RunObject{
+		Attempt: r.Attempt, Worker: r.WorkerID, Host: r.Host, PID: r.PID,
+		Outcome: r.Outcome, ExitCode: r.ExitCode, Error: r.Error,
+		StartedAt: stamp(r.StartedAt), EndedAt: stamp(r.EndedAt),
+		Stdout: r.StdoutPath, Stderr: r.StderrPath,
+	}
+	if !r.EndedAt.IsZero() {
+		ms := r.EndedAt.Sub(r.StartedAt).Milliseconds()
+		o.DurationMS = &ms
+	}
+	return o
+}
+
+// shownJob is `show --json`: the job object with its runs beside it.
+type shownJob struct {
+	JobObject
+	Runs []RunObject `json:"runs"`
+}
+
+// Job renders `show`: every field of j that is set as `key: value` lines
+// (keys as in JSON), then a table of its runs. JSON: the job object plus
+// "runs", the array of run objects.
+func (p Printer) Job(j claim.Job, runs []claim.Run) error {
+	if p.JSON {
+		s := shownJob{JobObject: JobJSON(j), Runs: make([]RunObject, len(runs))}
+		for i, r := range runs {
+			s.Runs[i] = RunJSON(r)
+		}
+		return WriteJSON(p.Out, s)
+	}
+	var b strings.Builder
+	for _, f := range p.jobFields(j) {
+		if f.value != "" {
+			fmt.Fprintf(&b, "%s: %s\n", f.key, f.value)
+		}
+	}
+	if _, err := io.WriteString(p.Out, b.String()); err != nil {
+		return err
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(p.Out, "\n"); err != nil {
+		return err
+	}
+	return p.runs(runs)
+}
+
+type field struct{ key, value string }
+
+// jobFields lists j's fields in JSON order; an empty value means unset.
+// Free text is made one line so each field stays one line for grep.
+func (p Printer) jobFields(j claim.Job) []field {
+	return []field{
+		{"id", j.ID},
+		{"command", oneLine(j.Command)},
+		{"state", p.state(string(j.State))},
+		{"attempts", strconv.Itoa(j.Attempts)},
+		{"max_retries", strconv.Itoa(j.MaxRetries)},
+		{"backoff_base", strconv.Itoa(j.BackoffBase)},
+		{"priority", strconv.Itoa(j.Priority)},
+		{"queue", j.Queue},
+		{"run_count", strconv.Itoa(j.Runs)},
+		{"lost", count(j.Lost)},
+		{"run_at", p.when(j.RunAt)},
+		{"run_after", p.runAfter(j)},
+		{"timeout", timeout(j.Timeout)},
+		{"env", env(j.Env)},
+		{"cwd", oneLine(j.Cwd)},
+		{"unique_key", oneLine(j.UniqueKey)},
+		{"worker", j.WorkerID},
+		{"lease_until", p.when(j.LeaseUntil)},
+		{"last_error", oneLine(j.LastError)},
+		{"exit_code", exitCode(j.ExitCode)},
+		{"created_at", p.when(j.CreatedAt)},
+		{"updated_at", p.when(j.UpdatedAt)},
+		{"finished_at", p.when(j.FinishedAt)},
+	}
+}
+
+// The helpers below return "" for an unset field, which jobFields leaves out.
+
+func count(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return strconv.Itoa(n)
+}
+
+func (p Printer) runAfter(j claim.Job) string {
+	if !waiting(j) {
+		return ""
+	}
+	return p.when(j.RunAfter)
+}
+
+func timeout(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return d.String()
+}
+
+func exitCode(code *int) string {
+	if code == nil {
+		return ""
+	}
+	return strconv.Itoa(*code)
+}
+
+// env reads "K=V K2=V2", sorted; a value that would not survive the
+// shell's word splitting is quoted.
+func env(m map[string]string) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		v := m[k]
+		if v == "" || strings.IndexFunc(v, unsafeInWord) >= 0 {
+			v = strconv.Quote(v)
+		}
+		parts[i] = k + "=" + v
+	}
+	return strings.Join(parts, " ")
+}
+
+func unsafeInWord(r rune) bool {
+	return unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("\"'\\$`", r)
+}
+
+// runs renders the run table of `show`: one row per attempt, log paths last
+// because they are long and the eye wants the outcome first.
+func (p Printer) runs(runs []claim.Run) error {
+	rows := make([][]string, len(runs))
+	for i, r := range runs {
+		outcome := r.Outcome
+		if outcome == "" {
+			outcome = "running"
+		}
+		rows[i] = []string{strconv.Itoa(r.Attempt), orNone(r.WorkerID), orNone(exitCode(r.ExitCode)),
+			p.state(outcome), p.age(r.StartedAt), p.age(r.EndedAt), p.runDuration(r),
+			orNone(r.StdoutPath), orNone(r.StderrPath)}
+	}
+	return writeTable(p.Out, []string{"ATTEMPT", "WORKER", "EXIT", "OUTCOME", "STARTED", "ENDED", "DURATION", "STDOUT", "STDERR"}, rows)
+}

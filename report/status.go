@@ -1,0 +1,120 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Status is what `status` shows. The caller gathers it: Counts from
+// claim.Store.Counts, SpoolWaiting and Rejected from the spool directory,
+// Workers already filtered to the live ones (report cannot judge liveness).
+type Status struct {
+	Counts       map[claim.State]int
+	SpoolWaiting int
+	Rejected     int
+	Workers      []claim.WorkerInfo
+}
+
+type statusObject struct {
+	Pending      int            `json:"pending"`
+	Processing   int            `json:"processing"`
+	Completed    int            `json:"completed"`
+	Failed       int            `json:"failed"`
+	Dead         int            `json:"dead"`
+	Total        int            `json:"total"`
+	SpoolWaiting int            `json:"spool_waiting"`
+	Rejected     int            `json:"rejected"`
+	Workers      []workerObject `json:"workers"`
+}
+
+type workerObject struct {
+	ID          string   `json:"id"`
+	Host        string   `json:"host"`
+	PID         int      `json:"pid"`
+	Slots       int      `json:"slots"`
+	Queues      []string `json:"queues"`
+	StartedAt   string   `json:"started_at"`
+	HeartbeatAt string   `json:"heartbeat_at"`
+	Stopping    bool     `json:"stopping"`
+}
+
+// Status renders `status`: two-space indented `key: value` lines (states in
+// claim.States order, then total, spool, rejected, workers, active, slots),
+// then, when workers run, a blank line and a table of them. JSON: one
+// object, see the package comment.
+func (p Printer) Status(s Status) error {
+	if p.JSON {
+		return WriteJSON(p.Out, statusJSON(s))
+	}
+	var b strings.Builder
+	slots := 0
+	for _, w := range s.Workers {
+		slots += w.Slots
+	}
+	for _, st := range claim.States {
+		fmt.Fprintf(&b, "  %s: %d\n", st, s.Counts[st])
+	}
+	fmt.Fprintf(&b, "  total: %d\n  spool: %d\n  rejected: %d\n", total(s.Counts), s.SpoolWaiting, s.Rejected)
+	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  slots: %d\n", len(s.Workers), s.Counts[claim.Processing], slots)
+	if _, err := io.WriteString(p.Out, b.String()); err != nil {
+		return err
+	}
+	if len(s.Workers) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(p.Out, "\n"); err != nil {
+		return err
+	}
+	return p.workers(s.Workers)
+}
+
+// total sums every state in Counts, also one this binary does not know,
+// so the total never disagrees with the database.
+func total(counts map[claim.State]int) int {
+	n := 0
+	for _, c := range counts {
+		n += c
+	}
+	return n
+}
+
+func (p Printer) workers(ws []claim.WorkerInfo) error {
+	rows := make([][]string, len(ws))
+	for i, w := range ws {
+		state := "running"
+		if w.Stopping {
+			state = "stopping"
+		}
+		queues := strings.Join(w.Queues, ",")
+		if queues == "" {
+			queues = "*" // no --queue: the worker serves every queue
+		}
+		rows[i] = []string{w.ID, state, strconv.Itoa(w.PID), w.Host, strconv.Itoa(w.Slots),
+			queues, p.age(w.StartedAt), p.age(w.HeartbeatAt)}
+	}
+	return writeTable(p.Out, []string{"WORKER", "STATE", "PID", "HOST", "SLOTS", "QUEUES", "STARTED", "HEARTBEAT"}, rows)
+}
+
+func statusJSON(s Status) statusObject {
+	o := statusObject{
+		Pending: s.Counts[claim.Pending], Processing: s.Counts[claim.Processing],
+		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
+		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
+		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected,
+		Workers: make([]workerObject, len(s.Workers)),
+	}
+	for i, w := range s.Workers {
+		queues := w.Queues
+		if queues == nil {
+			queues = []string{}
+		}
+		o.Workers[i] = workerObject{ID: w.ID, Host: w.Host, PID: w.PID, Slots: w.Slots,
+			Queues: queues, StartedAt: stamp(w.StartedAt), HeartbeatAt: stamp(w.HeartbeatAt),
+			Stopping: w.Stopping}
+	}
+	return o
+}

@@ -1,0 +1,89 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"strings"
+	"unicode"
+
+	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
+	"github.com/olekukonko/tablewriter/renderer"
+	"github.com/olekukonko/tablewriter/tw"
+)
+
+// none fills a table cell that has no value, so every row has the same
+// number of words for awk and cut.
+const none = "-"
+
+// writeTable renders a borderless table in the style of ps and kubectl:
+// header first, left-aligned, columns separated by three spaces, and
+// cells never wrapped (a wrapped cell would split one record over lines).
+// Cell widths are measured without ANSI codes, so coloured cells align.
+func writeTable(w io.Writer, header []string, rows [][]string) error {
+	var buf bytes.Buffer
+	t := tablewriter.NewTable(&buf,
+		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
+			Borders: tw.BorderNone,
+			Symbols: tw.NewSymbols(tw.StyleNone),
+			Settings: tw.Settings{
+				Separators: tw.Separators{BetweenColumns: tw.Off, BetweenRows: tw.Off},
+				Lines:      tw.Lines{ShowHeaderLine: tw.Off},
+			},
+		})),
+		tablewriter.WithHeaderAutoFormat(tw.Off),
+		tablewriter.WithHeaderAlignment(tw.AlignLeft),
+		tablewriter.WithRowAlignment(tw.AlignLeft),
+		tablewriter.WithHeaderAutoWrap(tw.WrapNone),
+		tablewriter.WithRowAutoWrap(tw.WrapNone),
+		tablewriter.WithPadding(tw.Padding{Right: "   ", Overwrite: true}),
+	)
+	t.Header(header)
+	if err := t.Bulk(rows); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	if err := t.Render(); err != nil {
+		return fmt.Errorf("render table: %w", err)
+	}
+	_, err := io.WriteString(w, trimLines(buf.String()))
+	return err
+}
+
+// trimLines drops trailing blanks: tablewriter pads the last column to its
+// width, which shows up as noise in diffs, golden files and copy-paste.
+func trimLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	for i, l := range lines {
+		if strings.HasSuffix(l, "\n") {
+			lines[i] = strings.TrimRight(l, " \t\n") + "\n"
+		}
+	}
+	return strings.Join(lines, "")
+}
+
+// oneLine makes s safe for a single table cell or `key: value` line:
+// newlines become ⏎ and other control characters (tabs, escape sequences
+// from a hostile command) become spaces, so nothing can break the layout
+// or drive the terminal.
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r == '\n':
+			return '⏎'
+		case unicode.IsControl(r):
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// clip shortens s to max display cells, ending in … when cut, measuring
+// the way the table does.
+func clip(s string, max int) string {
+	if twwidth.Width(s) <= max {
+		return s
+	}
+	return twwidth.Truncate(s, max-1) + "…"
+}

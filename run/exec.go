@@ -1,0 +1,136 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// result is how one run ended. A non-zero exit is a result, not an error.
+type result struct {
+	exitCode    *int
+	err         string // empty when the job exited 0
+	interrupted bool   // stopped by a hard stop: the job goes back to pending
+}
+
+// execute runs one claimed job to its end. The job runs as /bin/sh -c in a
+// process group of its own, so that a timeout, a hard stop or a reaper can
+// kill everything it started; its stdout and stderr go straight to the log
+// files (the worker never holds output in memory). hard cancels the run.
+func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result {
+	stdout, stderr, err := openLogs(r)
+	if err != nil {
+		return result{err: err.Error()}
+	}
+	defer stdout.Close()
+	defer stderr.Close()
+
+	ctx, cancel := context.WithCancel(hard)
+	defer cancel()
+	var timedOut atomic.Bool
+	if j.Timeout > 0 {
+		t := time.AfterFunc(j.Timeout, func() { timedOut.Store(true); cancel() })
+		defer t.Stop()
+	}
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", j.Command)
+	cmd.Dir = j.Cwd
+	cmd.Env = mergeEnv(os.Environ(), j.Env, r)
+	cmd.Stdout, cmd.Stderr = stdout, stderr
+	// Pdeathsig kills the shell if this worker dies; the reaper of whichever
+	// worker recovers the run kills the rest of the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return w.killGroup(cmd.Process.Pid) }
+
+	// Pdeathsig fires when the thread that forked the child exits, not the
+	// process: keep this goroutine on one thread until the child is reaped.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cmd.Start(); err != nil {
+		return result{err: fmt.Sprintf("start: %v", err)}
+	}
+	if err := w.Store.Started(context.WithoutCancel(hard), r, cmd.Process.Pid); err != nil {
+		w.logf("job %s: %v", j.ID, err)
+	}
+	err = cmd.Wait()
+	switch {
+	case hard.Err() != nil:
+		return result{interrupted: true, err: "interrupted by worker shutdown"}
+	case timedOut.Load():
+		return result{exitCode: exitCode(cmd), err: fmt.Sprintf("timed out after %v", j.Timeout)}
+	case err == nil:
+		return result{exitCode: exitCode(cmd)}
+	}
+	return result{exitCode: exitCode(cmd), err: describeExit(err)}
+}
+
+// killGroup stops a job's process group: TERM, then KILL after stop-timeout.
+// It returns at once; the KILL is sent from a timer.
+func (w *Worker) killGroup(pgid int) error {
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
+		return err
+	}
+	time.AfterFunc(w.Config.StopTimeout, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	return nil
+}
+
+func openLogs(r claim.Run) (stdout, stderr *os.File, err error) {
+	if err := os.MkdirAll(filepath.Dir(r.StdoutPath), 0o700); err != nil {
+		return nil, nil, fmt.Errorf("create log directory: %w", err)
+	}
+	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NOFOLLOW
+	if stdout, err = os.OpenFile(r.StdoutPath, flags, 0o600); err != nil {
+		return nil, nil, fmt.Errorf("open stdout log: %w", err)
+	}
+	if stderr, err = os.OpenFile(r.StderrPath, flags, 0o600); err != nil {
+		stdout.Close()
+		return nil, nil, fmt.Errorf("open stderr log: %w", err)
+	}
+	return stdout, stderr, nil
+}
+
+// mergeEnv lays the job's env over the worker's, and tells the job who it is.
+func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
+	out := make([]string, 0, len(base)+len(env)+2)
+	for _, kv := range base {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" {
+			out = append(out, kv)
+		}
+	}
+	for k, v := range env {
+		out = append(out, k+"="+v)
+	}
+	return append(out, "QUEUECTL_JOB_ID="+r.JobID, fmt.Sprintf("QUEUECTL_ATTEMPT=%d", r.Attempt))
+}
+
+func exitCode(cmd *exec.Cmd) *int {
+	if cmd.ProcessState == nil {
+		return nil
+	}
+	code := cmd.ProcessState.ExitCode()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		code = 128 + int(ws.Signal())
+	}
+	return &code
+}
+
+func describeExit(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return fmt.Sprintf("killed by signal %v", ws.Signal())
+		}
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	return err.Error()
+}

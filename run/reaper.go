@@ -1,0 +1,102 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// reapInterval is how often every worker looks for lost runs. A run whose
+// worker died on this host is recovered within one interval, well inside
+// the 5 s that SPEC §6 promises.
+const reapInterval = time.Second
+
+// reap recovers runs lost to crashed workers until ctx ends: at once when
+// the owning worker process on this host is gone, and on any host once the
+// lease has lapsed. It kills what is left of a lost run's process group
+// before making the job runnable, so that no orphan keeps writing while the
+// job runs again.
+func (w *Worker) reap(ctx context.Context) {
+	t := time.NewTicker(reapInterval)
+	defer t.Stop()
+	for {
+		w.reapOnce(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (w *Worker) reapOnce(ctx context.Context) {
+	runs, err := w.Store.InFlight(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.logf("reaper: %v", err)
+		}
+		return
+	}
+	now := w.Store.Now()
+	for _, f := range runs {
+		if f.WorkerID == w.id && now.Before(f.LeaseUntil) {
+			continue
+		}
+		localGone := f.Host == w.host && !alive(f.PID)
+		if !localGone && now.Before(f.LeaseUntil) {
+			continue
+		}
+		if f.Host == w.host && f.PGID > 0 {
+			syscall.Kill(-f.PGID, syscall.SIGKILL)
+		}
+		next, err := w.Store.Recover(ctx, f)
+		switch {
+		case errors.Is(err, claim.ErrLost):
+			// Another reaper, or the worker itself, got there first.
+		case err != nil:
+			w.logf("reaper: %v", err)
+		case next == claim.Dead:
+			w.logf("job %s: run %d lost with its worker; lost %d times, now dead", f.JobID, f.Attempt, claim.MaxLost)
+			w.dead(ctx, f.JobID)
+		default:
+			w.logf("job %s: run %d lost with its worker (pid %d on %s); pending again", f.JobID, f.Attempt, f.PID, f.Host)
+		}
+	}
+	w.reapWorkers(ctx, now)
+}
+
+// reapWorkers removes registry rows of workers that are gone, so that status
+// and `worker stop --wait` see only live ones.
+func (w *Worker) reapWorkers(ctx context.Context, now time.Time) {
+	workers, err := w.Store.Workers(ctx)
+	if err != nil {
+		return
+	}
+	for _, o := range workers {
+		if o.ID == w.id {
+			continue
+		}
+		if Gone(o, w.host, now, w.Config.Lease) {
+			w.Store.RemoveWorker(ctx, o.ID)
+		}
+	}
+}
+
+// Gone reports whether a registered worker is no longer running: its process
+// is gone from this host, or it has not renewed its heartbeat for a lease.
+func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) bool {
+	if o.Host == host {
+		return !alive(o.PID)
+	}
+	return now.Sub(o.HeartbeatAt) > lease
+}
+
+// alive reports whether a process exists. A recycled pid reads as alive;
+// the lease catches that case.
+func alive(pid int) bool {
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

@@ -1,0 +1,263 @@
+// Package run is the worker: it claims jobs from the store, runs them as
+// shell commands in their own process groups, streams their output to log
+// files, retries or dead-letters them, recovers runs lost to crashed
+// workers, and shuts down in two stages (finish running jobs; then stop them).
+package run
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// ErrInterrupted is returned by Run after a hard stop put running jobs back
+// to pending. main exits 130 for it.
+var ErrInterrupted = errors.New("worker interrupted: running jobs stopped and put back to pending")
+
+// Worker is one `worker start` process: Slots jobs at a time.
+type Worker struct {
+	Store  *claim.Store
+	Config claim.Config
+	Slots  int
+	Queues []string // empty: every queue
+	LogDir string
+	// Drain makes Run return once nothing in its queues is runnable or
+	// waiting for a retry, and its slots are idle.
+	Drain bool
+	// OnDead is called after a job dies (dead/ files); may be nil.
+	OnDead func(ctx context.Context, j claim.Job)
+	// Log receives diagnostics (stderr); may be nil.
+	Log func(format string, args ...any)
+
+	id, host string
+	wake     broadcast
+	running  atomic.Int32 // jobs running in this worker's slots
+}
+
+// Run registers the worker and runs jobs until soft is cancelled (or `worker
+// stop` asks, or a drain ends), then lets running jobs finish and returns
+// nil. If hard is cancelled too, running jobs are stopped (process group
+// TERM, then KILL after stop-timeout), put back to pending, and Run returns
+// ErrInterrupted. All goroutines Run starts end before it returns.
+func (w *Worker) Run(soft, hard context.Context) error {
+	w.host, _ = os.Hostname()
+	w.id = newWorkerID(w.host)
+	ctx := context.WithoutCancel(hard)
+	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues}
+	if err := w.Store.RegisterWorker(ctx, info); err != nil {
+		return err
+	}
+	defer w.Store.RemoveWorker(ctx, w.id)
+
+	soft, stop := context.WithCancel(soft)
+	defer stop()
+	changes, err := w.Store.Changes(soft)
+	if err != nil {
+		return err
+	}
+	var bg sync.WaitGroup
+	bg.Add(4)
+	go func() { defer bg.Done(); w.sayStopping(soft, hard) }()
+	go func() { defer bg.Done(); w.dispatch(soft, stop, changes) }()
+	go func() { defer bg.Done(); w.heartbeat(soft, stop) }()
+	go func() { defer bg.Done(); w.reap(soft) }()
+
+	var slots sync.WaitGroup
+	var interrupted sync.Once
+	hardStopped := false
+	for i := 0; i < max(w.Slots, 1); i++ {
+		slots.Add(1)
+		go func() {
+			defer slots.Done()
+			if w.slot(soft, hard, stop) {
+				interrupted.Do(func() { hardStopped = true })
+			}
+		}()
+	}
+	slots.Wait()
+	stop()
+	bg.Wait()
+	if hardStopped {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// slot claims and runs jobs one at a time until soft ends. It reports
+// whether a hard stop interrupted a job.
+func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (interrupted bool) {
+	c := claim.Claimant{WorkerID: w.id, Host: w.host, PID: os.Getpid(), Queues: w.Queues,
+		Lease: w.Config.Lease, LogDir: w.LogDir}
+	for soft.Err() == nil {
+		woken := w.wake.wait()
+		j, r, err := w.Store.Claim(soft, c)
+		if errors.Is(err, claim.ErrNoJob) || (err != nil && soft.Err() != nil) {
+			if w.Drain && w.drained(soft) {
+				stop()
+				return false
+			}
+			w.idle(soft, woken)
+			continue
+		}
+		if err != nil {
+			w.logf("claim: %v", err)
+			w.idle(soft, woken)
+			continue
+		}
+		w.running.Add(1)
+		if w.runOne(hard, j, r) {
+			interrupted = true
+		}
+		w.running.Add(-1)
+	}
+	return interrupted
+}
+
+// idle waits for a wake-up, the poll interval, or the end of soft.
+func (w *Worker) idle(soft context.Context, woken <-chan struct{}) {
+	t := time.NewTimer(w.Config.PollInterval)
+	defer t.Stop()
+	select {
+	case <-woken:
+	case <-t.C:
+	case <-soft.Done():
+	}
+}
+
+// drained reports whether a draining worker may stop: none of its slots is
+// running a job (a failure could bring it back for a retry), and nothing in
+// its queues is runnable or waiting for a retry.
+func (w *Worker) drained(ctx context.Context) bool {
+	if w.running.Load() > 0 {
+		return false
+	}
+	more, err := w.Store.HasWork(ctx, w.Queues)
+	return err == nil && !more
+}
+
+// runOne runs a claimed job and records how it ended. Bookkeeping outlives
+// the contexts, with a bound, so that a shutdown never strands a job in
+// processing. It reports whether a hard stop interrupted the job.
+func (w *Worker) runOne(hard context.Context, j claim.Job, r claim.Run) bool {
+	res := w.execute(hard, j, r)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+	defer cancel()
+	var err error
+	switch {
+	case res.interrupted:
+		err = w.Store.Release(ctx, r, res.err)
+	case res.err == "":
+		err = w.Store.Complete(ctx, r)
+	default:
+		var next claim.State
+		next, err = w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
+		if err == nil && next == claim.Dead {
+			w.dead(ctx, j.ID)
+		}
+	}
+	if errors.Is(err, claim.ErrLost) {
+		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
+	} else if err != nil {
+		w.logf("job %s: %v", j.ID, err)
+	}
+	return res.interrupted
+}
+
+// dead hands a job that just died to OnDead.
+func (w *Worker) dead(ctx context.Context, id string) {
+	if w.OnDead == nil {
+		return
+	}
+	j, err := w.Store.Get(ctx, id)
+	if err != nil {
+		w.logf("job %s died: %v", id, err)
+		return
+	}
+	w.OnDead(ctx, j)
+}
+
+// sayStopping tells the person at the terminal what a first stop means.
+func (w *Worker) sayStopping(soft, hard context.Context) {
+	<-soft.Done()
+	if n := w.running.Load(); n > 0 && hard.Err() == nil {
+		w.logf("stopping: letting %d running job(s) finish; signal again to stop them now", n)
+	}
+}
+
+// dispatch turns store changes into slot wake-ups, and stops the worker when
+// `worker stop` asks.
+func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes <-chan struct{}) {
+	for range changes {
+		if stopping, err := w.Store.StopRequested(soft, w.id); err == nil && stopping {
+			stop()
+		}
+		w.wake.fire()
+	}
+}
+
+// heartbeat renews the leases of running jobs until the worker ends, and
+// stops the worker if `worker stop` asked while a wake-up was missed.
+func (w *Worker) heartbeat(soft context.Context, stop context.CancelFunc) {
+	t := time.NewTicker(w.Config.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-soft.Done():
+			return
+		case <-t.C:
+		}
+		stopping, err := w.Store.Renew(soft, w.id, w.Config.Lease)
+		if err != nil && soft.Err() == nil {
+			w.logf("renew leases: %v", err)
+		}
+		if stopping {
+			stop()
+		}
+	}
+}
+
+func (w *Worker) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(format, args...)
+	}
+}
+
+func newWorkerID(host string) string {
+	var b [3]byte
+	rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}
+
+// broadcast wakes every goroutine waiting on it. Waiters take the channel
+// before they look for work, so a wake-up between looking and waiting is
+// not lost.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func (b *broadcast) wait() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch == nil {
+		b.ch = make(chan struct{})
+	}
+	return b.ch
+}
+
+func (b *broadcast) fire() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.ch != nil {
+		close(b.ch)
+		b.ch = nil
+	}
+}

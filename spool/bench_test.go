@@ -1,0 +1,61 @@
+package spool
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// dropMany writes n job files into dir outside the timer.
+func dropMany(b *testing.B, dir string, n int) {
+	b.Helper()
+	b.StopTimer()
+	defer b.StartTimer()
+	for i := range n {
+		name := filepath.Join(dir, fmt.Sprintf("job-%07d.json", i))
+		if err := os.WriteFile(name, fmt.Appendf(nil, `{"command": "echo %d"}`, i), 0o600); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkPass is one op per file: take, read, parse, commit, unlink.
+func BenchmarkPass(b *testing.B) {
+	home := b.TempDir()
+	w := &Watcher{Dirs: DirsOf(home), Store: mustOpenStoreAt(b, filepath.Join(home, "queue.db"))}
+	if err := w.Dirs.Make(); err != nil {
+		b.Fatal(err)
+	}
+	dropMany(b, w.Dirs.Spool, b.N)
+	began := time.Now()
+	st, err := w.Pass(context.Background())
+	if err != nil || st.Ingested != b.N {
+		b.Fatalf("Pass = %+v, %v; want %d ingested", st, err, b.N)
+	}
+	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "files/s")
+}
+
+// BenchmarkReadUnlink is the floor Pass is measured against: read and
+// remove each file, nothing else.
+func BenchmarkReadUnlink(b *testing.B) {
+	dir := b.TempDir()
+	dropMany(b, dir, b.N)
+	began := time.Now()
+	names, err := listNames(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range names {
+		path := filepath.Join(dir, name)
+		if _, err := os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Remove(path); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "files/s")
+}

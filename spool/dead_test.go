@@ -1,0 +1,197 @@
+package spool
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// mustKill enqueues job id with one run allowed and fails that run, so the
+// job is dead.
+func mustKill(t *testing.T, s *claim.Store, id string) (claim.Job, []claim.Run) {
+	t.Helper()
+	ctx := context.Background()
+	one := 1
+	timeout := 90 * time.Second
+	_, err := s.Enqueue(ctx, claim.NewJob{ID: id, Command: "exit 3", MaxRetries: &one, Priority: 7,
+		Queue: "nightly", Env: map[string]string{"A": "b"}, Timeout: &timeout, UniqueKey: "k-" + id})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, r, err := s.Claim(ctx, claim.Claimant{WorkerID: "w1", Host: "h", PID: 1, Lease: time.Minute, LogDir: "/logs"})
+	if err != nil || j.ID != id {
+		t.Fatalf("Claim = %s, %v; want %s", j.ID, err, id)
+	}
+	code := 3
+	if st, err := s.Fail(ctx, j, r, &code, "exit status 3", time.Hour); err != nil || st != claim.Dead {
+		t.Fatalf("Fail = %s, %v; want dead", st, err)
+	}
+	j, err = s.Get(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := s.Runs(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j, runs
+}
+
+func TestWriteDead(t *testing.T) {
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	j, runs := mustKill(t, s, "flaky")
+	if err := WriteDead(dir, j, runs); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteDead(dir, j, runs); err != nil { // over an existing file
+		t.Fatal(err)
+	}
+	if names, _ := listNames(dir); len(names) != 1 || names[0] != "flaky.json" {
+		t.Fatalf("dead dir holds %v, want only flaky.json", names)
+	}
+	path := filepath.Join(dir, "flaky.json")
+	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode())
+	}
+	data := mustRead(t, path)
+	var f deadFile
+	if err := json.Unmarshal(data, &f); err != nil {
+		t.Fatal(err)
+	}
+	d := f.Dead
+	if d.Attempts != 1 || d.LastError != "exit status 3" || d.ExitCode == nil || *d.ExitCode != 3 ||
+		d.DiedAt == "" || len(d.Logs) != 1 || d.Logs[0].Stdout != "/logs/flaky/1.out" || d.Logs[0].Stderr != "/logs/flaky/1.err" {
+		t.Errorf("dead = %+v", d)
+	}
+	if _, err := time.Parse(time.RFC3339, d.DiedAt); err != nil || d.DiedAt[len(d.DiedAt)-1] != 'Z' {
+		t.Errorf("died_at = %q, want RFC 3339 UTC", d.DiedAt)
+	}
+	// Valid to drop back into the spool: the same job, marked for re-drive.
+	nj, err := Parse("flaky.json", data)
+	if err != nil {
+		t.Fatalf("Parse(dead file) = %v", err)
+	}
+	if nj.ID != "flaky" || nj.Command != "exit 3" || *nj.MaxRetries != 1 || nj.Priority != 7 || nj.Queue != "nightly" ||
+		nj.Env["A"] != "b" || *nj.Timeout != 90*time.Second || nj.UniqueKey != "k-flaky" || !nj.Redrive {
+		t.Errorf("Parse(dead file) = %+v", nj)
+	}
+}
+
+func TestRemoveDead(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "x.json"), []byte("{}"), 0o600)
+	if err := RemoveDead(dir, "x"); err != nil || exists(filepath.Join(dir, "x.json")) {
+		t.Fatalf("RemoveDead(x) = %v, file there %v", err, exists(filepath.Join(dir, "x.json")))
+	}
+	if err := RemoveDead(dir, "x"); err != nil {
+		t.Fatalf("RemoveDead(missing) = %v, want nil", err)
+	}
+	if err := RemoveDead(dir, "../x"); err == nil {
+		t.Fatal("RemoveDead(../x) = nil, want an error")
+	}
+}
+
+func TestSyncDead(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	mustKill(t, s, "missing") // dead, no file: written
+	kept, runs := mustKill(t, s, "kept")
+	retried, rruns := mustKill(t, s, "retried")
+	purged, pruns := mustKill(t, s, "purged")
+	for _, d := range []struct {
+		j    claim.Job
+		runs []claim.Run
+	}{{kept, runs}, {retried, rruns}, {purged, pruns}} {
+		if err := WriteDead(dir, d.j, d.runs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A crash after the commit, before the file was dealt with:
+	if _, err := s.Retry(ctx, "retried"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Purge(ctx, "purged"); err != nil {
+		t.Fatal(err)
+	}
+	// Files that are not dead files are left alone; stale temporaries go.
+	os.WriteFile(filepath.Join(dir, "notes.json"), []byte(`{"todo": 1}`), 0o600)
+	os.WriteFile(filepath.Join(dir, "README"), []byte("hi"), 0o600)
+	stale := filepath.Join(dir, ".x.json.123.tmp")
+	os.WriteFile(stale, []byte("{"), 0o600)
+	old := time.Now().Add(-time.Hour)
+	os.Chtimes(stale, old, old)
+	fresh := filepath.Join(dir, ".y.json.456.tmp")
+	os.WriteFile(fresh, []byte("{"), 0o600)
+
+	if err := SyncDead(ctx, s, dir); err != nil {
+		t.Fatal(err)
+	}
+	names, _ := listNames(dir)
+	got := map[string]bool{}
+	for _, n := range names {
+		got[n] = true
+	}
+	want := []string{"missing.json", "kept.json", "notes.json", "README", ".y.json.456.tmp"}
+	for _, n := range want {
+		if !got[n] {
+			t.Errorf("%s is gone, want it kept", n)
+		}
+	}
+	if len(names) != len(want) {
+		t.Errorf("dead dir holds %v, want %v", names, want)
+	}
+	if _, err := Parse("missing.json", mustRead(t, filepath.Join(dir, "missing.json"))); err != nil {
+		t.Errorf("written file does not parse: %v", err)
+	}
+}
+
+// A dead/ file moved back into the spool re-drives its job; a copied one
+// too, and the dead/ original is removed. Dropped again while the job is
+// pending, it makes no second job (here a unique_key skip).
+func TestDeadFileRedrives(t *testing.T) {
+	for _, how := range []string{"mv", "cp"} {
+		t.Run(how, func(t *testing.T) {
+			w := newWatcher(t)
+			ctx := context.Background()
+			j, runs := mustKill(t, w.Store, "flaky")
+			if err := WriteDead(w.Dirs.Dead, j, runs); err != nil {
+				t.Fatal(err)
+			}
+			deadPath := filepath.Join(w.Dirs.Dead, "flaky.json")
+			data := mustRead(t, deadPath)
+			if how == "mv" {
+				if err := os.Rename(deadPath, filepath.Join(w.Dirs.Spool, "flaky.json")); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				drop(t, w.Dirs.Spool, "flaky.json", string(data))
+			}
+			start(t, w)
+			eventually(t, 10*time.Second, "re-drive", func() bool {
+				j, err := w.Store.Get(ctx, "flaky")
+				return err == nil && j.State == claim.Pending
+			})
+			j, _ = w.Store.Get(ctx, "flaky")
+			if j.Attempts != 0 || j.Command != "exit 3" {
+				t.Errorf("re-driven job = %+v, want attempts 0", j)
+			}
+			eventually(t, 10*time.Second, "dead file and spool file gone", func() bool {
+				return !exists(deadPath) && !exists(filepath.Join(w.Dirs.Spool, "flaky.json"))
+			})
+			drop(t, w.Dirs.Spool, "flaky.json", string(data))
+			eventually(t, 10*time.Second, "second drop dealt with", func() bool {
+				return !exists(filepath.Join(w.Dirs.Spool, "flaky.json"))
+			})
+			if n := len(jobs(t, w.Store)); n != 1 {
+				t.Errorf("%d jobs, want 1", n)
+			}
+		})
+	}
+}

@@ -1,0 +1,176 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Dirs are the directories of one home that hold job files.
+type Dirs struct {
+	Spool    string // where users drop job files
+	Rejected string // files that cannot become jobs, each beside a .reason
+	Dead     string // one <id>.json per dead job
+}
+
+// DirsOf returns the directories of the home directory home.
+func DirsOf(home string) Dirs {
+	return Dirs{
+		Spool:    filepath.Join(home, "spool"),
+		Rejected: filepath.Join(home, "rejected"),
+		Dead:     filepath.Join(home, "dead"),
+	}
+}
+
+// Make creates the directories (and the home) with mode 0700. Existing
+// directories keep their mode: CheckSpool judges them.
+func (d Dirs) Make() error {
+	for _, dir := range []string{d.Spool, d.Rejected, d.Dead} {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fmt.Errorf("create directory: %w", err)
+		}
+	}
+	return nil
+}
+
+// ingesting is the directory in spool/ that holds each ingester's private
+// directory of taken files. Its name starts with "." so it is no candidate.
+const ingesting = ".ingesting"
+
+// candidate reports whether the spool entry name may be a job file.
+func candidate(name string) bool {
+	return strings.HasSuffix(name, ".json") && !ignored(name)
+}
+
+// ignored reports whether name is left alone on purpose: hidden files and
+// files still being written under a temporary name.
+func ignored(name string) bool {
+	return strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".tmp")
+}
+
+// UnsafeError is why a spool directory is refused, with the fix.
+type UnsafeError struct {
+	Dir     string
+	Problem string // what is wrong
+	Fix     string // a shell command that fixes it
+}
+
+func (e *UnsafeError) Error() string {
+	return fmt.Sprintf("refusing spool directory %s: %s; fix: %s", e.Dir, e.Problem, e.Fix)
+}
+
+// Hint returns the fix alone, for a `hint:` line.
+func (e *UnsafeError) Hint() string { return e.Fix }
+
+// CheckSpool refuses a spool directory that someone other than the current
+// user could drop files into: anyone who can write there can run commands
+// as this user. Errors are *UnsafeError, whose text includes the fix, or
+// the error of stat.
+func CheckSpool(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("check spool directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return &UnsafeError{Dir: dir, Problem: "it is not a directory",
+			Fix: fmt.Sprintf("move it away, then mkdir -m 700 %s", quote(dir))}
+	}
+	if uid := owner(fi); uid != os.Getuid() {
+		return &UnsafeError{Dir: dir,
+			Problem: fmt.Sprintf("it is owned by %s, not by %s who runs queuectl, so its owner can make you run commands", userName(uid), userName(os.Getuid())),
+			Fix:     fmt.Sprintf("chown %s %s && chmod 700 %s (as root), or use a home of your own with --home", strconv.Itoa(os.Getuid()), quote(dir), quote(dir))}
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return &UnsafeError{Dir: dir,
+			Problem: fmt.Sprintf("it is writable by group or others (mode %#o), so anyone who can write there can run commands as you", perm),
+			Fix:     "chmod 700 " + quote(dir)}
+	}
+	return nil
+}
+
+// Count returns how many files wait in the spool (dropped or taken but not
+// yet jobs) and how many were rejected. Missing directories count 0.
+func Count(d Dirs) (waiting, rejected int, err error) {
+	names, err := listNames(d.Spool)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, name := range names {
+		if candidate(name) {
+			waiting++
+		}
+	}
+	root := filepath.Join(d.Spool, ingesting)
+	owners, err := listNames(root)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, o := range owners {
+		taken, err := listNames(filepath.Join(root, o))
+		if err != nil {
+			return 0, 0, err
+		}
+		waiting += len(taken)
+	}
+	names, err = listNames(d.Rejected)
+	if err != nil {
+		return 0, 0, err
+	}
+	for _, name := range names {
+		if !strings.HasPrefix(name, ".") && !strings.HasSuffix(name, reasonExt) {
+			rejected++
+		}
+	}
+	return waiting, rejected, nil
+}
+
+// listNames returns the names in dir, unsorted; none when dir is missing
+// or is no directory.
+func listNames(dir string) ([]string, error) {
+	f, err := os.Open(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if errors.Is(err, syscall.ENOTDIR) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", dir, err)
+	}
+	return names, nil
+}
+
+// owner returns the uid that owns fi's file.
+func owner(fi fs.FileInfo) int {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return int(st.Uid)
+	}
+	return -1
+}
+
+// userName names uid for messages: "uid 1001 (bob)".
+func userName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+	}
+	return fmt.Sprintf("uid %d", uid)
+}
+
+// quote quotes s for a POSIX shell, so that fixes can be pasted.
+func quote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./-_") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

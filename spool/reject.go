@@ -1,0 +1,191 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// reasonExt ends the name of the text file beside each rejected file.
+const reasonExt = ".reason"
+
+// maxName bounds the names of files that are taken, so that the key prefix
+// and a rejected/ suffix still fit the file system's 255 bytes.
+const maxName = 200
+
+// problem is why a file cannot become a job.
+type problem struct {
+	what string // first line of the reason: what is wrong
+	// fix says how to fix it, given where the file now is and its spool path.
+	fix func(rejected, spool string) string
+}
+
+// reject moves the file at src, which came to the spool as name, to
+// rejected/ beside a reason. It reports false when src is gone: another
+// ingester dealt with it. The reason is created first, O_EXCL: it reserves
+// the name, so that concurrent ingesters never overwrite each other's
+// rejected files.
+func (s *session) reject(src, name string, p problem) (bool, error) {
+	for n := 0; n < 1000; n++ {
+		target := filepath.Join(s.Dirs.Rejected, rejectedName(name, n))
+		reason, err := os.OpenFile(target+reasonExt, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return false, fmt.Errorf("reject %s: %w", name, err)
+		}
+		if _, err := os.Lstat(target); err == nil {
+			// A rejected file whose reason someone deleted: keep it.
+			reason.Close()
+			os.Remove(target + reasonExt)
+			continue
+		}
+		text := fmt.Sprintf("%s\nfix: %s\n", p.what, p.fix(target, filepath.Join(s.Dirs.Spool, name)))
+		_, werr := reason.WriteString(text)
+		if cerr := reason.Close(); werr == nil {
+			werr = cerr
+		}
+		if err := os.Rename(src, target); err != nil {
+			os.Remove(target + reasonExt)
+			if errors.Is(err, fs.ErrNotExist) {
+				return false, nil
+			}
+			return false, fmt.Errorf("reject %s: %w", name, err)
+		}
+		s.logf("rejected %s (see %s)", p.what, target+reasonExt)
+		if werr != nil {
+			return true, fmt.Errorf("write reason for %s: %w", name, werr)
+		}
+		return true, nil
+	}
+	return false, fmt.Errorf("reject %s: 1000 rejected files of that name; clean up %s", name, s.Dirs.Rejected)
+}
+
+// rejectedName keeps the original name; the n-th later file of the same
+// name becomes stem.n.ext, so that it still ends in .json when moved back.
+func rejectedName(name string, n int) string {
+	if len(name) > maxName {
+		name = name[:maxName]
+	}
+	if n == 0 {
+		return name
+	}
+	ext := filepath.Ext(name)
+	return fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), n, ext)
+}
+
+// moveBack is the fix of a file that only needs editing.
+func moveBack(what string) func(rejected, spool string) string {
+	return func(rejected, spool string) string {
+		return fmt.Sprintf("%s, then move it back: mv %s %s", what, quote(rejected), quote(spool))
+	}
+}
+
+// invalidProblem explains an error of Parse or of Enqueue.
+func invalidProblem(name string, err error) problem {
+	fix := moveBack("edit the file as said above")
+	if errors.Is(err, claim.ErrConflict) {
+		fix = moveBack(`give the job another "id", or leave "id" out to get a generated one`)
+	}
+	return problem{what: name + ": " + describe(name, err), fix: fix}
+}
+
+// describe is err's message for a reason file, which names the file itself
+// and has no use for the sentinel's words ("invalid input: ").
+func describe(name string, err error) string {
+	what := strings.TrimPrefix(err.Error(), name+": ")
+	for _, sentinel := range []error{claim.ErrInvalid, claim.ErrConflict} {
+		what = strings.TrimPrefix(what, sentinel.Error()+": ")
+	}
+	return what
+}
+
+func truncatedProblem(name string, settle time.Duration, err error) problem {
+	return problem{
+		what: fmt.Sprintf("%s: not a complete JSON object, and unchanged for %v (%s)", name, settle, describe(name, err)),
+		fix:  moveBack(fmt.Sprintf("finish the JSON object (a writer should write %s.tmp and rename it when done)", name)),
+	}
+}
+
+func tooBigProblem(name string, size int64) problem {
+	return problem{
+		what: fmt.Sprintf("%s: the file is %d bytes, over the limit of 1 MiB", name, size),
+		fix:  moveBack("keep the job spec small and put large data in a file the command reads"),
+	}
+}
+
+func longNameProblem(name string) problem {
+	return problem{
+		what: fmt.Sprintf("%.40s…: the file name is %d bytes, over the limit of %d", name, len(name), maxName),
+		fix: func(rejected, spool string) string {
+			return fmt.Sprintf("move it back under a shorter name: mv %s %s", quote(rejected),
+				quote(filepath.Join(filepath.Dir(spool), "job.json")))
+		},
+	}
+}
+
+func foreignProblem(name string, uid int) problem {
+	return problem{
+		what: fmt.Sprintf("%s: the file is owned by %s, not by %s who runs this queue; a file someone else wrote is never run as you",
+			name, userName(uid), userName(os.Getuid())),
+		fix: func(rejected, spool string) string {
+			return fmt.Sprintf("if you trust it, copy it as yourself, so that you own the copy: cp %s %s && mv %s %s",
+				quote(rejected), quote(spool+".tmp"), quote(spool+".tmp"), quote(spool))
+		},
+	}
+}
+
+// irregularProblem explains a spool entry that is not a regular file.
+func irregularProblem(name string, mode fs.FileMode, path string) problem {
+	switch {
+	case mode&fs.ModeSymlink != 0:
+		target, _ := os.Readlink(path)
+		return problem{
+			what: fmt.Sprintf("%s: a symbolic link (to %s); links are never followed, so nobody can make you run a file you did not drop", name, target),
+			fix: func(rejected, spool string) string {
+				return fmt.Sprintf("if you trust its target, drop a copy: cp -L %s %s && mv %s %s",
+					quote(rejected), quote(spool+".tmp"), quote(spool+".tmp"), quote(spool))
+			},
+		}
+	case mode.IsDir():
+		return problem{
+			what: name + ": a directory, not a regular file",
+			fix: func(rejected, _ string) string {
+				return "only regular *.json files belong in the spool; move " + quote(rejected) + " where you keep directories"
+			},
+		}
+	}
+	kind := "a special file"
+	switch {
+	case mode&fs.ModeNamedPipe != 0:
+		kind = "a named pipe (FIFO)"
+	case mode&fs.ModeSocket != 0:
+		kind = "a socket"
+	case mode&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return problem{
+		what: fmt.Sprintf("%s: %s, not a regular file; it is never opened", name, kind),
+		fix: func(rejected, spool string) string {
+			return fmt.Sprintf("write the job spec into a regular file and drop that (e.g. as %s), then remove %s",
+				quote(spool), quote(rejected))
+		},
+	}
+}
+
+func unreadableProblem(name string, err error) problem {
+	if pe := (*fs.PathError)(nil); errors.As(err, &pe) {
+		err = pe.Err // the path is the private taken one, not the user's
+	}
+	return problem{
+		what: fmt.Sprintf("%s: cannot be read: %v", name, err),
+		fix:  moveBack("make it readable (chmod u+r)"),
+	}
+}

@@ -1,0 +1,217 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// session is one Run or Pass of a Watcher: the private directory it holds
+// and what it remembers between passes.
+type session struct {
+	*Watcher
+	own     *ingestDir
+	uid     int
+	settle  time.Duration
+	ignored map[string]bool // names already logged as ignored
+}
+
+// tally is the outcome of one pass.
+type tally struct {
+	Stats
+	wake time.Time // when the earliest waiting file will have settled
+}
+
+func (t *tally) wait(changedAt time.Time, settle time.Duration) {
+	t.Waiting++
+	if at := changedAt.Add(settle); t.wake.IsZero() || at.Before(t.wake) {
+		t.wake = at
+	}
+}
+
+// taken is a file in the session's own directory, named <key>.<name>.
+type taken struct {
+	key     string // the ingest key, 32 hex digits
+	name    string // the name it had in the spool
+	settled bool   // it had stopped changing before it was taken
+}
+
+func (tk taken) file() string { return tk.key + "." + tk.name }
+
+// ingestKey is what the database stores for tk: the key alone identifies
+// the file; the prefix tells spool keys from any other kind.
+func (tk taken) ingestKey() string { return "spool:" + tk.key }
+
+func parseTaken(file string) (taken, bool) {
+	key, name, ok := strings.Cut(file, ".")
+	if !ok || len(key) != 32 || strings.Trim(key, "0123456789abcdef") != "" || name == "" {
+		return taken{}, false
+	}
+	return taken{key: key, name: name}, true
+}
+
+// pass ingests what is in the session's own directory, then what is in the
+// spool. adopt first moves in the files of dead ingesters. Bad files are
+// rejected, not errors; the error is for what stops the pass, such as a
+// failed commit, whose files are then tried again by the next pass.
+func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
+	var t tally
+	if adopt {
+		n, err := s.own.adopt()
+		if err != nil {
+			s.logf("adopt files of a stopped ingester: %v", err)
+		}
+		if n > 0 {
+			s.logf("adopted %d files left by a stopped ingester", n)
+		}
+	}
+	if err := s.ingestLeftovers(ctx, &t); err != nil {
+		return t, err
+	}
+	entries, err := os.ReadDir(s.Dirs.Spool)
+	if err != nil {
+		return t, fmt.Errorf("list spool: %w", err)
+	}
+	var batch []taken
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		if tk, ok := s.take(e, &t); ok {
+			batch = append(batch, tk)
+		}
+		if len(batch) == batchSize {
+			if err := s.ingest(ctx, batch, true, &t); err != nil {
+				return t, err
+			}
+			batch = batch[:0]
+		}
+	}
+	return t, s.ingest(ctx, batch, true, &t)
+}
+
+// ingestLeftovers ingests the files already in the own directory: adopted,
+// still waiting, or left by a failed commit.
+func (s *session) ingestLeftovers(ctx context.Context, t *tally) error {
+	files, err := s.own.names()
+	if err != nil {
+		return err
+	}
+	var batch []taken
+	for _, f := range files {
+		tk, ok := parseTaken(f)
+		if !ok {
+			// Not named by an ingester; give it a key of its own.
+			tk = taken{key: randomHex(16), name: f}
+			if err := os.Rename(filepath.Join(s.own.path, f), filepath.Join(s.own.path, tk.file())); err != nil {
+				s.logf("rename %s: %v", f, err)
+				continue
+			}
+		}
+		batch = append(batch, tk)
+		if len(batch) == batchSize {
+			if err := s.ingest(ctx, batch, false, t); err != nil {
+				return err
+			}
+			batch = batch[:0]
+		}
+	}
+	return s.ingest(ctx, batch, false, t)
+}
+
+// take decides about one spool entry: reject it, leave it waiting, leave it
+// alone, or take it into the own directory by rename, which is atomic, so
+// that of several ingesters exactly one takes it.
+func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
+	name := e.Name()
+	if !candidate(name) {
+		s.noteIgnored(name)
+		return taken{}, false
+	}
+	path := filepath.Join(s.Dirs.Spool, name)
+	if !e.Type().IsRegular() {
+		// Decided from the directory entry: a FIFO or device is never opened.
+		s.rejectCounted(path, name, irregularProblem(name, e.Type(), path), t)
+		return taken{}, false
+	}
+	if len(name) > maxName {
+		s.rejectCounted(path, name, longNameProblem(name), t)
+		return taken{}, false
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		s.rejectCounted(path, name, unreadableProblem(name, err), t)
+		return taken{}, false
+	}
+	if err != nil {
+		return taken{}, false // gone, or replaced since listed: the next pass decides
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return taken{}, false
+	}
+	if p, bad := s.checkFile(name, fi); bad {
+		s.rejectCounted(path, name, p, t)
+		return taken{}, false
+	}
+	changedAt := changed(fi)
+	settled := time.Since(changedAt) >= s.settle
+	if !settled {
+		// Taking a file still being written would break a writer that
+		// appends by name, so an incomplete file is only looked at.
+		data, err := readSpec(f, fi.Size())
+		if err != nil || !complete(data) {
+			t.wait(changedAt, s.settle)
+			return taken{}, false
+		}
+	}
+	tk := taken{key: randomHex(16), name: name, settled: settled}
+	if err := os.Rename(path, filepath.Join(s.own.path, tk.file())); err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			s.logf("take %s: %v", name, err)
+		}
+		return taken{}, false
+	}
+	return tk, true
+}
+
+// checkFile finds what makes a regular file unacceptable before it is read.
+func (s *session) checkFile(name string, fi fs.FileInfo) (problem, bool) {
+	if uid := owner(fi); uid != s.uid {
+		return foreignProblem(name, uid), true
+	}
+	if fi.Size() > MaxSize {
+		return tooBigProblem(name, fi.Size()), true
+	}
+	return problem{}, false
+}
+
+func (s *session) rejectCounted(path, name string, p problem, t *tally) {
+	ok, err := s.reject(path, name, p)
+	if ok {
+		t.Rejected++
+	}
+	if err != nil {
+		s.logf("%v", err)
+	}
+}
+
+// noteIgnored logs, once per name, a file that is not even a candidate, so
+// that a user who dropped "job" instead of "job.json" learns why.
+func (s *session) noteIgnored(name string) {
+	if ignored(name) || s.ignored[name] {
+		return
+	}
+	if len(s.ignored) > 10000 {
+		clear(s.ignored)
+	}
+	s.ignored[name] = true
+	s.logf("ignoring %s in the spool: only *.json files are ingested", name)
+}

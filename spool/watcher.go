@@ -1,0 +1,230 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// DefaultSettle is how long a file that is not yet a complete JSON object
+// may stay unchanged before it is rejected as truncated. It is long enough
+// for cp over a slow disk; writers that need longer should write x.json.tmp
+// and rename it.
+const DefaultSettle = 5 * time.Second
+
+// Watcher ingests the spool of Dirs into Store. Zero durations take their
+// defaults. Any number of Watchers, in any number of processes, may share
+// one spool: each file becomes exactly one job.
+type Watcher struct {
+	Dirs  Dirs
+	Store *claim.Store
+	// Rescan is how often the spool is listed besides fsnotify events,
+	// which are only hints (config spool-rescan; 0: its default).
+	Rescan time.Duration
+	// Settle is how long an incomplete file must stay unchanged before it
+	// is rejected (0: DefaultSettle).
+	Settle time.Duration
+	// Log receives diagnostics, one line per call; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// Stats counts what one Pass did with the files it found.
+type Stats struct {
+	Ingested   int // new jobs
+	Duplicates int // files whose job was committed before an ingester stopped
+	Redriven   int // dead/ files dropped back, whose dead jobs are pending again
+	Skipped    int // unique_key skips: a live job with the key exists
+	Rejected   int // moved to rejected/
+	Waiting    int // not yet complete JSON, left for a later pass
+}
+
+// Run ingests the spool until ctx ends, then returns nil. It creates the
+// directories, refuses an unsafe spool (an *UnsafeError, also when the spool
+// turns unsafe later), ingests what is there, and passes again on fsnotify
+// events for candidate names, every Rescan, after an event queue overflow,
+// and when a waiting file may have settled. Without fsnotify (inotify limits
+// reached, say) it logs so and relies on the rescans. A bad file never ends
+// Run; a failed pass (the database locked too long, say) is logged and its
+// files are tried again by the next. Run starts no goroutine that outlives
+// it.
+func (w *Watcher) Run(ctx context.Context) error {
+	if err := w.prepare(); err != nil {
+		return err
+	}
+	// Watch before the first listing, so that no file dropped meanwhile
+	// waits for the rescan.
+	fw, err := w.watch()
+	if err != nil {
+		w.logf("%v; the spool is only rescanned every %v", err, w.rescan())
+	} else {
+		defer fw.Close()
+	}
+	s, err := w.open()
+	if err != nil {
+		return err
+	}
+	defer s.own.close()
+	rescan := time.NewTicker(w.rescan())
+	defer rescan.Stop()
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	full := true
+	for {
+		if err := w.prepare(); err != nil {
+			return err
+		}
+		t, err := s.pass(ctx, full)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if err != nil {
+			w.logf("%v", err)
+		}
+		if !t.wake.IsZero() {
+			settle.Reset(time.Until(t.wake) + 10*time.Millisecond)
+		}
+		if full, err = w.wait(ctx, fw, rescan.C, settle.C); err != nil || ctx.Err() != nil {
+			return err
+		}
+	}
+}
+
+// watch starts fsnotify on the spool directory.
+func (w *Watcher) watch() (*fsnotify.Watcher, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch spool: %w", err)
+	}
+	if err := fw.Add(w.Dirs.Spool); err != nil {
+		fw.Close()
+		return nil, fmt.Errorf("watch spool: %w", err)
+	}
+	return fw, nil
+}
+
+// Pass ingests every complete file in the spool once, and adopts the files
+// of ingesters that died; a file still being written is left for later and
+// counted in Stats.Waiting. It returns an *UnsafeError for an unsafe spool,
+// or the error that stopped the pass (bad files are no errors).
+func (w *Watcher) Pass(ctx context.Context) (Stats, error) {
+	if err := w.prepare(); err != nil {
+		return Stats{}, err
+	}
+	s, err := w.open()
+	if err != nil {
+		return Stats{}, err
+	}
+	defer s.own.close()
+	t, err := s.pass(ctx, true)
+	return t.Stats, err
+}
+
+func (w *Watcher) prepare() error {
+	if w.Store == nil {
+		return errors.New("spool watcher has no store")
+	}
+	if err := w.Dirs.Make(); err != nil {
+		return err
+	}
+	return CheckSpool(w.Dirs.Spool)
+}
+
+func (w *Watcher) open() (*session, error) {
+	own, err := openIngestDir(w.Dirs.Spool)
+	if err != nil {
+		return nil, err
+	}
+	settle := w.Settle
+	if settle <= 0 {
+		settle = DefaultSettle
+	}
+	return &session{Watcher: w, own: own, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
+}
+
+func (w *Watcher) rescan() time.Duration {
+	if w.Rescan > 0 {
+		return w.Rescan
+	}
+	return claim.DefaultConfig().SpoolRescan
+}
+
+// wait blocks until a pass is due or ctx ends. full says the pass should
+// also adopt the files of dead ingesters: on rescans and after lost events.
+// fw may be nil: then only the timers count.
+func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle <-chan time.Time) (full bool, err error) {
+	var events <-chan fsnotify.Event
+	var errs <-chan error
+	if fw != nil {
+		events, errs = fw.Events, fw.Errors
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return false, nil
+		case <-rescan:
+			return true, nil
+		case <-settle:
+			return false, nil
+		case ev, ok := <-events:
+			if !ok {
+				return false, errors.New("watch spool: fsnotify stopped")
+			}
+			if w.hint(ev) {
+				return drain(fw), nil
+			}
+		case err, ok := <-errs:
+			if !ok {
+				return false, errors.New("watch spool: fsnotify stopped")
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				w.logf("spool events overflowed; rescanning")
+			} else {
+				w.logf("watch spool: %v; rescanning", err)
+			}
+			return true, nil
+		}
+	}
+}
+
+// hint reports whether ev may mean a file to ingest. Renames and removals
+// out of the spool (mostly takes, by this and other ingesters) are not.
+func (w *Watcher) hint(ev fsnotify.Event) bool {
+	if ev.Name == w.Dirs.Spool {
+		return true // the spool itself changed: the pass re-checks it
+	}
+	return candidate(filepath.Base(ev.Name)) &&
+		(ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod))
+}
+
+// drain discards the events already queued, so that a burst of drops costs
+// one pass, not one per file. full reports an error among them.
+func drain(fw *fsnotify.Watcher) (full bool) {
+	for {
+		select {
+		case _, ok := <-fw.Events:
+			if !ok {
+				return full
+			}
+		case _, ok := <-fw.Errors:
+			if !ok {
+				return full
+			}
+			full = true
+		default:
+			return full
+		}
+	}
+}
+
+func (w *Watcher) logf(format string, args ...any) {
+	if w.Log != nil {
+		w.Log(format, args...)
+	}
+}
