@@ -378,8 +378,8 @@ func workerCommand() *cli.Command {
 			},
 			Action: withHome(workerStart),
 		}, {
-			Name:  "stop",
-			Usage: "ask every worker of this home to finish its jobs and exit",
+			Name:        "stop",
+			Usage:       "ask every worker of this home to finish its jobs and exit",
 			Description: `Example: queuectl worker stop --wait --timeout 1m`,
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "wait", Usage: "wait until the workers have exited"},
