@@ -24,20 +24,18 @@ const commitTimeout = 30 * time.Second
 
 // ingest reads, parses and commits a batch of taken files in one
 // transaction, then removes the files whose jobs are committed.
-func (s *session) ingest(ctx context.Context, batch []taken, fromSpool bool, t *tally) error {
+func (s *session) ingest(ctx context.Context, batch []taken, t *tally) error {
 	if len(batch) == 0 {
 		return nil
 	}
-	if fromSpool {
-		// The renames must be durable before the commit: a power loss must
-		// not bring back, under its old name and without its key, a file
-		// whose job is committed.
-		if err := s.own.sync(); err != nil {
-			return err
-		}
-		if err := syncDir(s.Dirs.Spool); err != nil {
-			return err
-		}
+	// The takes must be durable before the commit: a power loss must not
+	// bring back, under its old name and without its key, a file whose job
+	// is committed. (Leftovers may be takes whose sync failed last time.)
+	if err := s.own.sync(); err != nil {
+		return err
+	}
+	if err := syncDir(s.Dirs.Spool); err != nil {
+		return err
 	}
 	jobs := make([]claim.NewJob, 0, len(batch))
 	ready := make([]taken, 0, len(batch))

@@ -84,7 +84,7 @@ func CheckSpool(dir string) error {
 	if uid := owner(fi); uid != os.Getuid() {
 		return &UnsafeError{Dir: dir,
 			Problem: fmt.Sprintf("it is owned by %s, not by %s who runs queuectl, so its owner can make you run commands", userName(uid), userName(os.Getuid())),
-			Fix:     fmt.Sprintf("chown %s %s && chmod 700 %s (as root), or use a home of your own with --home", strconv.Itoa(os.Getuid()), quote(dir), quote(dir))}
+			Fix:     fmt.Sprintf("sudo chown %s %s && chmod 700 %s, or use a home of your own with --home", loginName(os.Getuid()), quote(dir), quote(dir))}
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
 		return &UnsafeError{Dir: dir,
@@ -165,6 +165,14 @@ func userName(uid int) string {
 		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
 	}
 	return fmt.Sprintf("uid %d", uid)
+}
+
+// loginName names uid for a command line: its name, else its number.
+func loginName(uid int) string {
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		return quote(u.Username)
+	}
+	return strconv.Itoa(uid)
 }
 
 // quote quotes s for a POSIX shell, so that fixes can be pasted.

@@ -234,3 +234,21 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return string(b.buf)
 }
+
+// A stray file in .ingesting/ looks like an unlocked directory to flock;
+// it must be left alone, never taken for a dead ingester and removed.
+func TestAdoptLeavesStrayFiles(t *testing.T) {
+	w := newWatcher(t)
+	root := filepath.Join(w.Dirs.Spool, ingesting)
+	os.MkdirAll(root, 0o700)
+	stray := filepath.Join(root, "stray.json")
+	if err := os.WriteFile(stray, []byte(`{"command": "echo"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !exists(stray) {
+		t.Fatal("the stray file was removed")
+	}
+}

@@ -96,16 +96,16 @@ func (d *ingestDir) names() ([]string, error) {
 // owner died is then found a Duplicate, not made a second job. It returns
 // how many files it moved.
 func (d *ingestDir) adopt() (int, error) {
-	owners, err := listNames(d.root)
+	owners, err := os.ReadDir(d.root)
 	if err != nil {
-		return 0, err
+		return 0, fmt.Errorf("list ingest directories: %w", err)
 	}
 	moved := 0
 	var errs []error
-	for _, name := range owners {
-		path := filepath.Join(d.root, name)
-		if path == d.path {
-			continue
+	for _, e := range owners {
+		path := filepath.Join(d.root, e.Name())
+		if path == d.path || !e.IsDir() {
+			continue // a stray file here is nobody's taken file: never removed
 		}
 		other, ok := lockDir(path)
 		if !ok {

@@ -87,13 +87,13 @@ func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 			batch = append(batch, tk)
 		}
 		if len(batch) == batchSize {
-			if err := s.ingest(ctx, batch, true, &t); err != nil {
+			if err := s.ingest(ctx, batch, &t); err != nil {
 				return t, err
 			}
 			batch = batch[:0]
 		}
 	}
-	return t, s.ingest(ctx, batch, true, &t)
+	return t, s.ingest(ctx, batch, &t)
 }
 
 // ingestLeftovers ingests the files already in the own directory: adopted,
@@ -116,13 +116,13 @@ func (s *session) ingestLeftovers(ctx context.Context, t *tally) error {
 		}
 		batch = append(batch, tk)
 		if len(batch) == batchSize {
-			if err := s.ingest(ctx, batch, false, t); err != nil {
+			if err := s.ingest(ctx, batch, t); err != nil {
 				return err
 			}
 			batch = batch[:0]
 		}
 	}
-	return s.ingest(ctx, batch, false, t)
+	return s.ingest(ctx, batch, t)
 }
 
 // take decides about one spool entry: reject it, leave it waiting, leave it
