@@ -59,9 +59,9 @@ func exitCode(err error, stderr io.Writer) int {
 		return coded.code
 	}
 	fmt.Fprintf(stderr, "queuectl: error: %v\n", err)
-	var h *hinted
+	var h interface{ Hint() string }
 	if errors.As(err, &h) {
-		fmt.Fprintf(stderr, "queuectl: hint: %s\n", h.hint)
+		fmt.Fprintf(stderr, "queuectl: hint: %s\n", h.Hint())
 	}
 	switch {
 	case errors.As(err, &coded):
@@ -92,6 +92,7 @@ type hinted struct {
 }
 
 func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Hint() string  { return h.hint }
 func (h *hinted) Unwrap() error { return h.err }
 
 func withHint(err error, hint string) error { return &hinted{err, hint} }
@@ -402,20 +403,24 @@ func workerStart(c *cli.Context, h *home) error {
 	if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
 		logf(c)("dead/: %v", err)
 	}
+	// The watcher ends with the worker, however the worker stops: a signal,
+	// `worker stop`, or the end of a drain.
+	watching, endWatch := context.WithCancel(soft)
+	defer endWatch()
 	ingesting := make(chan error, 1)
-	if !c.Bool("no-spool") {
+	if c.Bool("no-spool") {
+		ingesting <- nil
+	} else {
 		if err := spool.CheckSpool(h.dirs.Spool); err != nil {
 			return err
 		}
-		go func() { ingesting <- newWatcher(c, h).Run(soft) }()
+		go func() { ingesting <- newWatcher(c, h).Run(watching) }()
 	}
 	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
 		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(c, h), Log: logf(c)}
 	err := w.Run(soft, hard)
-	if !c.Bool("no-spool") {
-		<-ingesting
-	}
-	return err
+	endWatch()
+	return firstErr(err, <-ingesting)
 }
 
 // onDead writes dead/<id>.json for a job that just died.

@@ -36,13 +36,21 @@ func (h *qhome) command(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runLimit bounds every queuectl run that a test waits for.
+const runLimit = 2 * time.Minute
+
 // run runs queuectl to its end and returns its output and exit code.
 func (h *qhome) run(args ...string) (stdout, stderr string, code int) {
 	h.t.Helper()
 	cmd := h.command(args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	// A command that hangs fails the test instead of hanging it.
+	limit := time.AfterFunc(runLimit, func() { cmd.Process.Kill() })
 	err := cmd.Run()
+	if !limit.Stop() {
+		h.t.Fatalf("queuectl %s: still running after %v; killed\nstderr: %s", strings.Join(args, " "), runLimit, errb.String())
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		code = ee.ExitCode()
@@ -291,7 +299,8 @@ func TestJobsWaitForAWorker(t *testing.T) {
 	if n := h.count("pending"); n != 5 {
 		t.Fatalf("%d pending before any worker, want 5", n)
 	}
-	h.must("worker", "start", "--drain", "--no-spool", "--count", "2")
+	// With the spool watcher on: a drain must end the watcher too.
+	h.must("worker", "start", "--drain", "--count", "2")
 	if n := h.count("completed"); n != 5 {
 		t.Errorf("%d completed after a worker ran, want 5", n)
 	}
@@ -304,7 +313,7 @@ func TestWorkerStopFromAnotherProcess(t *testing.T) {
 		h.must("enqueue", "--id", fmt.Sprintf("s%d", i), "--command",
 			fmt.Sprintf("touch %s/started%d; sleep 1; echo ok > %s/done%d", dir, i, dir, i))
 	}
-	w1 := h.start("worker", "start", "--no-spool")
+	w1 := h.start("worker", "start") // also watching the spool: the watcher must stop too
 	w2 := h.start("worker", "start", "--no-spool")
 	waitFor(t, 10*time.Second, "both jobs to start", func() bool {
 		_, err0 := os.Stat(filepath.Join(dir, "started0"))
