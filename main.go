@@ -411,7 +411,9 @@ func workerStart(c *cli.Context, h *home) error {
 	if c.Bool("no-spool") {
 		ingesting <- nil
 	} else {
-		if err := spool.CheckSpool(h.dirs.Spool); err != nil {
+		// One pass before the first claim, so that a drain sees what was
+		// already dropped.
+		if _, err := newWatcher(c, h).Pass(c.Context); err != nil {
 			return err
 		}
 		go func() { ingesting <- newWatcher(c, h).Run(watching) }()
