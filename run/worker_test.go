@@ -1,0 +1,205 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func mustOpenStore(tb testing.TB) *claim.Store {
+	tb.Helper()
+	s, err := claim.Open(filepath.Join(tb.TempDir(), "queue.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newWorker(tb testing.TB, s *claim.Store) *Worker {
+	tb.Helper()
+	cfg := claim.DefaultConfig()
+	cfg.PollInterval = 50 * time.Millisecond
+	cfg.StopTimeout = time.Second
+	return &Worker{Store: s, Config: cfg, Slots: 2, LogDir: filepath.Join(tb.TempDir(), "logs"), Drain: true,
+		Log: func(format string, args ...any) { tb.Logf(format, args...) }}
+}
+
+func enqueue(tb testing.TB, s *claim.Store, nj claim.NewJob) claim.Job {
+	tb.Helper()
+	r, err := s.Enqueue(context.Background(), nj)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return r.Job
+}
+
+func get(tb testing.TB, s *claim.Store, id string) claim.Job {
+	tb.Helper()
+	j, err := s.Get(context.Background(), id)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return j
+}
+
+func drain(tb testing.TB, w *Worker) {
+	tb.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := w.Run(ctx, ctx); err != nil {
+		tb.Fatalf("Run = %v, want nil", err)
+	}
+}
+
+func waitFor(tb testing.TB, what string, cond func() bool) {
+	tb.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			tb.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestTimeoutKillsWholeProcessGroup(t *testing.T) {
+	s := mustOpenStore(t)
+	pidFile := filepath.Join(t.TempDir(), "pid")
+	timeout, one := 300*time.Millisecond, 1
+	enqueue(t, s, claim.NewJob{ID: "slow", Command: "sleep 30 & echo $! > " + pidFile + "; wait",
+		Timeout: &timeout, MaxRetries: &one})
+	drain(t, newWorker(t, s))
+
+	j := get(t, s, "slow")
+	if j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 300ms") {
+		t.Errorf("state %s, last_error %q; want dead, timed out after 300ms", j.State, j.LastError)
+	}
+	data, err := os.ReadFile(pidFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	waitFor(t, "the job's background child to be killed", func() bool { return !alive(pid) })
+}
+
+func TestEnvCwdAndSeparateLogs(t *testing.T) {
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	enqueue(t, s, claim.NewJob{ID: "env", Command: `echo "$GREETING from $(pwd) as $QUEUECTL_JOB_ID"; echo warn >&2`,
+		Env: map[string]string{"GREETING": "hello"}, Cwd: dir})
+	w := newWorker(t, s)
+	drain(t, w)
+
+	out, _ := os.ReadFile(filepath.Join(w.LogDir, "env", "1.out"))
+	if want := "hello from " + dir + " as env\n"; string(out) != want {
+		t.Errorf("stdout log = %q, want %q", out, want)
+	}
+	errLog, _ := os.ReadFile(filepath.Join(w.LogDir, "env", "1.err"))
+	if string(errLog) != "warn\n" {
+		t.Errorf("stderr log = %q, want %q", errLog, "warn\n")
+	}
+	fi, err := os.Stat(filepath.Join(w.LogDir, "env", "1.out"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("log mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+}
+
+func TestReaperRecoversRunOfDeadProcess(t *testing.T) {
+	s := mustOpenStore(t)
+	enqueue(t, s, claim.NewJob{ID: "orphaned", Command: "true"})
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	c := claim.Claimant{WorkerID: "crashed", Host: host, PID: gone.Process.Pid, Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t, s)
+	w.host, w.id = host, "reaper"
+	w.reapOnce(context.Background())
+
+	j := get(t, s, "orphaned")
+	if j.State != claim.Pending || j.Attempts != 0 || j.Lost != 1 {
+		t.Errorf("after reap: state %s attempts %d lost %d; want pending 0 1", j.State, j.Attempts, j.Lost)
+	}
+}
+
+func TestReaperLeavesLiveLeasedRunAlone(t *testing.T) {
+	s := mustOpenStore(t)
+	enqueue(t, s, claim.NewJob{ID: "busy", Command: "true"})
+	host, _ := os.Hostname()
+	c := claim.Claimant{WorkerID: "other", Host: host, PID: os.Getpid(), Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(context.Background(), c); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t, s)
+	w.host, w.id = host, "reaper"
+	w.reapOnce(context.Background())
+	if j := get(t, s, "busy"); j.State != claim.Processing {
+		t.Errorf("state %s, want processing: its worker is alive and its lease current", j.State)
+	}
+}
+
+func TestHardStopPutsRunningJobBack(t *testing.T) {
+	s := mustOpenStore(t)
+	started := filepath.Join(t.TempDir(), "started")
+	enqueue(t, s, claim.NewJob{ID: "long", Command: "touch " + started + "; sleep 30"})
+	w := newWorker(t, s)
+	w.Drain = false
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	defer stopHard()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(soft, hard) }()
+	waitFor(t, "the job to start", func() bool { _, err := os.Stat(started); return err == nil })
+	stopSoft()
+	stopHard()
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrInterrupted) {
+			t.Errorf("Run = %v, want ErrInterrupted", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after a hard stop")
+	}
+	if j := get(t, s, "long"); j.State != claim.Pending || j.Attempts != 0 {
+		t.Errorf("state %s attempts %d, want pending 0", j.State, j.Attempts)
+	}
+}
+
+func TestFollowCopiesUntilTheRunEnds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "1.out")
+	var ended atomic.Bool
+	var out bytes.Buffer
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(context.Background(), &out, path, 5*time.Millisecond, func() (bool, error) { return ended.Load(), nil })
+	}()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("one\n")
+	f.WriteString("two\n")
+	f.Close()
+	ended.Store(true)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != "one\ntwo\n" {
+		t.Errorf("Follow wrote %q, want %q", out.String(), "one\ntwo\n")
+	}
+}
