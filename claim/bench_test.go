@@ -69,3 +69,29 @@ func BenchmarkEnqueueEach(b *testing.B) {
 	}
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
 }
+
+// BenchmarkCompleteAndClaim measures a busy slot's one write per job: the
+// last job's completion and the next claim in one transaction.
+func BenchmarkCompleteAndClaim(b *testing.B) {
+	s := mustOpenStore(b)
+	for i := 0; i < b.N+1; i += 1000 {
+		batch := make([]claim.NewJob, min(1000, b.N+1-i))
+		for k := range batch {
+			batch[k] = claim.NewJob{Command: "true"}
+		}
+		if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+	c := claimant(b, "bench")
+	_, r, err := s.Claim(b.Context(), c)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for range b.N {
+		if _, r, _, err = s.CompleteAndClaim(b.Context(), r, c); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

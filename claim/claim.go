@@ -30,31 +30,74 @@ func (s *Store) Claim(ctx context.Context, c Claimant) (Job, Run, error) {
 	now := s.now()
 	var job Job
 	var run Run
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		q, args := claimQuery(c, now)
-		j, err := scanJob(tx.QueryRowContext(ctx, q, args...))
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrNoJob
-		}
-		if err != nil {
-			return fmt.Errorf("claim job: %w", err)
-		}
-		dir := filepath.Join(c.LogDir, j.ID)
-		r := Run{JobID: j.ID, Attempt: j.Runs, WorkerID: c.WorkerID, Host: c.Host, PID: c.PID,
-			StartedAt:  time.Unix(0, now).UTC(),
-			StdoutPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".out"),
-			StderrPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".err")}
-		_, err = tx.ExecContext(ctx, `INSERT INTO runs (job_id, attempt, worker_id, host, pid,
-			started_at, stdout_path, stderr_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			r.JobID, r.Attempt, r.WorkerID, r.Host, r.PID, now, r.StdoutPath, r.StderrPath)
-		if err != nil {
-			return fmt.Errorf("record run: %w", err)
-		}
-		job, run = j, r
-		return nil
+	q, args := claimQuery(c, now)
+	s.prepare(ctx, q, insertRun)
+	// Light: a claim a power cut takes back is a job pending again, and the
+	// run it started died with the machine.
+	err := s.write(ctx, light, func(tx *sql.Tx) (err error) {
+		job, run, err = s.claimIn(ctx, tx, c, now, q, args)
+		return err
 	})
 	return job, run, err
 }
+
+// CompleteAndClaim is Complete(done) and then Claim(c), in one transaction:
+// a busy slot's one write per job instead of two. lost reports that done
+// had been recovered meanwhile (Complete's ErrLost): its result is dropped,
+// and the claim happens all the same. The error is ErrNoJob when nothing is
+// runnable, with done completed all the same; any other error means that
+// nothing was recorded.
+func (s *Store) CompleteAndClaim(ctx context.Context, done Run, c Claimant) (j Job, r Run, lost bool, err error) {
+	now := s.now()
+	q, args := claimQuery(c, now)
+	s.prepare(ctx, completeJob, endRunQuery, q, insertRun)
+	var none bool
+	err = s.write(ctx, light, func(tx *sql.Tx) error {
+		err := s.finishIn(ctx, tx, done, completeJob, completeArgs(done, now), now, OutcomeCompleted, intPtr(0), "")
+		if lost = errors.Is(err, ErrLost); err != nil && !lost {
+			return err
+		}
+		j, r, err = s.claimIn(ctx, tx, c, now, q, args)
+		if none = errors.Is(err, ErrNoJob); none {
+			return nil // commit the completion
+		}
+		return err
+	})
+	if err != nil {
+		return Job{}, Run{}, false, err
+	}
+	if !lost {
+		s.notify()
+	}
+	if none {
+		return Job{}, Run{}, lost, ErrNoJob
+	}
+	return j, r, lost, nil
+}
+
+// claimIn claims with the claim query q (of claimQuery) in tx.
+func (s *Store) claimIn(ctx context.Context, tx *sql.Tx, c Claimant, now int64, q string, args []any) (Job, Run, error) {
+	j, err := scanJob(s.queryRow(ctx, tx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Job{}, Run{}, ErrNoJob
+	}
+	if err != nil {
+		return Job{}, Run{}, fmt.Errorf("claim job: %w", err)
+	}
+	dir := filepath.Join(c.LogDir, j.ID)
+	r := Run{JobID: j.ID, Attempt: j.Runs, WorkerID: c.WorkerID, Host: c.Host, PID: c.PID,
+		StartedAt:  time.Unix(0, now).UTC(),
+		StdoutPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".out"),
+		StderrPath: filepath.Join(dir, strconv.Itoa(j.Runs)+".err")}
+	_, err = s.exec(ctx, tx, insertRun, r.JobID, r.Attempt, r.WorkerID, r.Host, r.PID, now, r.StdoutPath, r.StderrPath)
+	if err != nil {
+		return Job{}, Run{}, fmt.Errorf("record run: %w", err)
+	}
+	return j, r, nil
+}
+
+const insertRun = `INSERT INTO runs (job_id, attempt, worker_id, host, pid,
+	started_at, stdout_path, stderr_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 func claimQuery(c Claimant, now int64) (string, []any) {
 	filter, queueArgs := inQueues(c.Queues)
@@ -71,8 +114,12 @@ func claimQuery(c Claimant, now int64) (string, []any) {
 // Started records the process group of a run, so that whoever recovers the
 // run after a crash can kill what is left of it.
 func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
-	_, err := s.db.ExecContext(ctx, "UPDATE runs SET pgid = ? WHERE job_id = ? AND attempt = ?",
-		pgid, r.JobID, r.Attempt)
+	const q = "UPDATE runs SET pgid = ? WHERE job_id = ? AND attempt = ?"
+	s.prepare(ctx, q)
+	err := s.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := s.exec(ctx, tx, q, pgid, r.JobID, r.Attempt)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("record run start: %w", err)
 	}
@@ -82,13 +129,15 @@ func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
 // Complete marks the run and its job completed. ErrLost: the run was
 // recovered by another worker meanwhile, and the job is no longer ours.
 func (s *Store) Complete(ctx context.Context, r Run) error {
-	now := s.now()
-	return s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
-		return tx.ExecContext(ctx, `UPDATE jobs SET state = 'completed', exit_code = 0,
-			last_error = NULL, worker_id = NULL, lease_until = NULL, updated_at = ?, finished_at = ?
-			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
-			now, now, r.JobID, r.Attempt, r.WorkerID)
-	}, OutcomeCompleted, intPtr(0), "")
+	return s.finish(ctx, light, r, completeJob, completeArgs(r, s.now()), OutcomeCompleted, intPtr(0), "")
+}
+
+const completeJob = `UPDATE jobs SET state = 'completed', exit_code = 0,
+	last_error = NULL, worker_id = NULL, lease_until = NULL, updated_at = ?, finished_at = ?
+	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`
+
+func completeArgs(r Run, now int64) []any {
+	return []any{now, now, r.JobID, r.Attempt, r.WorkerID}
 }
 
 // Fail records a failed run of j (as claimed). The job waits
@@ -101,14 +150,14 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 		next = Dead
 	}
 	runAfter := now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff))
-	err := s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
-		return tx.ExecContext(ctx, `UPDATE jobs SET state = ?, exit_code = ?, last_error = ?,
+	// Durable: a dead job gets a dead/ file, and someone may act on the
+	// failure; failures are rare enough to pay for the fsync.
+	err := s.finish(ctx, durable, r, `UPDATE jobs SET state = ?, exit_code = ?, last_error = ?,
 			run_after = ?, worker_id = NULL, lease_until = NULL, updated_at = ?,
 			finished_at = CASE WHEN ? = 'dead' THEN ? END
 			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
-			string(next), exitCode, errText, runAfter.UnixNano(), now.UnixNano(),
-			string(next), now.UnixNano(), r.JobID, r.Attempt, r.WorkerID)
-	}, OutcomeFailed, exitCode, errText)
+		[]any{string(next), exitCode, errText, runAfter.UnixNano(), now.UnixNano(),
+			string(next), now.UnixNano(), r.JobID, r.Attempt, r.WorkerID}, OutcomeFailed, exitCode, errText)
 	return next, err
 }
 
@@ -116,26 +165,19 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 // attempt, for a worker stopped by a second signal.
 func (s *Store) Release(ctx context.Context, r Run, reason string) error {
 	now := s.now()
-	return s.finish(ctx, r, func(tx *sql.Tx) (sql.Result, error) {
-		return tx.ExecContext(ctx, `UPDATE jobs SET state = 'pending', attempts = attempts - 1,
+	return s.finish(ctx, durable, r, `UPDATE jobs SET state = 'pending', attempts = attempts - 1,
 			run_after = ?, worker_id = NULL, lease_until = NULL, updated_at = ?
 			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
-			now, now, r.JobID, r.Attempt, r.WorkerID)
-	}, OutcomeInterrupted, nil, reason)
+		[]any{now, now, r.JobID, r.Attempt, r.WorkerID}, OutcomeInterrupted, nil, reason)
 }
 
-// finish applies a job update owned by run r and closes the run record, in
-// one transaction.
-func (s *Store) finish(ctx context.Context, r Run, update func(*sql.Tx) (sql.Result, error), outcome string, exitCode *int, errText string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
-		res, err := update(tx)
-		if err != nil {
-			return fmt.Errorf("finish job %s: %w", r.JobID, err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("finish job %s attempt %d: %w", r.JobID, r.Attempt, ErrLost)
-		}
-		return endRun(ctx, tx, r.JobID, r.Attempt, s.now(), outcome, exitCode, errText)
+// finish applies a job update owned by run r (the statement update with
+// args) and closes the run record, in one transaction committed with
+// durability d.
+func (s *Store) finish(ctx context.Context, d durability, r Run, update string, args []any, outcome string, exitCode *int, errText string) error {
+	s.prepare(ctx, update, endRunQuery)
+	err := s.write(ctx, d, func(tx *sql.Tx) error {
+		return s.finishIn(ctx, tx, r, update, args, s.now(), outcome, exitCode, errText)
 	})
 	if err == nil {
 		s.notify()
@@ -143,9 +185,24 @@ func (s *Store) finish(ctx context.Context, r Run, update func(*sql.Tx) (sql.Res
 	return err
 }
 
-func endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now int64, outcome string, exitCode *int, errText string) error {
-	_, err := tx.ExecContext(ctx, `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
-		WHERE job_id = ? AND attempt = ?`, now, outcome, exitCode, nullString(errText), jobID, attempt)
+// finishIn is the transaction of finish: ErrLost when update (with args)
+// changes no job.
+func (s *Store) finishIn(ctx context.Context, tx *sql.Tx, r Run, update string, args []any, now int64, outcome string, exitCode *int, errText string) error {
+	res, err := s.exec(ctx, tx, update, args...)
+	if err != nil {
+		return fmt.Errorf("finish job %s: %w", r.JobID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("finish job %s attempt %d: %w", r.JobID, r.Attempt, ErrLost)
+	}
+	return s.endRun(ctx, tx, r.JobID, r.Attempt, now, outcome, exitCode, errText)
+}
+
+const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
+	WHERE job_id = ? AND attempt = ?`
+
+func (s *Store) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now int64, outcome string, exitCode *int, errText string) error {
+	_, err := s.exec(ctx, tx, endRunQuery, now, outcome, exitCode, nullString(errText), jobID, attempt)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)
 	}
@@ -179,10 +236,25 @@ func (s *Store) HasWork(ctx context.Context, queues []string) (bool, error) {
 	filter, queueArgs := inQueues(queues)
 	args := append([]any{s.now()}, queueArgs...)
 	var ok bool
-	if err := s.db.QueryRowContext(ctx, q+filter+")", args...).Scan(&ok); err != nil {
+	if err := s.queryRow(ctx, nil, q+filter+")", args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("look for work: %w", err)
 	}
 	return ok, nil
+}
+
+// NextRunAfter returns when the first job in queues (all queues when empty)
+// that waits for its not-before time (a delay, run_at, or a retry's
+// backoff) becomes runnable; the zero time when none waits. An idle worker
+// sleeps until then rather than until its next poll.
+func (s *Store) NextRunAfter(ctx context.Context, queues []string) (time.Time, error) {
+	filter, queueArgs := inQueues(queues)
+	q := `SELECT min(run_after) FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND run_after > ?` + filter
+	var next sql.NullInt64
+	if err := s.queryRow(ctx, nil, q, append([]any{s.now()}, queueArgs...)...).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)
+	}
+	return fromNanos(next), nil
 }
 
 // inQueues is the SQL condition for "queue is one of queues" (true when

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strconv"
 	"strings"
@@ -110,7 +111,7 @@ func normalize(key ConfigKey, unit time.Duration, value string) (string, error) 
 // Config reads the configuration: defaults, overlaid by what was set.
 func (s *Store) Config(ctx context.Context) (Config, error) {
 	c := DefaultConfig()
-	rows, err := s.db.QueryContext(ctx, "SELECT key, value FROM config")
+	rows, err := s.query(ctx, nil, "SELECT key, value FROM config")
 	if err != nil {
 		return c, fmt.Errorf("read config: %w", err)
 	}
@@ -139,8 +140,11 @@ func (s *Store) SetConfig(ctx context.Context, name, value string) (string, stri
 	if err != nil {
 		return "", "", err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
-		ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)
+	err = s.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
+			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)
+		return err
+	})
 	if err != nil {
 		return "", "", fmt.Errorf("set config: %w", err)
 	}

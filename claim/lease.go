@@ -15,7 +15,7 @@ type InFlight struct {
 
 // InFlight returns the current run of every processing job.
 func (s *Store) InFlight(ctx context.Context) ([]InFlight, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
+	rows, err := s.query(ctx, nil, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
 		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
 		WHERE j.state = 'processing'`)
 	if err != nil {
@@ -40,13 +40,13 @@ func (s *Store) InFlight(ctx context.Context) ([]InFlight, error) {
 // to stop.
 func (s *Store) Renew(ctx context.Context, workerID string, lease time.Duration) (stopping bool, err error) {
 	now := s.now()
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE jobs SET lease_until = ?
+	err = s.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := s.exec(ctx, tx, `UPDATE jobs SET lease_until = ?
 			WHERE worker_id = ? AND state = 'processing'`, now+int64(lease), workerID)
 		if err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
-		err = tx.QueryRowContext(ctx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
+		err = s.queryRow(ctx, tx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
 			RETURNING stopping`, now, workerID).Scan(&stopping)
 		if err == sql.ErrNoRows {
 			// The row was reaped while this worker stalled; it is alive, so say so again.
@@ -66,7 +66,7 @@ func (s *Store) Recover(ctx context.Context, f InFlight) (State, error) {
 	now := s.now()
 	var next State
 	err := s.tx(ctx, func(tx *sql.Tx) error {
-		err := tx.QueryRowContext(ctx, `UPDATE jobs SET
+		err := s.queryRow(ctx, tx, `UPDATE jobs SET
 				state = CASE WHEN lost + 1 >= ? THEN 'dead' ELSE 'pending' END,
 				last_error = CASE WHEN lost + 1 >= ? THEN ? ELSE last_error END,
 				finished_at = CASE WHEN lost + 1 >= ? THEN ? END,
@@ -82,7 +82,7 @@ func (s *Store) Recover(ctx context.Context, f InFlight) (State, error) {
 		if err != nil {
 			return fmt.Errorf("recover job %s: %w", f.JobID, err)
 		}
-		return endRun(ctx, tx, f.JobID, f.Attempt, now, OutcomeLost, nil, "worker lost")
+		return s.endRun(ctx, tx, f.JobID, f.Attempt, now, OutcomeLost, nil, "worker lost")
 	})
 	if err == nil {
 		s.notify()

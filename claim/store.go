@@ -6,6 +6,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
 	"os"
 	"time"
@@ -17,17 +18,25 @@ import (
 //go:embed schema.sql
 var schemaV1 string
 
+//go:embed migration2.sql
+var migration2 string
+
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1}
+var migrations = []string{schemaV1, migration2}
 
 // Store is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.
 type Store struct {
 	db   *sql.DB
 	path string
+	file os.FileInfo // the file opened at path, to tell when it is replaced
 	// Now is the clock; tests replace it so that backoff and leases never sleep.
 	Now func() time.Time
+
+	stmts stmtCache
+	level syncState
+	wake  wakeFile
 }
 
 // Open opens (creating, mode 0600) the database at path and brings its
@@ -37,7 +46,11 @@ func Open(path string) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
+	file, err := f.Stat()
 	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
 	db, err := sql.Open("sqlite", dsn(path))
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -45,7 +58,7 @@ func Open(path string) (*Store, error) {
 	// One connection per process: writers in one process queue in Go instead
 	// of spinning in SQLite's busy handler; other processes wait on the lock.
 	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path, Now: time.Now}
+	s := &Store{db: db, path: path, file: file, Now: time.Now}
 	err = s.migrate(context.Background())
 	// The first connections to a new file race to switch it to WAL, and
 	// SQLite fails the losers with SQLITE_BUSY at once instead of waiting
@@ -76,20 +89,42 @@ func dsn(path string) string {
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
 
+// CheckFile returns an ErrReplaced error when the file at the store's path
+// is no longer the one it opened. SQLite's open descriptors still reach the
+// old file, so writes would succeed where no other process looks; every
+// write checks first, and idle long-running callers may check themselves.
+func (s *Store) CheckFile() error {
+	fi, err := os.Stat(s.path)
+	if err == nil && os.SameFile(fi, s.file) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("check database file: %w", err)
+	}
+	return fmt.Errorf("%w: %s was deleted or replaced while queuectl had it open; start queuectl again to use the file now there", ErrReplaced, s.path)
+}
+
 // Path returns the database file's path.
 func (s *Store) Path() string { return s.path }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error {
+	s.wake.close()
+	s.stmts.close()
+	return s.db.Close()
+}
 
 func (s *Store) migrate(ctx context.Context) error {
+	// Most opens find the schema current: read the version without taking
+	// the write lock, which would cost every command an fsync'd commit.
+	version, err := schemaVersion(s.db.QueryRowContext(ctx, "PRAGMA user_version"))
+	if err != nil || version == len(migrations) {
+		return err
+	}
 	return s.tx(ctx, func(tx *sql.Tx) error {
-		var version int
-		if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-			return fmt.Errorf("read schema version: %w", err)
-		}
-		if version > len(migrations) {
-			return fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+		version, err := schemaVersion(tx.QueryRowContext(ctx, "PRAGMA user_version"))
+		if err != nil {
+			return err
 		}
 		for v := version; v < len(migrations); v++ {
 			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
@@ -103,20 +138,17 @@ func (s *Store) migrate(ctx context.Context) error {
 	})
 }
 
-// tx runs fn in one BEGIN IMMEDIATE transaction and commits it.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("begin: %w", err)
+// schemaVersion reads the schema version and refuses one newer than this
+// binary.
+func schemaVersion(row *sql.Row) (int, error) {
+	var version int
+	if err := row.Scan(&version); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
 	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
+	if version > len(migrations) {
+		return 0, fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
 	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("commit: %w", err)
-	}
-	return nil
+	return version, nil
 }
 
 func (s *Store) now() int64 { return s.Now().UnixNano() }

@@ -161,8 +161,8 @@ func TestOpenConcurrentFresh(t *testing.T) {
 		if t.Failed() {
 			return
 		}
-		if v := userVersion(t, path); v != 1 {
-			t.Fatalf("user_version after concurrent opens = %d, want 1", v)
+		if v := userVersion(t, path); v != schemaVersion {
+			t.Fatalf("user_version after concurrent opens = %d, want %d", v, schemaVersion)
 		}
 	}
 }
@@ -188,6 +188,9 @@ func userVersion(tb testing.TB, path string) int {
 	return v
 }
 
+// schemaVersion is the user_version of a database this binary made.
+const schemaVersion = 2
+
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "queue.db")
@@ -200,13 +203,13 @@ func TestMigrationsReopenVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if v := userVersion(t, path); v != 1 {
-		t.Fatalf("user_version after Open = %d, want 1", v)
+	if v := userVersion(t, path); v != schemaVersion {
+		t.Fatalf("user_version after Open = %d, want %d", v, schemaVersion)
 	}
 
 	s2 := mustOpenPath(t, path)
-	if v := userVersion(t, path); v != 1 {
-		t.Errorf("user_version after reopen = %d, want 1", v)
+	if v := userVersion(t, path); v != schemaVersion {
+		t.Errorf("user_version after reopen = %d, want %d", v, schemaVersion)
 	}
 	if j := mustGet(t, s2, "kept"); j.State != claim.Pending {
 		t.Errorf("job after reopen: state %s, want pending", j.State)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"sync"
 
 	"github.com/fsnotify/fsnotify"
 )
@@ -15,14 +16,37 @@ import (
 
 func (s *Store) wakePath() string { return s.path + "-wake" }
 
-// notify writes to the wake file. Errors are ignored: see above.
+// notify writes to the wake file. Errors are ignored: see above. The file
+// stays open for the next notify: a busy worker notifies once per job.
 func (s *Store) notify() {
-	f, err := os.OpenFile(s.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
-	if err != nil {
-		return
+	s.wake.mu.Lock()
+	defer s.wake.mu.Unlock()
+	if s.wake.f == nil {
+		f, err := os.OpenFile(s.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
+		if err != nil {
+			return
+		}
+		s.wake.f = f
 	}
-	f.WriteAt([]byte{'.'}, 0)
-	f.Close()
+	if _, err := s.wake.f.WriteAt([]byte{'.'}, 0); err != nil {
+		s.wake.f.Close() // opened afresh next time
+		s.wake.f = nil
+	}
+}
+
+// wakeFile is the wake file as the store holds it open.
+type wakeFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (w *wakeFile) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
 }
 
 // Changes returns a channel that receives soon after any process commits a

@@ -24,8 +24,11 @@ type WorkerInfo struct {
 // RegisterWorker adds a worker process to the registry.
 func (s *Store) RegisterWorker(ctx context.Context, w WorkerInfo) error {
 	now := s.now()
-	_, err := s.db.ExecContext(ctx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","), now, now)
+	err := s.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := s.exec(ctx, tx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","), now, now)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("register worker: %w", err)
 	}
@@ -35,7 +38,10 @@ func (s *Store) RegisterWorker(ctx context.Context, w WorkerInfo) error {
 // RemoveWorker deletes a worker from the registry: on a clean exit, or when
 // a reaper finds it gone.
 func (s *Store) RemoveWorker(ctx context.Context, id string) error {
-	_, err := s.db.ExecContext(ctx, "DELETE FROM workers WHERE id = ?", id)
+	err := s.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := s.exec(ctx, tx, "DELETE FROM workers WHERE id = ?", id)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("remove worker: %w", err)
 	}
@@ -46,7 +52,7 @@ func (s *Store) RemoveWorker(ctx context.Context, id string) error {
 // Workers lists the registry, oldest first. Rows of crashed workers stay
 // until a reaper removes them; callers judge liveness by HeartbeatAt.
 func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, host, pid, slots, queues, started_at,
+	rows, err := s.query(ctx, nil, `SELECT id, host, pid, slots, queues, started_at,
 		heartbeat_at, stopping FROM workers ORDER BY started_at`)
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", err)
@@ -72,11 +78,17 @@ func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 // RequestStop asks every registered worker to stop gracefully and returns
 // how many were asked. Workers see the request on their next wake-up.
 func (s *Store) RequestStop(ctx context.Context) (int, error) {
-	res, err := s.db.ExecContext(ctx, "UPDATE workers SET stopping = 1")
+	var n int64
+	err := s.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE workers SET stopping = 1")
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
 	if err != nil {
 		return 0, fmt.Errorf("request stop: %w", err)
 	}
-	n, _ := res.RowsAffected()
 	s.notify()
 	return int(n), nil
 }
@@ -84,7 +96,7 @@ func (s *Store) RequestStop(ctx context.Context) (int, error) {
 // StopRequested reports whether `worker stop` asked worker id to stop.
 func (s *Store) StopRequested(ctx context.Context, id string) (bool, error) {
 	var stopping bool
-	err := s.db.QueryRowContext(ctx, "SELECT stopping FROM workers WHERE id = ?", id).Scan(&stopping)
+	err := s.queryRow(ctx, nil, "SELECT stopping FROM workers WHERE id = ?", id).Scan(&stopping)
 	if errors.Is(err, sql.ErrNoRows) {
 		return false, nil
 	}

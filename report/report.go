@@ -51,6 +51,10 @@
 // order of claim.ConfigKeys: an array keeps that order and the defaults,
 // which a plain {"key": "value"} object would lose.
 //
+// `bench --json` is an array of {scenario, rate_per_s, p50, p99, unit,
+// limit, ratio, target, met}; rate_per_s, p50, p99 and unit only where
+// measured (see Printer.Bench).
+//
 // Every list is exactly one JSON array, `[]` when empty, never null.
 package report
 

@@ -39,6 +39,8 @@ type Worker struct {
 
 	id, host string
 	wake     broadcast
+	failed   error // what stopped the worker on its own, if anything
+	failOnce sync.Once
 	running  atomic.Int32 // jobs running in this worker's slots
 }
 
@@ -46,7 +48,9 @@ type Worker struct {
 // stop` asks, or a drain ends), then lets running jobs finish and returns
 // nil. If hard is cancelled too, running jobs are stopped (process group
 // TERM, then KILL after stop-timeout), put back to pending, and Run returns
-// ErrInterrupted. All goroutines Run starts end before it returns.
+// ErrInterrupted. When the database file is deleted or replaced under it,
+// it stops gracefully too and returns that claim.ErrReplaced error. All
+// goroutines Run starts end before it returns.
 func (w *Worker) Run(soft, hard context.Context) error {
 	w.host, _ = os.Hostname()
 	w.id = newWorkerID(w.host)
@@ -85,6 +89,9 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	slots.Wait()
 	stop()
 	bg.Wait()
+	if w.failed != nil {
+		return w.failed
+	}
 	if hardStopped {
 		return ErrInterrupted
 	}
@@ -107,18 +114,30 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 			w.idle(soft, woken)
 			continue
 		}
+		if errors.Is(err, claim.ErrReplaced) {
+			w.fail(err, stop)
+			return interrupted
+		}
 		if err != nil {
 			w.logf("claim: %v", err)
 			w.idle(soft, woken)
 			continue
 		}
 		w.running.Add(1)
-		if w.runOne(hard, j, r) {
-			interrupted = true
+		for next := (&claimed{j, r}); next != nil; {
+			var stopped bool
+			stopped, next = w.runOne(soft, hard, c, next.job, next.run)
+			interrupted = interrupted || stopped
 		}
 		w.running.Add(-1)
 	}
 	return interrupted
+}
+
+// claimed is a job a slot holds, with the run it claimed it as.
+type claimed struct {
+	job claim.Job
+	run claim.Run
 }
 
 // idle waits for a wake-up, the poll interval, or the end of soft.
@@ -145,30 +164,82 @@ func (w *Worker) drained(ctx context.Context) bool {
 
 // runOne runs a claimed job and records how it ended. Bookkeeping outlives
 // the contexts, with a bound, so that a shutdown never strands a job in
-// processing. It reports whether a hard stop interrupted the job.
-func (w *Worker) runOne(hard context.Context, j claim.Job, r claim.Run) bool {
+// processing. It reports whether a hard stop interrupted the job. When the
+// job completed and soft still runs, the slot's next job is claimed in the
+// same transaction and returned.
+func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (bool, *claimed) {
 	res := w.execute(hard, j, r)
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
-	defer cancel()
-	var err error
-	switch {
-	case res.interrupted:
-		err = w.Store.Release(ctx, r, res.err)
-	case res.err == "":
-		err = w.Store.Complete(ctx, r)
-	default:
-		var next claim.State
-		next, err = w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
-		if err == nil && next == claim.Dead {
-			w.dead(ctx, j.ID)
+	if res.err == "" && !res.interrupted && soft.Err() == nil {
+		if next, ok := w.completeAndClaim(hard, c, j, r); ok {
+			return false, next
 		}
 	}
+	err := w.record(hard, j, r, res)
 	if errors.Is(err, claim.ErrLost) {
 		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
 	} else if err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}
-	return res.interrupted
+	return res.interrupted, nil
+}
+
+// completeAndClaim records a completed run and claims the slot's next job
+// in one transaction: one write per job for a busy slot, where Complete and
+// then Claim would be two. ok is false when the store failed and nothing
+// was recorded; the caller then records the run on its own.
+func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (next *claimed, ok bool) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+	defer cancel()
+	nj, nr, lost, err := w.Store.CompleteAndClaim(ctx, r, c)
+	if lost {
+		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
+	}
+	switch {
+	case errors.Is(err, claim.ErrNoJob):
+		return nil, true
+	case err != nil:
+		return nil, false
+	}
+	return &claimed{nj, nr}, true
+}
+
+// record stores how a run ended. A store that fails (a full disk, say) is
+// tried again until it works, the run turns out lost, or a hard stop: a
+// result given up while this worker lives would leave the job processing,
+// under a lease the worker keeps renewing, for as long as it runs. After a
+// hard stop the job stays processing and is recovered once this worker is
+// gone.
+func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res result) error {
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
+		err := w.recordOnce(hard, j, r, res)
+		if err == nil || errors.Is(err, claim.ErrLost) || errors.Is(err, claim.ErrReplaced) || hard.Err() != nil {
+			return err
+		}
+		w.logf("job %s: record the end of run %d: %v; trying again in %v", j.ID, r.Attempt, err, wait)
+		select {
+		case <-hard.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
+}
+
+// recordOnce stores how a run ended, once. The store outlives the contexts,
+// with a bound, so that a shutdown never strands a job in processing.
+func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res result) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+	defer cancel()
+	switch {
+	case res.interrupted:
+		return w.Store.Release(ctx, r, res.err)
+	case res.err == "":
+		return w.Store.Complete(ctx, r)
+	}
+	next, err := w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
+	if err == nil && next == claim.Dead {
+		w.dead(ctx, j.ID)
+	}
+	return err
 }
 
 // dead hands a job that just died to OnDead.
@@ -192,14 +263,37 @@ func (w *Worker) sayStopping(soft, hard context.Context) {
 	}
 }
 
+// stopCheckInterval bounds how often a busy worker reads its stop flag:
+// every finished job changes the store, and reading the flag on each change
+// would cost a query per job. A stop request is seen at most this late.
+const stopCheckInterval = 100 * time.Millisecond
+
 // dispatch turns store changes into slot wake-ups, and stops the worker when
 // `worker stop` asks.
 func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes <-chan struct{}) {
-	for range changes {
+	var checked time.Time
+	var later <-chan time.Time // a check owed for changes since the last one
+	check := func() {
+		checked, later = time.Now(), nil
 		if stopping, err := w.Store.StopRequested(soft, w.id); err == nil && stopping {
 			stop()
 		}
-		w.wake.fire()
+	}
+	for {
+		select {
+		case _, ok := <-changes:
+			if !ok {
+				return
+			}
+			w.wake.fire()
+			if since := time.Since(checked); since >= stopCheckInterval {
+				check()
+			} else if later == nil {
+				later = time.After(stopCheckInterval - since)
+			}
+		case <-later:
+			check()
+		}
 	}
 }
 
@@ -215,6 +309,10 @@ func (w *Worker) heartbeat(soft context.Context, stop context.CancelFunc) {
 		case <-t.C:
 		}
 		stopping, err := w.Store.Renew(soft, w.id, w.Config.Lease)
+		if errors.Is(err, claim.ErrReplaced) {
+			w.fail(err, stop)
+			return
+		}
 		if err != nil && soft.Err() == nil {
 			w.logf("renew leases: %v", err)
 		}
@@ -222,6 +320,13 @@ func (w *Worker) heartbeat(soft context.Context, stop context.CancelFunc) {
 			stop()
 		}
 	}
+}
+
+// fail stops the worker gracefully for a reason that no retry mends: the
+// database it writes to was deleted or replaced. Run returns err.
+func (w *Worker) fail(err error, stop context.CancelFunc) {
+	w.failOnce.Do(func() { w.failed = err })
+	stop()
 }
 
 func (w *Worker) logf(format string, args ...any) {

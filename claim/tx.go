@@ -1,0 +1,208 @@
+package claim
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+)
+
+// durability is what a committed write survives.
+type durability int
+
+const (
+	// durable commits are fsync'd (synchronous=FULL) before they return, so
+	// they survive a power cut: enqueues, spool ingestion, config, dlq.
+	durable durability = iota
+	// light commits (synchronous=NORMAL) are in the OS, not yet on the disk,
+	// when they return. In WAL mode that survives the death of any process,
+	// and a power cut can roll back only the last commits, never corrupt the
+	// file. Only the per-job path of a worker uses it: claims, process
+	// groups, completions, lease renewals, the worker registry. What a power
+	// cut takes back is a job that runs again (at least once, never lost).
+	// DECISIONS.md has the reasoning.
+	light
+)
+
+// tx runs fn in one durable BEGIN IMMEDIATE transaction and commits it.
+func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return s.write(ctx, durable, fn)
+}
+
+// write runs fn in one BEGIN IMMEDIATE transaction and commits it with
+// durability d. Every write of the store goes through here, so that the
+// connection's synchronous level is always the one the write asked for.
+func (s *Store) write(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
+	// Pin the connection: synchronous is set per connection, and cannot be
+	// changed inside a transaction.
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer conn.Close()
+	if err := s.setSync(ctx, conn, d); err != nil {
+		return err
+	}
+	tx, err := conn.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := s.CheckFile(); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// syncState remembers the synchronous level of the store's connection, so
+// that a run of light writes costs one PRAGMA, not one per write.
+type syncState struct {
+	mu    sync.Mutex
+	conn  any // the driver connection the level was set on
+	level durability
+}
+
+// setSync sets conn's synchronous level to d unless it is known to be so.
+// A connection the store has not seen yet is at FULL (the DSN), but is set
+// anyway: only a level known for this very connection is trusted.
+func (s *Store) setSync(ctx context.Context, conn *sql.Conn, d durability) error {
+	var dc any
+	conn.Raw(func(c any) error { dc = c; return nil })
+	s.level.mu.Lock()
+	known := s.level.conn == dc && s.level.level == d
+	if !known {
+		s.level.conn = nil // unknown until the PRAGMA succeeds
+	}
+	s.level.mu.Unlock()
+	if known {
+		return nil
+	}
+	pragma := "PRAGMA synchronous = FULL"
+	if d == light {
+		pragma = "PRAGMA synchronous = NORMAL"
+	}
+	if _, err := conn.ExecContext(ctx, pragma); err != nil {
+		return fmt.Errorf("set synchronous: %w", err)
+	}
+	s.level.mu.Lock()
+	s.level.conn, s.level.level = dc, d
+	s.level.mu.Unlock()
+	return nil
+}
+
+// stmtCache keeps statements prepared for the life of a Store: parsing a
+// statement costs SQLite more than running it, and preparing one costs the
+// same as running it unprepared once. Outside a transaction a statement is
+// prepared on first use. Inside one it cannot be (the transaction holds
+// the only connection): it runs unprepared unless it was prepared before
+// the transaction began (Store.prepare).
+type stmtCache struct {
+	mu    sync.Mutex
+	stmts map[string]*sql.Stmt
+}
+
+// maxStmts bounds the cache; queries past it (odd filter combinations)
+// simply run unprepared.
+const maxStmts = 64
+
+func (c *stmtCache) get(q string) *sql.Stmt {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stmts[q]
+}
+
+// prepare prepares q on db and caches it, unless the cache is full. It
+// must not run inside a transaction of db. Errors leave q unprepared, and
+// running it unprepared will report them.
+func (c *stmtCache) prepare(ctx context.Context, db *sql.DB, q string) *sql.Stmt {
+	c.mu.Lock()
+	st, full := c.stmts[q], len(c.stmts) >= maxStmts
+	c.mu.Unlock()
+	if st != nil || full {
+		return st
+	}
+	st, err := db.PrepareContext(ctx, q)
+	if err != nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.stmts[q]; old != nil {
+		st.Close()
+		return old
+	}
+	if c.stmts == nil {
+		c.stmts = map[string]*sql.Stmt{}
+	}
+	c.stmts[q] = st
+	return st
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.stmts {
+		st.Close()
+	}
+	c.stmts = nil
+}
+
+// prepare readies the statements a transaction is about to run. Call it
+// before the transaction begins.
+func (s *Store) prepare(ctx context.Context, queries ...string) {
+	for _, q := range queries {
+		s.stmts.prepare(ctx, s.db, q)
+	}
+}
+
+// stmt returns q prepared, in tx when tx is not nil, or nil to run q
+// unprepared.
+func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+	if tx == nil {
+		return s.stmts.prepare(ctx, s.db, q)
+	}
+	if st := s.stmts.get(q); st != nil {
+		return tx.StmtContext(ctx, st)
+	}
+	return nil
+}
+
+// exec runs q in tx (nil: on its own) through the statement cache.
+func (s *Store) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if st := s.stmt(ctx, tx, q); st != nil {
+		return st.ExecContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.ExecContext(ctx, q, args...)
+	}
+	return s.db.ExecContext(ctx, q, args...)
+}
+
+// query runs q in tx (nil: on its own) through the statement cache.
+func (s *Store) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := s.stmt(ctx, tx, q); st != nil {
+		return st.QueryContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryContext(ctx, q, args...)
+	}
+	return s.db.QueryContext(ctx, q, args...)
+}
+
+// queryRow runs q in tx (nil: on its own) through the statement cache.
+func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if st := s.stmt(ctx, tx, q); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
+	if tx != nil {
+		return tx.QueryRowContext(ctx, q, args...)
+	}
+	return s.db.QueryRowContext(ctx, q, args...)
+}
