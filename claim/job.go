@@ -8,7 +8,6 @@ package claim
 import (
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 )
 
@@ -55,16 +54,33 @@ var (
 	// ErrLost means the caller no longer owns the run it reports on: the run
 	// was recovered after the caller's lease lapsed.
 	ErrLost = errors.New("run no longer owned by this worker")
+	// ErrReplaced means the database file at the store's path is no longer
+	// the file the store opened (deleted, moved or replaced), so the store
+	// refuses to write on to the old one, where nobody would look.
+	ErrReplaced = errors.New("database file replaced")
 )
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$`)
-
-// ValidID reports whether id may name a job (and so a log directory).
-func ValidID(id string) bool { return idPattern.MatchString(id) }
+// ValidID reports whether id may name a job (and so a log directory):
+// [A-Za-z0-9][A-Za-z0-9._-]{0,127}. It is written out rather than a regexp
+// because compiling that {0,127} costs every command a millisecond or two
+// at start-up.
+func ValidID(id string) bool {
+	if len(id) == 0 || len(id) > 128 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+		if !alnum && (i == 0 || c != '.' && c != '_' && c != '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Job is one job as stored. Optional fields are zero when unset.
 type Job struct {

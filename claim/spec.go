@@ -86,6 +86,10 @@ func specError(err error) error {
 		if typeErr.Field == "" {
 			return invalidf("job spec must be a JSON object, not a JSON %s", typeErr.Value)
 		}
+		if typeErr.Field == "env" && typeErr.Type.Kind() == reflect.String {
+			// The map is right; one of its values is not.
+			return invalidf(`the values in "env" must be JSON strings, not a JSON %s`, typeErr.Value)
+		}
 		return invalidf("field %q must be %s, not a JSON %s", typeErr.Field, jsonKind(typeErr.Type), typeErr.Value)
 	case errors.As(err, &syntaxErr):
 		return invalidf("job spec is not valid JSON at byte %d: %v", syntaxErr.Offset, err)

@@ -42,7 +42,16 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 		t := time.AfterFunc(j.Timeout, func() { timedOut.Store(true); cancel() })
 		defer t.Stop()
 	}
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", j.Command)
+	// The job waits behind a gate until its process group is recorded. If
+	// this worker dies before that, the gate reads EOF and none of the job
+	// runs: the reaper can only kill groups it knows of.
+	gate, open, err := os.Pipe()
+	if err != nil {
+		return result{err: fmt.Sprintf("start: %v", err)}
+	}
+	defer open.Close()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", gateScript, "/bin/sh", j.Command)
+	cmd.ExtraFiles = []*os.File{gate} // fd 3
 	cmd.Dir = j.Cwd
 	cmd.Env = mergeEnv(os.Environ(), j.Env, r)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
@@ -55,12 +64,16 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 	// process: keep this goroutine on one thread until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	gate.Close()
+	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
 	if err := w.Store.Started(context.WithoutCancel(hard), r, cmd.Process.Pid); err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}
+	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
+	open.Close()
 	err = cmd.Wait()
 	switch {
 	case hard.Err() != nil:
@@ -72,6 +85,12 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 	}
 	return result{exitCode: exitCode(cmd), err: describeExit(err)}
 }
+
+// gateScript is the job's shell until the worker writes "go" to fd 3; then
+// the same shell runs the command (no second exec), with "shift" leaving its
+// positional parameters empty as under sh -c. EOF, when the worker died
+// first, ends it without running anything.
+const gateScript = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; eval "shift; $1"`
 
 // killGroup stops a job's process group: TERM, then KILL after stop-timeout.
 // It returns at once; the KILL is sent from a timer.

@@ -49,8 +49,8 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		if !localGone && now.Before(f.LeaseUntil) {
 			continue
 		}
-		if f.Host == w.host && f.PGID > 0 {
-			syscall.Kill(-f.PGID, syscall.SIGKILL)
+		if f.Host == w.host {
+			w.killLost(ctx, f)
 		}
 		next, err := w.Store.Recover(ctx, f)
 		switch {
@@ -66,6 +66,33 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		}
 	}
 	w.reapWorkers(ctx, now)
+}
+
+// killWait bounds how long a reaper waits for a killed run's processes to
+// be gone.
+const killWait = 5 * time.Second
+
+// killLost SIGKILLs what is left of a lost run's process group and waits
+// until it is gone: a killed process keeps its files and locks until it has
+// exited, and the job's next run may need them (flock -n, say).
+func (w *Worker) killLost(ctx context.Context, f claim.InFlight) {
+	pgid := f.PGID
+	// f may have been listed before its group was recorded; its worker is
+	// gone now, so the record is final.
+	if runs, err := w.Store.Runs(ctx, f.JobID); err == nil {
+		for _, r := range runs {
+			if r.Attempt == f.Attempt {
+				pgid = r.PGID
+			}
+		}
+	}
+	if pgid <= 0 {
+		return
+	}
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	for deadline := time.Now().Add(killWait); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); {
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // reapWorkers removes registry rows of workers that are gone, so that status

@@ -52,8 +52,9 @@ type Stats struct {
 // and when a waiting file may have settled. Without fsnotify (inotify limits
 // reached, say) it logs so and relies on the rescans. A bad file never ends
 // Run; a failed pass (the database locked too long, say) is logged and its
-// files are tried again by the next. Run starts no goroutine that outlives
-// it.
+// files are tried again by the next, unless the database file was deleted
+// or replaced: Run returns that claim.ErrReplaced error. Run starts no
+// goroutine that outlives it.
 func (w *Watcher) Run(ctx context.Context) error {
 	if err := w.prepare(); err != nil {
 		return err
@@ -83,6 +84,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		t, err := s.pass(ctx, full)
 		if ctx.Err() != nil {
 			return nil
+		}
+		if errors.Is(err, claim.ErrReplaced) {
+			return err // no pass can succeed: the taken files wait for the next ingester
 		}
 		if err != nil {
 			w.logf("%v", err)
@@ -129,6 +133,9 @@ func (w *Watcher) Pass(ctx context.Context) (Stats, error) {
 func (w *Watcher) prepare() error {
 	if w.Store == nil {
 		return errors.New("spool watcher has no store")
+	}
+	if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+		return err
 	}
 	if err := w.Dirs.Make(); err != nil {
 		return err

@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A hostile environment: the database deleted under a running worker, a
+// full disk, a read-only home, a missing home. Each gives a clear error,
+// corrupts nothing, and the queue recovers when the cause goes away.
+
+func TestDatabaseDeletedUnderRunningWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "before", "--command", "true")
+	w := h.start("worker", "start")
+	watch := h.start("watch")
+	h.must("wait", "--timeout", "30s", "before")
+
+	for _, name := range []string{"queue.db", "queue.db-wal", "queue.db-shm"} {
+		if err := os.Remove(filepath.Join(h.dir, name)); err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+	}
+	// Whatever touches the store next must not write on to the deleted
+	// file, where no other process would ever look.
+	h.must("enqueue", "--id", "after", "--command", "true")
+	dropped := filepath.Join(h.dir, "spool", "dropped.json")
+	if err := os.WriteFile(dropped+".tmp", []byte(`{"id": "dropped", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dropped+".tmp", dropped); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*proc{w, watch} {
+		if code := p.exit(t, 30*time.Second); code != 1 {
+			t.Errorf("queuectl %v exited %d after its database was deleted, want 1\n%s", p.cmd.Args[1:], code, p.stderr)
+		}
+		if !strings.Contains(p.stderr.String(), "was deleted or replaced") {
+			t.Errorf("queuectl %v did not say why it stopped:\n%s", p.cmd.Args[1:], p.stderr)
+		}
+	}
+	// Recovery: a new worker serves the new database.
+	h.start("worker", "start")
+	h.waitJob("dropped")
+	h.must("wait", "--timeout", "30s", "after", "dropped")
+	checkIntegrity(t, filepath.Join(h.dir, "queue.db"))
+}
+
+// mountTmpfs mounts a tmpfs of the given size on a new directory, or skips
+// the test when this process may not mount.
+func mountTmpfs(t *testing.T, size string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		t.Skipf("skipped: cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk and a read-only home", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+func TestDiskFull(t *testing.T) {
+	fs := mountTmpfs(t, "16m")
+	h := &qhome{t: t, dir: filepath.Join(fs, "home")}
+	h.must("config", "set", "heartbeat-interval", "200ms")
+	w := h.start("worker", "start")
+	started := filepath.Join(t.TempDir(), "started") // off the full disk
+	h.must("enqueue", "--id", "running", "--command", "touch "+started+"; sleep 1")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	// A spool file to drop once the disk is full: a rename needs no space.
+	spooled := filepath.Join(h.dir, "spool", "spooled.json")
+	if err := os.WriteFile(spooled+".tmp", []byte(`{"id": "spooled", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	filler := fill(t, fs)
+	if err := os.Rename(spooled+".tmp", spooled); err != nil {
+		t.Fatal(err)
+	}
+	_, errText, code := h.run("enqueue", "--id", "refused", "--command", "true")
+	if code != 1 || !strings.Contains(errText, "queuectl: error: ") || !strings.Contains(errText, "full") {
+		t.Errorf("enqueue on a full disk: exit %d, stderr %q; want 1 and an error saying the disk is full", code, errText)
+	}
+	h.must("status") // reading still works
+	// The running job ends while the disk is full: its result cannot be
+	// stored yet, and must be once there is room again.
+	waitFor(t, 30*time.Second, "the worker to fail to record the job's end", func() bool {
+		return strings.Contains(w.stderr.String(), "job running: ")
+	})
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	h.waitJob("spooled")
+	h.must("wait", "--timeout", "30s", "running", "spooled")
+	h.must("enqueue", "--id", "later", "--command", "true")
+	h.must("wait", "--timeout", "30s", "later")
+	if _, _, code := h.run("show", "refused"); code != 3 {
+		t.Errorf("show refused: exit %d, want 3: the refused enqueue stored a job", code)
+	}
+	h.must("worker", "stop", "--wait")
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after the disk filled and emptied\n%s", code, w.stderr)
+	}
+	checkIntegrity(t, filepath.Join(h.dir, "queue.db"))
+}
+
+// fill writes a file until the file system at dir is full, and returns its
+// path.
+func fill(t *testing.T, dir string) string {
+	t.Helper()
+	path := filepath.Join(dir, "filler")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 64<<10)
+	for {
+		if _, err := f.Write(block); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	// Fill the last partial block too.
+	for n := len(block) / 2; n > 0; n /= 2 {
+		for {
+			if _, err := f.Write(block[:n]); err != nil {
+				break
+			}
+		}
+	}
+	return path
+}
+
+func TestReadOnlyHome(t *testing.T) {
+	var h *qhome
+	var makeWritable func()
+	if os.Geteuid() == 0 {
+		fs := mountTmpfs(t, "16m")
+		h = &qhome{t: t, dir: filepath.Join(fs, "home")}
+		h.must("enqueue", "--id", "waiting", "--command", "true")
+		remount(t, fs, syscall.MS_RDONLY)
+		makeWritable = func() { remount(t, fs, 0) }
+	} else {
+		h = newHome(t)
+		h.must("enqueue", "--id", "waiting", "--command", "true")
+		chmodAll(t, h.dir, 0o500, 0o400)
+		makeWritable = func() { chmodAll(t, h.dir, 0o700, 0o600) }
+	}
+	for _, args := range [][]string{
+		{"status"}, {"list"}, {"show", "waiting"}, {"enqueue", "--command", "true"},
+		{"worker", "start", "--drain"}, {"ingest"}, {"config", "set", "lease", "10s"}, {"dlq", "list"},
+	} {
+		_, errText, code := h.run(args...)
+		if code != 1 || !strings.HasPrefix(errText, "queuectl: error: ") ||
+			!(strings.Contains(errText, "read-only file system") || strings.Contains(errText, "permission denied")) {
+			t.Errorf("queuectl %s in a read-only home: exit %d, stderr %q; want 1 and an error naming the cause",
+				strings.Join(args, " "), code, errText)
+		}
+	}
+	makeWritable()
+	h.must("worker", "start", "--drain")
+	if j := h.show("waiting"); j.State != "completed" {
+		t.Errorf("after the home became writable again: state %s, want completed", j.State)
+	}
+	checkIntegrity(t, filepath.Join(h.dir, "queue.db"))
+}
+
+func remount(t *testing.T, dir string, flags uintptr) {
+	t.Helper()
+	if err := syscall.Mount("", dir, "", syscall.MS_REMOUNT|flags, ""); err != nil {
+		t.Fatalf("remount %s: %v", dir, err)
+	}
+}
+
+// chmodAll sets the mode of every directory and file under dir.
+func chmodAll(t *testing.T, dir string, dirMode, fileMode os.FileMode) {
+	t.Helper()
+	var paths []string
+	filepath.Walk(dir, func(path string, fi os.FileInfo, err error) error {
+		if err == nil {
+			paths = append(paths, path)
+		}
+		return nil
+	})
+	// Children first, so that a directory is changed after what is in it.
+	for i := len(paths) - 1; i >= 0; i-- {
+		fi, err := os.Lstat(paths[i])
+		if err != nil || fi.Mode()&os.ModeSymlink != 0 {
+			continue
+		}
+		mode := fileMode
+		if fi.IsDir() {
+			mode = dirMode
+		}
+		if err := os.Chmod(paths[i], mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestMissingHome(t *testing.T) {
+	base := t.TempDir()
+	h := &qhome{t: t, dir: filepath.Join(base, "a", "b", "home")}
+	h.must("enqueue", "--id", "x", "--command", "true")
+	for _, sub := range []string{"", "spool", "rejected", "dead", "logs"} {
+		if mode := modeOf(t, filepath.Join(h.dir, sub)); mode != 0o700|os.ModeDir {
+			t.Errorf("created home/%s with mode %v, want drwx------", sub, mode)
+		}
+	}
+
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	bad := &qhome{t: t, dir: filepath.Join(file, "home")}
+	_, errText, code := bad.run("status")
+	if code != 1 || !strings.Contains(errText, "queuectl: error: create home") || !strings.Contains(errText, "queuectl: hint: ") {
+		t.Errorf("home under a file: exit %d, stderr %q; want 1, an error and a hint", code, errText)
+	}
+}
+
+func modeOf(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode() & (os.ModeType | os.ModePerm)
+}
+
+// TestPermissions runs everything under umask 000, so that any file or
+// directory that relied on the umask to be private shows.
+func TestPermissions(t *testing.T) {
+	old := syscall.Umask(0)
+	t.Cleanup(func() { syscall.Umask(old) })
+	h := newHome(t)
+	h.must("enqueue", "--id", "ok", "--command", "echo out; echo err >&2")
+	h.must("enqueue", "--id", "dies", "--max-retries", "1", "--command", "exit 1")
+	h.must("status")
+	spool := filepath.Join(h.dir, "spool")
+	if err := os.WriteFile(filepath.Join(spool, "bad.json"), []byte(`{"command": "true", "nope": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(spool, "good.json"), []byte(`{"id": "spooled", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A symlink in the spool is never followed: its target would run.
+	marker := filepath.Join(t.TempDir(), "followed")
+	target := filepath.Join(t.TempDir(), "target.json")
+	if err := os.WriteFile(target, []byte(`{"id": "linked", "command": "touch `+marker+`"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(target, filepath.Join(spool, "link.json")); err != nil {
+		t.Fatal(err)
+	}
+	w := h.start("worker", "start")
+	h.waitJob("spooled")
+	h.must("wait", "--timeout", "30s", "ok", "spooled")
+	h.run("wait", "--timeout", "30s", "dies")
+	waitFor(t, 30*time.Second, "the bad file and the link to be rejected", func() bool {
+		return h.queueStatus().Rejected == 2
+	})
+
+	// While the worker runs, the WAL and shared-memory files exist too.
+	want := map[string]os.FileMode{
+		"": 0o700 | os.ModeDir, "spool": 0o700 | os.ModeDir, "rejected": 0o700 | os.ModeDir,
+		"dead": 0o700 | os.ModeDir, "logs": 0o700 | os.ModeDir, "logs/ok": 0o700 | os.ModeDir,
+		"logs/ok/1.out": 0o600, "logs/ok/1.err": 0o600, "queue.db": 0o600, "queue.db-wal": 0o600,
+		"queue.db-shm": 0o600, "queue.db-wake": 0o600, "dead/dies.json": 0o600,
+		"rejected/bad.json.reason": 0o600, "rejected/link.json.reason": 0o600,
+		"spool/.ingesting": 0o700 | os.ModeDir,
+	}
+	for rel, mode := range want {
+		if got := modeOf(t, filepath.Join(h.dir, rel)); got != mode {
+			t.Errorf("home/%s has mode %v, want %v", rel, got, mode)
+		}
+	}
+	// Whatever else there is: nothing readable or writable by others.
+	filepath.Walk(h.dir, func(path string, fi os.FileInfo, err error) error {
+		if err == nil && fi.Mode()&os.ModeSymlink == 0 && fi.Mode().Perm()&0o077 != 0 &&
+			!strings.HasPrefix(path, filepath.Join(h.dir, "rejected")+"/") {
+			t.Errorf("%s has mode %v: readable or writable by others", path, fi.Mode())
+		}
+		return nil
+	})
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the symlinked spool file ran")
+	}
+	if fi, err := os.Lstat(filepath.Join(h.dir, "rejected", "link.json")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("rejected/link.json: %v, %v; want the symlink itself moved there", fi, err)
+	}
+	if data, err := os.ReadFile(target); err != nil || !strings.Contains(string(data), "linked") {
+		t.Errorf("the symlink's target was touched: %q, %v", data, err)
+	}
+	h.must("worker", "stop", "--wait")
+	w.exit(t, 30*time.Second)
+}
+
+// A spool directory someone else owns is refused with the fix, and works
+// again once fixed.
+func TestForeignSpoolDirectory(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to give the spool to nobody")
+	}
+	h := newHome(t)
+	h.must("status")
+	spool := filepath.Join(h.dir, "spool")
+	if err := os.Chown(spool, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"worker", "start", "--drain"}, {"ingest"}} {
+		_, errText, code := h.run(args...)
+		if code != 1 || !strings.Contains(errText, "owned by uid 65534") || !strings.Contains(errText, "queuectl: hint: sudo chown") {
+			t.Errorf("queuectl %s with a spool owned by nobody: exit %d, stderr %q; want 1, the owner and the fix",
+				strings.Join(args, " "), code, errText)
+		}
+	}
+	if err := os.Chown(spool, 0, 0); err != nil {
+		t.Fatal(err)
+	}
+	h.must("ingest")
+}
+
+// TestHugeOutput runs a job that writes 1 GiB to stdout: the job writes
+// straight to its log file, so the worker's memory stays flat, and the log
+// is complete.
+func TestHugeOutput(t *testing.T) {
+	if testing.Short() {
+		t.Skip("skipped in -short: writes 1 GiB")
+	}
+	const size = 1 << 30
+	h := newHome(t)
+	w := h.start("worker", "start", "--no-spool")
+	h.must("enqueue", "--id", "small", "--command", "echo hi")
+	h.must("wait", "--timeout", "30s", "small")
+	before := vmHWM(t, w.cmd.Process.Pid)
+	h.must("enqueue", "--id", "big", "--command", fmt.Sprintf("head -c %d /dev/zero; echo done >&2", size))
+	h.must("wait", "--timeout", "5m", "big")
+	after := vmHWM(t, w.cmd.Process.Pid)
+	t.Logf("worker peak RSS (VmHWM): %d KiB before the 1 GiB job, %d KiB after", before, after)
+	if grew := after - before; grew > 32<<10 {
+		t.Errorf("worker peak RSS grew by %d KiB while a job wrote 1 GiB; want it flat (< 32 MiB)", grew)
+	}
+	if fi, err := os.Stat(filepath.Join(h.dir, "logs", "big", "1.out")); err != nil || fi.Size() != size {
+		t.Fatalf("logs/big/1.out: %v, %v; want %d bytes", fi, err, size)
+	}
+
+	// `logs` streams it back whole, without holding it either: its peak RSS
+	// is read halfway, while it waits for the test to read on.
+	cmd := h.command("logs", "big")
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var n countingWriter
+	io.CopyN(&n, stdout, size/2)
+	halfway := vmHWM(t, cmd.Process.Pid)
+	io.Copy(&n, stdout)
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("logs big: %v\n%s", err, errb.String())
+	}
+	t.Logf("`logs` printed %d bytes; its peak RSS halfway was %d KiB", n, halfway)
+	if n != size {
+		t.Errorf("logs big printed %d bytes, want %d", n, size)
+	}
+	if halfway > 128<<10 {
+		t.Errorf("logs big peaked at %d KiB of RSS halfway through 1 GiB; want it streamed", halfway)
+	}
+	h.must("worker", "stop", "--wait")
+}
+
+// vmHWM returns a process's peak resident set size, in KiB.
+func vmHWM(t *testing.T, pid int) int64 {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Skipf("skipped: no /proc/%d/status (%v)", pid, err)
+	}
+	for _, l := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	t.Fatalf("no VmHWM in /proc/%d/status", pid)
+	return 0
+}
+
+type countingWriter int64
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	*c += countingWriter(len(p))
+	return len(p), nil
+}
+
+// waitJob waits for a job to exist, as a spool file is ingested.
+func (h *qhome) waitJob(id string) {
+	h.t.Helper()
+	waitFor(h.t, 30*time.Second, "job "+id+" to be ingested", func() bool {
+		_, _, code := h.run("show", id)
+		return code == 0
+	})
+}
