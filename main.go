@@ -72,8 +72,8 @@ func exitCode(err error, stderr io.Writer) int {
 		return exitNotFound
 	case errors.Is(err, claim.ErrConflict):
 		return exitConflict
-	case errors.Is(err, run.ErrInterrupted):
-		return exitInterrupted
+	case errors.Is(err, run.ErrInterrupted), errors.Is(err, context.Canceled):
+		return exitInterrupted // context.Canceled: only a signal cancels c.Context
 	}
 	return exitFailure
 }
@@ -113,7 +113,7 @@ func (e *exitStatus) Error() string {
 func (e *exitStatus) Unwrap() error { return e.err }
 
 func newApp() *cli.App {
-	return &cli.App{
+	app := &cli.App{
 		Name:    "queuectl",
 		Usage:   "run shell jobs in the background, from a spool directory or the command line",
 		Version: version,
@@ -124,18 +124,40 @@ func newApp() *cli.App {
 		Commands: []*cli.Command{
 			enqueueCommand(), workerCommand(), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
+			purgeCommand(), benchCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
 		Suggest:              true,
 		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError: func(c *cli.Context, err error, _ bool) error {
-			return withHint(usagef("%v", err), "see: queuectl "+c.Command.FullName()+" --help")
-		},
+		OnUsageError:         usageError,
 		CommandNotFound: func(c *cli.Context, name string) {
 			fmt.Fprintf(c.App.ErrWriter, "queuectl: error: no command %q\nqueuectl: hint: see: queuectl --help\n", name)
 			cli.OsExiter(exitUsage)
 		},
+	}
+	setUsageError(app.Commands)
+	return app
+}
+
+// usageError makes a flag the parser refuses exit 2 with a hint, instead of
+// urfave/cli's exit 1 and a help text on stdout.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name := "queuectl"
+	if c.Command != nil && c.Command.HelpName != "" {
+		name = c.Command.HelpName // "queuectl dlq retry"; FullName() is only "retry"
+	}
+	return withHint(usagef("%v", err), "see: "+name+" --help")
+}
+
+// setUsageError gives every command the app's usageError: urfave/cli calls
+// only the running command's own.
+func setUsageError(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = usageError
+		}
+		setUsageError(cmd.Subcommands)
 	}
 }
 
@@ -219,12 +241,12 @@ func args(c *cli.Context, min, max int) ([]string, error) {
 	for _, s := range a {
 		if strings.HasPrefix(s, "-") && s != "-" {
 			return nil, withHint(usagef("flag %s after an argument", s),
-				"put flags before arguments: queuectl "+c.Command.FullName()+" "+s+" …")
+				"put flags before arguments: "+c.Command.HelpName+" "+s+" …")
 		}
 	}
 	if len(a) < min || (max >= 0 && len(a) > max) {
 		return nil, withHint(usagef("wrong number of arguments (%d)", len(a)),
-			"usage: queuectl "+c.Command.FullName()+" "+c.Command.ArgsUsage)
+			strings.TrimSpace("usage: "+c.Command.HelpName+" "+c.Command.ArgsUsage))
 	}
 	return a, nil
 }
@@ -241,9 +263,9 @@ func enqueueCommand() *cli.Command {
 		Usage:     "add a job to the queue",
 		ArgsUsage: "[JSON | -]",
 		Description: `Give the job as a JSON spec (argument, -f FILE, or - for stdin: one object,
-   or JSON lines for a batch stored in one transaction), or with --command and flags.
+or JSON lines for a batch stored in one transaction), or with --command and flags.
 
-   Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
+Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the job spec from `FILE`"},
 			&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},
@@ -301,20 +323,42 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 		nj, err := jobFromFlags(c)
 		return []claim.NewJob{nj}, err
 	case c.IsSet("file"):
-		data, err := os.ReadFile(c.String("file"))
+		f, err := os.Open(c.String("file"))
 		if err != nil {
 			return nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
 		}
+		defer f.Close()
+		data, err := readInput(f, c.String("file"))
+		if err != nil {
+			return nil, err
+		}
 		return claim.ParseBatch(data)
 	case a[0] == "-":
-		data, err := io.ReadAll(io.LimitReader(c.App.Reader, 64<<20))
+		data, err := readInput(c.App.Reader, "stdin")
 		if err != nil {
-			return nil, fmt.Errorf("read stdin: %w", err)
+			return nil, err
 		}
 		return claim.ParseBatch(data)
 	}
 	nj, err := claim.ParseSpec([]byte(a[0]))
 	return []claim.NewJob{nj}, err
+}
+
+// maxInput bounds what `enqueue -f` and `enqueue -` read.
+const maxInput = 64 << 20
+
+// readInput reads a batch of job specs, refusing input over maxInput whole:
+// cut short at a line's end, it would store part of the batch silently.
+func readInput(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
+	}
+	if len(data) > maxInput {
+		return nil, withHint(fmt.Errorf("%w: %s is over 64 MiB", claim.ErrInvalid, name),
+			"split the jobs over several enqueues")
+	}
+	return data, nil
 }
 
 func jobFromFlags(c *cli.Context) (claim.NewJob, error) {
@@ -336,13 +380,13 @@ func jobFromFlags(c *cli.Context) (claim.NewJob, error) {
 	}
 	if s := c.String("delay"); s != "" {
 		if nj.Delay, err = claim.ParseDuration(s); err != nil {
-			return nj, usagef("--delay: %v", err)
+			return nj, fmt.Errorf("--delay: %w", err)
 		}
 	}
 	if s := c.String("timeout"); s != "" {
 		d, err := claim.ParseDuration(s)
 		if err != nil {
-			return nj, usagef("--timeout: %v", err)
+			return nj, fmt.Errorf("--timeout: %w", err)
 		}
 		nj.Timeout = &d
 	}
@@ -361,16 +405,18 @@ func jobFromFlags(c *cli.Context) (claim.NewJob, error) {
 
 func workerCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "worker",
-		Usage: "run jobs (start), or stop running workers (stop)",
+		Name:            "worker",
+		Usage:           "run jobs (start), or stop running workers (stop)",
+		Description:     "Example: queuectl worker start --count 4",
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:  "start",
 			Usage: "run jobs in the foreground until stopped",
 			Description: `Runs up to --count jobs at a time and ingests the spool. Several workers may
-   share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running jobs, exit 0.
-   Second: stop running jobs, put them back to pending, exit 130.
+share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running jobs, exit 0.
+Second: stop running jobs, put them back to pending, exit 130.
 
-   Example: queuectl worker start --count 4`,
+Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "count", Aliases: []string{"n"}, Value: 1, Usage: "jobs to run at once"},
 				&cli.StringSliceFlag{Name: "queue", Usage: "run only jobs of queue `Q` (repeatable)"},
@@ -573,8 +619,10 @@ func showCommand() *cli.Command {
 
 func dlqCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "dlq",
-		Usage: "dead jobs: list, retry, purge",
+		Name:            "dlq",
+		Usage:           "dead jobs: list, retry, purge",
+		Description:     "Example: queuectl dlq retry --all",
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:        "list",
 			Usage:       "list dead jobs",
@@ -616,12 +664,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 		return withHint(usagef("give job ids or --all"), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
 	}
 	if c.Bool("all") {
-		jobs, err := h.store.RetryAll(c.Context)
-		for _, j := range jobs {
-			removeDead(c, h, j.ID)
-			fmt.Fprintf(c.App.Writer, "Retrying job %s\n", j.ID)
-		}
-		return err
+		return retryAll(c, h)
 	}
 	return eachID(ids, func(id string) error {
 		if _, err := h.store.Retry(c.Context, id); err != nil {
@@ -633,6 +676,29 @@ func dlqRetry(c *cli.Context, h *home) error {
 	})
 }
 
+// retryAll re-drives every dead job. One whose unique_key a live job holds
+// stays dead; it is named on stderr and the exit code is 4 (conflict).
+func retryAll(c *cli.Context, h *home) error {
+	jobs, err := h.store.RetryAll(c.Context)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		removeDead(c, h, j.ID)
+		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", j.ID)
+	}
+	held, err := h.store.HeldDead(c.Context)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	var names []string
+	for _, j := range held {
+		names = append(names, fmt.Sprintf("%s (unique_key %q)", j.ID, j.UniqueKey))
+	}
+	return withHint(fmt.Errorf("%w: still dead: %s; a pending, processing or failed job holds that unique_key",
+		claim.ErrConflict, strings.Join(names, ", ")), "retry once that job is done: queuectl dlq retry "+held[0].ID)
+}
+
 func dlqPurge(c *cli.Context, h *home) error {
 	ids, err := args(c, 1, -1)
 	if err != nil {
@@ -642,8 +708,7 @@ func dlqPurge(c *cli.Context, h *home) error {
 		if err := h.store.Purge(c.Context, id); err != nil {
 			return err
 		}
-		removeDead(c, h, id)
-		os.RemoveAll(filepath.Join(h.logs, id))
+		removeFiles(c, h, id)
 		fmt.Fprintf(c.App.Writer, "Purged job %s\n", id)
 		return nil
 	})
@@ -652,6 +717,50 @@ func dlqPurge(c *cli.Context, h *home) error {
 func removeDead(c *cli.Context, h *home, id string) {
 	if err := spool.RemoveDead(h.dirs.Dead, id); err != nil {
 		logf(c)("dead/%s.json: %v", id, err)
+	}
+}
+
+// removeFiles removes a purged job's dead/ file and logs.
+func removeFiles(c *cli.Context, h *home, id string) {
+	removeDead(c, h, id)
+	if err := run.RemoveLogs(h.logs, id); err != nil {
+		logf(c)("%v", err)
+	}
+}
+
+func purgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "purge",
+		Usage: "delete finished jobs with their runs, logs and dead/ files (retention)",
+		Description: `Deletes the jobs in --state (completed or dead) that finished more than --older-than ago.
+
+Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed or dead"},
+			&cli.DurationFlag{Name: "older-than", Usage: "that finished more than `D` ago, e.g. 168h"},
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			age := c.Duration("older-than")
+			if !c.IsSet("state") || !c.IsSet("older-than") || age < 0 {
+				return withHint(usagef("give --state and a --older-than of 0 or more"), "queuectl purge --state completed --older-than 168h")
+			}
+			st, err := claim.ParseState(c.String("state"))
+			if err != nil {
+				return err
+			}
+			ids, err := h.store.PurgeFinished(c.Context, st, time.Now().Add(-age))
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				removeFiles(c, h, id)
+			}
+			logf(c)("purged %d %s job(s) that finished more than %v ago", len(ids), st, age)
+			return nil
+		}),
 	}
 }
 
@@ -672,8 +781,10 @@ func eachID(ids []string, fn func(string) error) error {
 
 func configCommand() *cli.Command {
 	return &cli.Command{
-		Name:  "config",
-		Usage: "read and change settings (stored in the database)",
+		Name:            "config",
+		Usage:           "read and change settings (stored in the database)",
+		Description:     "Example: queuectl config set max-retries 5",
+		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:        "get",
 			Usage:       "print one setting's value, or all settings",
@@ -725,6 +836,9 @@ func configCommand() *cli.Command {
 }
 
 func configList(c *cli.Context, h *home) error {
+	if _, err := args(c, 0, 0); err != nil {
+		return err
+	}
 	vals, err := h.store.ConfigValues(c.Context)
 	if err != nil {
 		return err
@@ -789,7 +903,7 @@ func waitCommand() *cli.Command {
 		ArgsUsage: "ID...",
 		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout.
 
-   Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --timeout 10m "$id"`,
+Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --timeout 10m "$id"`,
 		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Usage: "give up after `D` (exit 124); 0 waits forever"}},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)
@@ -879,4 +993,53 @@ func pickRun(c *cli.Context, h *home, id string) (claim.Run, error) {
 		return claim.Run{}, usagef("job %s has runs 1 to %d, not %d", id, len(runs), n)
 	}
 	return runs[n-1], nil
+}
+
+func benchCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "bench",
+		Usage: "measure throughput, ingestion, latency, scale and footprint against this machine's limits",
+		Description: `Runs each scenario on scratch homes and holds it against a limit measured in the
+   same run (a bare loop doing the same work) or a fixed target. Takes a few minutes; --only picks
+   scenarios: throughput, ingest, latency, scale, footprint.
+
+   Example: queuectl bench --jobs 10000 --slots 4`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "jobs", Value: 10000, Usage: "`N` jobs and spool files for throughput and ingestion"},
+			&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` worker slots for throughput"},
+			&cli.IntFlag{Name: "scale", Value: 1000000, Usage: "`N` queued jobs in the large store"},
+			&cli.IntFlag{Name: "samples", Value: 200, Usage: "`N` latency samples per door"},
+			&cli.StringSliceFlag{Name: "only", Usage: "run only scenario `S` (repeatable)"},
+			&cli.StringFlag{Name: "dir", Usage: "keep the scratch homes, in a new directory in `DIR` (default: a temporary directory, removed)"},
+			jsonFlag,
+		},
+		Action: func(c *cli.Context) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			exe, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			dir := c.String("dir")
+			if dir == "" {
+				if dir, err = os.MkdirTemp("", "queuectl-bench-"); err != nil {
+					return err
+				}
+				defer os.RemoveAll(dir)
+			}
+			b := &run.Bench{Exe: exe, Dir: dir, Jobs: c.Int("jobs"), Slots: c.Int("slots"), Scale: c.Int("scale"),
+				Samples: c.Int("samples"), Only: c.StringSlice("only"), Log: logf(c),
+				SpoolDir: func(home string) string { return spool.DirsOf(home).Spool }}
+			results, err := b.Run(c.Context)
+			if len(results) == 0 && err != nil {
+				return err
+			}
+			rows := make([]report.BenchRow, len(results))
+			for i, r := range results {
+				rows[i] = report.BenchRow(r)
+			}
+			return firstErr(printer(c).Bench(rows), err)
+		},
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -13,6 +14,12 @@ import (
 // TestMain makes this test binary double as queuectl: testscript puts a copy
 // named queuectl on PATH, and scripts and process tests run it for real.
 func TestMain(m *testing.M) {
+	// Built with -race, every run of queuectl would sleep 1 s before it
+	// exits (the race runtime's atexit_sleep_ms), and the tests run it
+	// hundreds of times. Races are still reported, and still fail the run.
+	if _, set := os.LookupEnv("GORACE"); !set {
+		os.Setenv("GORACE", "atexit_sleep_ms=0")
+	}
 	testscript.Main(m, map[string]func(){"queuectl": main})
 }
 
@@ -24,6 +31,7 @@ func TestScripts(t *testing.T) {
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
 			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", os.Getenv("GORACE"))
 			return nil
 		},
 		Cmds:                scriptCmds,

@@ -73,6 +73,7 @@ func (h *qhome) must(args ...string) string {
 // proc is a queuectl process running in the background.
 type proc struct {
 	cmd    *exec.Cmd
+	stdout *syncBuffer
 	stderr *syncBuffer
 	done   chan struct{}
 	err    error
@@ -80,8 +81,8 @@ type proc struct {
 
 func (h *qhome) start(args ...string) *proc {
 	h.t.Helper()
-	p := &proc{cmd: h.command(args...), stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stderr = p.stderr
+	p := &proc{cmd: h.command(args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
 	if err := p.cmd.Start(); err != nil {
 		h.t.Fatalf("start queuectl %v: %v", args, err)
 	}

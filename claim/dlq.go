@@ -123,3 +123,14 @@ func (s *Store) PurgeFinished(ctx context.Context, state State, cutoff time.Time
 	})
 	return ids, err
 }
+
+// HeldDead returns the dead jobs that Retry would refuse with ErrConflict
+// right now, because a pending, processing or failed job holds their
+// unique_key: after RetryAll, the ones it left dead. Oldest first.
+func (s *Store) HeldDead(ctx context.Context) ([]Job, error) {
+	return s.queryJobs(ctx, "SELECT "+jobColumns+` FROM jobs AS d
+		WHERE d.state = 'dead' AND d.unique_key IS NOT NULL AND EXISTS (
+			SELECT 1 FROM jobs AS l WHERE l.unique_key = d.unique_key
+			AND l.state IN ('pending', 'processing', 'failed'))
+		ORDER BY d.seq`)
+}

@@ -248,3 +248,34 @@ func TestPurgeFinished(t *testing.T) {
 		t.Errorf("PurgeFinished left %d runs of old-1", len(runs))
 	}
 }
+
+// TestHeldDead: the dead jobs a retry would refuse are exactly those whose
+// unique_key a live job holds; unkeyed dead jobs and free keys are not.
+func TestHeldDead(t *testing.T) {
+	ctx := t.Context()
+	s, clk := mustOpenClocked(t)
+	c := claimant(t, "w")
+	kill := func(id, key string) {
+		t.Helper()
+		mustEnqueue(t, s, claim.NewJob{ID: id, Command: "false", MaxRetries: intp(1), UniqueKey: key})
+		j, r := mustClaim(t, s, c)
+		if next, err := s.Fail(ctx, j, r, intp(1), "boom", time.Hour); next != claim.Dead || err != nil {
+			t.Fatalf("Fail(%s) = %s, %v", id, next, err)
+		}
+		clk.Advance(time.Minute)
+	}
+	kill("monday", "nightly")
+	kill("tuesday", "nightly")
+	kill("solo", "weekly")
+	mustKill(t, s, "unkeyed")
+	if js, err := s.HeldDead(ctx); len(js) != 0 || err != nil {
+		t.Errorf("HeldDead with no live job = %q, %v; want none", ids(js), err)
+	}
+	if _, err := s.RetryAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	js, err := s.HeldDead(ctx)
+	if got := ids(js); got != "tuesday" || err != nil {
+		t.Errorf("HeldDead after RetryAll = %q, %v; want tuesday", got, err)
+	}
+}

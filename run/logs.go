@@ -5,7 +5,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // Copy writes the log file at path to w. A run that has not written
@@ -57,4 +60,17 @@ func Follow(ctx context.Context, w io.Writer, path string, interval time.Duratio
 		case <-time.After(interval):
 		}
 	}
+}
+
+// RemoveLogs deletes the log directory of job id under logDir, with every
+// run's .out and .err, for `purge` and `dlq purge`. A job without logs is no
+// error; an id that could name a path outside logDir is refused.
+func RemoveLogs(logDir, id string) error {
+	if !claim.ValidID(id) {
+		return fmt.Errorf("remove logs: invalid job id %q", id)
+	}
+	if err := os.RemoveAll(filepath.Join(logDir, id)); err != nil {
+		return fmt.Errorf("remove logs of %s: %w", id, err)
+	}
+	return nil
 }

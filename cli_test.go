@@ -1,0 +1,319 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/urfave/cli/v2"
+)
+
+// Tests of the command surface through the real binary: every command's
+// help and flag errors, wait, logs -f, JSON output, and signals. Exit codes
+// without a running process: testdata/script/exitcodes.txtar.
+
+// commandPaths lists every command of the app by its words: "dlq retry".
+func commandPaths(cmds []*cli.Command, prefix []string) [][]string {
+	var out [][]string
+	for _, c := range cmds {
+		path := append(append([]string(nil), prefix...), c.Name)
+		out = append(out, path)
+		out = append(out, commandPaths(c.Subcommands, path)...)
+	}
+	return out
+}
+
+func TestHelpOfEveryCommand(t *testing.T) {
+	h := newHome(t)
+	for _, path := range commandPaths(newApp().Commands, nil) {
+		name := "queuectl " + strings.Join(path, " ")
+		out, errText, code := h.run(append(path, "--help")...)
+		if code != 0 || errText != "" {
+			t.Errorf("%s --help: exit %d, stderr %q; want 0 and nothing", name, code, errText)
+		}
+		example := regexp.MustCompile(`(?m)^\s*Example[^:]*: .*` + regexp.QuoteMeta(name) + `\b`)
+		if !example.MatchString(out) {
+			t.Errorf("%s --help has no example line using %q:\n%s", name, name, out)
+		}
+	}
+}
+
+func TestBadFlagOfEveryCommand(t *testing.T) {
+	h := newHome(t)
+	for _, path := range commandPaths(newApp().Commands, nil) {
+		name := "queuectl " + strings.Join(path, " ")
+		out, errText, code := h.run(append(path, "--no-such-flag")...)
+		if code != exitUsage || out != "" {
+			t.Errorf("%s --no-such-flag: exit %d, stdout %q; want %d and nothing", name, code, out, exitUsage)
+		}
+		if want := "queuectl: hint: see: " + name + " --help\n"; !strings.HasSuffix(errText, want) {
+			t.Errorf("%s --no-such-flag: stderr %q, want it to end in %q", name, errText, want)
+		}
+	}
+}
+
+// gate is a job command that prints "one", waits until the test opens the
+// gate, prints "two" and exits 0.
+type gate struct{ started, open string }
+
+func newGate(t *testing.T) gate {
+	dir := t.TempDir()
+	return gate{filepath.Join(dir, "started"), filepath.Join(dir, "open")}
+}
+
+func (g gate) command() string {
+	return fmt.Sprintf("echo one; touch %s; while [ ! -e %s ]; do sleep 0.02; done; echo two", g.started, g.open)
+}
+
+func (g gate) waitStarted(t *testing.T) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(g.started)
+		return err == nil
+	})
+}
+
+func (g gate) release(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(g.open, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestLogsFollowsARunningJobToItsEnd(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("enqueue", "--id", "gated", "--command", g.command())
+	h.start("worker", "start", "--no-spool")
+	g.waitStarted(t)
+
+	follow := h.start("logs", "-f", "gated")
+	waitFor(t, 30*time.Second, "logs -f to print the first line", func() bool {
+		return follow.stdout.String() == "one\n"
+	})
+	select {
+	case <-follow.done:
+		t.Fatalf("logs -f ended while the job was still running; stdout %q", follow.stdout)
+	default:
+	}
+	g.release(t)
+	if code := follow.exit(t, 30*time.Second); code != 0 {
+		t.Fatalf("logs -f exit %d\n%s", code, follow.stderr)
+	}
+	if got := follow.stdout.String(); got != "one\ntwo\n" {
+		t.Errorf("logs -f printed %q, want %q", got, "one\ntwo\n")
+	}
+	if j := h.show("gated"); j.State != "completed" {
+		t.Errorf("after logs -f ended, the job is %s, want completed", j.State)
+	}
+}
+
+// TestWaitWakesOnChange: with the fallback poll set to an hour, wait still
+// returns as soon as a worker finishes the job.
+func TestWaitWakesOnChange(t *testing.T) {
+	h := newHome(t)
+	h.must("config", "set", "poll-interval", "1h")
+	h.must("enqueue", "--id", "j", "--command", "true")
+	wake := filepath.Join(h.dir, "queue.db-wake")
+	if err := os.Remove(wake); err != nil {
+		t.Fatal(err)
+	}
+	w := h.start("wait", "j")
+	waitFor(t, 30*time.Second, "wait to watch the wake file", func() bool {
+		_, err := os.Stat(wake)
+		return err == nil
+	})
+	h.must("worker", "start", "--drain", "--no-spool")
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Fatalf("wait exit %d, want 0\n%s", code, w.stderr)
+	}
+}
+
+func TestWaitInterrupted(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "later", "--delay", "1h", "--command", "true")
+	wake := filepath.Join(h.dir, "queue.db-wake")
+	if err := os.Remove(wake); err != nil {
+		t.Fatal(err)
+	}
+	w := h.start("wait", "later")
+	waitFor(t, 30*time.Second, "wait to watch the wake file", func() bool {
+		_, err := os.Stat(wake)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGINT)
+	if code := w.exit(t, 30*time.Second); code != exitInterrupted {
+		t.Errorf("wait after SIGINT: exit %d, want %d\n%s", code, exitInterrupted, w.stderr)
+	}
+}
+
+func TestWatchStopsOnSignal(t *testing.T) {
+	h := newHome(t)
+	w := h.start("watch")
+	// The watcher works in a private directory named after its pid.
+	ingesting := filepath.Join(h.dir, "spool", ".ingesting", fmt.Sprintf("%d-*", w.cmd.Process.Pid))
+	waitFor(t, 30*time.Second, "watch to start", func() bool {
+		m, _ := filepath.Glob(ingesting)
+		return len(m) > 0
+	})
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("watch after SIGTERM: exit %d, want 0\n%s", code, w.stderr)
+	}
+}
+
+func TestWorkerStopWaitTimesOut(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("enqueue", "--id", "gated", "--command", g.command())
+	w := h.start("worker", "start", "--no-spool")
+	g.waitStarted(t)
+
+	// The worker finishes its job before it exits, and the job waits for the gate.
+	_, errText, code := h.run("worker", "stop", "--wait", "--timeout", "200ms")
+	if code != exitTimeout || !strings.Contains(errText, "1 worker(s) still running") {
+		t.Errorf("worker stop --wait with a job still running: exit %d, stderr %q; want %d", code, errText, exitTimeout)
+	}
+	g.release(t)
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after worker stop, want 0\n%s", code, w.stderr)
+	}
+	h.must("worker", "stop", "--wait", "--timeout", "30s")
+	if j := h.show("gated"); j.State != "completed" {
+		t.Errorf("job %s, want completed: a stopping worker finishes its job", j.State)
+	}
+}
+
+// finishedJobs makes a completed job ok, a dead job bad and a pending job
+// later, with every optional field set on one of them.
+func finishedJobs(t *testing.T, h *qhome) {
+	t.Helper()
+	h.must("enqueue", "--id", "ok", "--command", "echo ok", "--env", "A=1", "--cwd", t.TempDir(),
+		"--unique-key", "k", "--timeout", "1m", "--priority", "3", "--queue", "q")
+	h.must("enqueue", "--id", "bad", "--max-retries", "1", "--command", "exit 3")
+	h.must("enqueue", "--id", "later", "--run-at", "2099-01-01T00:00:00Z", "--command", "true")
+	h.must("worker", "start", "--drain", "--no-spool")
+}
+
+// TestListJSONIsOneArray: list --json prints exactly one JSON array for
+// every state (an empty one too) and nothing on stderr.
+func TestListJSONIsOneArray(t *testing.T) {
+	h := newHome(t)
+	finishedJobs(t, h)
+	want := map[string]int{"": 3, "pending": 1, "processing": 0, "completed": 1, "failed": 0, "dead": 1}
+	for state, n := range want {
+		args := []string{"list", "--json"}
+		if state != "" {
+			args = append(args, "--state", state)
+		}
+		out, errText, code := h.run(args...)
+		if code != 0 || errText != "" {
+			t.Errorf("%v: exit %d, stderr %q; want 0 and nothing", args, code, errText)
+		}
+		dec := json.NewDecoder(strings.NewReader(out))
+		var jobs []map[string]any
+		if err := dec.Decode(&jobs); err != nil || jobs == nil {
+			t.Errorf("%v printed %q: not one JSON array (%v)", args, out, err)
+			continue
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			t.Errorf("%v printed more than one JSON value: %q", args, out)
+		}
+		if len(jobs) != n {
+			t.Errorf("%v: %d jobs, want %d", args, len(jobs), n)
+		}
+	}
+}
+
+// TestJSONFieldsDocumented: every field that --json prints, in every
+// command that has it, is named in the README's JSON section, and job
+// objects carry the fields SPEC §5 promises.
+func TestJSONFieldsDocumented(t *testing.T) {
+	h := newHome(t)
+	finishedJobs(t, h)
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(string(readme), "\n## JSON output\n")
+	if !ok {
+		t.Fatal(`README.md has no "## JSON output" section`)
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+
+	outputs := map[string]string{}
+	for _, args := range [][]string{
+		{"status", "--json"}, {"list", "--json"}, {"show", "--json", "ok"}, {"show", "--json", "bad"},
+		{"dlq", "list", "--json"}, {"config", "list", "--json"},
+		{"enqueue", "--json", "--command", "true"}, {"enqueue", "--json", "--run-at", "2099-01-01T00:00:00Z", "--command", "true"},
+	} {
+		outputs[strings.Join(args, " ")] = h.must(args...)
+	}
+	for cmd, out := range outputs {
+		var v any
+		if err := json.Unmarshal([]byte(out), &v); err != nil {
+			t.Errorf("%s: %v\n%s", cmd, err, out)
+			continue
+		}
+		var missing []string
+		for key := range keys(v) {
+			if !strings.Contains(section, "`"+key+"`") {
+				missing = append(missing, key)
+			}
+		}
+		sort.Strings(missing)
+		if len(missing) > 0 {
+			t.Errorf("%s prints fields the README's JSON section does not name: %v", cmd, missing)
+		}
+	}
+
+	var jobs []map[string]any
+	if err := json.Unmarshal([]byte(outputs["list --json"]), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	stamp := regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$`)
+	for _, j := range jobs {
+		for _, k := range []string{"id", "command", "state", "attempts", "max_retries", "created_at", "updated_at"} {
+			if _, ok := j[k]; !ok {
+				t.Errorf("job %v has no %q", j["id"], k)
+			}
+		}
+		for _, k := range []string{"created_at", "updated_at", "finished_at", "run_at"} {
+			if s, ok := j[k].(string); ok && !stamp.MatchString(s) {
+				t.Errorf("job %v: %s = %q, want RFC 3339 UTC with Z", j["id"], k, s)
+			}
+		}
+	}
+}
+
+// keys collects the object keys anywhere in a decoded JSON value, except
+// inside env, whose keys are the job's own.
+func keys(v any) map[string]bool {
+	out := map[string]bool{}
+	var walk func(any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			for k, e := range v {
+				out[k] = true
+				if k != "env" {
+					walk(e)
+				}
+			}
+		case []any:
+			for _, e := range v {
+				walk(e)
+			}
+		}
+	}
+	walk(v)
+	return out
+}

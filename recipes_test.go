@@ -1,0 +1,363 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The README's recipes live in testdata/recipes, the README quotes them
+// word for word (TestReadmeQuotesRecipes), and each test below runs one.
+
+const recipes = "testdata/recipes"
+
+func readRecipe(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(recipes, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestReadmeQuotesRecipes(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(recipes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if body := readRecipe(t, e.Name()); !strings.Contains(string(readme), "\n"+body+"```\n") {
+			t.Errorf("README.md does not quote %s/%s in a code block, word for word", recipes, e.Name())
+		}
+	}
+}
+
+// installBinary puts queuectl where the recipes expect `go install` to have
+// put it: HOME/go/bin/queuectl.
+func installBinary(t *testing.T, home string) string {
+	t.Helper()
+	bin, err := exec.LookPath("queuectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(home, "go", "bin", "queuectl")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(bin, dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+// userHome is a fresh HOME whose queuectl home is the default ~/.queuectl.
+func userHome(t *testing.T) (string, *qhome) {
+	home := t.TempDir()
+	return home, &qhome{t: t, dir: filepath.Join(home, ".queuectl")}
+}
+
+// TestMakefileRecipe runs testdata/recipes/Makefile with make: exit 0 when
+// its jobs complete, non-zero when one dies.
+func TestMakefileRecipe(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	makefile, err := filepath.Abs(filepath.Join(recipes, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHome(t)
+	h.start("worker", "start", "--count", "2", "--no-spool")
+	dir := t.TempDir()
+	runMake := func(vars ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), runLimit)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, makeBin, append([]string{"-f", makefile, "-C", dir, "TIMEOUT=2m"}, vars...)...)
+		cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+		out, err := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("make %v: still running after %v\n%s", vars, runLimit, out)
+		}
+		if err != nil && cmd.ProcessState == nil {
+			t.Fatalf("make: %v", err)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+
+	out, code := runMake("LINT=echo linted > lint.out", "TEST=echo tested > test.out")
+	if code != 0 {
+		t.Fatalf("make with passing jobs: exit %d, want 0\n%s", code, out)
+	}
+	for _, f := range []string{"lint.out", "test.out"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("the job did not run in the Makefile's directory: %v", err)
+		}
+	}
+
+	out, code = runMake("LINT=true", "TEST=echo 2 tests failed >&2; exit 1")
+	if code == 0 {
+		t.Fatalf("make with a job that dies: exit 0, want non-zero\n%s", out)
+	}
+	if !strings.Contains(out, "queuectl: error: dead: ") {
+		t.Errorf("make output does not say which job died:\n%s", out)
+	}
+	if n := h.count("dead"); n != 1 {
+		t.Errorf("%d dead jobs, want 1", n)
+	}
+}
+
+// cronCommands returns the commands of a crontab's job lines, as cron
+// hands them to /bin/sh.
+func cronCommands(t *testing.T, crontab string) []string {
+	t.Helper()
+	var out []string
+	sc := bufio.NewScanner(strings.NewReader(crontab))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			t.Fatalf("crontab line %q: want 5 time fields and a command", line)
+		}
+		// The command is the line after the 5th field.
+		cmd := line
+		for range 5 {
+			cmd = strings.TrimLeft(cmd, " \t")
+			cmd = cmd[strings.IndexAny(cmd, " \t"):]
+		}
+		cmd = strings.TrimSpace(cmd)
+		if strings.Contains(strings.ReplaceAll(cmd, `\%`, ""), "%") {
+			t.Fatalf("crontab line %q: cron turns an unescaped %% into a newline", line)
+		}
+		out = append(out, strings.ReplaceAll(cmd, `\%`, "%"))
+	}
+	return out
+}
+
+// TestCrontabRecipe runs the lines of testdata/recipes/crontab as cron
+// would: /bin/sh, cron's PATH, no QUEUECTL_HOME.
+func TestCrontabRecipe(t *testing.T) {
+	cmds := cronCommands(t, readRecipe(t, "crontab"))
+	if len(cmds) != 2 {
+		t.Fatalf("crontab has %d job lines, want 2 (spool drop, purge)", len(cmds))
+	}
+	drop, purge := cmds[0], cmds[1]
+	home, h := userHome(t)
+	installBinary(t, home)
+	if err := os.MkdirAll(filepath.Join(home, "notes"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(home, "notes", "todo.txt"), []byte("buy milk\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.must("status") // the worker that normally runs has created the home
+	cron := func(line string) string {
+		t.Helper()
+		cmd := exec.Command("/bin/sh", "-c", line)
+		cmd.Dir = home
+		cmd.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "SHELL=/bin/sh", "LOGNAME=cron"}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("cron line %q: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	// The job's command uses $HOME, as the user's worker would see it.
+	asUser := func(args ...string) string {
+		t.Helper()
+		cmd := h.command(args...)
+		cmd.Env = append(cmd.Env, "HOME="+home)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("queuectl %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+
+	cron(drop)
+	asUser("ingest")
+	// The next night, while the first backup still waits: skipped.
+	cron(drop)
+	if out := asUser("ingest"); !strings.Contains(out, "nightly-backup") {
+		t.Errorf("ingest of an overlapping drop says %q, want a note about the unique key", out)
+	}
+	if n := h.count("pending"); n != 1 {
+		t.Fatalf("%d pending jobs after two drops, want 1 (unique_key)", n)
+	}
+	if left, _ := filepath.Glob(filepath.Join(h.dir, "spool", "*.json*")); len(left) != 0 {
+		t.Errorf("files left in spool/: %v", left)
+	}
+	asUser("worker", "start", "--drain", "--no-spool")
+	if _, err := os.Stat(filepath.Join(home, "notes.tgz")); err != nil {
+		t.Errorf("the backup job did not run: %v", err)
+	}
+
+	if out := cron(purge); !strings.Contains(out, "purged 0 completed job(s)") {
+		t.Errorf("purge line printed %q", out)
+	}
+	if n := h.count("completed"); n != 1 {
+		t.Errorf("%d completed jobs after purging those older than a week, want 1", n)
+	}
+}
+
+// unitFile parses a systemd unit's key=value lines by section.
+func unitFile(t *testing.T, text string) map[string]map[string]string {
+	t.Helper()
+	out := map[string]map[string]string{}
+	section := ""
+	for _, line := range strings.Split(text, "\n") {
+		line = strings.TrimSpace(line)
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+		case strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]"):
+			section = line[1 : len(line)-1]
+			out[section] = map[string]string{}
+		default:
+			k, v, ok := strings.Cut(line, "=")
+			if !ok || section == "" {
+				t.Fatalf("unit line %q is not KEY=VALUE in a section", line)
+			}
+			out[section][k] = v
+		}
+	}
+	return out
+}
+
+// TestSystemdUnitRecipe checks testdata/recipes/queuectl.service, runs its
+// ExecStart, and stops it the way systemd does (KillMode=mixed: SIGTERM to
+// the worker only): the running job finishes and the worker exits 0.
+func TestSystemdUnitRecipe(t *testing.T) {
+	text := readRecipe(t, "queuectl.service")
+	unit := unitFile(t, text)
+	svc := unit["Service"]
+	execStart := svc["ExecStart"]
+	if !strings.HasPrefix(execStart, "%h/go/bin/queuectl worker start") {
+		t.Errorf("ExecStart=%s, want %%h/go/bin/queuectl worker start …", execStart)
+	}
+	if svc["KillMode"] != "mixed" || svc["KillSignal"] != "SIGTERM" {
+		t.Errorf("KillMode=%s KillSignal=%s; want mixed and SIGTERM, so that jobs are not signalled with the worker",
+			svc["KillMode"], svc["KillSignal"])
+	}
+	if unit["Install"]["WantedBy"] != "default.target" {
+		t.Errorf("WantedBy=%s, want default.target (a user unit)", unit["Install"]["WantedBy"])
+	}
+
+	home, h := userHome(t)
+	installBinary(t, home)
+	argv := strings.Fields(strings.ReplaceAll(execStart, "%h", home))
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(withoutEnv(os.Environ(), "QUEUECTL_HOME"), "HOME="+home)
+	worker := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = worker.stdout, worker.stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { worker.err = cmd.Wait(); close(worker.done) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-worker.done })
+
+	g := newGate(t)
+	h.must("enqueue", "--id", "gated", "--command", g.command())
+	g.waitStarted(t)
+	worker.signal(t, syscall.SIGTERM)
+	waitFor(t, 30*time.Second, "the worker to say it is stopping", func() bool {
+		return strings.Contains(worker.stderr.String(), "letting 1 running job(s) finish")
+	})
+	g.release(t)
+	if code := worker.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, worker.stderr)
+	}
+	if j := h.show("gated"); j.State != "completed" {
+		t.Errorf("job %s after a systemd stop, want completed", j.State)
+	}
+
+	verifyUnit(t, strings.ReplaceAll(text, "%h", home))
+}
+
+// verifyUnit runs `systemd-analyze verify` where it can.
+func verifyUnit(t *testing.T, text string) {
+	analyze, err := exec.LookPath("systemd-analyze")
+	if err != nil {
+		t.Log("systemd-analyze is not installed: unit not verified by systemd")
+		return
+	}
+	path := filepath.Join(t.TempDir(), "queuectl.service")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(analyze, "verify", path).CombinedOutput()
+	switch {
+	case err == nil:
+	case strings.Contains(string(out), "Failed to initialize manager"), strings.Contains(string(out), "Failed to setup working directory"):
+		t.Logf("systemd-analyze cannot run here: unit not verified by systemd\n%s", out)
+	default:
+		t.Errorf("systemd-analyze verify: %v\n%s", err, out)
+	}
+}
+
+// TestCompletionRecipe sources testdata/recipes/completion.bash in bash
+// (and in zsh's bash emulation, where zsh is installed) and completes.
+func TestCompletionRecipe(t *testing.T) {
+	h := newHome(t)
+	script, err := filepath.Abs(filepath.Join(recipes, "completion.bash"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct{ line, want string }{
+		{"queuectl dl", "dlq"},
+		{"queuectl dlq r", "retry"},
+		{"queuectl list --st", "--state"},
+		{"queuectl ", "enqueue list logs purge show status wait"},
+	}
+	shells := map[string]string{
+		// COMP_WORDS and COMP_CWORD as bash sets them.
+		"bash": `source "$1"; read -ra COMP_WORDS <<<"$2"; [[ $2 == *" " ]] && COMP_WORDS+=("")
+COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _queuectl; printf '%s\n' "${COMPREPLY[@]}"`,
+		// As zsh's bashcompinit sets them; zsh then filters by the prefix itself.
+		"zsh": `autoload -U +X compinit bashcompinit && compinit -u && bashcompinit; source "$1"
+words=(${=2}); [[ $2 == *" " ]] && words+=(""); COMP_WORDS=("${words[@]}"); COMP_CWORD=$((${#words} - 1))
+compgen -F _queuectl -- "${words[-1]}"`,
+	}
+	for shell, code := range shells {
+		sh, err := exec.LookPath(shell)
+		if err != nil {
+			t.Logf("%s is not installed: completion not tried in it", shell)
+			continue
+		}
+		for _, tt := range tests {
+			args := []string{"--norc", "--noprofile", "-c", code, shell, script, tt.line}
+			if shell == "zsh" {
+				args = []string{"-f", "-c", code, shell, script, tt.line}
+			}
+			cmd := exec.Command(sh, args...)
+			cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir)
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Errorf("%s: complete %q: %v\n%s", shell, tt.line, err, out)
+				continue
+			}
+			got := map[string]bool{}
+			for _, w := range strings.Fields(string(out)) {
+				got[w] = true
+			}
+			for _, w := range strings.Fields(tt.want) {
+				if !got[w] {
+					t.Errorf("%s: complete %q = %q, want %s among them", shell, tt.line, out, w)
+				}
+			}
+		}
+	}
+}
