@@ -56,7 +56,15 @@ func drain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 // own *sql.DB) on one file claim every job exactly once, and never see
 // SQLITE_BUSY.
 func TestNoDoubleClaimGoroutines(t *testing.T) {
-	const jobs, stores, perStore = 2000, 3, 8
+	claimConcurrently(t, 2000, 3, 8, drain)
+}
+
+// claimConcurrently enqueues jobs, runs perStore goroutines on each of
+// stores Stores (each its own *sql.DB) on one file, each looping with slot,
+// and checks that every job was claimed once and completed.
+func claimConcurrently(t *testing.T, jobs, stores, perStore int,
+	slot func(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(id string)) error) {
+	t.Helper()
 	ctx := t.Context()
 	path := filepath.Join(t.TempDir(), "queue.db")
 	enqueueN(t, mustOpenPath(t, path), jobs)
@@ -69,7 +77,7 @@ func TestNoDoubleClaimGoroutines(t *testing.T) {
 		for g := range perStore {
 			c := claimant(t, fmt.Sprintf("store%d-slot%d", i, g))
 			wg.Go(func() {
-				err := drain(ctx, s, c, func(id string) {
+				err := slot(ctx, s, c, func(id string) {
 					mu.Lock()
 					seen[id]++
 					mu.Unlock()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
@@ -70,35 +68,7 @@ func TestCompleteAndClaimLost(t *testing.T) {
 // TestNoDoubleClaimCompleteAndClaim: slots that chain CompleteAndClaim over
 // two Stores on one file run every job exactly once.
 func TestNoDoubleClaimCompleteAndClaim(t *testing.T) {
-	const jobs, stores, perStore = 1000, 2, 4
-	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "queue.db")
-	enqueueN(t, mustOpenPath(t, path), jobs)
-	var mu sync.Mutex
-	seen := make(map[string]int, jobs)
-	var wg sync.WaitGroup
-	for i := range stores {
-		s := mustOpenPath(t, path)
-		for g := range perStore {
-			c := claimant(t, fmt.Sprintf("store%d-slot%d", i, g))
-			wg.Go(func() {
-				err := chain(ctx, s, c, func(id string) {
-					mu.Lock()
-					seen[id]++
-					mu.Unlock()
-				})
-				if err != nil {
-					t.Error(err)
-				}
-			})
-		}
-	}
-	wg.Wait()
-	checkEachOnce(t, seen, jobs)
-	counts, err := mustOpenPath(t, path).Counts(ctx)
-	if err != nil || counts[claim.Completed] != jobs {
-		t.Errorf("Counts() = %v, %v; want %d completed", counts, err, jobs)
-	}
+	claimConcurrently(t, 1000, 2, 4, chain)
 }
 
 // chain is drain with CompleteAndClaim, as a busy worker slot runs.
