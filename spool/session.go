@@ -78,6 +78,11 @@ func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 	if err != nil {
 		return t, fmt.Errorf("list spool: %w", err)
 	}
+	// Checked after listing, so that a file dropped once the spool turned
+	// unsafe is never taken, whenever this pass began.
+	if err := CheckSpool(s.Dirs.Spool); err != nil {
+		return t, err
+	}
 	var batch []taken
 	for _, e := range entries {
 		if ctx.Err() != nil {

@@ -88,6 +88,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if errors.Is(err, claim.ErrReplaced) {
 			return err // no pass can succeed: the taken files wait for the next ingester
 		}
+		var unsafe *UnsafeError
+		if errors.As(err, &unsafe) {
+			return err
+		}
 		if err != nil {
 			w.logf("%v", err)
 		}
