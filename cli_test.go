@@ -116,6 +116,28 @@ func TestLogsFollowsARunningJobToItsEnd(t *testing.T) {
 	}
 }
 
+// TestLogsFollowWaitsForTheJobToStart: `enqueue && logs -f` works before any
+// worker has picked the job up.
+func TestLogsFollowWaitsForTheJobToStart(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "later", "--command", "echo started")
+	follow := h.start("logs", "-f", "later")
+	h.must("status") // two full CLI round trips: time enough for a wrong exit
+	h.must("status")
+	select {
+	case <-follow.done:
+		t.Fatalf("logs -f ended before the job ran: exit %v\n%s", follow.err, follow.stderr)
+	default:
+	}
+	h.start("worker", "start", "--no-spool")
+	if code := follow.exit(t, 30*time.Second); code != 0 {
+		t.Fatalf("logs -f exit %d\n%s", code, follow.stderr)
+	}
+	if got := follow.stdout.String(); got != "started\n" {
+		t.Errorf("logs -f printed %q, want %q", got, "started\n")
+	}
+}
+
 // TestWaitWakesOnChange: with the fallback poll set to an hour, wait still
 // returns as soon as a worker finishes the job.
 func TestWaitWakesOnChange(t *testing.T) {

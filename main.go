@@ -980,6 +980,9 @@ func pickRun(c *cli.Context, h *home, id string) (claim.Run, error) {
 		return claim.Run{}, err
 	}
 	runs, err := h.store.Runs(c.Context, id)
+	if len(runs) == 0 && err == nil && c.Bool("follow") {
+		runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval)
+	}
 	if err != nil {
 		return claim.Run{}, err
 	}

@@ -10,22 +10,47 @@ import (
 // poll as a fallback. It returns ErrNotFound for an unknown id, and ctx's
 // error when ctx ends first.
 func (s *Store) Wait(ctx context.Context, ids []string, poll time.Duration) ([]Job, error) {
+	var jobs []Job
+	err := s.waitUntil(ctx, poll, func() (done bool, err error) {
+		jobs, done, err = s.finished(ctx, ids)
+		return done, err
+	})
+	return jobs, err
+}
+
+// WaitStarted blocks until job id has a run, and returns its runs: for
+// following the output of a job that has not started yet. Errors as Wait.
+func (s *Store) WaitStarted(ctx context.Context, id string, poll time.Duration) ([]Run, error) {
+	var runs []Run
+	err := s.waitUntil(ctx, poll, func() (bool, error) {
+		if _, err := s.Get(ctx, id); err != nil {
+			return false, err
+		}
+		var err error
+		runs, err = s.Runs(ctx, id)
+		return len(runs) > 0, err
+	})
+	return runs, err
+}
+
+// waitUntil calls done after every change to the store (and every poll, in
+// case a wake-up is missed) until it reports true or fails, or ctx ends.
+func (s *Store) waitUntil(ctx context.Context, poll time.Duration, done func() (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changes, err := s.Changes(ctx)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	t := time.NewTicker(poll)
 	defer t.Stop()
 	for {
-		jobs, done, err := s.finished(ctx, ids)
-		if err != nil || done {
-			return jobs, err
+		if ok, err := done(); ok || err != nil {
+			return err
 		}
 		select {
 		case <-ctx.Done():
-			return jobs, ctx.Err()
+			return ctx.Err()
 		case <-changes:
 		case <-t.C:
 		}
