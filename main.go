@@ -1003,10 +1003,10 @@ func benchCommand() *cli.Command {
 		Name:  "bench",
 		Usage: "measure throughput, ingestion, latency, scale and footprint against this machine's limits",
 		Description: `Runs each scenario on scratch homes and holds it against a limit measured in the
-   same run (a bare loop doing the same work) or a fixed target. Takes a few minutes; --only picks
-   scenarios: throughput, ingest, latency, scale, footprint.
+same run (a bare loop doing the same work) or a fixed target. Takes a few minutes; --only picks
+scenarios: throughput, ingest, latency, scale, footprint.
 
-   Example: queuectl bench --jobs 10000 --slots 4`,
+Example: queuectl bench --jobs 10000 --slots 4`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "jobs", Value: 10000, Usage: "`N` jobs and spool files for throughput and ingestion"},
 			&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` worker slots for throughput"},
