@@ -666,7 +666,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") {
 		return retryAll(c, h)
 	}
-	return eachID(ids, func(id string) error {
+	return eachID(c, ids, func(id string) error {
 		if _, err := h.store.Retry(c.Context, id); err != nil {
 			return err
 		}
@@ -704,7 +704,7 @@ func dlqPurge(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
-	return eachID(ids, func(id string) error {
+	return eachID(c, ids, func(id string) error {
 		if err := h.store.Purge(c.Context, id); err != nil {
 			return err
 		}
@@ -764,19 +764,21 @@ Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`
 	}
 }
 
-// eachID applies fn to every id, going on past failures; the first error
-// decides the exit code and the others are printed.
-func eachID(ids []string, fn func(string) error) error {
-	var first error
+// eachID applies fn to every id, going on past failures. Each error is
+// printed in turn, and the first decides the exit code.
+func eachID(c *cli.Context, ids []string, fn func(string) error) error {
+	code := exitOK
 	for _, id := range ids {
-		err := fn(id)
-		if err != nil && first == nil {
-			first = err
-		} else if err != nil {
-			fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
+		if err := fn(id); err != nil {
+			if n := exitCode(err, c.App.ErrWriter); code == exitOK {
+				code = n
+			}
 		}
 	}
-	return first
+	if code == exitOK {
+		return nil
+	}
+	return &exitStatus{code, nil}
 }
 
 func configCommand() *cli.Command {
