@@ -500,21 +500,19 @@ func workerStop(c *cli.Context, h *home) error {
 	if !c.Bool("wait") {
 		return nil
 	}
-	deadline := time.Now().Add(c.Duration("timeout"))
-	for {
-		live, err := liveWorkers(c.Context, h)
-		if err != nil || len(live) == 0 {
-			return err
-		}
-		if time.Now().After(deadline) {
-			return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
-		}
-		select {
-		case <-c.Context.Done():
-			return &exitStatus{exitInterrupted, c.Context.Err()}
-		case <-time.After(100 * time.Millisecond):
-		}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	// Workers that exit cleanly wake us; the poll catches crashed ones.
+	var live []claim.WorkerInfo
+	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
+		var err error
+		live, err = liveWorkers(ctx, h)
+		return len(live) == 0, err
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
 	}
+	return err
 }
 
 // liveWorkers lists the registered workers that are still running.

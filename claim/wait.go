@@ -11,7 +11,7 @@ import (
 // error when ctx ends first.
 func (s *Store) Wait(ctx context.Context, ids []string, poll time.Duration) ([]Job, error) {
 	var jobs []Job
-	err := s.waitUntil(ctx, poll, func() (done bool, err error) {
+	err := s.WaitUntil(ctx, poll, func() (done bool, err error) {
 		jobs, done, err = s.finished(ctx, ids)
 		return done, err
 	})
@@ -22,7 +22,7 @@ func (s *Store) Wait(ctx context.Context, ids []string, poll time.Duration) ([]J
 // following the output of a job that has not started yet. Errors as Wait.
 func (s *Store) WaitStarted(ctx context.Context, id string, poll time.Duration) ([]Run, error) {
 	var runs []Run
-	err := s.waitUntil(ctx, poll, func() (bool, error) {
+	err := s.WaitUntil(ctx, poll, func() (bool, error) {
 		if _, err := s.Get(ctx, id); err != nil {
 			return false, err
 		}
@@ -33,9 +33,10 @@ func (s *Store) WaitStarted(ctx context.Context, id string, poll time.Duration) 
 	return runs, err
 }
 
-// waitUntil calls done after every change to the store (and every poll, in
-// case a wake-up is missed) until it reports true or fails, or ctx ends.
-func (s *Store) waitUntil(ctx context.Context, poll time.Duration, done func() (bool, error)) error {
+// WaitUntil calls done after every change to the store from any process
+// (and every poll, in case a wake-up is missed) until done reports true or
+// fails, or ctx ends; it returns done's error or ctx's.
+func (s *Store) WaitUntil(ctx context.Context, poll time.Duration, done func() (bool, error)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	changes, err := s.Changes(ctx)
