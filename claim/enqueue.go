@@ -52,7 +52,7 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 		return nil, err
 	}
 	out := make([]Result, len(jobs))
-	s.prepare(ctx, insertJob)
+	s.prepare(ctx, insertJob, countPending)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ins := s.stmt(ctx, tx, insertJob)
 		for i, nj := range jobs {
@@ -65,7 +65,7 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 			}
 			out[i] = r
 		}
-		return nil
+		return s.countCreated(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, err
@@ -83,7 +83,7 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 		return nil, err
 	}
 	out := make([]Result, len(jobs))
-	s.prepare(ctx, insertJob)
+	s.prepare(ctx, insertJob, countPending)
 	err = s.tx(ctx, func(tx *sql.Tx) error {
 		ins := s.stmt(ctx, tx, insertJob)
 		for i, nj := range jobs {
@@ -115,7 +115,7 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 				}
 			}
 		}
-		return nil
+		return s.countCreated(ctx, tx, out)
 	})
 	if err != nil {
 		return nil, err
@@ -123,6 +123,27 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 	s.notify()
 	return out, nil
 }
+
+// countCreated adds the jobs created in tx to job_counts: no trigger counts
+// inserts (migration3.sql).
+func (s *Store) countCreated(ctx context.Context, tx *sql.Tx, rs []Result) error {
+	n := 0
+	for _, r := range rs {
+		if r.Outcome == Created {
+			n++
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if _, err := s.exec(ctx, tx, countPending, n); err != nil {
+		return fmt.Errorf("count jobs: %w", err)
+	}
+	return nil
+}
+
+const countPending = `INSERT INTO job_counts (state, n) VALUES ('pending', ?)
+	ON CONFLICT (state) DO UPDATE SET n = n + excluded.n`
 
 const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,

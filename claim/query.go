@@ -111,7 +111,8 @@ func (s *Store) Counts(ctx context.Context) (map[State]int, error) {
 	for _, st := range States {
 		out[st] = 0
 	}
-	// job_counts is kept by triggers (migration2.sql): counting the jobs
+	// job_counts is kept by enqueue and by triggers (migration2.sql,
+	// migration3.sql) in the transactions that change jobs: counting them
 	// would take a tenth of a second at a million.
 	rows, err := s.query(ctx, nil, "SELECT state, n FROM job_counts WHERE n <> 0")
 	if err != nil {
