@@ -9,43 +9,136 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
 
-// batchSize is how many files one transaction ingests. Batches make
-// ingestion fast: one fsync of the database per batch, not per file.
-const batchSize = 512
+// A batch is committed in one transaction when it holds batchSize files,
+// or batchBytes of their content: one fsync of the database per batch, not
+// per file, with a bound on the memory a burst of large files holds.
+const (
+	batchSize  = 512
+	batchBytes = 32 << 20
+)
 
 // commitTimeout bounds the commit of a taken batch after ctx ended.
 const commitTimeout = 30 * time.Second
 
-// ingest reads, parses and commits a batch of taken files in one
-// transaction, then removes the files whose jobs are committed.
-func (s *session) ingest(ctx context.Context, batch []taken, t *tally) error {
-	if len(batch) == 0 {
-		return nil
+// committer loads and commits batches of taken files in the background,
+// so that taking the next batch overlaps the commit of this one, and the
+// commit overlaps the removal of the files of the one before: taking is
+// mostly renames, and on two cores ingestion is half again as fast as in
+// one goroutine. Its goroutines count what they did in tallies of their
+// own, which close adds to the pass's.
+type committer struct {
+	s         *session
+	ctx       context.Context
+	batch     []taken
+	bytes     int
+	batches   chan []taken   // to the commit goroutine
+	committed chan committed // to the removal goroutine
+	done      chan struct{}  // closed when both goroutines ended
+	failed    atomic.Bool
+	// The goroutines' own until done is closed:
+	loads, finishes tally
+	err             error // of the first failed commit
+}
+
+// committed is a batch of loaded files with what the store did with each.
+type committed struct {
+	batch   []taken
+	results []claim.Result
+}
+
+func (s *session) startCommitter(ctx context.Context) *committer {
+	c := &committer{s: s, ctx: ctx, batches: make(chan []taken),
+		committed: make(chan committed, 1), done: make(chan struct{})}
+	go c.commitAll()
+	go c.finishAll()
+	return c
+}
+
+func (c *committer) commitAll() {
+	defer close(c.committed)
+	for batch := range c.batches {
+		if c.err != nil {
+			continue // the files stay in the own directory for the next pass
+		}
+		var ready []taken
+		var jobs []claim.NewJob
+		for _, tk := range batch {
+			if nj, ok := c.s.load(tk, &c.loads); ok {
+				tk.data = nil // parsed: only the name is needed now
+				ready, jobs = append(ready, tk), append(jobs, nj)
+			}
+		}
+		if len(jobs) == 0 {
+			continue
+		}
+		results, err := c.s.commit(c.ctx, jobs)
+		if err != nil {
+			c.err = err
+			c.failed.Store(true)
+			continue
+		}
+		c.committed <- committed{ready, results}
 	}
+}
+
+func (c *committer) finishAll() {
+	defer close(c.done)
+	for cb := range c.committed {
+		for i, r := range cb.results {
+			c.s.finish(cb.batch[i], r, &c.finishes)
+		}
+	}
+}
+
+// add queues a taken file, and hands the batch over when it is full. It
+// returns false once a commit has failed: the pass should stop taking.
+func (c *committer) add(tk taken) bool {
+	c.batch = append(c.batch, tk)
+	c.bytes += len(tk.data)
+	if len(c.batch) >= batchSize || c.bytes >= batchBytes {
+		c.flush()
+	}
+	return !c.failed.Load()
+}
+
+// flush hands the batch to the commit goroutine, waiting while it commits
+// the one before.
+func (c *committer) flush() {
+	if len(c.batch) > 0 {
+		c.batches <- c.batch
+		c.batch, c.bytes = nil, 0
+	}
+}
+
+// close commits what is queued, waits for the goroutines, adds their
+// tallies to t and returns the error of the first failed commit.
+func (c *committer) close(t *tally) error {
+	c.flush()
+	close(c.batches)
+	<-c.done
+	t.add(c.loads)
+	t.add(c.finishes)
+	return c.err
+}
+
+// commit stores the jobs of a batch of taken files in one transaction and
+// returns what became of each; then their files may be removed.
+func (s *session) commit(ctx context.Context, jobs []claim.NewJob) ([]claim.Result, error) {
 	// The takes must be durable before the commit: a power loss must not
 	// bring back, under its old name and without its key, a file whose job
 	// is committed. (Leftovers may be takes whose sync failed last time.)
 	if err := s.own.sync(); err != nil {
-		return err
+		return nil, err
 	}
 	if err := syncDir(s.Dirs.Spool); err != nil {
-		return err
-	}
-	jobs := make([]claim.NewJob, 0, len(batch))
-	ready := make([]taken, 0, len(batch))
-	for _, tk := range batch {
-		if nj, ok := s.load(tk, t); ok {
-			jobs, ready = append(jobs, nj), append(ready, tk)
-		}
-	}
-	if len(jobs) == 0 {
-		return nil
+		return nil, err
 	}
 	// Commit a taken batch even when ctx ended meanwhile, so that a stopping
 	// watcher leaves no taken files behind.
@@ -53,43 +146,23 @@ func (s *session) ingest(ctx context.Context, batch []taken, t *tally) error {
 	defer cancel()
 	results, err := s.Store.EnqueueEach(cctx, jobs)
 	if err != nil {
-		return fmt.Errorf("ingest %d spool files: %w", len(jobs), err)
+		return nil, fmt.Errorf("ingest %d spool files: %w", len(jobs), err)
 	}
-	for i, r := range results {
-		s.finish(ready[i], r, t)
-	}
-	return nil
+	return results, nil
 }
 
-// load reads and parses a taken file. ok is false when the file was
-// rejected or is still waiting.
+// load parses a taken file, read by take or, for a file found in the own
+// directory, read now. ok is false when the file was rejected or is still
+// waiting.
 func (s *session) load(tk taken, t *tally) (nj claim.NewJob, ok bool) {
 	path := filepath.Join(s.own.path, tk.file())
-	// Nobody else renames in the own directory, so what Lstat says is what
-	// gets opened: a FIFO or device is never opened.
-	fi, err := os.Lstat(path)
-	if err != nil {
-		s.logf("read %s: %v", tk.name, err)
-		return nj, false
+	data, changedAt := tk.data, tk.changedAt
+	if !tk.read {
+		if data, changedAt, ok = s.readTaken(path, tk.name, t); !ok {
+			return nj, false
+		}
 	}
-	if !fi.Mode().IsRegular() {
-		s.rejectCounted(path, tk.name, irregularProblem(tk.name, fi.Mode(), path), t)
-		return nj, false
-	}
-	if p, bad := s.checkFile(tk.name, fi); bad {
-		s.rejectCounted(path, tk.name, p, t)
-		return nj, false
-	}
-	data, err := readFile(path, fi.Size())
-	if errors.Is(err, fs.ErrPermission) {
-		s.rejectCounted(path, tk.name, unreadableProblem(tk.name, err), t)
-		return nj, false
-	}
-	if err != nil {
-		s.logf("read %s: %v", tk.name, err)
-		return nj, false
-	}
-	nj, err = Parse(tk.name, data)
+	nj, err := Parse(tk.name, data)
 	switch {
 	case err == nil:
 		nj.IngestKey = tk.ingestKey()
@@ -98,12 +171,42 @@ func (s *session) load(tk taken, t *tally) (nj claim.NewJob, ok bool) {
 		s.rejectCounted(path, tk.name, tooBigProblem(tk.name, int64(len(data))), t)
 	case complete(data):
 		s.rejectCounted(path, tk.name, invalidProblem(tk.name, err), t)
-	case !tk.settled && time.Since(changed(fi)) < s.settle:
-		t.wait(changed(fi), s.settle)
+	case !tk.settled && time.Since(changedAt) < s.settle:
+		t.wait(changedAt, s.settle)
 	default:
 		s.rejectCounted(path, tk.name, truncatedProblem(tk.name, s.settle, err), t)
 	}
 	return nj, false
+}
+
+// readTaken reads a file of the own directory. ok is false when the file
+// was rejected or could not be read.
+func (s *session) readTaken(path, name string, t *tally) (data []byte, changedAt time.Time, ok bool) {
+	// Nobody else renames in the own directory, so what Lstat says is what
+	// gets opened: a FIFO or device is never opened.
+	fi, err := os.Lstat(path)
+	if err != nil {
+		s.logf("read %s: %v", name, err)
+		return nil, changedAt, false
+	}
+	if !fi.Mode().IsRegular() {
+		s.rejectCounted(path, name, irregularProblem(name, fi.Mode(), path), t)
+		return nil, changedAt, false
+	}
+	if p, bad := s.checkFile(name, fi); bad {
+		s.rejectCounted(path, name, p, t)
+		return nil, changedAt, false
+	}
+	data, err = readFile(path, fi.Size())
+	if errors.Is(err, fs.ErrPermission) {
+		s.rejectCounted(path, name, unreadableProblem(name, err), t)
+		return nil, changedAt, false
+	}
+	if err != nil {
+		s.logf("read %s: %v", name, err)
+		return nil, changedAt, false
+	}
+	return data, changed(fi), true
 }
 
 // finish acts on what the store did with a committed file's job.

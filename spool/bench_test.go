@@ -59,3 +59,36 @@ func BenchmarkReadUnlink(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "files/s")
 }
+
+// BenchmarkReadRenameUnlink is the file system's part of a crash-safe take
+// alone: read each file, rename it into a private directory, remove it
+// there. Pass cannot beat it; ReadUnlink is what the bench holds Pass to.
+func BenchmarkReadRenameUnlink(b *testing.B) {
+	dir := b.TempDir()
+	own := filepath.Join(dir, ingesting)
+	if err := os.Mkdir(own, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	dropMany(b, dir, b.N)
+	began := time.Now()
+	names, err := listNames(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, name := range names {
+		if name == ingesting {
+			continue
+		}
+		path, taken := filepath.Join(dir, name), filepath.Join(own, newKey()+"."+name)
+		if _, err := os.ReadFile(path); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Rename(path, taken); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Remove(taken); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "files/s")
+}

@@ -1,12 +1,15 @@
 package spool
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -250,5 +253,60 @@ func TestAdoptLeavesStrayFiles(t *testing.T) {
 	}
 	if !exists(stray) {
 		t.Fatal("the stray file was removed")
+	}
+}
+
+// Files dropped in name order become jobs in that order, across batches:
+// the commits of a pass run behind the takes, but in the order taken.
+func TestPassKeepsNameOrderAcrossBatches(t *testing.T) {
+	w := newWatcher(t)
+	n := 2*batchSize + 100
+	for i := range n {
+		drop(t, w.Dirs.Spool, fmt.Sprintf("job-%05d.json", i), fmt.Sprintf(`{"command": "echo %d"}`, i))
+	}
+	st, err := w.Pass(context.Background())
+	if err != nil || st != (Stats{Ingested: n}) {
+		t.Fatalf("Pass = %+v, %v; want %d ingested", st, err, n)
+	}
+	js := jobs(t, w.Store)
+	slices.SortFunc(js, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	for i, j := range js {
+		if want := fmt.Sprintf("echo %d", i); j.Command != want {
+			t.Fatalf("job %d in enqueue order runs %q, want %q", i, j.Command, want)
+		}
+	}
+}
+
+// A commit that fails stops the pass: the files taken so far stay in the
+// ingester's directory, the rest in the spool, and the next pass makes
+// every file exactly one job.
+func TestFailedCommitLeavesFilesForNextPass(t *testing.T) {
+	w := newWatcher(t)
+	n := 3 * batchSize
+	for i := range n {
+		drop(t, w.Dirs.Spool, fmt.Sprintf("job-%05d.json", i), `{"command": "true"}`)
+	}
+	// Replace the database under the open store: its commits now fail
+	// with ErrReplaced, as they would for a real deleted database.
+	path := w.Store.Path()
+	other := mustOpenStoreAt(t, path+".new")
+	other.Close()
+	if err := os.Rename(path+".new", path); err != nil {
+		t.Fatal(err)
+	}
+	st, err := w.Pass(context.Background())
+	if !errors.Is(err, claim.ErrReplaced) || st.Ingested != 0 {
+		t.Fatalf("Pass on a replaced database = %+v, %v; want nothing ingested and ErrReplaced", st, err)
+	}
+	w.Store = mustOpenStoreAt(t, path)
+	st, err = w.Pass(context.Background())
+	if err != nil || st != (Stats{Ingested: n}) {
+		t.Fatalf("next Pass = %+v, %v; want %d ingested", st, err, n)
+	}
+	if got := len(jobs(t, w.Store)); got != n {
+		t.Errorf("%d jobs, want %d", got, n)
+	}
+	if left, _ := listNames(w.Dirs.Spool); len(left) != 1 || left[0] != ingesting {
+		t.Errorf("left in the spool: %v", left)
 	}
 }

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"crypto/rand"
+	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 )
 
 // ingestDir is one ingester's private directory of taken files,
@@ -147,6 +149,17 @@ func syncDir(dir string) error {
 		return fmt.Errorf("sync directory %s: %w", dir, err)
 	}
 	return nil
+}
+
+// newKey returns a new ingest key, 32 hex digits: the time, then 64 random
+// bits. Keys made one after another sort together, so that a batch adds its
+// keys at the end of the ingest_key index instead of on a page per key; the
+// random half keeps ingesters that take files in the same nanosecond apart.
+func newKey() string {
+	var b [16]byte
+	binary.BigEndian.PutUint64(b[:8], uint64(time.Now().UnixNano()))
+	rand.Read(b[8:])
+	return hex.EncodeToString(b[:])
 }
 
 func randomHex(n int) string {

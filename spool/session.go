@@ -28,6 +28,19 @@ type tally struct {
 	wake time.Time // when the earliest waiting file will have settled
 }
 
+// add counts u's files in t too.
+func (t *tally) add(u tally) {
+	t.Ingested += u.Ingested
+	t.Duplicates += u.Duplicates
+	t.Redriven += u.Redriven
+	t.Skipped += u.Skipped
+	t.Rejected += u.Rejected
+	t.Waiting += u.Waiting
+	if !u.wake.IsZero() && (t.wake.IsZero() || u.wake.Before(t.wake)) {
+		t.wake = u.wake
+	}
+}
+
 func (t *tally) wait(changedAt time.Time, settle time.Duration) {
 	t.Waiting++
 	if at := changedAt.Add(settle); t.wake.IsZero() || at.Before(t.wake) {
@@ -40,6 +53,11 @@ type taken struct {
 	key     string // the ingest key, 32 hex digits
 	name    string // the name it had in the spool
 	settled bool   // it had stopped changing before it was taken
+	// read says that data and changedAt hold what take read, so that load
+	// need not open the file again.
+	read      bool
+	data      []byte
+	changedAt time.Time
 }
 
 func (tk taken) file() string { return tk.key + "." + tk.name }
@@ -71,63 +89,54 @@ func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 			s.logf("adopted %d files left by a stopped ingester", n)
 		}
 	}
-	if err := s.ingestLeftovers(ctx, &t); err != nil {
-		return t, err
+	c := s.startCommitter(ctx)
+	err := s.collect(ctx, c, &t)
+	if cerr := c.close(&t); cerr != nil {
+		err = cerr // a failed commit stopped collect, if anything did
 	}
-	entries, err := os.ReadDir(s.Dirs.Spool)
-	if err != nil {
-		return t, fmt.Errorf("list spool: %w", err)
-	}
-	// Checked after listing, so that a file dropped once the spool turned
-	// unsafe is never taken, whenever this pass began.
-	if err := CheckSpool(s.Dirs.Spool); err != nil {
-		return t, err
-	}
-	var batch []taken
-	for _, e := range entries {
-		if ctx.Err() != nil {
-			break
-		}
-		if tk, ok := s.take(e, &t); ok {
-			batch = append(batch, tk)
-		}
-		if len(batch) == batchSize {
-			if err := s.ingest(ctx, batch, &t); err != nil {
-				return t, err
-			}
-			batch = batch[:0]
-		}
-	}
-	return t, s.ingest(ctx, batch, &t)
+	return t, err
 }
 
-// ingestLeftovers ingests the files already in the own directory: adopted,
-// still waiting, or left by a failed commit.
-func (s *session) ingestLeftovers(ctx context.Context, t *tally) error {
+// collect hands c the files already in the own directory (adopted, still
+// waiting, or left by a failed commit), then takes the spool's and hands
+// them over too. It stops early when a commit fails.
+func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 	files, err := s.own.names()
 	if err != nil {
 		return err
 	}
-	var batch []taken
 	for _, f := range files {
 		tk, ok := parseTaken(f)
 		if !ok {
 			// Not named by an ingester; give it a key of its own.
-			tk = taken{key: randomHex(16), name: f}
+			tk = taken{key: newKey(), name: f}
 			if err := os.Rename(filepath.Join(s.own.path, f), filepath.Join(s.own.path, tk.file())); err != nil {
 				s.logf("rename %s: %v", f, err)
 				continue
 			}
 		}
-		batch = append(batch, tk)
-		if len(batch) == batchSize {
-			if err := s.ingest(ctx, batch, t); err != nil {
-				return err
-			}
-			batch = batch[:0]
+		if !c.add(tk) {
+			return nil
 		}
 	}
-	return s.ingest(ctx, batch, t)
+	entries, err := os.ReadDir(s.Dirs.Spool)
+	if err != nil {
+		return fmt.Errorf("list spool: %w", err)
+	}
+	// Checked after listing, so that a file dropped once the spool turned
+	// unsafe is never taken, whenever this pass began.
+	if err := CheckSpool(s.Dirs.Spool); err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if ctx.Err() != nil {
+			break
+		}
+		if tk, ok := s.take(e, t); ok && !c.add(tk) {
+			return nil
+		}
+	}
+	return nil
 }
 
 // take decides about one spool entry: reject it, leave it waiting, leave it
@@ -168,17 +177,22 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	}
 	changedAt := changed(fi)
 	settled := time.Since(changedAt) >= s.settle
-	if !settled {
+	// Read now, through the descriptor that follows the file into the own
+	// directory: load need not open it again.
+	data, err := readSpec(f, fi.Size())
+	if err != nil {
+		return taken{}, false // the next pass decides
+	}
+	if !settled && !complete(data) {
 		// Taking a file still being written would break a writer that
 		// appends by name, so an incomplete file is only looked at.
-		data, err := readSpec(f, fi.Size())
-		if err != nil || !complete(data) {
-			t.wait(changedAt, s.settle)
-			return taken{}, false
-		}
+		t.wait(changedAt, s.settle)
+		return taken{}, false
 	}
-	tk := taken{key: randomHex(16), name: name, settled: settled}
-	if err := os.Rename(path, filepath.Join(s.own.path, tk.file())); err != nil {
+	tk := taken{key: newKey(), name: name, settled: settled, read: true, data: data, changedAt: changedAt}
+	// syscall.Rename, not os.Rename: the target is a fresh name, and
+	// os.Rename would first Lstat it.
+	if err := syscall.Rename(path, filepath.Join(s.own.path, tk.file())); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.logf("take %s: %v", name, err)
 		}
