@@ -9,13 +9,16 @@
 // `ingest`) may share one spool. Each holds a private directory
 // spool/.ingesting/<pid>-<random>/, locked with flock(2) for as long as it
 // lives. A file is taken by one rename(2) into that directory under the name
-// <key>.<original name>, where key is 128 random bits made at that moment:
-// rename is atomic, so of several ingesters exactly one takes each file.
+// <key>.<original name>, where key is made at that moment from the time and
+// 64 random bits: rename is atomic, so of several ingesters exactly one
+// takes each file.
 // The key travels with the file and is stored as the job's ingest key
 // (claim.NewJob.IngestKey, UNIQUE in the database).
 //
-// A taken batch is then read, parsed, committed in one transaction
-// (claim.Store.EnqueueEach, fsync'd), and only then unlinked. Why a SIGKILL
+// A taken batch is then parsed, committed in one transaction
+// (claim.Store.EnqueueEach, fsync'd), and only then unlinked; a pass takes
+// the next batch while it commits this one, and commits in the order it
+// took. Why a SIGKILL
 // at any instant loses nothing and ingests nothing twice:
 //
 //   - before the rename, the file is still in spool/ and nothing happened;
