@@ -41,23 +41,12 @@ func BenchmarkPass(b *testing.B) {
 // BenchmarkReadUnlink is the floor Pass is measured against: read and
 // remove each file, nothing else.
 func BenchmarkReadUnlink(b *testing.B) {
-	dir := b.TempDir()
-	dropMany(b, dir, b.N)
-	began := time.Now()
-	names, err := listNames(dir)
-	if err != nil {
-		b.Fatal(err)
-	}
-	for _, name := range names {
-		path := filepath.Join(dir, name)
+	eachFile(b, b.TempDir(), func(path, _ string) error {
 		if _, err := os.ReadFile(path); err != nil {
-			b.Fatal(err)
+			return err
 		}
-		if err := os.Remove(path); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportMetric(float64(b.N)/time.Since(began).Seconds(), "files/s")
+		return os.Remove(path)
+	})
 }
 
 // BenchmarkReadRenameUnlink is the file system's part of a crash-safe take
@@ -69,6 +58,20 @@ func BenchmarkReadRenameUnlink(b *testing.B) {
 	if err := os.Mkdir(own, 0o700); err != nil {
 		b.Fatal(err)
 	}
+	eachFile(b, dir, func(path, name string) error {
+		taken := filepath.Join(own, newKey()+"."+name)
+		if _, err := os.ReadFile(path); err != nil {
+			return err
+		}
+		if err := os.Rename(path, taken); err != nil {
+			return err
+		}
+		return os.Remove(taken)
+	})
+}
+
+// eachFile drops b.N files into dir, then times fn on each of them.
+func eachFile(b *testing.B, dir string, fn func(path, name string) error) {
 	dropMany(b, dir, b.N)
 	began := time.Now()
 	names, err := listNames(dir)
@@ -79,14 +82,7 @@ func BenchmarkReadRenameUnlink(b *testing.B) {
 		if name == ingesting {
 			continue
 		}
-		path, taken := filepath.Join(dir, name), filepath.Join(own, newKey()+"."+name)
-		if _, err := os.ReadFile(path); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Rename(path, taken); err != nil {
-			b.Fatal(err)
-		}
-		if err := os.Remove(taken); err != nil {
+		if err := fn(filepath.Join(dir, name), name); err != nil {
 			b.Fatal(err)
 		}
 	}
