@@ -30,9 +30,9 @@ const commitTimeout = 30 * time.Second
 // committer loads and commits batches of taken files in the background,
 // so that taking the next batch overlaps the commit of this one, and the
 // commit overlaps the removal of the files of the one before: taking is
-// mostly renames, and on two cores ingestion is half again as fast as in
-// one goroutine. Its goroutines count what they did in tallies of their
-// own, which close adds to the pass's.
+// mostly renames, committing mostly SQLite, and a machine with two cores
+// runs them at the same time. Its goroutines count what they did in
+// tallies of their own, which close adds to the pass's.
 type committer struct {
 	s         *session
 	ctx       context.Context
@@ -47,7 +47,7 @@ type committer struct {
 	err             error // of the first failed commit
 }
 
-// committed is a batch of loaded files with what the store did with each.
+// committed is a batch of parsed files with what the store did with each.
 type committed struct {
 	batch   []taken
 	results []claim.Result

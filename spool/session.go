@@ -91,10 +91,7 @@ func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 	}
 	c := s.startCommitter(ctx)
 	err := s.collect(ctx, c, &t)
-	if cerr := c.close(&t); cerr != nil {
-		err = cerr // a failed commit stopped collect, if anything did
-	}
-	return t, err
+	return t, errors.Join(err, c.close(&t))
 }
 
 // collect hands c the files already in the own directory (adopted, still
