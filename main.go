@@ -503,16 +503,20 @@ func workerStop(c *cli.Context, h *home) error {
 	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
 	defer cancel()
 	// Workers that exit cleanly wake us; the poll catches crashed ones.
-	var live []claim.WorkerInfo
 	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
-		var err error
-		live, err = liveWorkers(ctx, h)
+		live, err := liveWorkers(ctx, h)
 		return len(live) == 0, err
 	})
-	if errors.Is(err, context.DeadlineExceeded) {
-		return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
 	}
-	return err
+	// Counted outside the expired context, which may have cut the last look
+	// short: an error there must not read as "0 still running".
+	live, err := liveWorkers(c.Context, h)
+	if err != nil || len(live) == 0 {
+		return err
+	}
+	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
 }
 
 // liveWorkers lists the registered workers that are still running.
