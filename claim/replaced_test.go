@@ -15,11 +15,7 @@ import (
 func TestWriteRefusedWhenFileReplaced(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "queue.db")
-	s, err := claim.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := mustOpenPath(t, path)
 	if _, err := s.Enqueue(ctx, claim.NewJob{ID: "before", Command: "true"}); err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +29,7 @@ func TestWriteRefusedWhenFileReplaced(t *testing.T) {
 		t.Errorf("Enqueue after the file was deleted = %v, want ErrReplaced", err)
 	}
 
-	fresh, err := claim.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fresh.Close()
+	fresh := mustOpenPath(t, path)
 	if err := fresh.CheckFile(); err != nil {
 		t.Errorf("CheckFile() of the new file = %v", err)
 	}
