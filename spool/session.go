@@ -36,14 +36,19 @@ func (t *tally) add(u tally) {
 	t.Skipped += u.Skipped
 	t.Rejected += u.Rejected
 	t.Waiting += u.Waiting
-	if !u.wake.IsZero() && (t.wake.IsZero() || u.wake.Before(t.wake)) {
-		t.wake = u.wake
+	if !u.wake.IsZero() {
+		t.wakeBy(u.wake)
 	}
 }
 
 func (t *tally) wait(changedAt time.Time, settle time.Duration) {
 	t.Waiting++
-	if at := changedAt.Add(settle); t.wake.IsZero() || at.Before(t.wake) {
+	t.wakeBy(changedAt.Add(settle))
+}
+
+// wakeBy makes the pass's next wake-up at or before at.
+func (t *tally) wakeBy(at time.Time) {
+	if t.wake.IsZero() || at.Before(t.wake) {
 		t.wake = at
 	}
 }
