@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// BenchRow is one result of `queuectl bench` (run.BenchResult, field for
+// BenchRow is one result of `queuectl bench` (bench.Result, field for
 // field).
 type BenchRow struct {
 	Scenario string

@@ -1,4 +1,6 @@
-package run
+// Package bench is the `queuectl bench` harness: each scenario measured on
+// this machine and held against a limit measured in the same run.
+package bench
 
 import (
 	"context"
@@ -16,14 +18,14 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// Bench measures queuectl on the machine it runs on, each scenario held
+// Suite measures queuectl on the machine it runs on, each scenario held
 // against a limit: either the same work done by a bare loop, measured in
 // the same run (so that a busy or slow machine moves both), or a fixed
 // target. Scenarios that a user runs as separate commands run the queuectl
 // binary (Exe) as separate processes, on scratch homes under Dir.
-type Bench struct {
+type Suite struct {
 	Exe     string // the queuectl binary
-	Dir     string // scratch directory; Bench makes one home per scenario in it
+	Dir     string // scratch directory; Suite makes one home per scenario in it
 	Jobs    int    // jobs and spool files for throughput and ingestion (default 10,000)
 	Slots   int    // worker slots for throughput (default 4)
 	Scale   int    // queued jobs of the large store in the scale scenario (default 1,000,000)
@@ -31,19 +33,17 @@ type Bench struct {
 	// Only names the scenario groups to run (throughput, ingest, latency,
 	// scale, footprint); empty runs them all.
 	Only []string
-	// SpoolDir returns the spool directory of a home (spool owns the layout).
-	SpoolDir func(home string) string
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 
 	run string // this run's directory in Dir
 }
 
-// BenchGroups are the scenario groups, in the order Run runs them.
-var BenchGroups = []string{"throughput", "ingest", "latency", "scale", "footprint"}
+// Groups are the scenario groups, in the order Run runs them.
+var Groups = []string{"throughput", "ingest", "latency", "scale", "footprint"}
 
-// BenchResult is one line of the bench table.
-type BenchResult struct {
+// Result is one line of the bench table.
+type Result struct {
 	Scenario string
 	Rate     float64 // per second, for rate scenarios; else 0
 	P50, P99 float64 // in Unit; 0 when not measured
@@ -59,15 +59,15 @@ type BenchResult struct {
 // a new directory in Dir; every process Run starts has ended when it
 // returns. The machine should be otherwise idle: the scenarios and their
 // limits share its CPUs.
-func (b *Bench) Run(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) Run(ctx context.Context) ([]Result, error) {
 	b.defaults()
-	runs := map[string]func(context.Context) ([]BenchResult, error){
+	runs := map[string]func(context.Context) ([]Result, error){
 		"throughput": b.throughput, "ingest": b.ingest, "latency": b.latency,
 		"scale": b.scale, "footprint": b.footprint,
 	}
 	for _, g := range b.Only {
-		if !slices.Contains(BenchGroups, g) {
-			return nil, fmt.Errorf("%w: no bench scenario %q (want one of %s)", claim.ErrInvalid, g, strings.Join(BenchGroups, ", "))
+		if !slices.Contains(Groups, g) {
+			return nil, fmt.Errorf("%w: no bench scenario %q (want one of %s)", claim.ErrInvalid, g, strings.Join(Groups, ", "))
 		}
 	}
 	// A new directory for every run: deleting an earlier run's homes just
@@ -78,8 +78,8 @@ func (b *Bench) Run(ctx context.Context) ([]BenchResult, error) {
 		return nil, fmt.Errorf("create bench directory: %w", err)
 	}
 	b.logf("bench: %d CPUs, %s, scratch homes in %s", runtime.NumCPU(), runtime.Version(), b.run)
-	var out []BenchResult
-	for _, g := range BenchGroups {
+	var out []Result
+	for _, g := range Groups {
 		if len(b.Only) > 0 && !slices.Contains(b.Only, g) {
 			continue
 		}
@@ -93,7 +93,7 @@ func (b *Bench) Run(ctx context.Context) ([]BenchResult, error) {
 	return out, nil
 }
 
-func (b *Bench) defaults() {
+func (b *Suite) defaults() {
 	if b.Jobs <= 0 {
 		b.Jobs = 10000
 	}
@@ -112,14 +112,14 @@ func (b *Bench) defaults() {
 func perSecond(n int, d time.Duration) float64 { return float64(n) / d.Seconds() }
 
 // atLeast is a rate result that must reach min times limit.
-func atLeast(scenario string, rate, limit float64, limitText string, min float64) BenchResult {
-	r := BenchResult{Scenario: scenario, Rate: rate, Limit: limitText, Ratio: rate / limit,
+func atLeast(scenario string, rate, limit float64, limitText string, min float64) Result {
+	r := Result{Scenario: scenario, Rate: rate, Limit: limitText, Ratio: rate / limit,
 		Target: fmt.Sprintf("≥ %.2f", min)}
 	r.Met = r.Ratio >= min
 	return r
 }
 
-func (b *Bench) logf(format string, args ...any) {
+func (b *Suite) logf(format string, args ...any) {
 	if b.Log != nil {
 		b.Log(format, args...)
 	}
@@ -127,8 +127,8 @@ func (b *Bench) logf(format string, args ...any) {
 
 // atMost is a result whose p50 must stay within maxP50 and whose p99
 // within maxP99 (0: p99 not held to a limit). Ratio is the worse of the two.
-func atMost(scenario string, p50, p99 float64, unit string, maxP50, maxP99 float64) BenchResult {
-	r := BenchResult{Scenario: scenario, P50: p50, P99: p99, Unit: unit, Ratio: p50 / maxP50,
+func atMost(scenario string, p50, p99 float64, unit string, maxP50, maxP99 float64) Result {
+	r := Result{Scenario: scenario, P50: p50, P99: p99, Unit: unit, Ratio: p50 / maxP50,
 		Limit: fmt.Sprintf("p50 %g %s", maxP50, unit), Target: "≤ 1.00"}
 	if maxP99 > 0 {
 		r.Ratio = max(r.Ratio, p99/maxP99)
@@ -152,7 +152,7 @@ func quantile(xs []float64, q float64) float64 {
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 // home makes a fresh scratch home for a scenario in this run's directory.
-func (b *Bench) home(name string) (string, error) {
+func (b *Suite) home(name string) (string, error) {
 	home := filepath.Join(b.run, name)
 	if err := os.Mkdir(home, 0o700); err != nil {
 		return "", fmt.Errorf("create scratch home: %w", err)
@@ -161,13 +161,13 @@ func (b *Bench) home(name string) (string, error) {
 }
 
 // open opens the store of a scratch home.
-func (b *Bench) open(home string) (*claim.Store, error) {
+func (b *Suite) open(home string) (*claim.Store, error) {
 	return claim.Open(filepath.Join(home, "queue.db"))
 }
 
 // fill enqueues n jobs running command into home's store, in batches of
 // one transaction each, as `enqueue -` does with JSON lines.
-func (b *Bench) fill(ctx context.Context, home string, n int, command string) error {
+func (b *Suite) fill(ctx context.Context, home string, n int, command string) error {
 	s, err := b.open(home)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (b *Bench) fill(ctx context.Context, home string, n int, command string) er
 }
 
 // expect checks that n jobs of home are in state st.
-func (b *Bench) expect(ctx context.Context, home string, st claim.State, n int) error {
+func (b *Suite) expect(ctx context.Context, home string, st claim.State, n int) error {
 	s, err := b.open(home)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (b *Bench) expect(ctx context.Context, home string, st claim.State, n int) 
 // start starts the queuectl binary on home and returns it with the time
 // it was started. Its stdout is discarded and its stderr appended to
 // home/bench.log, as a worker's would go to a file.
-func (b *Bench) start(ctx context.Context, home string, args ...string) (*exec.Cmd, time.Time, error) {
+func (b *Suite) start(ctx context.Context, home string, args ...string) (*exec.Cmd, time.Time, error) {
 	log, err := os.OpenFile(filepath.Join(home, "bench.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("open bench log: %w", err)
@@ -232,7 +232,7 @@ func (b *Bench) start(ctx context.Context, home string, args ...string) (*exec.C
 
 // timeRun runs the queuectl binary on home to its end and returns how long
 // it took from start to exit.
-func (b *Bench) timeRun(ctx context.Context, home string, args ...string) (time.Duration, error) {
+func (b *Suite) timeRun(ctx context.Context, home string, args ...string) (time.Duration, error) {
 	cmd, began, err := b.start(ctx, home, args...)
 	if err != nil {
 		return 0, err

@@ -1,4 +1,4 @@
-package run
+package bench
 
 import (
 	"bufio"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/spool"
 )
 
 // latency: an idle `worker start` (one slot, watching the spool) starts a
@@ -20,7 +21,7 @@ import (
 // the enqueue's created_at, to the run's started_at (the claim, just before
 // the fork). Each sample waits for the job to finish and lets the worker
 // go idle before the next.
-func (b *Bench) latency(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) latency(ctx context.Context) ([]Result, error) {
 	home, err := b.home("latency")
 	if err != nil {
 		return nil, err
@@ -41,16 +42,16 @@ func (b *Bench) latency(ctx context.Context) ([]BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	spool := b.SpoolDir(home)
+	spoolDir := spool.DirsOf(home).Spool
 	var dropped, enqueued []float64
 	for i := -1; i < b.Samples; i++ { // sample -1 warms up
 		id := fmt.Sprintf("spool-%d", i+1)
-		tmp := filepath.Join(spool, id+".json.tmp")
+		tmp := filepath.Join(spoolDir, id+".json.tmp")
 		if err := os.WriteFile(tmp, fmt.Appendf(nil, `{"id": %q, "command": "true"}`, id), 0o600); err != nil {
 			return nil, fmt.Errorf("drop spool file: %w", err)
 		}
 		at := time.Now()
-		if err := os.Rename(tmp, filepath.Join(spool, id+".json")); err != nil {
+		if err := os.Rename(tmp, filepath.Join(spoolDir, id+".json")); err != nil {
 			return nil, fmt.Errorf("drop spool file: %w", err)
 		}
 		started, err := waitStarted(ctx, s, changes, id)
@@ -78,7 +79,7 @@ func (b *Bench) latency(ctx context.Context) ([]BenchResult, error) {
 		enqueued = append(enqueued, millis(started.Sub(j.CreatedAt)))
 		pause(i)
 	}
-	return []BenchResult{
+	return []Result{
 		atMost("latency: spool drop to job start, idle worker", quantile(dropped, 0.5), quantile(dropped, 0.99), "ms", 10, 50),
 		atMost("latency: enqueue (other process) to job start", quantile(enqueued, 0.5), quantile(enqueued, 0.99), "ms", 10, 50),
 	}, nil
@@ -90,7 +91,7 @@ func pause(i int) { time.Sleep(time.Duration(2+i%7) * time.Millisecond) }
 
 // startWorker starts `worker start` with args on home and waits until it
 // has registered. stop ends it (SIGTERM) and waits for it.
-func (b *Bench) startWorker(ctx context.Context, home string, s *claim.Store, args ...string) (func(), error) {
+func (b *Suite) startWorker(ctx context.Context, home string, s *claim.Store, args ...string) (func(), error) {
 	cmd, _, err := b.start(ctx, home, append([]string{"worker", "start"}, args...)...)
 	if err != nil {
 		return nil, err
@@ -150,7 +151,7 @@ func waitStarted(ctx context.Context, s *claim.Store, changes <-chan struct{}, i
 // 8 × 40 short jobs, sampled every 10 ms; then, with that worker idle,
 // `queuectl enqueue` from start to exit. (A job scheduled an hour ahead, so
 // that running it does not compete with the next sample.)
-func (b *Bench) footprint(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) footprint(ctx context.Context) ([]Result, error) {
 	const jobs = 8 * 40
 	home, err := b.home("footprint")
 	if err != nil {
@@ -204,7 +205,7 @@ func (b *Bench) footprint(ctx context.Context) ([]BenchResult, error) {
 		}
 		took = append(took, millis(d))
 	}
-	return []BenchResult{mem,
+	return []Result{mem,
 		atMost("queuectl enqueue, start to exit (worker idle)", quantile(took, 0.5), quantile(took, 0.99), "ms", 10, 0),
 	}, nil
 }

@@ -1,4 +1,4 @@
-package run
+package bench
 
 import (
 	"context"
@@ -11,12 +11,13 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/spool"
 )
 
 // throughput: Jobs `true` jobs through `worker start --count Slots --drain`,
 // against a bare loop that runs `sh -c true` Slots at a time. The bare loop
 // runs before and after the worker, and the limit is their mean.
-func (b *Bench) throughput(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) throughput(ctx context.Context) ([]Result, error) {
 	home, err := b.home("throughput")
 	if err != nil {
 		return nil, err
@@ -40,7 +41,7 @@ func (b *Bench) throughput(ctx context.Context) ([]BenchResult, error) {
 		return nil, err
 	}
 	limit := perSecond(b.Jobs, (before+after)/2)
-	return []BenchResult{
+	return []Result{
 		atLeast(fmt.Sprintf("throughput: %d true jobs, %d slots", b.Jobs, b.Slots), perSecond(b.Jobs, took),
 			limit, fmt.Sprintf("%.0f/s: sh -c true, %d at a time", limit, b.Slots), 0.80),
 	}, nil
@@ -78,7 +79,7 @@ func bareShell(ctx context.Context, n, slots int) (time.Duration, error) {
 // ingest: Jobs fresh spool files through `queuectl ingest` (take, read,
 // parse, fsync'd batch commit, unlink), against a bare loop that reads and
 // unlinks as many files in the same file system, before and after.
-func (b *Bench) ingest(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) ingest(ctx context.Context) ([]Result, error) {
 	home, err := b.home("ingest")
 	if err != nil {
 		return nil, err
@@ -88,11 +89,11 @@ func (b *Bench) ingest(ctx context.Context) ([]BenchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	spool := b.SpoolDir(home)
-	if err := os.MkdirAll(spool, 0o700); err != nil {
+	spoolDir := spool.DirsOf(home).Spool
+	if err := os.MkdirAll(spoolDir, 0o700); err != nil {
 		return nil, fmt.Errorf("create spool: %w", err)
 	}
-	if err := dropSpecs(spool, b.Jobs); err != nil {
+	if err := dropSpecs(spoolDir, b.Jobs); err != nil {
 		return nil, err
 	}
 	took, err := b.timeRun(ctx, home, "ingest")
@@ -107,7 +108,7 @@ func (b *Bench) ingest(ctx context.Context) ([]BenchResult, error) {
 		return nil, err
 	}
 	limit := perSecond(b.Jobs, (before+after)/2)
-	return []BenchResult{
+	return []Result{
 		atLeast(fmt.Sprintf("ingest: %d spool files to committed jobs", b.Jobs), perSecond(b.Jobs, took),
 			limit, fmt.Sprintf("%.0f/s: read+unlink loop", limit), 0.50),
 	}, nil

@@ -1,4 +1,4 @@
-package run
+package cli
 
 import (
 	"context"
@@ -6,10 +6,11 @@ import (
 	"os/signal"
 )
 
-// TwoStage returns two contexts for a worker's shutdown: soft is cancelled
+// stages returns the two contexts of SPEC §5's shutdown: soft is cancelled
 // by the first of sigs (stop claiming, finish running jobs), hard by the
-// second (stop running jobs). release undoes the signal handling.
-func TwoStage(parent context.Context, sigs ...os.Signal) (soft, hard context.Context, release func()) {
+// second (stop running jobs). Both end with parent. stop undoes the signal
+// handling and waits for nothing: the goroutine it ends owns no resource.
+func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Context, stop func()) {
 	hard, cancelHard := context.WithCancel(parent)
 	soft, cancelSoft := context.WithCancel(hard)
 	ch := make(chan os.Signal, 2)

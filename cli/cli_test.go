@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -33,7 +34,7 @@ func commandPaths(cmds []*cli.Command, prefix []string) [][]string {
 
 func TestHelpOfEveryCommand(t *testing.T) {
 	h := newHome(t)
-	for _, path := range commandPaths(newApp().Commands, nil) {
+	for _, path := range commandPaths(newApp(context.Background()).Commands, nil) {
 		name := "queuectl " + strings.Join(path, " ")
 		out, errText, code := h.run(append(path, "--help")...)
 		if code != 0 || errText != "" {
@@ -48,7 +49,7 @@ func TestHelpOfEveryCommand(t *testing.T) {
 
 func TestBadFlagOfEveryCommand(t *testing.T) {
 	h := newHome(t)
-	for _, path := range commandPaths(newApp().Commands, nil) {
+	for _, path := range commandPaths(newApp(context.Background()).Commands, nil) {
 		name := "queuectl " + strings.Join(path, " ")
 		out, errText, code := h.run(append(path, "--no-such-flag")...)
 		if code != exitUsage || out != "" {
@@ -264,7 +265,7 @@ func TestListJSONIsOneArray(t *testing.T) {
 func TestJSONFieldsDocumented(t *testing.T) {
 	h := newHome(t)
 	finishedJobs(t, h)
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

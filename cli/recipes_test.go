@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bufio"
@@ -15,7 +15,7 @@ import (
 // The README's recipes live in testdata/recipes, the README quotes them
 // word for word (TestReadmeQuotesRecipes), and each test below runs one.
 
-const recipes = "testdata/recipes"
+const recipes = "../testdata/recipes"
 
 func readRecipe(t *testing.T, name string) string {
 	t.Helper()
@@ -27,7 +27,7 @@ func readRecipe(t *testing.T, name string) string {
 }
 
 func TestReadmeQuotesRecipes(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+	readme, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}

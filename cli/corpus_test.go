@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"bytes"
@@ -31,7 +31,7 @@ func TestBadInputCorpus(t *testing.T) {
 	h := newHome(t)
 	h.must("config", "set", "spool-rescan", "200ms")
 	dir := filepath.Join(h.dir, "spool")
-	corpus, err := filepath.Glob(filepath.Join("spool", "testdata", "bad", "*.json"))
+	corpus, err := filepath.Glob(filepath.Join("..", "spool", "testdata", "bad", "*.json"))
 	if err != nil || len(corpus) == 0 {
 		t.Fatalf("no corpus in spool/testdata/bad: %v", err)
 	}

@@ -1,4 +1,4 @@
-package run
+package bench
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // and with Scale queued, in alternating rounds after a warm-up, medians
 // compared; then `status` and `list --state pending --limit 100` as
 // separate processes on the large store.
-func (b *Bench) scale(ctx context.Context) ([]BenchResult, error) {
+func (b *Suite) scale(ctx context.Context) ([]Result, error) {
 	const warm, ops, rounds = 200, 2000, 5
 	extra := rounds * (warm + ops) // each store keeps at least its size queued throughout
 	var stores []*claim.Store
@@ -46,7 +46,7 @@ func (b *Bench) scale(ctx context.Context) ([]BenchResult, error) {
 		}
 	}
 	small, big := quantile(rates[0], 0.5), quantile(rates[1], 0.5)
-	out := []BenchResult{atLeast(fmt.Sprintf("claim+complete with %d queued", b.Scale), big, small,
+	out := []Result{atLeast(fmt.Sprintf("claim+complete with %d queued", b.Scale), big, small,
 		fmt.Sprintf("%.0f/s with 1000 queued", small), 0.80)}
 	total := b.Scale + extra - rounds*(warm+ops)
 	for _, args := range [][]string{{"status"}, {"list", "--state", "pending", "--limit", "100"}} {

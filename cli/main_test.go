@@ -1,6 +1,7 @@
-package main
+package cli
 
 import (
+	"context"
 	"errors"
 	"os"
 	"os/exec"
@@ -20,7 +21,9 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv("GORACE"); !set {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	testscript.Main(m, map[string]func(){"queuectl": main})
+	testscript.Main(m, map[string]func(){"queuectl": func() {
+		os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
+	}})
 }
 
 // TestScripts runs the end-to-end scripts in testdata/script against the

@@ -1,0 +1,159 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+func dlqCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "dlq",
+		Usage:           "dead jobs: list, retry, purge",
+		Description:     "Example: queuectl dlq retry --all",
+		HideHelpCommand: true,
+		Subcommands: []*cli.Command{{
+			Name:        "list",
+			Usage:       "list dead jobs",
+			Description: "Example: queuectl dlq list --json",
+			Flags:       []cli.Flag{jsonFlag},
+			Action: withHome(func(c *cli.Context, h *home) error {
+				if _, err := args(c, 0, 0); err != nil {
+					return err
+				}
+				jobs, err := h.store.List(c.Context, claim.Filter{State: claim.Dead})
+				if err != nil {
+					return err
+				}
+				return printer(c).DeadJobs(jobs)
+			}),
+		}, {
+			Name:        "retry",
+			Usage:       "make dead jobs pending again, with attempts reset to 0",
+			ArgsUsage:   "ID... | --all",
+			Description: "Example: queuectl dlq retry nightly-db",
+			Flags:       []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "retry every dead job"}},
+			Action:      withHome(dlqRetry),
+		}, {
+			Name:        "purge",
+			Usage:       "delete dead jobs, their runs and their dead/ files",
+			ArgsUsage:   "ID...",
+			Description: "Example: queuectl dlq purge nightly-db",
+			Action:      withHome(dlqPurge),
+		}},
+	}
+}
+
+func dlqRetry(c *cli.Context, h *home) error {
+	ids, err := args(c, 0, -1)
+	if err != nil {
+		return err
+	}
+	if c.Bool("all") == (len(ids) > 0) {
+		return withHint(usagef("give job ids or --all"), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
+	}
+	if c.Bool("all") {
+		return retryAll(c, h)
+	}
+	return eachID(c, ids, func(id string) error {
+		if _, err := h.store.Retry(c.Context, id); err != nil {
+			return err
+		}
+		removeDead(c, h, id)
+		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", id)
+		return nil
+	})
+}
+
+// retryAll re-drives every dead job. One whose unique_key a live job holds
+// stays dead; it is named on stderr and the exit code is 4 (conflict).
+func retryAll(c *cli.Context, h *home) error {
+	jobs, err := h.store.RetryAll(c.Context)
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		removeDead(c, h, j.ID)
+		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", j.ID)
+	}
+	held, err := h.store.HeldDead(c.Context)
+	if err != nil || len(held) == 0 {
+		return err
+	}
+	var names []string
+	for _, j := range held {
+		names = append(names, fmt.Sprintf("%s (unique_key %q)", j.ID, j.UniqueKey))
+	}
+	return withHint(fmt.Errorf("%w: still dead: %s; a pending, processing or failed job holds that unique_key",
+		claim.ErrConflict, strings.Join(names, ", ")), "retry once that job is done: queuectl dlq retry "+held[0].ID)
+}
+
+func dlqPurge(c *cli.Context, h *home) error {
+	ids, err := args(c, 1, -1)
+	if err != nil {
+		return err
+	}
+	return eachID(c, ids, func(id string) error {
+		if err := h.store.Purge(c.Context, id); err != nil {
+			return err
+		}
+		removeFiles(c, h, id)
+		fmt.Fprintf(c.App.Writer, "Purged job %s\n", id)
+		return nil
+	})
+}
+
+func removeDead(c *cli.Context, h *home, id string) {
+	if err := spool.RemoveDead(h.dirs.Dead, id); err != nil {
+		logf(c)("dead/%s.json: %v", id, err)
+	}
+}
+
+// removeFiles removes a purged job's dead/ file and logs.
+func removeFiles(c *cli.Context, h *home, id string) {
+	removeDead(c, h, id)
+	if err := run.RemoveLogs(h.logs, id); err != nil {
+		logf(c)("%v", err)
+	}
+}
+
+func purgeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "purge",
+		Usage: "delete finished jobs with their runs, logs and dead/ files (retention)",
+		Description: `Deletes the jobs in --state (completed or dead) that finished more than --older-than ago.
+
+Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed or dead"},
+			&cli.DurationFlag{Name: "older-than", Usage: "that finished more than `D` ago, e.g. 168h"},
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			age := c.Duration("older-than")
+			if !c.IsSet("state") || !c.IsSet("older-than") || age < 0 {
+				return withHint(usagef("give --state and a --older-than of 0 or more"), "queuectl purge --state completed --older-than 168h")
+			}
+			st, err := claim.ParseState(c.String("state"))
+			if err != nil {
+				return err
+			}
+			ids, err := h.store.PurgeFinished(c.Context, st, time.Now().Add(-age))
+			if err != nil {
+				return err
+			}
+			for _, id := range ids {
+				removeFiles(c, h, id)
+			}
+			logf(c)("purged %d %s job(s) that finished more than %v ago", len(ids), st, age)
+			return nil
+		}),
+	}
+}

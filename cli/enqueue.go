@@ -1,0 +1,158 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/urfave/cli/v2"
+)
+
+func enqueueCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "enqueue",
+		Usage:     "add a job to the queue",
+		ArgsUsage: "[JSON | -]",
+		Description: `Give the job as a JSON spec (argument, -f FILE, or - for stdin: one object,
+or JSON lines for a batch stored in one transaction), or with --command and flags.
+
+Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the job spec from `FILE`"},
+			&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},
+			&cli.StringFlag{Name: "id", Usage: "job id (default: generated)"},
+			&cli.IntFlag{Name: "max-retries", Usage: "runs before the job is dead (default: config max-retries)"},
+			&cli.IntFlag{Name: "backoff-base", Usage: "seconds; wait base^n after the n-th failed run"},
+			&cli.IntFlag{Name: "priority", Usage: "higher runs first"},
+			&cli.StringFlag{Name: "run-at", Usage: "not before `TIME` (RFC 3339)"},
+			&cli.StringFlag{Name: "delay", Usage: "not before `DURATION` from now"},
+			&cli.StringFlag{Name: "timeout", Usage: "kill the job after `DURATION`"},
+			&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
+			&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
+			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
+			&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job id"},
+			jsonFlag,
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			jobs, err := jobsToEnqueue(c)
+			if err != nil {
+				return err
+			}
+			rs, err := h.store.EnqueueAll(c.Context, jobs)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				if r.Outcome == claim.Skipped {
+					logf(c)("skipped: job %s with unique key %q is %s", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+				}
+			}
+			return printer(c).Enqueued(rs, c.Bool("quiet"))
+		}),
+	}
+}
+
+// jobsToEnqueue reads the job(s) from exactly one of: argument, -f, stdin, --command.
+func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
+	a, err := args(c, 0, 1)
+	if err != nil {
+		return nil, err
+	}
+	sources := len(a)
+	for _, name := range []string{"file", "command"} {
+		if c.IsSet(name) {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return nil, withHint(usagef("give the job one way: a JSON argument, -f FILE, - (stdin) or --command"),
+			`queuectl enqueue '{"command": "echo hi"}'  or  queuectl enqueue --command 'echo hi'`)
+	}
+	switch {
+	case c.IsSet("command"):
+		nj, err := jobFromFlags(c)
+		return []claim.NewJob{nj}, err
+	case c.IsSet("file"):
+		f, err := os.Open(c.String("file"))
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
+		}
+		defer f.Close()
+		data, err := readInput(f, c.String("file"))
+		if err != nil {
+			return nil, err
+		}
+		return claim.ParseBatch(data)
+	case a[0] == "-":
+		data, err := readInput(c.App.Reader, "stdin")
+		if err != nil {
+			return nil, err
+		}
+		return claim.ParseBatch(data)
+	}
+	nj, err := claim.ParseSpec([]byte(a[0]))
+	return []claim.NewJob{nj}, err
+}
+
+// maxInput bounds what `enqueue -f` and `enqueue -` read.
+const maxInput = 64 << 20
+
+// readInput reads a batch of job specs, refusing input over maxInput whole:
+// cut short at a line's end, it would store part of the batch silently.
+func readInput(r io.Reader, name string) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
+	}
+	if len(data) > maxInput {
+		return nil, withHint(fmt.Errorf("%w: %s is over 64 MiB", claim.ErrInvalid, name),
+			"split the jobs over several enqueues")
+	}
+	return data, nil
+}
+
+func jobFromFlags(c *cli.Context) (claim.NewJob, error) {
+	nj := claim.NewJob{Command: c.String("command"), ID: c.String("id"), Priority: c.Int("priority"),
+		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd")}
+	if c.IsSet("max-retries") {
+		n := c.Int("max-retries")
+		nj.MaxRetries = &n
+	}
+	if c.IsSet("backoff-base") {
+		n := c.Int("backoff-base")
+		nj.BackoffBase = &n
+	}
+	var err error
+	if s := c.String("run-at"); s != "" {
+		if nj.RunAt, err = time.Parse(time.RFC3339, s); err != nil {
+			return nj, usagef("--run-at %q is not an RFC 3339 time such as 2026-11-21T03:00:00Z", s)
+		}
+	}
+	if s := c.String("delay"); s != "" {
+		if nj.Delay, err = claim.ParseDuration(s); err != nil {
+			return nj, fmt.Errorf("--delay: %w", err)
+		}
+	}
+	if s := c.String("timeout"); s != "" {
+		d, err := claim.ParseDuration(s)
+		if err != nil {
+			return nj, fmt.Errorf("--timeout: %w", err)
+		}
+		nj.Timeout = &d
+	}
+	for _, kv := range c.StringSlice("env") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nj, usagef("--env %q is not K=V", kv)
+		}
+		if nj.Env == nil {
+			nj.Env = map[string]string{}
+		}
+		nj.Env[k] = v
+	}
+	return nj, nj.Validate()
+}

@@ -1,0 +1,116 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
+	"github.com/urfave/cli/v2"
+)
+
+// Exit codes, SPEC §5. README.md repeats this table.
+const (
+	exitOK          = 0   // success
+	exitFailure     = 1   // runtime error, or a waited-for job is dead
+	exitUsage       = 2   // usage error or invalid input
+	exitNotFound    = 3   // no such job
+	exitConflict    = 4   // duplicate id, or the job is in the wrong state
+	exitTimeout     = 124 // wait timed out
+	exitInterrupted = 130 // interrupted (second signal)
+)
+
+// exitCode prints err as `queuectl: error: …` (and a hint where the fix is
+// known) and maps it to the exit codes above.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var coded *exitStatus
+	if errors.As(err, &coded) && coded.err == nil {
+		return coded.code
+	}
+	fmt.Fprintf(stderr, "queuectl: error: %v\n", err)
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		fmt.Fprintf(stderr, "queuectl: hint: %s\n", h.Hint())
+	}
+	switch {
+	case errors.As(err, &coded):
+		return coded.code
+	case errors.Is(err, errUsage), errors.Is(err, claim.ErrInvalid):
+		return exitUsage
+	case errors.Is(err, claim.ErrNotFound):
+		return exitNotFound
+	case errors.Is(err, claim.ErrConflict):
+		return exitConflict
+	case errors.Is(err, run.ErrInterrupted), errors.Is(err, context.Canceled):
+		return exitInterrupted // context.Canceled: only a signal cancels c.Context
+	}
+	return exitFailure
+}
+
+// errUsage marks command-line mistakes (exit 2).
+var errUsage = errors.New("usage")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// hinted carries the fix for an error, printed as `queuectl: hint: …`.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+
+func (h *hinted) Hint() string { return h.hint }
+
+func (h *hinted) Unwrap() error { return h.err }
+
+func withHint(err error, hint string) error { return &hinted{err, hint} }
+
+// exitStatus is an exit code chosen by a command; err nil means the command
+// already said what there was to say.
+type exitStatus struct {
+	code int
+	err  error
+}
+
+func (e *exitStatus) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitStatus) Unwrap() error { return e.err }
+
+// eachID applies fn to every id, going on past failures. Each error is
+// printed in turn, and the first decides the exit code.
+func eachID(c *cli.Context, ids []string, fn func(string) error) error {
+	code := exitOK
+	for _, id := range ids {
+		if err := fn(id); err != nil {
+			if n := exitCode(err, c.App.ErrWriter); code == exitOK {
+				code = n
+			}
+		}
+	}
+	if code == exitOK {
+		return nil
+	}
+	return &exitStatus{code, nil}
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

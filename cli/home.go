@@ -1,0 +1,113 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
+
+// home is an opened queuectl home: its directories and its store.
+type home struct {
+	dir    string
+	dirs   spool.Dirs
+	logs   string
+	store  *claim.Store
+	config claim.Config
+}
+
+// openHome resolves --home/--db, creates the home (0700) and opens the store.
+// The caller closes h.store.
+func openHome(c *cli.Context) (*home, error) {
+	dir := c.String("home")
+	if dir == "" {
+		dir = os.Getenv("QUEUECTL_HOME")
+	}
+	if dir == "" {
+		userHome, err := os.UserHomeDir()
+		if err != nil {
+			return nil, withHint(err, "set QUEUECTL_HOME or pass --home DIR")
+		}
+		dir = filepath.Join(userHome, ".queuectl")
+	}
+	h := &home{dir: dir, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, withHint(fmt.Errorf("create home: %w", err), "pass --home DIR on a writable disk")
+	}
+	if err := h.dirs.Make(); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(h.logs, 0o700); err != nil {
+		return nil, fmt.Errorf("create logs directory: %w", err)
+	}
+	dbPath := c.String("db")
+	if dbPath == "" {
+		dbPath = os.Getenv("QUEUECTL_DB_PATH")
+	}
+	if dbPath == "" {
+		dbPath = filepath.Join(dir, "queue.db")
+	}
+	var err error
+	if h.store, err = claim.Open(dbPath); err != nil {
+		return nil, err
+	}
+	if h.config, err = h.store.Config(c.Context); err != nil {
+		h.store.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// withHome opens the home around a command's action.
+func withHome(action func(c *cli.Context, h *home) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		h, err := openHome(c)
+		if err != nil {
+			return err
+		}
+		defer h.store.Close()
+		return action(c, h)
+	}
+}
+
+// printer renders to the app's stdout, in colour only when that is a
+// terminal and NO_COLOR is not set.
+func printer(c *cli.Context) report.Printer {
+	_, noColor := os.LookupEnv("NO_COLOR")
+	f, isFile := c.App.Writer.(*os.File)
+	color := !noColor && isFile && isatty.IsTerminal(f.Fd())
+	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now}
+}
+
+// args checks the count of positional arguments. urfave/cli stops parsing
+// flags at the first argument, so a flag after one would be taken for an
+// argument: refuse it rather than ignore it.
+func args(c *cli.Context, min, max int) ([]string, error) {
+	a := c.Args().Slice()
+	for _, s := range a {
+		if strings.HasPrefix(s, "-") && s != "-" {
+			return nil, withHint(usagef("flag %s after an argument", s),
+				"put flags before arguments: "+c.Command.HelpName+" "+s+" …")
+		}
+	}
+	if len(a) < min || (max >= 0 && len(a) > max) {
+		return nil, withHint(usagef("wrong number of arguments (%d)", len(a)),
+			strings.TrimSpace("usage: "+c.Command.HelpName+" "+c.Command.ArgsUsage))
+	}
+	return a, nil
+}
+
+func logf(c *cli.Context) func(string, ...any) {
+	return func(format string, a ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: "+format+"\n", a...)
+	}
+}

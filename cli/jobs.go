@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+func statusCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "status",
+		Usage:       "show job counts per state, spool files waiting and live workers",
+		Description: "Example: queuectl status --json | jq .pending",
+		Flags:       []cli.Flag{jsonFlag},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			counts, err := h.store.Counts(c.Context)
+			if err != nil {
+				return err
+			}
+			waiting, rejected, err := spool.Count(h.dirs)
+			if err != nil {
+				return err
+			}
+			workers, err := liveWorkers(c.Context, h)
+			if err != nil {
+				return err
+			}
+			return printer(c).Status(report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers})
+		}),
+	}
+}
+
+func listCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "list",
+		Usage:       "list jobs, oldest first",
+		Description: "Example: queuectl list --state failed --limit 20",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead)"},
+			&cli.StringFlag{Name: "queue", Usage: "only jobs of queue `Q`"},
+			&cli.IntFlag{Name: "limit", Usage: "at most `N` jobs (0: all)"},
+			jsonFlag,
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			f := claim.Filter{Queue: c.String("queue"), Limit: c.Int("limit")}
+			if c.IsSet("state") {
+				st, err := claim.ParseState(c.String("state"))
+				if err != nil {
+					return err
+				}
+				f.State = st
+			}
+			jobs, err := h.store.List(c.Context, f)
+			if err != nil {
+				return err
+			}
+			return printer(c).Jobs(jobs)
+		}),
+	}
+}
+
+func showCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "show",
+		Usage:       "show one job with every field and every run",
+		ArgsUsage:   "ID",
+		Description: "Example: queuectl show --json nightly-db",
+		Flags:       []cli.Flag{jsonFlag},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			a, err := args(c, 1, 1)
+			if err != nil {
+				return err
+			}
+			j, err := h.store.Get(c.Context, a[0])
+			if err != nil {
+				return err
+			}
+			runs, err := h.store.Runs(c.Context, j.ID)
+			if err != nil {
+				return err
+			}
+			return printer(c).Job(j, runs)
+		}),
+	}
+}
+
+func waitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "wait",
+		Usage:     "block until jobs are completed or dead",
+		ArgsUsage: "ID...",
+		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout.
+
+Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --timeout 10m "$id"`,
+		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Usage: "give up after `D` (exit 124); 0 waits forever"}},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			ids, err := args(c, 1, -1)
+			if err != nil {
+				return err
+			}
+			ctx := c.Context
+			if d := c.Duration("timeout"); d > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
+			jobs, err := h.store.Wait(ctx, ids, h.config.PollInterval)
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", c.Duration("timeout"), strings.Join(ids, " "))}
+			case errors.Is(err, context.Canceled):
+				return &exitStatus{exitInterrupted, nil}
+			case err != nil:
+				return err
+			}
+			var dead []string
+			for _, j := range jobs {
+				if j.State == claim.Dead {
+					dead = append(dead, j.ID)
+				}
+			}
+			if len(dead) > 0 {
+				return withHint(&exitStatus{exitFailure, fmt.Errorf("dead: %s", strings.Join(dead, " "))}, "queuectl show "+dead[0])
+			}
+			return nil
+		}),
+	}
+}
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:        "logs",
+		Usage:       "print a run's stdout (or stderr)",
+		ArgsUsage:   "ID",
+		Description: "Example: queuectl logs -f --stderr nightly-db",
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "attempt", Usage: "run number `N` (default: the latest)"},
+			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "follow a running job until it ends"},
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			a, err := args(c, 1, 1)
+			if err != nil {
+				return err
+			}
+			r, err := pickRun(c, h, a[0])
+			if err != nil {
+				return err
+			}
+			path := r.StdoutPath
+			if c.Bool("stderr") {
+				path = r.StderrPath
+			}
+			if !c.Bool("follow") {
+				return run.Copy(c.App.Writer, path)
+			}
+			return run.Follow(c.Context, c.App.Writer, path, 100*time.Millisecond, func() (bool, error) {
+				runs, err := h.store.Runs(c.Context, r.JobID)
+				return err != nil || !runs[r.Attempt-1].EndedAt.IsZero(), err
+			})
+		}),
+	}
+}
+
+// pickRun finds the run --attempt names, or the job's latest.
+func pickRun(c *cli.Context, h *home, id string) (claim.Run, error) {
+	if _, err := h.store.Get(c.Context, id); err != nil {
+		return claim.Run{}, err
+	}
+	runs, err := h.store.Runs(c.Context, id)
+	if len(runs) == 0 && err == nil && c.Bool("follow") {
+		runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval)
+	}
+	if err != nil {
+		return claim.Run{}, err
+	}
+	n := c.Int("attempt")
+	switch {
+	case len(runs) == 0:
+		return claim.Run{}, withHint(fmt.Errorf("%w: job %s has not run yet", claim.ErrNotFound, id), "queuectl wait "+id)
+	case n == 0:
+		return runs[len(runs)-1], nil
+	case n < 1 || n > len(runs):
+		return claim.Run{}, usagef("job %s has runs 1 to %d, not %d", id, len(runs), n)
+	}
+	return runs[n-1], nil
+}

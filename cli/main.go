@@ -1,0 +1,86 @@
+// Package cli defines queuectl's commands: one file per command family, the
+// exit-code table (exit.go) and the home and flag helpers (home.go). Main is
+// the whole program; main.go only calls it.
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at build time with
+// -ldflags "-X github.com/queuectl/queuectl/cli.version=…".
+var version = "dev"
+
+// Main runs queuectl with args (args[0] is the program name) and returns its
+// exit code. Every command reads stdin and writes stdout and stderr given
+// here, never the process's own. The first SIGINT or SIGTERM cancels the
+// commands' context (a worker stops claiming); the second cancels the
+// context a worker's running jobs hold (SPEC §5).
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	soft, hard, stop := stages(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp(hard)
+	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
+	code := exitOK
+	app.CommandNotFound = func(c *cli.Context, name string) {
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: error: no command %q\nqueuectl: hint: see: queuectl --help\n", name)
+		code = exitUsage
+	}
+	if err := app.RunContext(soft, args); err != nil {
+		return exitCode(err, stderr)
+	}
+	return code
+}
+
+// newApp defines the commands. hard is the context a worker's running jobs
+// hold: cancelled by the second signal.
+func newApp(hard context.Context) *cli.App {
+	app := &cli.App{
+		Name:    "queuectl",
+		Usage:   "run shell jobs in the background, from a spool directory or the command line",
+		Version: version,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "home", Usage: "queuectl home `DIR` (default $QUEUECTL_HOME, else ~/.queuectl)"},
+			&cli.StringFlag{Name: "db", Usage: "database `PATH` (default $QUEUECTL_DB_PATH, else HOME/queue.db)"},
+		},
+		Commands: []*cli.Command{
+			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
+			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
+			purgeCommand(), benchCommand(),
+		},
+		EnableBashCompletion: true,
+		HideHelpCommand:      true,
+		Suggest:              true,
+		ExitErrHandler:       func(*cli.Context, error) {},
+		OnUsageError:         usageError,
+	}
+	setUsageError(app.Commands)
+	return app
+}
+
+// usageError makes a flag the parser refuses exit 2 with a hint, instead of
+// urfave/cli's exit 1 and a help text on stdout.
+func usageError(c *cli.Context, err error, _ bool) error {
+	name := "queuectl"
+	if c.Command != nil && c.Command.HelpName != "" {
+		name = c.Command.HelpName // "queuectl dlq retry"; FullName() is only "retry"
+	}
+	return withHint(usagef("%v", err), "see: "+name+" --help")
+}
+
+// setUsageError gives every command the app's usageError: urfave/cli calls
+// only the running command's own.
+func setUsageError(cmds []*cli.Command) {
+	for _, cmd := range cmds {
+		if cmd.OnUsageError == nil {
+			cmd.OnUsageError = usageError
+		}
+		setUsageError(cmd.Subcommands)
+	}
+}

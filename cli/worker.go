@@ -1,0 +1,141 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+func workerCommand(hard context.Context) *cli.Command {
+	return &cli.Command{
+		Name:            "worker",
+		Usage:           "run jobs (start), or stop running workers (stop)",
+		Description:     "Example: queuectl worker start --count 4",
+		HideHelpCommand: true,
+		Subcommands: []*cli.Command{{
+			Name:  "start",
+			Usage: "run jobs in the foreground until stopped",
+			Description: `Runs up to --count jobs at a time and ingests the spool. Several workers may
+share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running jobs, exit 0.
+Second: stop running jobs, put them back to pending, exit 130.
+
+Example: queuectl worker start --count 4 --queue default --queue mail`,
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "count", Aliases: []string{"n"}, Value: 1, Usage: "jobs to run at once"},
+				&cli.StringSliceFlag{Name: "queue", Usage: "run only jobs of queue `Q` (repeatable)"},
+				&cli.BoolFlag{Name: "drain", Usage: "exit 0 once nothing is runnable"},
+				&cli.BoolFlag{Name: "no-spool", Usage: "do not ingest the spool directory"},
+			},
+			Action: withHome(func(c *cli.Context, h *home) error { return workerStart(c, h, hard) }),
+		}, {
+			Name:        "stop",
+			Usage:       "ask every worker of this home to finish its jobs and exit",
+			Description: `Example: queuectl worker stop --wait --timeout 1m`,
+			Flags: []cli.Flag{
+				&cli.BoolFlag{Name: "wait", Usage: "wait until the workers have exited"},
+				&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "with --wait: give up after `D` (exit 124)"},
+			},
+			Action: withHome(workerStop),
+		}},
+	}
+}
+
+func workerStart(c *cli.Context, h *home, hard context.Context) error {
+	if _, err := args(c, 0, 0); err != nil {
+		return err
+	}
+	if c.Int("count") < 1 || c.Int("count") > 1024 {
+		return usagef("--count %d: give 1 to 1024 slots", c.Int("count"))
+	}
+	soft := c.Context
+	if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
+		logf(c)("dead/: %v", err)
+	}
+	// The watcher ends with the worker, however the worker stops: a signal,
+	// `worker stop`, or the end of a drain.
+	watching, endWatch := context.WithCancel(soft)
+	defer endWatch()
+	ingesting := make(chan error, 1)
+	if c.Bool("no-spool") {
+		ingesting <- nil
+	} else {
+		// One pass before the first claim, so that a drain sees what was
+		// already dropped.
+		if _, err := newWatcher(c, h).Pass(c.Context); err != nil {
+			return err
+		}
+		go func() { ingesting <- newWatcher(c, h).Run(watching) }()
+	}
+	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
+		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(c, h), Log: logf(c)}
+	err := w.Run(soft, hard)
+	endWatch()
+	return firstErr(err, <-ingesting)
+}
+
+// onDead writes dead/<id>.json for a job that just died.
+func onDead(c *cli.Context, h *home) func(context.Context, claim.Job) {
+	return func(ctx context.Context, j claim.Job) {
+		runs, err := h.store.Runs(ctx, j.ID)
+		if err == nil {
+			err = spool.WriteDead(h.dirs.Dead, j, runs)
+		}
+		if err != nil {
+			logf(c)("job %s is dead, but dead/%s.json: %v", j.ID, j.ID, err)
+		}
+	}
+}
+
+func workerStop(c *cli.Context, h *home) error {
+	if _, err := args(c, 0, 0); err != nil {
+		return err
+	}
+	n, err := h.store.RequestStop(c.Context)
+	if err != nil {
+		return err
+	}
+	logf(c)("asked %d worker(s) to stop", n)
+	if !c.Bool("wait") {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	defer cancel()
+	// Workers that exit cleanly wake us; the poll catches crashed ones.
+	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
+		live, err := liveWorkers(ctx, h)
+		return len(live) == 0, err
+	})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	// Counted outside the expired context, which may have cut the last look
+	// short: an error there must not read as "0 still running".
+	live, err := liveWorkers(c.Context, h)
+	if err != nil || len(live) == 0 {
+		return err
+	}
+	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
+}
+
+// liveWorkers lists the registered workers that are still running.
+func liveWorkers(ctx context.Context, h *home) ([]claim.WorkerInfo, error) {
+	all, err := h.store.Workers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	var live []claim.WorkerInfo
+	for _, w := range all {
+		if !run.Gone(w, host, time.Now(), h.config.Lease) {
+			live = append(live, w)
+		}
+	}
+	return live, nil
+}
