@@ -89,6 +89,10 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	slots.Wait()
 	stop()
 	bg.Wait()
+	// Store.Changes closes its channel as its goroutine ends: draining it
+	// waits for that goroutine too.
+	for range changes {
+	}
 	if w.failed != nil {
 		return w.failed
 	}
