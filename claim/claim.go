@@ -112,12 +112,13 @@ func claimQuery(c Claimant, now int64) (string, []any) {
 }
 
 // Started records the process group of a run, so that whoever recovers the
-// run after a crash can kill what is left of it.
+// run after a crash can kill what is left of it, and when its command
+// started (Run.ExecAt).
 func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
-	const q = "UPDATE runs SET pgid = ? WHERE job_id = ? AND attempt = ?"
+	const q = "UPDATE runs SET pgid = ?, exec_at = ? WHERE job_id = ? AND attempt = ?"
 	s.prepare(ctx, q)
 	err := s.write(ctx, light, func(tx *sql.Tx) error {
-		_, err := s.exec(ctx, tx, q, pgid, r.JobID, r.Attempt)
+		_, err := s.exec(ctx, tx, q, pgid, s.now(), r.JobID, r.Attempt)
 		return err
 	})
 	if err != nil {

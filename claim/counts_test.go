@@ -35,6 +35,30 @@ func countJobs(tb testing.TB, path string) map[claim.State]int {
 	return out
 }
 
+// countQueues counts jobs per queue and state the slow way, for comparing
+// with QueueCounts.
+func countQueues(tb testing.TB, path string) map[string]map[claim.State]int {
+	tb.Helper()
+	out := map[string]map[claim.State]int{}
+	rows, err := rawDB(tb, path).Query("SELECT queue, state, count(*) FROM jobs GROUP BY queue, state")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var q, st string
+		var n int
+		if err := rows.Scan(&q, &st, &n); err != nil {
+			tb.Fatal(err)
+		}
+		if out[q] == nil {
+			out[q] = map[claim.State]int{}
+		}
+		out[q][claim.State(st)] = n
+	}
+	return out
+}
+
 func checkCounts(tb testing.TB, s *claim.Store, step string) {
 	tb.Helper()
 	got, err := s.Counts(tb.Context())
@@ -43,6 +67,13 @@ func checkCounts(tb testing.TB, s *claim.Store, step string) {
 	}
 	if want := countJobs(tb, s.Path()); !maps.Equal(got, want) {
 		tb.Errorf("after %s: Counts = %v, want %v", step, got, want)
+	}
+	byQueue, err := s.QueueCounts(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if want := countQueues(tb, s.Path()); !reflect.DeepEqual(byQueue, want) {
+		tb.Errorf("after %s: QueueCounts = %v, want %v", step, byQueue, want)
 	}
 }
 
@@ -54,7 +85,8 @@ func TestCountsFollowEveryChange(t *testing.T) {
 	c := claimant(t, "w")
 	checkCounts(t, s, "open")
 	for i := range 6 {
-		mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("j%d", i), Command: "true", MaxRetries: intp(2)})
+		queue := []string{"", "builds"}[i%2] // two queues, counted apart
+		mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("j%d", i), Command: "true", MaxRetries: intp(2), Queue: queue})
 	}
 	checkCounts(t, s, "enqueue")
 	j, r := mustClaim(t, s, c)
@@ -116,8 +148,9 @@ func TestMigrationFromVersion1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, st := range []string{"pending", "pending", "processing", "completed", "dead", "completed"} {
-		_, err := db.Exec(`INSERT INTO jobs (id, command, state, max_retries, backoff_base,
-			run_after, created_at, updated_at) VALUES (?, 'true', ?, 3, 2, 0, 0, 0)`, fmt.Sprintf("old-%d", i), st)
+		_, err := db.Exec(`INSERT INTO jobs (id, command, state, queue, max_retries, backoff_base,
+			run_after, created_at, updated_at) VALUES (?, 'true', ?, ?, 3, 2, 0, 0, 0)`,
+			fmt.Sprintf("old-%d", i), st, []string{"default", "builds"}[i%2])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -135,6 +168,7 @@ func TestMigrationFromVersion1(t *testing.T) {
 	if !maps.Equal(got, want) {
 		t.Errorf("Counts after migration = %v, want %v", got, want)
 	}
+	checkCounts(t, s, "migration")
 	mustEnqueue(t, s, claim.NewJob{ID: "new", Command: "true"})
 	checkCounts(t, s, "enqueue after migration")
 }

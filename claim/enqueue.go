@@ -124,26 +124,30 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 	return out, nil
 }
 
-// countCreated adds the jobs created in tx to job_counts: no trigger counts
-// inserts (migration3.sql).
+// countCreated adds the jobs created in tx to queue_counts: no trigger
+// counts inserts (migration3.sql). One statement per queue, and a batch
+// is nearly always of one queue.
 func (s *Store) countCreated(ctx context.Context, tx *sql.Tx, rs []Result) error {
-	n := 0
+	var queues []string
+	created := map[string]int{}
 	for _, r := range rs {
 		if r.Outcome == Created {
-			n++
+			if created[r.Job.Queue] == 0 {
+				queues = append(queues, r.Job.Queue)
+			}
+			created[r.Job.Queue]++
 		}
 	}
-	if n == 0 {
-		return nil
-	}
-	if _, err := s.exec(ctx, tx, countPending, n); err != nil {
-		return fmt.Errorf("count jobs: %w", err)
+	for _, q := range queues {
+		if _, err := s.exec(ctx, tx, countPending, q, created[q]); err != nil {
+			return fmt.Errorf("count jobs: %w", err)
+		}
 	}
 	return nil
 }
 
-const countPending = `INSERT INTO job_counts (state, n) VALUES ('pending', ?)
-	ON CONFLICT (state) DO UPDATE SET n = n + excluded.n`
+const countPending = `INSERT INTO queue_counts (queue, state, n) VALUES (?, 'pending', ?)
+	ON CONFLICT (queue, state) DO UPDATE SET n = n + excluded.n`
 
 const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,

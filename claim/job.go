@@ -118,7 +118,8 @@ type Run struct {
 	Host       string
 	PID        int
 	PGID       int
-	StartedAt  time.Time
+	StartedAt  time.Time // when it was claimed
+	ExecAt     time.Time // when its command started; zero until then
 	EndedAt    time.Time
 	Outcome    string
 	ExitCode   *int

@@ -37,7 +37,7 @@ func TestInFlight(t *testing.T) {
 		t.Fatal(err)
 	}
 	f := mustInFlight(t, s)
-	r.PGID = 777
+	r.PGID, r.ExecAt = 777, t0
 	if f.Run != r || !f.LeaseUntil.Equal(t0.Add(30*time.Second)) {
 		t.Errorf("InFlight = %+v, want run %+v with lease until %v", f, r, t0.Add(30*time.Second))
 	}

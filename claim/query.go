@@ -64,10 +64,22 @@ func (s *Store) Get(ctx context.Context, id string) (Job, error) {
 type Filter struct {
 	State State
 	Queue string
-	Limit int // 0: no limit
+	// IDPrefix keeps the jobs whose id starts with it, and orders them by
+	// id (generated ids sort by creation time), so that the id index finds
+	// them at any store size.
+	IDPrefix string
+	Limit    int  // 0: no limit
+	Newest   bool // newest first (with IDPrefix: highest id first)
+	// After continues a listing after the job with this Seq, in the list's
+	// order: a page costs the same at the millionth job as at the first
+	// (keyset pagination). 0: from the start. AfterID is the same for an
+	// IDPrefix listing, which is ordered by id.
+	After   int64
+	AfterID string
 }
 
-// List returns jobs in enqueue order.
+// List returns jobs in enqueue order (see Filter for the others).
+// Errors: ErrInvalid for an IDPrefix no job id can start with.
 func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
 	var where []string
 	var args []any
@@ -77,11 +89,32 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
 	if f.Queue != "" {
 		where, args = append(where, "queue = ?"), append(args, f.Queue)
 	}
+	order, cursor, after := "seq", "seq", any(f.After)
+	if f.IDPrefix != "" {
+		if !ValidID(f.IDPrefix) {
+			return nil, invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
+		}
+		// The prefix as a range of the id index: [prefix, prefix with its
+		// last byte raised). Id bytes are ASCII below 0x7f, so it cannot carry.
+		upper := f.IDPrefix[:len(f.IDPrefix)-1] + string(f.IDPrefix[len(f.IDPrefix)-1]+1)
+		where, args = append(where, "id >= ? AND id < ?"), append(args, f.IDPrefix, upper)
+		order, cursor, after = "id", "id", f.AfterID
+	}
+	if f.After != 0 || f.AfterID != "" {
+		op := " > ?"
+		if f.Newest {
+			op = " < ?"
+		}
+		where, args = append(where, cursor+op), append(args, after)
+	}
 	q := "SELECT " + jobColumns + " FROM jobs"
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY seq"
+	q += " ORDER BY " + order
+	if f.Newest {
+		q += " DESC"
+	}
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
@@ -107,44 +140,64 @@ func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]Job, er
 
 // Counts returns the number of jobs in each state; every state is present.
 func (s *Store) Counts(ctx context.Context) (map[State]int, error) {
+	byQueue, err := s.QueueCounts(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := make(map[State]int, len(States))
 	for _, st := range States {
 		out[st] = 0
 	}
-	// job_counts is kept by enqueue and by triggers (migration2.sql,
-	// migration3.sql) in the transactions that change jobs: counting them
-	// would take a tenth of a second at a million.
-	rows, err := s.query(ctx, nil, "SELECT state, n FROM job_counts WHERE n <> 0")
+	for _, counts := range byQueue {
+		for st, n := range counts {
+			out[st] += n
+		}
+	}
+	return out, nil
+}
+
+// QueueCounts returns the number of jobs per queue and state, leaving out
+// the zeros: a queue without jobs is absent. It reads a few rows at any
+// store size.
+func (s *Store) QueueCounts(ctx context.Context) (map[string]map[State]int, error) {
+	// queue_counts is kept by enqueue and by triggers (migration4.sql) in
+	// the transactions that change jobs: counting them would take a tenth
+	// of a second at a million.
+	rows, err := s.query(ctx, nil, "SELECT queue, state, n FROM queue_counts WHERE n <> 0")
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	defer rows.Close()
+	out := map[string]map[State]int{}
 	for rows.Next() {
-		var st string
+		var queue, st string
 		var n int
-		if err := rows.Scan(&st, &n); err != nil {
+		if err := rows.Scan(&queue, &st, &n); err != nil {
 			return nil, fmt.Errorf("count jobs: %w", err)
 		}
-		out[State(st)] = n
+		if out[queue] == nil {
+			out[queue] = map[State]int{}
+		}
+		out[queue][State(st)] = n
 	}
 	return out, rows.Err()
 }
 
-const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, ended_at,
+const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
 	outcome, exit_code, error, stdout_path, stderr_path`
 
 func scanRun(row scanner) (Run, error) {
 	var r Run
-	var pgid, ended, exitCode sql.NullInt64
+	var pgid, execAt, ended, exitCode sql.NullInt64
 	var started int64
 	var outcome, errText, stdout, stderr sql.NullString
 	err := row.Scan(&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&ended, &outcome, &exitCode, &errText, &stdout, &stderr)
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr)
 	if err != nil {
 		return Run{}, err
 	}
 	r.PGID = int(pgid.Int64)
-	r.StartedAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(ended)
+	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
 	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
 	if exitCode.Valid {
 		code := int(exitCode.Int64)
