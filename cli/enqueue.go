@@ -72,6 +72,14 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 		return nil, withHint(usagef("give the job one way: a JSON argument, -f FILE, - (stdin) or --command"),
 			`queuectl enqueue '{"command": "echo hi"}'  or  queuectl enqueue --command 'echo hi'`)
 	}
+	if !c.IsSet("command") {
+		for _, name := range jobFlags {
+			if c.IsSet(name) {
+				return nil, withHint(usagef("--%s goes with --command; a JSON spec carries its own fields", name),
+					`queuectl enqueue '{"command": "echo hi", "priority": 3}'`)
+			}
+		}
+	}
 	switch {
 	case c.IsSet("command"):
 		nj, err := jobFromFlags(c)
@@ -97,6 +105,10 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 	nj, err := claim.ParseSpec([]byte(a[0]))
 	return []claim.NewJob{nj}, err
 }
+
+// jobFlags are the flags that describe a job given with --command.
+var jobFlags = []string{"id", "max-retries", "backoff-base", "priority", "run-at", "delay", "timeout",
+	"queue", "unique-key", "env", "cwd"}
 
 // maxInput bounds what `enqueue -f` and `enqueue -` read.
 const maxInput = 64 << 20

@@ -88,17 +88,9 @@ func printer(c *cli.Context) report.Printer {
 	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now}
 }
 
-// args checks the count of positional arguments. urfave/cli stops parsing
-// flags at the first argument, so a flag after one would be taken for an
-// argument: refuse it rather than ignore it.
+// args checks the count of positional arguments.
 func args(c *cli.Context, min, max int) ([]string, error) {
 	a := c.Args().Slice()
-	for _, s := range a {
-		if strings.HasPrefix(s, "-") && s != "-" {
-			return nil, withHint(usagef("flag %s after an argument", s),
-				"put flags before arguments: "+c.Command.HelpName+" "+s+" …")
-		}
-	}
 	if len(a) < min || (max >= 0 && len(a) > max) {
 		return nil, withHint(usagef("wrong number of arguments (%d)", len(a)),
 			strings.TrimSpace("usage: "+c.Command.HelpName+" "+c.Command.ArgsUsage))

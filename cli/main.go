@@ -32,7 +32,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: error: no command %q\nqueuectl: hint: see: queuectl --help\n", name)
 		code = exitUsage
 	}
-	if err := app.RunContext(soft, args); err != nil {
+	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
 		return exitCode(err, stderr)
 	}
 	return code

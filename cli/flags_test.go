@@ -1,0 +1,49 @@
+package cli
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestReorderArgs(t *testing.T) {
+	app := newApp(context.Background())
+	for _, tc := range []struct{ in, want string }{
+		{"wait a --timeout 5m", "wait --timeout 5m a"},
+		{"wait --timeout 5m a", "wait --timeout 5m a"},
+		{"show a --json", "show --json a"},
+		{"enqueue --command 'echo --x' -q", "enqueue --command 'echo --x' -q"},
+		{"enqueue - -q", "enqueue -q -"},
+		{"list --limit -1", "list --limit -1"},
+		{"show -- --json", "show -- --json"},
+		{"show a -- -b --json", "show -- a -b --json"},
+		{"dlq retry a --all", "dlq retry --all a"},
+		{"worker stop --timeout 5 --wait", "worker stop --timeout 5 --wait"},
+		{"status --home /h --json", "--home /h status --json"},
+		{"--db x config set k --home /h v", "--db x --home /h config set k v"},
+		{"config set max-retries -5", "config set -- max-retries -5"},
+		{"logs a --nosuch b", "logs --nosuch a b"},
+		{"wait a --help", "wait --help"},
+		{"nosuch a --json", "nosuch a --json"},
+		{"show a --generate-bash-completion", "show a --generate-bash-completion"},
+	} {
+		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]
+		if want := fields(tc.want); !slices.Equal(got, want) {
+			t.Errorf("reorderArgs(%q) = %q, want %q", tc.in, got, want)
+		}
+	}
+}
+
+// fields splits s at spaces, keeping '…' quoted words whole.
+func fields(s string) []string {
+	var out []string
+	for i, part := range strings.Split(s, "'") {
+		if i%2 == 1 {
+			out = append(out, part)
+		} else {
+			out = append(out, strings.Fields(part)...)
+		}
+	}
+	return out
+}
