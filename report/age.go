@@ -88,3 +88,13 @@ func (p Printer) runDuration(r claim.Run) string {
 	}
 	return duration(r.EndedAt.Sub(r.StartedAt))
 }
+
+// Age is the table word for t: "4s ago", "in 2h", "-" for the zero time.
+// The dashboard shows times in the CLI's words through it.
+func (p Printer) Age(t time.Time) string { return p.age(t) }
+
+// When is t for the eye, "2026-11-21T05:45:00Z (3m ago)", or "".
+func (p Printer) When(t time.Time) string { return p.when(t) }
+
+// RunDuration is how long r took, or has taken so far: "1.2s", "4m10s".
+func (p Printer) RunDuration(r claim.Run) string { return p.runDuration(r) }

@@ -61,11 +61,11 @@ func waiting(j claim.Job) bool {
 // and the command last; or one JSON array, `[]` when there are none.
 func (p Printer) Jobs(jobs []claim.Job) error {
 	if p.JSON {
-		return WriteJSON(p.Out, jobObjects(jobs))
+		return WriteJSON(p.Out, JobsJSON(jobs))
 	}
 	rows := make([][]string, len(jobs))
 	for i, j := range jobs {
-		rows[i] = []string{j.ID, p.state(string(j.State)), attempts(j), j.Queue,
+		rows[i] = []string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
 			fmt.Sprint(j.Priority), p.age(j.UpdatedAt), command(j.Command)}
 	}
 	return writeTable(p.Out, []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}, rows)
@@ -75,7 +75,7 @@ func (p Printer) Jobs(jobs []claim.Job) error {
 // array of job objects, `[]` when there are none.
 func (p Printer) DeadJobs(jobs []claim.Job) error {
 	if p.JSON {
-		return WriteJSON(p.Out, jobObjects(jobs))
+		return WriteJSON(p.Out, JobsJSON(jobs))
 	}
 	rows := make([][]string, len(jobs))
 	for i, j := range jobs {
@@ -83,14 +83,15 @@ func (p Printer) DeadJobs(jobs []claim.Job) error {
 		if died.IsZero() {
 			died = j.UpdatedAt
 		}
-		rows[i] = []string{j.ID, attempts(j), orNone(exitCode(j.ExitCode)), p.age(died),
+		rows[i] = []string{j.ID, Attempts(j), orNone(exitCode(j.ExitCode)), p.age(died),
 			orNone(clip(oneLine(j.LastError), 40)), command(j.Command)}
 	}
 	return writeTable(p.Out, []string{"ID", "ATTEMPTS", "EXIT", "DIED", "LAST ERROR", "COMMAND"}, rows)
 }
 
-// jobObjects is never nil, so an empty list encodes as [] and not null.
-func jobObjects(jobs []claim.Job) []JobObject {
+// JobsJSON is the JSON shape of a job list (list, dlq list). It is never
+// nil, so an empty list encodes as [] and not null.
+func JobsJSON(jobs []claim.Job) []JobObject {
 	out := make([]JobObject, len(jobs))
 	for i, j := range jobs {
 		out[i] = JobJSON(j)
@@ -98,8 +99,8 @@ func jobObjects(jobs []claim.Job) []JobObject {
 	return out
 }
 
-// attempts reads "1/3": runs used of runs allowed.
-func attempts(j claim.Job) string {
+// Attempts reads "1/3": runs used of runs allowed.
+func Attempts(j claim.Job) string {
 	return fmt.Sprintf("%d/%d", j.Attempts, j.MaxRetries)
 }
 

@@ -43,10 +43,25 @@ func RunJSON(r claim.Run) RunObject {
 	return o
 }
 
-// shownJob is `show --json`: the job object with its runs beside it.
-type shownJob struct {
+// ShownJob is `show --json`: the job object with its runs beside it.
+type ShownJob struct {
 	JobObject
 	Runs []RunObject `json:"runs"`
+}
+
+// ShowJSON returns the JSON shape of `show`: j with its runs, first run
+// first ("runs" is [] before the first).
+func ShowJSON(j claim.Job, runs []claim.Run) ShownJob {
+	return ShownJob{JobObject: JobJSON(j), Runs: RunsJSON(runs)}
+}
+
+// RunsJSON is the JSON shape of a job's runs; never nil.
+func RunsJSON(runs []claim.Run) []RunObject {
+	out := make([]RunObject, len(runs))
+	for i, r := range runs {
+		out[i] = RunJSON(r)
+	}
+	return out
 }
 
 // Job renders `show`: every field of j that is set as `key: value` lines
@@ -54,11 +69,7 @@ type shownJob struct {
 // "runs", the array of run objects.
 func (p Printer) Job(j claim.Job, runs []claim.Run) error {
 	if p.JSON {
-		s := shownJob{JobObject: JobJSON(j), Runs: make([]RunObject, len(runs))}
-		for i, r := range runs {
-			s.Runs[i] = RunJSON(r)
-		}
-		return WriteJSON(p.Out, s)
+		return WriteJSON(p.Out, ShowJSON(j, runs))
 	}
 	var b strings.Builder
 	for _, f := range p.jobFields(j) {

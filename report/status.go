@@ -19,7 +19,8 @@ type Status struct {
 	Workers      []claim.WorkerInfo
 }
 
-type statusObject struct {
+// StatusObject is the JSON shape of `status` (see the package comment).
+type StatusObject struct {
 	Pending      int            `json:"pending"`
 	Processing   int            `json:"processing"`
 	Completed    int            `json:"completed"`
@@ -28,10 +29,11 @@ type statusObject struct {
 	Total        int            `json:"total"`
 	SpoolWaiting int            `json:"spool_waiting"`
 	Rejected     int            `json:"rejected"`
-	Workers      []workerObject `json:"workers"`
+	Workers      []WorkerObject `json:"workers"`
 }
 
-type workerObject struct {
+// WorkerObject is the JSON shape of one live worker process.
+type WorkerObject struct {
 	ID          string   `json:"id"`
 	Host        string   `json:"host"`
 	PID         int      `json:"pid"`
@@ -48,7 +50,7 @@ type workerObject struct {
 // object, see the package comment.
 func (p Printer) Status(s Status) error {
 	if p.JSON {
-		return WriteJSON(p.Out, statusJSON(s))
+		return WriteJSON(p.Out, StatusJSON(s))
 	}
 	var b strings.Builder
 	slots := 0
@@ -99,22 +101,28 @@ func (p Printer) workers(ws []claim.WorkerInfo) error {
 	return writeTable(p.Out, []string{"WORKER", "STATE", "PID", "HOST", "SLOTS", "QUEUES", "STARTED", "HEARTBEAT"}, rows)
 }
 
-func statusJSON(s Status) statusObject {
-	o := statusObject{
+// StatusJSON returns the JSON shape of `status`.
+func StatusJSON(s Status) StatusObject {
+	return StatusObject{
 		Pending: s.Counts[claim.Pending], Processing: s.Counts[claim.Processing],
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
 		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected,
-		Workers: make([]workerObject, len(s.Workers)),
+		Workers: WorkersJSON(s.Workers),
 	}
-	for i, w := range s.Workers {
+}
+
+// WorkersJSON is the JSON shape of a list of workers; never nil.
+func WorkersJSON(ws []claim.WorkerInfo) []WorkerObject {
+	out := make([]WorkerObject, len(ws))
+	for i, w := range ws {
 		queues := w.Queues
 		if queues == nil {
 			queues = []string{}
 		}
-		o.Workers[i] = workerObject{ID: w.ID, Host: w.Host, PID: w.PID, Slots: w.Slots,
+		out[i] = WorkerObject{ID: w.ID, Host: w.Host, PID: w.PID, Slots: w.Slots,
 			Queues: queues, StartedAt: stamp(w.StartedAt), HeartbeatAt: stamp(w.HeartbeatAt),
 			Stopping: w.Stopping}
 	}
-	return o
+	return out
 }
