@@ -20,6 +20,9 @@ type Config struct {
 	PollInterval      time.Duration
 	StopTimeout       time.Duration
 	SpoolRescan       time.Duration
+	Hooks             Hooks         // defaults for jobs that set none
+	HookTimeout       time.Duration // bounds each hook run
+	Limits            Limits        // defaults for jobs that set none
 }
 
 // ConfigKey describes one key of `config list`.
@@ -42,6 +45,15 @@ var ConfigKeys = []ConfigKey{
 	{"poll-interval", "1s", "fallback poll of an idle worker; wake-ups are event-driven", durKey(10*time.Millisecond, func(c *Config) *time.Duration { return &c.PollInterval }), func(c *Config) string { return c.PollInterval.String() }},
 	{"stop-timeout", "30s", "how long a stopping worker lets a job finish after the second signal before KILL", durKey(0, func(c *Config) *time.Duration { return &c.StopTimeout }), func(c *Config) string { return c.StopTimeout.String() }},
 	{"spool-rescan", "5s", "how often the spool is rescanned besides fsnotify events", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.SpoolRescan }), func(c *Config) string { return c.SpoolRescan.String() }},
+	{"on-success", "", "shell command run after a job completes, for jobs without on_success", strKey(func(c *Config) *string { return &c.Hooks.OnSuccess }), func(c *Config) string { return c.Hooks.OnSuccess }},
+	{"on-failure", "", "shell command run after each failed run, for jobs without on_failure", strKey(func(c *Config) *string { return &c.Hooks.OnFailure }), func(c *Config) string { return c.Hooks.OnFailure }},
+	{"on-dead", "", "shell command run after a job dies, for jobs without on_dead", strKey(func(c *Config) *string { return &c.Hooks.OnDead }), func(c *Config) string { return c.Hooks.OnDead }},
+	{"hook-timeout", "30s", "a hook still running after this is killed", durKey(time.Second, func(c *Config) *time.Duration { return &c.HookTimeout }), func(c *Config) string { return c.HookTimeout.String() }},
+	{"limit-memory", "0", "memory limit of a job's processes (512M, 2G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.Memory }), func(c *Config) string { return FormatSize(c.Limits.Memory) }},
+	{"limit-cpu", "0", "CPU time limit of a job's processes; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return c.Limits.CPU.String() }},
+	{"limit-nofile", "0", "open files a job's process may hold; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NoFile }), func(c *Config) string { return strconv.FormatInt(c.Limits.NoFile, 10) }},
+	{"limit-nproc", "0", "processes the job's user may have; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NProc }), func(c *Config) string { return strconv.FormatInt(c.Limits.NProc, 10) }},
+	{"limit-fsize", "0", "largest file a job may write (1G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.FSize }), func(c *Config) string { return FormatSize(c.Limits.FSize) }},
 }
 
 // configAliases maps other spellings to a key, with the unit a bare number
@@ -174,6 +186,41 @@ func intKey(lo, hi int, field func(*Config) *int) func(*Config, string) error {
 		n, err := strconv.Atoi(strings.TrimSpace(v))
 		if err != nil || n < lo || n > hi {
 			return fmt.Errorf("%q is not a whole number from %d to %d", v, lo, hi)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func strKey(field func(*Config) *string) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		if strings.ContainsRune(v, 0) {
+			return fmt.Errorf("a command must not contain a NUL byte")
+		}
+		*field(c) = strings.TrimSpace(v)
+		return nil
+	}
+}
+
+func sizeKey(field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := ParseSize(v)
+		if err != nil {
+			return err
+		}
+		if n > 0 && n < 1<<20 {
+			return fmt.Errorf("%q is under 1M; give 0 (none) or more", v)
+		}
+		*field(c) = n
+		return nil
+	}
+}
+
+func int64Key(field func(*Config) *int64) func(*Config, string) error {
+	return func(c *Config, v string) error {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < 0 {
+			return fmt.Errorf("%q is not a whole number of 0 or more", v)
 		}
 		*field(c) = n
 		return nil

@@ -20,9 +20,10 @@ var wantDefaults = claim.Config{
 	PollInterval:      time.Second,
 	StopTimeout:       30 * time.Second,
 	SpoolRescan:       5 * time.Second,
+	HookTimeout:       30 * time.Second,
 }
 
-const keyList = "max-retries, backoff-base, max-backoff, job-timeout, lease, heartbeat-interval, poll-interval, stop-timeout, spool-rescan"
+const keyList = "max-retries, backoff-base, max-backoff, job-timeout, lease, heartbeat-interval, poll-interval, stop-timeout, spool-rescan, on-success, on-failure, on-dead, hook-timeout, limit-memory, limit-cpu, limit-nofile, limit-nproc, limit-fsize"
 
 func TestConfigDefaults(t *testing.T) {
 	if got := claim.DefaultConfig(); got != wantDefaults {
@@ -39,7 +40,7 @@ func TestConfigDefaults(t *testing.T) {
 	var names []string
 	for _, v := range vs {
 		names = append(names, v.Key)
-		if v.Help == "" || v.Default == "" {
+		if v.Help == "" || v.Default == "" && !strings.HasPrefix(v.Key, "on-") { // hooks default to none
 			t.Errorf("config key %s has no help or default: %+v", v.Key, v)
 		}
 		d1, err1 := claim.ParseDuration(v.Value)
@@ -80,6 +81,15 @@ func TestSetConfig(t *testing.T) {
 		{"job-timeout-seconds", "0", "job-timeout", "0s"},
 		{"stop-timeout-seconds", "5", "stop-timeout", "5s"},
 		{"spool-rescan", "1s", "spool-rescan", "1s"},
+		{"on_dead", " notify-send dead ", "on-dead", "notify-send dead"},
+		{"on-success", "", "on-success", ""},
+		{"hook-timeout", "5", "hook-timeout", "5s"},
+		{"limit-memory", "512m", "limit-memory", "512M"},
+		{"limit-memory", "1073741824", "limit-memory", "1G"},
+		{"limit-memory", "0", "limit-memory", "0"},
+		{"limit-cpu", "10m", "limit-cpu", "10m0s"},
+		{"limit-nofile", "1024", "limit-nofile", "1024"},
+		{"limit-fsize", "2GiB", "limit-fsize", "2G"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
@@ -106,7 +116,8 @@ func TestSetConfigReadBack(t *testing.T) {
 	for _, kv := range [][2]string{
 		{"max-retries", "4"}, {"backoff-base", "10"}, {"max-backoff", "5m"}, {"job-timeout-seconds", "30"},
 		{"stale-threshold", "60"}, {"heartbeat-interval", "2s"}, {"poll-interval-ms", "250"},
-		{"stop-timeout", "1m"}, {"spool-rescan", "10s"},
+		{"stop-timeout", "1m"}, {"spool-rescan", "10s"}, {"on-dead", "mail -s dead me"}, {"hook-timeout", "5s"},
+		{"limit-memory", "512M"}, {"limit-nofile", "64"},
 		{"max-retries", "5"}, // the last set wins
 	} {
 		if _, _, err := s.SetConfig(ctx, kv[0], kv[1]); err != nil {
@@ -115,7 +126,8 @@ func TestSetConfigReadBack(t *testing.T) {
 	}
 	want := claim.Config{MaxRetries: 5, BackoffBase: 10, MaxBackoff: 5 * time.Minute, JobTimeout: 30 * time.Second,
 		Lease: time.Minute, HeartbeatInterval: 2 * time.Second, PollInterval: 250 * time.Millisecond,
-		StopTimeout: time.Minute, SpoolRescan: 10 * time.Second}
+		StopTimeout: time.Minute, SpoolRescan: 10 * time.Second, Hooks: claim.Hooks{OnDead: "mail -s dead me"},
+		HookTimeout: 5 * time.Second, Limits: claim.Limits{Memory: 512 << 20, NoFile: 64}}
 	// Read back through another Store: the config is in the database.
 	other := mustOpenPath(t, path)
 	if got, err := other.Config(ctx); got != want || err != nil {
@@ -144,6 +156,11 @@ func TestSetConfigErrors(t *testing.T) {
 		{"stale-threshold", "99999999999999", "out of range"},
 		{"job-timeout", "876001h", "over 100 years"},
 		{"heartbeat-interval", "1ms", "below the minimum"},
+		{"hook-timeout", "0", "below the minimum of 1s"},
+		{"limit-memory", "lots", "not a size"},
+		{"limit-memory", "100K", "under 1M"},
+		{"limit-nofile", "-1", "not a whole number"},
+		{"on-dead", "a\x00b", "NUL"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -99,6 +99,8 @@ type Job struct {
 	Env         map[string]string
 	Cwd         string
 	UniqueKey   string
+	Hooks       Hooks
+	Limits      Limits
 	RunAt       time.Time
 	RunAfter    time.Time
 	WorkerID    string

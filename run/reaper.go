@@ -61,11 +61,21 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		case next == claim.Dead:
 			w.logf("job %s: run %d lost with its worker; lost %d times, now dead", f.JobID, f.Attempt, claim.MaxLost)
 			w.dead(ctx, f.JobID)
+			w.lostDead(ctx, f)
 		default:
 			w.logf("job %s: run %d lost with its worker (pid %d on %s); pending again", f.JobID, f.Attempt, f.PID, f.Host)
 		}
 	}
 	w.reapWorkers(ctx, now)
+}
+
+// lostDead fires the on_dead hook of a job that died of lost runs.
+func (w *Worker) lostDead(ctx context.Context, f claim.InFlight) {
+	j, err := w.Store.Get(ctx, f.JobID)
+	if err != nil {
+		return
+	}
+	w.fireHooks(ctx, hookEvent{job: j, run: f.Run, state: claim.Dead, err: j.LastError}, w.hooksFor(j, claim.Dead, false))
 }
 
 // killWait bounds how long a reaper waits for a killed run's processes to

@@ -42,6 +42,7 @@ type Worker struct {
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
 	running  atomic.Int32 // jobs running in this worker's slots
+	hooks    sync.WaitGroup
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -89,6 +90,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	slots.Wait()
 	stop()
 	bg.Wait()
+	w.hooks.Wait() // each is bounded by hook-timeout, and ends with hard
 	// Store.Changes closes its channel as its goroutine ends: draining it
 	// waits for that goroutine too.
 	for range changes {
@@ -198,11 +200,15 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	if lost {
 		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
 	}
-	switch {
-	case errors.Is(err, claim.ErrNoJob):
-		return nil, true
-	case err != nil:
+	if err != nil && !errors.Is(err, claim.ErrNoJob) {
 		return nil, false
+	}
+	if !lost {
+		w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: new(int)},
+			w.hooksFor(j, claim.Completed, false))
+	}
+	if err != nil {
+		return nil, true
 	}
 	return &claimed{nj, nr}, true
 }
@@ -237,13 +243,23 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	case res.interrupted:
 		return w.Store.Release(ctx, r, res.err)
 	case res.err == "":
-		return w.Store.Complete(ctx, r)
+		err := w.Store.Complete(ctx, r)
+		if err == nil {
+			w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: res.exitCode},
+				w.hooksFor(j, claim.Completed, false))
+		}
+		return err
 	}
 	next, err := w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
-	if err == nil && next == claim.Dead {
+	if err != nil {
+		return err
+	}
+	if next == claim.Dead {
 		w.dead(ctx, j.ID)
 	}
-	return err
+	w.fireHooks(hard, hookEvent{job: j, run: r, state: next, exitCode: res.exitCode, err: res.err},
+		w.hooksFor(j, next, true))
+	return nil
 }
 
 // dead hands a job that just died to OnDead.
