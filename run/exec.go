@@ -21,6 +21,7 @@ type result struct {
 	exitCode    *int
 	err         string // empty when the job exited 0
 	interrupted bool   // stopped by a hard stop: the job goes back to pending
+	confinedBy  string // how limits were set ("rlimit", "cgroup+rlimit"), or ""
 }
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
@@ -69,21 +70,39 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
+	var conf *confinement
+	if limits := j.Limits.Or(w.Config.Limits); !limits.IsZero() {
+		runName := fmt.Sprintf("%d-%s-%d", os.Getpid(), j.ID, r.Attempt)
+		if conf, err = confine(cmd.Process.Pid, limits, runName); err != nil {
+			open.Close() // the gate reads EOF: the shell exits without running the command
+			cmd.Wait()
+			conf.end()
+			return result{err: fmt.Sprintf("set limits: %v", err)}
+		}
+	}
 	if err := w.Store.Started(context.WithoutCancel(hard), r, cmd.Process.Pid); err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = cmd.Wait()
+	oomKilled := conf.end()
+	res := result{exitCode: exitCode(cmd)}
+	if conf != nil {
+		res.confinedBy = conf.via
+	}
 	switch {
 	case hard.Err() != nil:
-		return result{interrupted: true, err: "interrupted by worker shutdown"}
+		res.interrupted, res.err = true, "interrupted by worker shutdown"
 	case timedOut.Load():
-		return result{exitCode: exitCode(cmd), err: fmt.Sprintf("timed out after %v", j.Timeout)}
+		res.err = fmt.Sprintf("timed out after %v", j.Timeout)
 	case err == nil:
-		return result{exitCode: exitCode(cmd)}
+	case conf.explain(cmd.ProcessState, oomKilled) != "":
+		res.err = conf.explain(cmd.ProcessState, oomKilled)
+	default:
+		res.err = describeExit(err) + conf.memoryNote()
 	}
-	return result{exitCode: exitCode(cmd), err: describeExit(err)}
+	return res
 }
 
 // gateScript is the job's shell until the worker writes "go" to fd 3; then

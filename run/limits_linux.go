@@ -1,0 +1,210 @@
+package run
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A job's limits are set on its shell while the shell waits behind the start
+// gate, so every process the command starts inherits them and none runs
+// without. Rlimits (prlimit) always; where the worker's cgroup v2 directory
+// is writable, the run also gets a cgroup of its own, which holds memory.max
+// when the memory controller is delegated there, and which is killed whole
+// (cgroup.kill) when the run ends, so that nothing the job started survives
+// it, however it escaped its process group.
+type confinement struct {
+	via    string // what was used, for the run record: "rlimit", "cgroup+rlimit"
+	cgroup string // the run's cgroup directory, or ""
+	memCG  bool   // memory.max is set in the cgroup (else RLIMIT_AS)
+	limits claim.Limits
+}
+
+// confine sets l on the process pid (the gated shell). runName names the
+// run's cgroup. A cgroup that cannot be made is no error: the rlimits hold.
+func confine(pid int, l claim.Limits, runName string) (*confinement, error) {
+	c := &confinement{via: "rlimit", limits: l}
+	if dir := runCgroup(runName); dir != "" {
+		if err := c.joinCgroup(dir, pid); err == nil {
+			c.via = "cgroup+rlimit"
+		}
+	}
+	set := func(res int, n uint64, what string) error {
+		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+			return fmt.Errorf("set %s limit %d: %w", what, n, err)
+		}
+		return nil
+	}
+	if l.Memory > 0 && !c.memCG {
+		if err := set(unix.RLIMIT_AS, uint64(l.Memory), "memory"); err != nil {
+			return c, err
+		}
+	}
+	if l.CPU > 0 {
+		// The soft limit sends SIGXCPU; the hard one, a second later, SIGKILL
+		// for a job that ignores it.
+		secs := uint64((l.CPU + time.Second - 1) / time.Second)
+		if err := unix.Prlimit(pid, unix.RLIMIT_CPU, &unix.Rlimit{Cur: secs, Max: secs + 1}, nil); err != nil {
+			return c, fmt.Errorf("set cpu limit %v: %w", l.CPU, err)
+		}
+	}
+	if l.NoFile > 0 {
+		if err := set(unix.RLIMIT_NOFILE, uint64(l.NoFile), "nofile"); err != nil {
+			return c, err
+		}
+	}
+	if l.NProc > 0 {
+		if err := set(unix.RLIMIT_NPROC, uint64(l.NProc), "nproc"); err != nil {
+			return c, err
+		}
+	}
+	if l.FSize > 0 {
+		if err := set(unix.RLIMIT_FSIZE, uint64(l.FSize), "fsize"); err != nil {
+			return c, err
+		}
+	}
+	return c, nil
+}
+
+// joinCgroup makes dir, sets memory.max where it can, and moves pid in.
+func (c *confinement) joinCgroup(dir string, pid int) error {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return err
+	}
+	c.cgroup = dir
+	if c.limits.Memory > 0 {
+		err := os.WriteFile(filepath.Join(dir, "memory.max"), []byte(strconv.FormatInt(c.limits.Memory, 10)), 0)
+		c.memCG = err == nil
+		if c.memCG {
+			os.WriteFile(filepath.Join(dir, "memory.swap.max"), []byte("0"), 0)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0); err != nil {
+		os.Remove(dir)
+		c.cgroup, c.memCG = "", false
+		return err
+	}
+	return nil
+}
+
+// end kills whatever is left in the run's cgroup and removes it. It reports
+// whether the kernel killed a process of the run for its memory limit.
+func (c *confinement) end() (oomKilled bool) {
+	if c == nil || c.cgroup == "" {
+		return false
+	}
+	oomKilled = c.memCG && cgroupEvent(filepath.Join(c.cgroup, "memory.events"), "oom_kill") > 0
+	os.WriteFile(filepath.Join(c.cgroup, "cgroup.kill"), []byte("1"), 0)
+	// rmdir fails while the killed processes are still being torn down.
+	for deadline := time.Now().Add(killWait); ; time.Sleep(5 * time.Millisecond) {
+		if err := os.Remove(c.cgroup); err == nil || os.IsNotExist(err) || time.Now().After(deadline) {
+			break
+		}
+	}
+	return oomKilled
+}
+
+// explain says which limit ended a run, from how its shell ended, or "".
+func (c *confinement) explain(ps *os.ProcessState, oomKilled bool) string {
+	if c == nil || ps == nil {
+		return ""
+	}
+	status, _ := ps.Sys().(syscall.WaitStatus)
+	l := c.limits
+	sig := syscall.Signal(0)
+	switch {
+	case status.Signaled():
+		sig = status.Signal()
+	case status.Exited() && status.ExitStatus() > 128:
+		sig = syscall.Signal(status.ExitStatus() - 128) // a child of the shell was killed
+	}
+	switch {
+	case oomKilled:
+		return fmt.Sprintf("memory limit %s exceeded", claim.FormatSize(l.Memory))
+	case l.CPU > 0 && (sig == syscall.SIGXCPU || sig == syscall.SIGKILL && ps.UserTime()+ps.SystemTime() >= l.CPU):
+		return fmt.Sprintf("cpu limit %v exceeded", l.CPU)
+	case l.FSize > 0 && sig == syscall.SIGXFSZ:
+		return fmt.Sprintf("file size limit %s exceeded", claim.FormatSize(l.FSize))
+	}
+	return ""
+}
+
+// memoryNote is added to the error of a failed run whose memory limit was
+// an rlimit: the kernel kills nobody for it, allocations beyond it fail.
+func (c *confinement) memoryNote() string {
+	if c == nil || c.limits.Memory == 0 || c.memCG {
+		return ""
+	}
+	return fmt.Sprintf(" (memory limit %s is an address-space rlimit here: allocations beyond it fail)", claim.FormatSize(c.limits.Memory))
+}
+
+// runCgroup returns the directory for a run's cgroup, below the worker's own
+// cgroup v2 directory, or "" when there is none the worker may write.
+func runCgroup(runName string) string {
+	base := ownCgroup()
+	if base == "" || unix.Access(base, unix.W_OK) != nil {
+		return ""
+	}
+	if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+		return ""
+	}
+	return filepath.Join(base, "queuectl-"+runName)
+}
+
+// ownCgroup finds this process's cgroup v2 directory: its "0::" line in
+// /proc/self/cgroup under the cgroup2 mount point.
+func ownCgroup() string {
+	data, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	var rel string
+	for _, line := range strings.Split(string(data), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			rel = p
+		}
+	}
+	if rel == "" {
+		return ""
+	}
+	mounts, err := os.Open("/proc/self/mountinfo")
+	if err != nil {
+		return ""
+	}
+	defer mounts.Close()
+	sc := bufio.NewScanner(mounts)
+	for sc.Scan() {
+		// id parent major:minor root mountpoint options ... - fstype source ...
+		pre, post, ok := strings.Cut(sc.Text(), " - ")
+		fields := strings.Fields(pre)
+		if ok && len(fields) >= 5 && strings.HasPrefix(post, "cgroup2 ") && fields[3] == "/" {
+			return filepath.Join(fields[4], rel)
+		}
+	}
+	return ""
+}
+
+// cgroupEvent reads one counter of a cgroup's *.events file.
+func cgroupEvent(path, key string) int64 {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if k, v, ok := strings.Cut(string(line), " "); ok && k == key {
+			n, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
