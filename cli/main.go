@@ -52,7 +52,7 @@ func newApp(hard context.Context) *cli.App {
 		Commands: []*cli.Command{
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
-			purgeCommand(), benchCommand(),
+			purgeCommand(), benchCommand(), rejectedCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

@@ -1,0 +1,163 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Rejected is one file in rejected/, as `rejected list` shows it.
+type Rejected struct {
+	Name string
+	Size int64
+	// At is when the file was rejected (its reason was written); the
+	// file's own time when it has no reason.
+	At time.Time
+	// Reason is the reason file's first line (what is wrong), Fix the rest
+	// without its "fix: " prefix; both empty when the reason is missing.
+	Reason, Fix string
+}
+
+// ListRejected returns the files in rejected/ with their reasons, oldest
+// rejection first (then by name). Files whose reason someone deleted are
+// listed with an empty reason. Nothing is followed: a rejected symbolic
+// link is listed as the link.
+func ListRejected(d Dirs) ([]Rejected, error) {
+	names, err := listNames(d.Rejected)
+	if err != nil {
+		return nil, err
+	}
+	out := []Rejected{}
+	for _, name := range names {
+		if strings.HasPrefix(name, ".") || strings.HasSuffix(name, reasonExt) {
+			continue
+		}
+		fi, err := os.Lstat(filepath.Join(d.Rejected, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // retried or purged meanwhile
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list rejected files: %w", err)
+		}
+		r := Rejected{Name: name, Size: fi.Size(), At: fi.ModTime().UTC()}
+		r.Reason, r.Fix, r.At = readReason(filepath.Join(d.Rejected, name+reasonExt), r.At)
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].At.Equal(out[j].At) {
+			return out[i].At.Before(out[j].At)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// maxReason bounds how much of a reason file is read: reject writes a few
+// lines, and anything else there is not ours to print at length.
+const maxReason = 64 << 10
+
+// readReason reads a reason file without following a link: its first line,
+// the fix, and when it was written (else at).
+func readReason(path string, at time.Time) (reason, fix string, when time.Time) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", "", at
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return "", "", at
+	}
+	buf := make([]byte, min(fi.Size(), maxReason))
+	n, _ := f.ReadAt(buf, 0)
+	what, rest, _ := strings.Cut(strings.TrimRight(string(buf[:n]), "\n"), "\n")
+	return what, strings.TrimPrefix(rest, "fix: "), fi.ModTime().UTC()
+}
+
+// RetryRejected moves rejected/name back into spool/ under the same name
+// (after the user fixed it), and removes its reason. It never replaces a
+// file in spool/: a name taken there is ErrConflict. An unknown name is
+// ErrNotFound, a name with a slash ErrInvalid.
+func RetryRejected(d Dirs, name string) error {
+	src, err := rejectedPath(d, name)
+	if err != nil {
+		return err
+	}
+	dst := filepath.Join(d.Spool, name)
+	// link+remove rather than rename: rename would silently replace a
+	// spool file of the same name, which is someone's job.
+	err = os.Link(src, dst)
+	switch {
+	case errors.Is(err, fs.ErrExist):
+		return kindf(claim.ErrConflict, "%s exists in the spool already; move it away first, or retry this file under another name: mv %s %s",
+			name, quote(src), quote(filepath.Join(d.Spool, "other-"+name)))
+	case err != nil:
+		return fmt.Errorf("retry rejected %s: %w", name, err)
+	}
+	if err := os.Remove(src); err != nil {
+		return fmt.Errorf("retry rejected %s: %w", name, err)
+	}
+	removeReason(src)
+	return nil
+}
+
+// PurgeRejected deletes rejected/name and its reason. Errors as
+// RetryRejected.
+func PurgeRejected(d Dirs, name string) error {
+	path, err := rejectedPath(d, name)
+	if err != nil {
+		return err
+	}
+	if err := os.Remove(path); err != nil {
+		return fmt.Errorf("purge rejected %s: %w", name, err)
+	}
+	removeReason(path)
+	return nil
+}
+
+// rejectedPath checks that name is a file in rejected/ and returns its path.
+func rejectedPath(d Dirs, name string) (string, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, '/') || strings.HasSuffix(name, reasonExt) {
+		return "", kindf(claim.ErrInvalid, "%q is not the name of a rejected file (see: queuectl rejected list)", name)
+	}
+	path := filepath.Join(d.Rejected, name)
+	fi, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", kindf(claim.ErrNotFound, "no rejected file %s", name)
+	}
+	if err != nil {
+		return "", fmt.Errorf("rejected %s: %w", name, err)
+	}
+	if fi.IsDir() {
+		return "", kindf(claim.ErrInvalid, "rejected/%s is a directory; move it yourself", name)
+	}
+	return path, nil
+}
+
+// removeReason removes the reason of a file that is dealt with. A failure
+// is not worth reporting: a stale reason only names a file that is gone,
+// and ListRejected skips it.
+func removeReason(path string) { os.Remove(path + reasonExt) }
+
+// kindError is an error of one of claim's kinds (ErrNotFound, ErrConflict,
+// ErrInvalid, for the exit code) whose message is about files, not jobs:
+// the sentinel's own words ("no such job") would mislead.
+type kindError struct {
+	kind error
+	msg  string
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.kind }
+
+func kindf(kind error, format string, args ...any) error {
+	return &kindError{kind, fmt.Sprintf(format, args...)}
+}
