@@ -7,7 +7,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -725,66 +724,6 @@ func TestLostRunIsGoneBeforeItRunsAgain(t *testing.T) {
 	h.must("wait", "--timeout", "1m", "guarded")
 	if got := lines(t, out); len(got) != 2 || got["start 1"] != 1 || got["start 2"] != 1 {
 		t.Errorf("out has %v, want start 1 and start 2 only: the second run found the first one's lock held", got)
-	}
-}
-
-// A worker can die after it forks a job but before the job's process group
-// is recorded, and the reaper can kill only recorded groups. So no part of
-// the job may run before the record is committed: here the commit is held
-// up by a write lock, and the worker is killed meanwhile.
-func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
-	h := newHome(t)
-	out := filepath.Join(t.TempDir(), "out")
-	h.must("enqueue", "--id", "gated", "--command", fmt.Sprintf(
-		`echo "start $QUEUECTL_ATTEMPT" >> %s; (sleep 2; echo "end $QUEUECTL_ATTEMPT" >> %s)`, out, out))
-	// The first run's stdout log is a FIFO: the worker stops there, after the
-	// claim and before the fork, until the test opens it.
-	logDir := filepath.Join(h.dir, "logs", "gated")
-	if err := os.MkdirAll(logDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	fifo := filepath.Join(logDir, "1.out")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	w := h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the claim", func() bool { return h.count("processing") == 1 })
-
-	db, err := sql.Open("sqlite", "file:"+filepath.Join(h.dir, "queue.db")+"?_pragma=busy_timeout(30000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	lock, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	r, err := os.Open(fifo) // lets the worker fork the job; recording it waits for the lock
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	go io.Copy(io.Discard, r)
-	// Give the job every chance to start, as it did before its gate: nothing
-	// of it may run while its group is not recorded.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && len(lines(t, out)) == 0; {
-		time.Sleep(20 * time.Millisecond)
-	}
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, 10*time.Second)
-	if _, err := lock.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	lock.Close()
-
-	h.start("worker", "start", "--no-spool")
-	h.must("wait", "--timeout", "1m", "gated")
-	if got := lines(t, out); len(got) != 2 || got["start 2"] != 1 || got["end 2"] != 1 {
-		t.Errorf("out has %v, want start 2 and end 2 only: the lost run ran, and escaped the reaper", got)
 	}
 }
 

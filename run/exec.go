@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync/atomic"
@@ -26,16 +25,31 @@ type result struct {
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
 // process group of its own, so that a timeout, a hard stop or a reaper can
-// kill everything it started; its stdout and stderr go straight to the log
-// files (the worker never holds output in memory). hard cancels the run.
+// kill everything it started; its stdout and stderr stream through pipes to
+// log files made on their first byte (see output). hard cancels the run.
 func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result {
-	stdout, stderr, err := openLogs(r)
+	stdout, err := newOutput(r.StdoutPath)
 	if err != nil {
 		return result{err: err.Error()}
 	}
-	defer stdout.Close()
-	defer stderr.Close()
+	stderr, err := newOutput(r.StderrPath)
+	if err != nil {
+		stdout.finish()
+		return result{err: err.Error()}
+	}
+	res := w.start(hard, j, r, stdout.w, stderr.w)
+	// The run is over once its output is in the files: whoever reads the
+	// logs after the job ended reads all of it.
+	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && res.err == "" && !res.interrupted {
+		res.err = err.Error()
+	}
+	return res
+}
 
+// start runs the job with the job's ends of its output pipes, and closes
+// the worker's copies once the job has them, so that EOF on a pipe means
+// the job's processes are done with it.
+func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File) result {
 	ctx, cancel := context.WithCancel(hard)
 	defer cancel()
 	var timedOut atomic.Bool
@@ -67,6 +81,8 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 	defer runtime.UnlockOSThread()
 	err = cmd.Start()
 	gate.Close()
+	stdout.Close()
+	stderr.Close()
 	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
@@ -119,21 +135,6 @@ func (w *Worker) killGroup(pgid int) error {
 	}
 	time.AfterFunc(w.Config.StopTimeout, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	return nil
-}
-
-func openLogs(r claim.Run) (stdout, stderr *os.File, err error) {
-	if err := os.MkdirAll(filepath.Dir(r.StdoutPath), 0o700); err != nil {
-		return nil, nil, fmt.Errorf("create log directory: %w", err)
-	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_TRUNC | syscall.O_NOFOLLOW
-	if stdout, err = os.OpenFile(r.StdoutPath, flags, 0o600); err != nil {
-		return nil, nil, fmt.Errorf("open stdout log: %w", err)
-	}
-	if stderr, err = os.OpenFile(r.StderrPath, flags, 0o600); err != nil {
-		stdout.Close()
-		return nil, nil, fmt.Errorf("open stderr log: %w", err)
-	}
-	return stdout, stderr, nil
 }
 
 // mergeEnv lays the job's env over the worker's, and tells the job who it is.

@@ -203,3 +203,52 @@ func TestFollowCopiesUntilTheRunEnds(t *testing.T) {
 		t.Errorf("Follow wrote %q, want %q", out.String(), "one\ntwo\n")
 	}
 }
+
+// A stream that printed nothing leaves no file, and a job that printed
+// nothing no directory: a million silent jobs cost no inode.
+func TestSilentStreamsLeaveNoFiles(t *testing.T) {
+	s := mustOpenStore(t)
+	enqueue(t, s, claim.NewJob{ID: "quiet", Command: "true"})
+	enqueue(t, s, claim.NewJob{ID: "talks", Command: "echo out"})
+	enqueue(t, s, claim.NewJob{ID: "warns", Command: "echo warn >&2"})
+	w := newWorker(t, s)
+	drain(t, w)
+
+	for _, id := range []string{"quiet", "talks", "warns"} {
+		if j := get(t, s, id); j.State != claim.Completed {
+			t.Errorf("job %s is %s (%s), want completed", id, j.State, j.LastError)
+		}
+	}
+	for path, want := range map[string]bool{
+		"quiet": false, "talks/1.out": true, "talks/1.err": false, "warns/1.out": false, "warns/1.err": true,
+	} {
+		_, err := os.Lstat(filepath.Join(w.LogDir, path))
+		if got := err == nil; got != want {
+			t.Errorf("logs/%s exists: %v, want %v (%v)", path, got, want, err)
+		}
+	}
+	var out bytes.Buffer
+	if err := Copy(&out, filepath.Join(w.LogDir, "quiet", "1.out")); err != nil || out.Len() != 0 {
+		t.Errorf("Copy of a silent stream = %q, %v; want empty, nil", out.String(), err)
+	}
+}
+
+// A log that cannot be created fails the run with the reason, and the job
+// is not left blocked on a full pipe: its output is read and dropped.
+func TestUnwritableLogFailsTheRun(t *testing.T) {
+	s := mustOpenStore(t)
+	one := 1
+	enqueue(t, s, claim.NewJob{ID: "loud", Command: "head -c 1000000 /dev/zero", MaxRetries: &one})
+	w := newWorker(t, s)
+	if err := os.MkdirAll(w.LogDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A file where the job's log directory would go.
+	if err := os.WriteFile(filepath.Join(w.LogDir, "loud"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	drain(t, w)
+	if j := get(t, s, "loud"); j.State != claim.Dead || !strings.Contains(j.LastError, "create log directory") {
+		t.Errorf("state %s, last_error %q; want dead, create log directory", j.State, j.LastError)
+	}
+}

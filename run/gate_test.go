@@ -1,0 +1,118 @@
+package run
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// gateChild names, in the environment of the re-executed test binary, the
+// database the child worker claims from.
+const gateChild = "QUEUECTL_TEST_GATE_DB"
+
+// A worker can die after it forks a job but before the job's process group
+// is recorded, and the reaper can kill only recorded groups. So no part of
+// the job may run before the record is committed: here a child process
+// claims the job, the test takes the write lock, the child forks the job
+// (recording its group waits for the lock) and is SIGKILLed meanwhile.
+func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
+	if db := os.Getenv(gateChild); db != "" {
+		gateChildWorker(t, db)
+		return
+	}
+	s := mustOpenStore(t)
+	out := filepath.Join(t.TempDir(), "out")
+	enqueue(t, s, claim.NewJob{ID: "gated", Command: fmt.Sprintf(
+		`echo "start $QUEUECTL_ATTEMPT" >> %s; (sleep 2; echo "end $QUEUECTL_ATTEMPT" >> %s)`, out, out)})
+	child := exec.Command(os.Args[0], "-test.run=^TestJobDoesNotRunBeforeItsGroupIsRecorded$")
+	child.Env = append(os.Environ(), gateChild+"="+s.Path())
+	child.Stderr = os.Stderr
+	in, err := child.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := child.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer child.Process.Kill()
+	if line, _ := bufio.NewReader(stdout).ReadString('\n'); line != "claimed\n" {
+		t.Fatalf("child said %q, want claimed", line)
+	}
+
+	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	in.Write([]byte("go\n")) // the child forks the job; recording it waits for the lock
+	// Give the job every chance to start, as it did before its gate: nothing
+	// of it may run while its group is not recorded.
+	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !exists(out); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	child.Process.Signal(syscall.SIGKILL)
+	child.Wait()
+	if _, err := lock.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	lock.Close()
+
+	w := newWorker(t, s)
+	w.host, _ = os.Hostname()
+	w.reapOnce(context.Background())
+	drain(t, w)
+	data, _ := os.ReadFile(out)
+	if got := string(data); got != "start 2\nend 2\n" {
+		t.Errorf("out has %q, want start 2 and end 2 only: the lost run ran, and escaped the reaper", got)
+	}
+}
+
+// gateChildWorker claims the one job of the store at db, says so, waits
+// for a line on stdin, and runs the job, until it is killed.
+func gateChildWorker(t *testing.T, db string) {
+	s, err := claim.Open(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	w := newWorker(t, s)
+	w.host, w.id = host, "child"
+	c := claim.Claimant{WorkerID: w.id, Host: host, PID: os.Getpid(), Lease: time.Hour, LogDir: w.LogDir}
+	j, r, err := s.Claim(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Println("claimed")
+	if line, _ := bufio.NewReader(os.Stdin).ReadString('\n'); strings.TrimSpace(line) != "go" {
+		t.Fatalf("read %q, want go", line)
+	}
+	w.execute(context.Background(), j, r)
+	t.Fatal("the job ran to its end while its group could not be recorded")
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
