@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -122,8 +123,13 @@ func normalize(key ConfigKey, unit time.Duration, value string) (string, error) 
 
 // Config reads the configuration: defaults, overlaid by what was set.
 func (s *Store) Config(ctx context.Context) (Config, error) {
+	return readConfig(s.query(ctx, nil, configQuery))
+}
+
+const configQuery = "SELECT key, value FROM config"
+
+func readConfig(rows *sql.Rows, err error) (Config, error) {
 	c := DefaultConfig()
-	rows, err := s.query(ctx, nil, "SELECT key, value FROM config")
 	if err != nil {
 		return c, fmt.Errorf("read config: %w", err)
 	}
@@ -141,6 +147,18 @@ func (s *Store) Config(ctx context.Context) (Config, error) {
 	return c, rows.Err()
 }
 
+// Check reports settings that cannot work together, with the reason and
+// the fix. Its errors wrap ErrInvalid.
+func (c Config) Check() error {
+	if c.Lease < 2*c.HeartbeatInterval {
+		return invalidf("lease %v is shorter than two heartbeat intervals (heartbeat-interval %v): "+
+			"a running job's lease would lapse between renewals and the job be killed; "+
+			"set lease to at least %v, or heartbeat-interval to at most %v",
+			c.Lease, c.HeartbeatInterval, 2*c.HeartbeatInterval, c.Lease/2)
+	}
+	return nil
+}
+
 // SetConfig validates and stores one value. It returns the canonical key
 // name and value. Errors wrap ErrInvalid and list the keys.
 func (s *Store) SetConfig(ctx context.Context, name, value string) (string, string, error) {
@@ -153,10 +171,25 @@ func (s *Store) SetConfig(ctx context.Context, name, value string) (string, stri
 		return "", "", err
 	}
 	err = s.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
+		// Checked in the transaction that writes, so that two settings
+		// made at once cannot together make a combination that fails.
+		c, err := readConfig(tx.QueryContext(ctx, configQuery))
+		if err != nil {
+			return err
+		}
+		if err := key.set(&c, canon); err != nil {
+			return err
+		}
+		if err := c.Check(); err != nil {
+			return fmt.Errorf("%s %s: %w", key.Name, canon, err)
+		}
+		_, err = tx.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)
 		return err
 	})
+	if errors.Is(err, ErrInvalid) {
+		return "", "", err
+	}
 	if err != nil {
 		return "", "", fmt.Errorf("set config: %w", err)
 	}

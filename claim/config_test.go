@@ -201,3 +201,29 @@ func TestLookupConfigKey(t *testing.T) {
 		}
 	}
 }
+
+// Settings that cannot work together are refused with the reason, whichever
+// of them is set last; each makes sense on its own.
+func TestSetConfigRefusesLeaseShorterThanTwoHeartbeats(t *testing.T) {
+	ctx := t.Context()
+	s := mustOpenStore(t)
+	for _, kv := range [][2]string{{"lease", "1s"}, {"heartbeat-interval", "20s"}, {"stale-threshold", "9"}} {
+		_, _, err := s.SetConfig(ctx, kv[0], kv[1])
+		if !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), "shorter than two heartbeat intervals") {
+			t.Errorf("SetConfig(%q, %q) = %v; want ErrInvalid saying the lease is shorter than two heartbeat intervals", kv[0], kv[1], err)
+		}
+	}
+	if got, _ := s.Config(ctx); got != wantDefaults {
+		t.Errorf("refused settings changed the config: %+v", got)
+	}
+	for _, kv := range [][2]string{{"heartbeat-interval", "500ms"}, {"lease", "1s"}} {
+		if _, _, err := s.SetConfig(ctx, kv[0], kv[1]); err != nil {
+			t.Errorf("SetConfig(%q, %q) = %v; want it accepted", kv[0], kv[1], err)
+		}
+	}
+	c := claim.DefaultConfig()
+	c.Lease = 3 * time.Second
+	if err := c.Check(); !errors.Is(err, claim.ErrInvalid) {
+		t.Errorf("Check() of lease 3s with heartbeat-interval 5s = %v, want ErrInvalid", err)
+	}
+}

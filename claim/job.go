@@ -58,6 +58,9 @@ var (
 	// the file the store opened (deleted, moved or replaced), so the store
 	// refuses to write on to the old one, where nobody would look.
 	ErrReplaced = errors.New("database file replaced")
+	// ErrDiskFull means a write failed because the file system holding the
+	// database has no space left. The message names the directory.
+	ErrDiskFull = errors.New("disk full")
 )
 
 func invalidf(format string, args ...any) error {

@@ -3,12 +3,15 @@ package claim
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	_ "embed"
 	"errors"
 	"fmt"
 	"io/fs"
 	"net/url"
 	"os"
+	"path/filepath"
+	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
@@ -36,7 +39,12 @@ var migrations = []string{schemaV1, migration2, migration3, migration4}
 type Store struct {
 	db   *sql.DB
 	path string
-	file os.FileInfo // the file opened at path, to tell when it is replaced
+	// pin holds the file opened at path open, so that its inode number
+	// cannot be reused while the store lives; file and id are its stat and
+	// identity, to tell when the file at path is another one.
+	pin  *os.File
+	file os.FileInfo
+	id   fileID
 	// Now is the clock; tests replace it so that backoff and leases never sleep.
 	Now func() time.Time
 
@@ -48,23 +56,27 @@ type Store struct {
 // Open opens (creating, mode 0600) the database at path and brings its
 // schema up to date. The caller owns the Store and must Close it.
 func Open(path string) (*Store, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	pin, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	file, err := f.Stat()
-	f.Close()
+	s := &Store{path: path, pin: pin, Now: time.Now}
+	if s.file, err = pin.Stat(); err == nil {
+		s.id, err = identify(pin)
+	}
+	var conn driver.Connector
+	if err == nil {
+		conn, err = newConnector(s)
+	}
 	if err != nil {
+		pin.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
-	db, err := sql.Open("sqlite", dsn(path))
-	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
-	}
+	// Every connection opens behind the WAL guard (walguard.go).
+	s.db = sql.OpenDB(conn)
 	// One connection per process: writers in one process queue in Go instead
 	// of spinning in SQLite's busy handler; other processes wait on the lock.
-	db.SetMaxOpenConns(1)
-	s := &Store{db: db, path: path, file: file, Now: time.Now}
+	s.db.SetMaxOpenConns(1)
 	err = s.migrate(context.Background())
 	// The first connections to a new file race to switch it to WAL, and
 	// SQLite fails the losers with SQLITE_BUSY at once instead of waiting
@@ -74,8 +86,9 @@ func Open(path string) (*Store, error) {
 		err = s.migrate(context.Background())
 	}
 	if err != nil {
-		db.Close()
-		return nil, err
+		s.db.Close()
+		pin.Close()
+		return nil, s.fault(err)
 	}
 	return s, nil
 }
@@ -117,7 +130,9 @@ func (s *Store) Path() string { return s.path }
 func (s *Store) Close() error {
 	s.wake.close()
 	s.stmts.close()
-	return s.db.Close()
+	err := s.db.Close()
+	s.pin.Close()
+	return err
 }
 
 func (s *Store) migrate(ctx context.Context) error {
@@ -183,4 +198,34 @@ func fromNanos(n sql.NullInt64) time.Time {
 		return time.Time{}
 	}
 	return time.Unix(0, n.Int64).UTC()
+}
+
+// fault names the cause of a failed write when it lies outside SQLite: the
+// file was deleted or replaced (ErrReplaced, whatever SQLite made of it,
+// often "disk I/O error"), or the disk is full (ErrDiskFull).
+func (s *Store) fault(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	if rerr := s.CheckFile(); errors.Is(rerr, ErrReplaced) {
+		return rerr
+	}
+	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
+		if dir := filepath.Dir(s.path); noSpace(dir) {
+			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
+				ErrDiskFull, dir, filepath.Base(s.path), err)
+		}
+	}
+	return err
+}
+
+// noSpace reports whether the file system holding dir has no space left
+// for this user.
+func noSpace(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
 }

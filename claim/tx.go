@@ -33,6 +33,10 @@ func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 // durability d. Every write of the store goes through here, so that the
 // connection's synchronous level is always the one the write asked for.
 func (s *Store) write(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
+	return s.fault(s.writeOnce(ctx, d, fn))
+}
+
+func (s *Store) writeOnce(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
 	// Pin the connection: synchronous is set per connection, and cannot be
 	// changed inside a transaction.
 	conn, err := s.db.Conn(ctx)

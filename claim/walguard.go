@@ -1,0 +1,212 @@
+package claim
+
+import (
+	"context"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+)
+
+// The WAL guard. SQLite finds a database's WAL and shared-memory index by
+// name (queue.db-wal, queue.db-shm), and nothing in either says which
+// database file they belong to. Put another file at queue.db (a restored
+// backup, or a new file after the old one was deleted) while the old WAL
+// is still beside it, and the next connection replays the old file's pages
+// into the new one. So the store records, in queue.db-ident, the identity
+// (device, inode, birth time) of the database file the WAL and SHM beside
+// it belong to, and opens every connection behind a guard:
+//
+//   - under a shared flock of queue.db-ident, the file at the path must be
+//     the one this store opened (and holds open, so that its inode number
+//     cannot be reused), and queue.db-ident must name it;
+//   - when queue.db-ident names another file, the guard takes the flock
+//     exclusively, moves the WAL aside (queue.db-wal.foreign-<time>),
+//     deletes the SHM (an index of that WAL, nothing more), fsyncs the
+//     directory, and only then records the new identity;
+//   - the connection is opened (SQLite opens the database, the WAL and the
+//     SHM) while the shared flock is held, so no guard can move a WAL that
+//     a connection is opening, and the path is checked again afterwards.
+//
+// DECISIONS.md, "A restored database never gets the old WAL", has the
+// reasoning and the limits.
+
+// identSuffix names the file that says which database file the WAL is for.
+const identSuffix = "-ident"
+
+// fileID identifies a file: device, inode, and birth time (0 where the file
+// system keeps none).
+type fileID struct {
+	Dev, Ino uint64
+	Birth    int64
+}
+
+func (id fileID) String() string {
+	return fmt.Sprintf("queuectl database file: dev=%d ino=%d birth=%d\n", id.Dev, id.Ino, id.Birth)
+}
+
+// guardedConnector opens the store's connections behind the WAL guard.
+type guardedConnector struct {
+	s     *Store
+	inner driver.Connector
+}
+
+func newConnector(s *Store) (driver.Connector, error) {
+	inner, err := sqlite.NewConnector(dsn(s.path))
+	if err != nil {
+		return nil, err
+	}
+	return guardedConnector{s: s, inner: inner}, nil
+}
+
+func (c guardedConnector) Driver() driver.Driver { return c.inner.Driver() }
+
+func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	unlock, err := c.s.guardWAL()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	conn, err := c.inner.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.s.CheckFile(); err != nil {
+		// The file at the path changed while SQLite opened it, so this
+		// connection may pair another database file with this one's WAL.
+		// It is abandoned, not closed: closing could checkpoint that WAL
+		// into the other file. The process is about to stop using the
+		// store anyway (ErrReplaced).
+		return nil, err
+	}
+	return conn, nil
+}
+
+// guardWAL makes sure the WAL and SHM beside the database belong to the
+// store's file, and returns with a shared lock that keeps them so until
+// unlock is called.
+func (s *Store) guardWAL() (unlock func(), err error) {
+	path := s.path + identSuffix
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+		}
+	}()
+	if err := flock(f, syscall.LOCK_SH); err != nil {
+		return nil, err
+	}
+	owner, err := readIdent(f)
+	if err != nil {
+		return nil, err
+	}
+	if owner != s.id {
+		if err := flock(f, syscall.LOCK_EX); err != nil {
+			return nil, err
+		}
+		// The flock was let go while it changed: read again.
+		if owner, err = readIdent(f); err != nil {
+			return nil, err
+		}
+		if owner != s.id {
+			if err := s.adoptWAL(f, owner); err != nil {
+				return nil, err
+			}
+		}
+		if err := flock(f, syscall.LOCK_SH); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.CheckFile(); err != nil {
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// adoptWAL records the store's file as the owner of the WAL beside it,
+// moving aside a WAL and SHM that belong to another file. The caller holds
+// ident's flock exclusively.
+func (s *Store) adoptWAL(ident *os.File, owner fileID) error {
+	// Only a store whose file is the one at the path may decide for it.
+	if err := s.CheckFile(); err != nil {
+		return err
+	}
+	// No identity at all: the file is new, or the WAL was written by a
+	// queuectl from before the guard. Such a WAL is kept: it holds
+	// committed transactions.
+	if owner != (fileID{}) {
+		wal, shm := s.path+"-wal", s.path+"-shm"
+		aside := fmt.Sprintf("%s.foreign-%d", wal, time.Now().UnixNano())
+		if err := os.Rename(wal, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("move aside the WAL of a replaced database: %w", err)
+		}
+		if err := os.Remove(shm); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("remove the index of a replaced database's WAL: %w", err)
+		}
+		// The move must be on disk before the new identity is: after a
+		// power cut, the old WAL must not be back under a record that
+		// vouches for it.
+		if err := syncDir(filepath.Dir(s.path)); err != nil {
+			return err
+		}
+	}
+	if err := ident.Truncate(0); err != nil {
+		return fmt.Errorf("record database identity: %w", err)
+	}
+	if _, err := ident.WriteAt([]byte(s.id.String()), 0); err != nil {
+		return fmt.Errorf("record database identity: %w", err)
+	}
+	if err := ident.Sync(); err != nil {
+		return fmt.Errorf("record database identity: %w", err)
+	}
+	return nil
+}
+
+// readIdent reads the identity recorded in f; the zero fileID when there is
+// none (a new or empty file, or text this binary does not read).
+func readIdent(f *os.File) (fileID, error) {
+	buf := make([]byte, 256)
+	n, err := f.ReadAt(buf, 0)
+	if err != nil && err != io.EOF {
+		return fileID{}, fmt.Errorf("read database identity: %w", err)
+	}
+	var id fileID
+	if _, err := fmt.Sscanf(string(buf[:n]), "queuectl database file: dev=%d ino=%d birth=%d\n", &id.Dev, &id.Ino, &id.Birth); err != nil {
+		return fileID{}, nil
+	}
+	return id, nil
+}
+
+func flock(f *os.File, how int) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, syscall.EINTR) {
+			return fmt.Errorf("lock %s: %w", f.Name(), err)
+		}
+	}
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil {
+		return fmt.Errorf("sync %s: %w", dir, err)
+	}
+	return nil
+}
