@@ -53,6 +53,9 @@ type Worker struct {
 // it stops gracefully too and returns that claim.ErrReplaced error. All
 // goroutines Run starts end before it returns.
 func (w *Worker) Run(soft, hard context.Context) error {
+	if err := w.Config.Check(); err != nil {
+		return fmt.Errorf("worker config: %w", err)
+	}
 	w.host, _ = os.Hostname()
 	w.id = newWorkerID(w.host)
 	ctx := context.WithoutCancel(hard)
@@ -69,8 +72,9 @@ func (w *Worker) Run(soft, hard context.Context) error {
 		return err
 	}
 	var bg sync.WaitGroup
-	bg.Add(4)
+	bg.Add(5)
 	go func() { defer bg.Done(); w.sayStopping(soft, hard) }()
+	go func() { defer bg.Done(); w.watchFile(soft, stop) }()
 	go func() { defer bg.Done(); w.dispatch(soft, stop, changes) }()
 	go func() { defer bg.Done(); w.heartbeat(soft, stop) }()
 	go func() { defer bg.Done(); w.reap(soft) }()
@@ -338,6 +342,29 @@ func (w *Worker) heartbeat(soft context.Context, stop context.CancelFunc) {
 		}
 		if stopping {
 			stop()
+		}
+	}
+}
+
+// fileCheckInterval is how often a worker checks that its database file is
+// still the one at the path. An idle worker would otherwise never find out:
+// its connection reads on from the old file, which has nothing to claim.
+const fileCheckInterval = 250 * time.Millisecond
+
+// watchFile stops the worker once its database file has been deleted or
+// replaced (SPEC §6: within a second).
+func (w *Worker) watchFile(soft context.Context, stop context.CancelFunc) {
+	t := time.NewTicker(fileCheckInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-soft.Done():
+			return
+		case <-t.C:
+		}
+		if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+			w.fail(err, stop)
+			return
 		}
 	}
 }
