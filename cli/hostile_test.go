@@ -2,6 +2,8 @@ package cli
 
 import (
 	"bytes"
+	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -423,4 +425,59 @@ func (h *qhome) waitJob(id string) {
 		_, _, code := h.run("show", id)
 		return code == 0
 	})
+}
+
+// A backup restored over queue.db while a worker runs: the worker ends
+// saying why, and the old file's WAL, left beside the restored file, is
+// never replayed into it, by the next command or any later one.
+func TestRestoreWhileRunning(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "restored-done", "--command", "true")
+	h.must("worker", "start", "--drain")
+	h.must("enqueue", "--id", "restored-waiting", "--delay", "1h", "--command", "true")
+	path := filepath.Join(h.dir, "queue.db")
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("VACUUM INTO ?", backup); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+
+	w := h.start("worker", "start", "--count", "4")
+	for i := 0; i < 100; i++ {
+		h.must("enqueue", "--id", fmt.Sprintf("lost-%d", i), "--command", "true # "+strings.Repeat("x", 2000))
+	}
+	h.must("wait", "--timeout", "60s", "lost-99")
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("no WAL beside the running worker's database: %v, %v", fi, err)
+	}
+	if err := os.Rename(backup, path); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.exit(t, 30*time.Second); code != 1 || !strings.Contains(w.stderr.String(), "was deleted or replaced") {
+		t.Errorf("worker exit %d after its database was replaced, want 1 and why\n%s", code, w.stderr)
+	}
+
+	out := h.must("list", "--json")
+	var jobs []jobView
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil {
+		t.Fatalf("list --json of the restored file: %v\n%s", err, out)
+	}
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.ID+":"+j.State)
+	}
+	if want := "restored-done:completed restored-waiting:pending"; strings.Join(got, " ") != want {
+		t.Errorf("the restored file lists %v, want %s", got, want)
+	}
+	checkIntegrity(t, path)
+	h.must("enqueue", "--id", "after", "--command", "true")
+	h.must("worker", "start", "--drain")
+	if j := h.show("after"); j.State != "completed" {
+		t.Errorf("job after in the restored file: %s, want completed", j.State)
+	}
+	checkIntegrity(t, path)
 }
