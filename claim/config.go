@@ -181,7 +181,7 @@ func (s *Store) SetConfig(ctx context.Context, name, value string) (string, stri
 			return err
 		}
 		if err := c.Check(); err != nil {
-			return fmt.Errorf("%s %s: %w", key.Name, canon, err)
+			return err
 		}
 		_, err = tx.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
 			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)

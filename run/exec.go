@@ -7,12 +7,14 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"golang.org/x/sys/unix"
 )
 
 // result is how one run ended. A non-zero exit is a result, not an error.
@@ -21,6 +23,9 @@ type result struct {
 	err         string // empty when the job exited 0
 	interrupted bool   // stopped by a hard stop: the job goes back to pending
 	confinedBy  string // how limits were set ("rlimit", "cgroup+rlimit"), or ""
+	// lost: the run was killed after its lease expired. A reaper recovers
+	// it as a lost run, not a failed attempt, so the slot records nothing.
+	lost bool
 }
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
@@ -115,10 +120,42 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	case err == nil:
 	case conf.explain(cmd.ProcessState, oomKilled) != "":
 		res.err = conf.explain(cmd.ProcessState, oomKilled)
+	case signaled(cmd) && w.leaseExpired(hard, j.ID, r.Attempt):
+		res.lost, res.err = true, describeExit(err)+" (lease expired)"
 	default:
 		res.err = describeExit(err) + conf.memoryNote()
 	}
 	return res
+}
+
+// leaseExpired reports whether a run's lease has lapsed, so that a reaper
+// (this worker's or another's) killed it to recover it.
+func (w *Worker) leaseExpired(hard context.Context, id string, attempt int) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 5*time.Second)
+	defer cancel()
+	j, err := w.Store.Get(ctx, id)
+	if err != nil {
+		return false
+	}
+	if j.State == claim.Processing && j.Runs == attempt {
+		return !w.Store.Now().Before(j.LeaseUntil)
+	}
+	// Moved on: recovered already (the run ended lost), or canceled.
+	runs, err := w.Store.Runs(ctx, id)
+	if err != nil {
+		return false
+	}
+	for _, r := range runs {
+		if r.Attempt == attempt {
+			return r.Outcome == claim.OutcomeLost
+		}
+	}
+	return false
+}
+
+func signaled(cmd *exec.Cmd) bool {
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled()
 }
 
 // gateScript is the job's shell until the worker writes "go" to fd 3; then
@@ -167,9 +204,17 @@ func describeExit(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return fmt.Sprintf("killed by signal %v", ws.Signal())
+			return "killed by signal " + signalName(ws.Signal())
 		}
 		return fmt.Sprintf("exit status %d", ee.ExitCode())
 	}
 	return err.Error()
+}
+
+// signalName names a signal the way kill(1) does: KILL, TERM, SEGV.
+func signalName(sig syscall.Signal) string {
+	if name := unix.SignalName(sig); name != "" {
+		return strings.TrimPrefix(name, "SIG")
+	}
+	return strconv.Itoa(int(sig))
 }

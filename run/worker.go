@@ -179,6 +179,10 @@ func (w *Worker) drained(ctx context.Context) bool {
 // same transaction and returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (bool, *claimed) {
 	res := w.execute(hard, j, r)
+	if res.lost {
+		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
+		return false, nil
+	}
 	if res.err == "" && !res.interrupted && soft.Err() == nil {
 		if next, ok := w.completeAndClaim(hard, c, j, r); ok {
 			return false, next

@@ -1,0 +1,62 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A job killed because its lease expired is said to be so, in words, and
+// is recovered as a lost run: it does not use up an attempt.
+func TestLeaseExpiredKillIsLostNotFailed(t *testing.T) {
+	s := mustOpenStore(t)
+	var mu sync.Mutex
+	now := time.Now()
+	s.Now = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	var logMu sync.Mutex
+	var log strings.Builder
+	w := newWorker(t, s)
+	w.Drain = false
+	w.Slots = 1
+	w.Config.HeartbeatInterval = time.Hour // no renewal during the test
+	w.Config.Lease = 2 * time.Hour
+	w.Log = func(format string, args ...any) {
+		logMu.Lock()
+		defer logMu.Unlock()
+		log.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
+	}
+	one := 1
+	enqueue(t, s, claim.NewJob{ID: "long", Command: "sleep 60", MaxRetries: &one})
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(soft, hard) }()
+	defer func() { stopSoft(); stopHard(); <-done }()
+	waitFor(t, "the job's process group to be recorded", func() bool {
+		runs, err := s.Runs(context.Background(), "long")
+		return err == nil && len(runs) == 1 && runs[0].PGID > 0
+	})
+
+	mu.Lock()
+	now = now.Add(3 * time.Hour) // past the lease
+	mu.Unlock()
+	said := func() string {
+		logMu.Lock()
+		defer logMu.Unlock()
+		return log.String()
+	}
+	waitFor(t, "the worker to say the lease expired", func() bool {
+		return strings.Contains(said(), "job long: run 1 killed by signal KILL (lease expired)")
+	})
+	waitFor(t, "the job to be recovered", func() bool { return get(t, s, "long").Lost == 1 })
+	j := get(t, s, "long")
+	if j.State == claim.Dead || j.State == claim.Failed || j.Attempts > 1 {
+		t.Errorf("after its lease expired: state %s, attempts %d, error %q; want it run again, not failed\n%s",
+			j.State, j.Attempts, j.LastError, said())
+	}
+}
