@@ -20,23 +20,12 @@ func enqueueCommand() *cli.Command {
 or JSON lines for a batch stored in one transaction), or with --command and flags.
 
 Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
-		Flags: []cli.Flag{
+		Flags: append(jobFlags(),
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the job spec from `FILE`"},
 			&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},
-			&cli.StringFlag{Name: "id", Usage: "job id (default: generated)"},
-			&cli.IntFlag{Name: "max-retries", Usage: "runs before the job is dead (default: config max-retries)"},
-			&cli.IntFlag{Name: "backoff-base", Usage: "seconds; wait base^n after the n-th failed run"},
-			&cli.IntFlag{Name: "priority", Usage: "higher runs first"},
-			&cli.StringFlag{Name: "run-at", Usage: "not before `TIME` (RFC 3339)"},
-			&cli.StringFlag{Name: "delay", Usage: "not before `DURATION` from now"},
-			&cli.StringFlag{Name: "timeout", Usage: "kill the job after `DURATION`"},
-			&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
-			&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
-			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
-			&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job id"},
 			jsonFlag,
-		},
+		),
 		Action: withHome(func(c *cli.Context, h *home) error {
 			jobs, err := jobsToEnqueue(c)
 			if err != nil {
@@ -73,8 +62,8 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 			`queuectl enqueue '{"command": "echo hi"}'  or  queuectl enqueue --command 'echo hi'`)
 	}
 	if !c.IsSet("command") {
-		for _, name := range jobFlags {
-			if c.IsSet(name) {
+		for _, f := range jobFlags() {
+			if name := f.Names()[0]; c.IsSet(name) {
 				return nil, withHint(usagef("--%s goes with --command; a JSON spec carries its own fields", name),
 					`queuectl enqueue '{"command": "echo hi", "priority": 3}'`)
 			}
@@ -82,7 +71,7 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 	}
 	switch {
 	case c.IsSet("command"):
-		nj, err := jobFromFlags(c)
+		nj, err := jobFromFlags(c, c.String("command"))
 		return []claim.NewJob{nj}, err
 	case c.IsSet("file"):
 		f, err := os.Open(c.String("file"))
@@ -106,10 +95,6 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 	return []claim.NewJob{nj}, err
 }
 
-// jobFlags are the flags that describe a job given with --command.
-var jobFlags = []string{"id", "max-retries", "backoff-base", "priority", "run-at", "delay", "timeout",
-	"queue", "unique-key", "env", "cwd"}
-
 // maxInput bounds what `enqueue -f` and `enqueue -` read.
 const maxInput = 64 << 20
 
@@ -127,8 +112,27 @@ func readInput(r io.Reader, name string) ([]byte, error) {
 	return data, nil
 }
 
-func jobFromFlags(c *cli.Context) (claim.NewJob, error) {
-	nj := claim.NewJob{Command: c.String("command"), ID: c.String("id"), Priority: c.Int("priority"),
+// jobFlags are the flags that describe a job, shared by enqueue and run;
+// jobFromFlags reads them.
+func jobFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "id", Usage: "job id (default: generated)"},
+		&cli.IntFlag{Name: "max-retries", Usage: "runs before the job is dead (default: config max-retries)"},
+		&cli.IntFlag{Name: "backoff-base", Usage: "seconds; wait base^n after the n-th failed run"},
+		&cli.IntFlag{Name: "priority", Usage: "higher runs first"},
+		&cli.StringFlag{Name: "run-at", Usage: "not before `TIME` (RFC 3339)"},
+		&cli.StringFlag{Name: "delay", Usage: "not before `DURATION` from now"},
+		&cli.StringFlag{Name: "timeout", Usage: "kill the job after `DURATION`"},
+		&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
+		&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
+		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
+		&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
+	}
+}
+
+// jobFromFlags makes the job of the job flags, to run command.
+func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
+	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
 		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd")}
 	if c.IsSet("max-retries") {
 		n := c.Int("max-retries")

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestRunStreamsWhileTheJobRuns: the job's first line reaches run's stdout
+// while the job still runs, and run exits with the job's code.
+func TestRunStreamsWhileTheJobRuns(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	g := newGate(t)
+	r := h.start("run", "--id", "gated", "--max-retries", "1", "--shell", g.command()+"; echo bye >&2; exit 5")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "run to print the job's first line", func() bool {
+		return r.stdout.String() == "one\n"
+	})
+	select {
+	case <-r.done:
+		t.Fatalf("run ended while its job was still running\nstderr: %s", r.stderr)
+	default:
+	}
+	g.release(t)
+	if code := r.exit(t, 30*time.Second); code != 5 {
+		t.Errorf("run exit %d, want the job's 5\nstderr: %s", code, r.stderr)
+	}
+	if got := r.stdout.String(); got != "one\ntwo\n" {
+		t.Errorf("run stdout %q, want %q", got, "one\ntwo\n")
+	}
+	if !strings.Contains(r.stderr.String(), "\nbye\n") {
+		t.Errorf("run stderr lacks the job's stderr line:\n%s", r.stderr)
+	}
+}
+
+// TestRunInterrupted: Ctrl-C ends run with 130. With --detach-on-interrupt
+// the job runs on to its end.
+func TestRunInterrupted(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	g := newGate(t)
+	r := h.start("run", "--id", "detached", "--detach-on-interrupt", "--shell", g.command())
+	g.waitStarted(t)
+	r.signal(t, syscall.SIGINT)
+	if code := r.exit(t, 30*time.Second); code != 130 {
+		t.Fatalf("run exit %d after SIGINT, want 130\nstderr: %s", code, r.stderr)
+	}
+	if !strings.Contains(r.stderr.String(), "queuectl logs -f detached") {
+		t.Errorf("run does not say how to follow the detached job:\n%s", r.stderr)
+	}
+	g.release(t)
+	h.must("wait", "detached")
+}
+
+// TestRunTimeout: an attempt that outlives --timeout ends run with 124.
+func TestRunTimeout(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	g := newGate(t)
+	_, stderr, code := h.run("run", "--id", "slow", "--timeout", "1s", "--shell", g.command())
+	if code != 124 {
+		t.Fatalf("run --timeout 1s of a job that waits for ever: exit %d, want 124\nstderr: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "queuectl: error: job slow: ") {
+		t.Errorf("run does not say the job timed out:\n%s", stderr)
+	}
+}

@@ -1,0 +1,177 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Tail follows one job from outside the worker, for `queuectl run`: it
+// streams each run's stdout and stderr, attempt after attempt, as the
+// worker writes them to the run's log files, and reports each run's start
+// and end. The log files must be on this host.
+type Tail struct {
+	Store  *claim.Store
+	Stdout io.Writer // every run's stdout, in order
+	Stderr io.Writer // every run's stderr, in order
+	// Every is how often the open run's log files are read for new output.
+	Every time.Duration
+	// Poll is how often the store is read for a run that started: a claim
+	// wakes nobody, while the end of a run does (claim.Store.Changes).
+	Poll time.Duration
+	// Event is called when a run starts and when it ends; may be nil.
+	Event func(Event)
+}
+
+// Event is a run that started (Ended false) or ended, with its job as it
+// was just after.
+type Event struct {
+	Job   claim.Job
+	Run   claim.Run
+	Ended bool
+}
+
+// finished reports whether a job has reached a state it leaves only when
+// someone acts (dlq retry): what Follow waits for.
+func finished(s claim.State) bool {
+	return s == claim.Completed || s == claim.Dead
+}
+
+// Follow streams job id's runs until the job is finished and every run's
+// output is written out, and returns the job. It returns ctx's error when
+// ctx ends first, claim.ErrNotFound when the job is gone, and the first
+// write or read error.
+func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	changes, err := t.Store.Changes(ctx)
+	if err != nil {
+		return claim.Job{}, err
+	}
+	tick := time.NewTicker(t.Every)
+	defer tick.Stop()
+	var logs runLogs
+	defer logs.close()
+	done := 0 // runs streamed to their end
+	look, looked := true, time.Time{}
+	for {
+		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
+			return claim.Job{}, err
+		}
+		if look || time.Since(looked) >= t.Poll {
+			look, looked = false, time.Now()
+			j, runs, err := t.read(ctx, id)
+			if err != nil {
+				return claim.Job{}, err
+			}
+			for ; done < len(runs); done++ {
+				r := runs[done]
+				if logs.run == nil {
+					logs.open(r)
+					t.event(Event{Job: j, Run: r})
+				}
+				if r.EndedAt.IsZero() && !finished(j.State) {
+					break
+				}
+				if err := logs.copy(t.Stdout, t.Stderr); err != nil {
+					return claim.Job{}, err
+				}
+				logs.close()
+				t.event(Event{Job: j, Run: r, Ended: true})
+			}
+			if finished(j.State) {
+				return j, nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return claim.Job{}, ctx.Err()
+		case <-changes:
+			look = true // read on the next tick: a busy store changes often
+		case <-tick.C:
+		}
+	}
+}
+
+// read returns the job and its runs, the job read first: a job that is
+// finished then has every run ended.
+func (t *Tail) read(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
+	j, err := t.Store.Get(ctx, id)
+	if err != nil {
+		return claim.Job{}, nil, err
+	}
+	runs, err := t.Store.Runs(ctx, id)
+	return j, runs, err
+}
+
+func (t *Tail) event(e Event) {
+	if t.Event != nil {
+		t.Event(e)
+	}
+}
+
+// runLogs is the open run's two log files, read as they grow. A file the
+// run has not created yet is looked for again on the next copy.
+type runLogs struct {
+	run      *claim.Run
+	out, err *os.File
+}
+
+func (l *runLogs) open(r claim.Run) {
+	l.close()
+	l.run = &r
+}
+
+func (l *runLogs) copy(stdout, stderr io.Writer) error {
+	if l.run == nil {
+		return nil
+	}
+	var errs [2]error
+	l.out, errs[0] = copyNew(stdout, l.out, l.run.StdoutPath)
+	l.err, errs[1] = copyNew(stderr, l.err, l.run.StderrPath)
+	return errors.Join(errs[:]...)
+}
+
+func (l *runLogs) close() {
+	for _, f := range []*os.File{l.out, l.err} {
+		if f != nil {
+			f.Close()
+		}
+	}
+	*l = runLogs{}
+}
+
+// copyNew writes what was added to the log at path since the last call,
+// opening it on the first call that finds it.
+func copyNew(w io.Writer, f *os.File, path string) (*os.File, error) {
+	if f == nil {
+		var err error
+		f, err = openLog(path)
+		if f == nil {
+			return nil, err
+		}
+	}
+	if _, err := io.Copy(w, f); err != nil {
+		return f, fmt.Errorf("copy log %s: %w", path, err)
+	}
+	return f, nil
+}
+
+// openLog opens a log file for reading, without following a symlink; nil
+// and no error when it does not exist (yet).
+func openLog(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open log: %w", err)
+	}
+	return f, nil
+}
