@@ -189,3 +189,18 @@ func (p Printer) runs(runs []claim.Run) error {
 	}
 	return writeTable(p.Out, []string{"ATTEMPT", "WORKER", "EXIT", "OUTCOME", "STARTED", "ENDED", "DURATION", "STDOUT", "STDERR"}, rows)
 }
+
+// Field is one `key: value` line of `show`; Value is never empty.
+type Field struct{ Key, Value string }
+
+// JobFields returns the fields `show` prints for j, in its order and words,
+// leaving out the unset ones: what the dashboard's job page lists.
+func (p Printer) JobFields(j claim.Job) []Field {
+	var out []Field
+	for _, f := range p.jobFields(j) {
+		if f.value != "" {
+			out = append(out, Field{f.key, f.value})
+		}
+	}
+	return out
+}

@@ -1,0 +1,133 @@
+package serve
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/spool"
+)
+
+// action is a button on a job: what it does, in the CLI's words.
+type action struct {
+	Name    string // the URL's last element
+	Label   string
+	Confirm string // asked before doing it, when it cannot be undone
+	Danger  bool
+}
+
+// jobActions are the actions on one job, each the CLI command's own calls.
+// gone reports that the job no longer exists afterwards.
+var jobActions = map[string]struct {
+	do   func(s *Server, ctx context.Context, id string) (gone bool, err error)
+	when []claim.State
+	action
+}{
+	"retry": {(*Server).retry, []claim.State{claim.Dead},
+		action{Name: "retry", Label: "Retry"}},
+	"purge": {(*Server).purge, []claim.State{claim.Dead},
+		action{Name: "purge", Label: "Purge", Confirm: "Delete this dead job, its runs and logs for good?", Danger: true}},
+}
+
+// actionOrder is the order of the buttons.
+var actionOrder = []string{"retry", "purge"}
+
+// actionsFor lists the actions that apply to j now; none when read-only.
+func (s *Server) actionsFor(j claim.Job) []action {
+	if s.readOnly {
+		return nil
+	}
+	var out []action
+	for _, name := range actionOrder {
+		a := jobActions[name]
+		for _, st := range a.when {
+			if j.State == st {
+				out = append(out, a.action)
+			}
+		}
+	}
+	return out
+}
+
+// retry is `dlq retry ID`: pending again, attempts back to 0, the dead/
+// file removed.
+func (s *Server) retry(ctx context.Context, id string) (bool, error) {
+	if _, err := s.store.Retry(ctx, id); err != nil {
+		return false, err
+	}
+	return false, spool.RemoveDead(s.dirs.Dead, id)
+}
+
+// purge is `dlq purge ID`: the dead job, its runs, logs and dead/ file.
+func (s *Server) purge(ctx context.Context, id string) (bool, error) {
+	if err := s.store.Purge(ctx, id); err != nil {
+		return false, err
+	}
+	if err := spool.RemoveDead(s.dirs.Dead, id); err != nil {
+		return true, err
+	}
+	return true, run.RemoveLogs(s.logs, id)
+}
+
+func (s *Server) doJobAction(ctx context.Context, name, id string) (gone bool, err error) {
+	a, ok := jobActions[name]
+	if !ok {
+		return false, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
+	}
+	return a.do(s, ctx, id)
+}
+
+// jobAction is a button's POST: the action, then back to the job's page
+// (or to where the form says, for a job that is gone).
+func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	id := r.PathValue("id")
+	gone, err := s.doJobAction(ctx, r.PathValue("action"), id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	back := "/jobs/" + url.PathEscape(id)
+	if next := r.PostFormValue("next"); gone || next != "" {
+		back = localPath(next, "/jobs")
+	}
+	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// localPath returns p when it is a path on this server, else def: a form
+// must not send the browser elsewhere.
+func localPath(p, def string) string {
+	if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.ContainsAny(p, "\\\r\n") {
+		return p
+	}
+	return def
+}
+
+// apiJobAction answers with the job as it is after the action (`show
+// --json`), or 204 No Content when the action removed it.
+func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	id := r.PathValue("id")
+	gone, err := s.doJobAction(ctx, r.PathValue("action"), id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if gone {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	j, runs, err := s.job(ctx, id)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.ShowJSON(j, runs))
+}

@@ -1,0 +1,237 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+)
+
+// errorObject is the JSON body of every API error: what went wrong and,
+// where the fix is known, the fix — the CLI's `error:` and `hint:` lines.
+type errorObject struct {
+	Error string `json:"error"`
+	Hint  string `json:"hint,omitempty"`
+}
+
+// statusOf maps an error to the HTTP status matching the CLI's exit code:
+// 400 for 2 (invalid input), 404 for 3 (no such job), 409 for 4 (conflict).
+func statusOf(err error) int {
+	switch {
+	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
+		return http.StatusBadRequest
+	case errors.Is(err, claim.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, claim.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+// errUsage marks a bad request parameter (the CLI's exit 2).
+var errUsage = errors.New("bad request")
+
+func usagef(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
+}
+
+// hintFor is the fix for the common errors, as the CLI would print it.
+func hintFor(err error) string {
+	switch {
+	case errors.Is(err, claim.ErrNotFound):
+		return "see the jobs there are: GET /api/v1/jobs (queuectl list)"
+	case errors.Is(err, claim.ErrConflict):
+		return "see the job's state: GET /api/v1/jobs/ID (queuectl show ID)"
+	}
+	return ""
+}
+
+// writeJSON sends v with report's encoder: the bytes the CLI's --json prints.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	report.WriteJSON(w, v) // a write error means the client went away
+}
+
+// fail answers a request with err: JSON {"error", "hint"} for scripts, an
+// error page for a browser.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error, hint string) {
+	if hint == "" {
+		hint = hintFor(err)
+	}
+	if wantsHTML(r) {
+		s.render(w, r, status, "error", errorView{Status: status, Error: err.Error(), Hint: hint})
+		return
+	}
+	writeJSON(w, status, errorObject{Error: err.Error(), Hint: hint})
+}
+
+// failErr answers with err and the status its kind calls for.
+func (s *Server) failErr(w http.ResponseWriter, r *http.Request, err error) {
+	s.fail(w, r, statusOf(err), err, "")
+}
+
+func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	st, err := s.status(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.StatusJSON(st))
+}
+
+// apiJobs is `list --json` with ?state, ?queue, ?prefix, ?limit (default
+// and most 1000), ?newest and ?after (a job's seq, or its id with
+// ?prefix). The next page's address is in the Link header (rel="next").
+func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	f, err := parseFilter(r.URL.Query(), 1000, 1000)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	jobs, err := s.store.List(ctx, f)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	if len(jobs) == f.Limit {
+		w.Header().Set("Link", "<"+nextURL("/api/v1/jobs", r.URL.Query(), f, jobs[len(jobs)-1])+`>; rel="next"`)
+	}
+	writeJSON(w, http.StatusOK, report.JobsJSON(jobs))
+}
+
+// parseFilter reads a job listing's query parameters. limit is the default
+// page size and most the largest one allowed.
+func parseFilter(q url.Values, limit, most int) (claim.Filter, error) {
+	f := claim.Filter{Queue: q.Get("queue"), IDPrefix: q.Get("prefix"), Limit: limit, Newest: q.Get("newest") != ""}
+	if st := q.Get("state"); st != "" {
+		var err error
+		if f.State, err = claim.ParseState(st); err != nil {
+			return f, err
+		}
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > most {
+			return f, usagef("limit %q: want a number from 1 to %d", v, most)
+		}
+		f.Limit = n
+	}
+	if v := q.Get("after"); v != "" {
+		if f.IDPrefix != "" {
+			f.AfterID = v
+		} else {
+			n, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || n < 1 {
+				return f, usagef("after %q: want the seq of a job from the previous page", v)
+			}
+			f.After = n
+		}
+	}
+	return f, nil
+}
+
+// nextURL is the address of the page after the one that ended with last.
+func nextURL(path string, q url.Values, f claim.Filter, last claim.Job) string {
+	next := url.Values{}
+	for k, v := range q {
+		next[k] = v
+	}
+	next.Del("before")
+	if f.IDPrefix != "" {
+		next.Set("after", last.ID)
+	} else {
+		next.Set("after", strconv.FormatInt(last.Seq, 10))
+	}
+	return path + "?" + next.Encode()
+}
+
+// apiJob is `show --json`: the job and its runs.
+func (s *Server) apiJob(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	j, runs, err := s.job(ctx, r.PathValue("id"))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.ShowJSON(j, runs))
+}
+
+func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	_, runs, err := s.job(ctx, r.PathValue("id"))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.RunsJSON(runs))
+}
+
+// job reads a job and its runs; ErrNotFound when there is none.
+func (s *Server) job(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
+	j, err := s.store.Get(ctx, id)
+	if err != nil {
+		return j, nil, err
+	}
+	runs, err := s.store.Runs(ctx, id)
+	return j, runs, err
+}
+
+func (s *Server) apiWorkers(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	ws, err := s.liveWorkers(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.WorkersJSON(ws))
+}
+
+func (s *Server) apiQueues(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	counts, err := s.store.QueueCounts(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.QueuesJSON(counts))
+}
+
+// apiDLQ is `dlq list --json`.
+func (s *Server) apiDLQ(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	jobs, err := s.store.List(ctx, claim.Filter{State: claim.Dead})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.JobsJSON(jobs))
+}
+
+// apiCSRF gives scripts the token their POSTs carry. Another site's page
+// cannot read it: the response has no CORS headers.
+func (s *Server) apiCSRF(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, map[string]string{"csrf": s.csrf})
+}
+
+func (s *Server) apiNotFound(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s", r.Method, r.URL.Path),
+		"endpoints: /api/v1/status, /api/v1/jobs, /api/v1/jobs/ID, /api/v1/workers, /api/v1/queues, /api/v1/dlq")
+}

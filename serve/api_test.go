@@ -1,0 +1,279 @@
+package serve_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/serve"
+)
+
+// finished gives h jobs in most states, run by a real worker: ok
+// completed, bad dead after 2 runs (with output on both streams), and
+// waiting pending in a queue no worker serves.
+func finished(t *testing.T, h *home) {
+	t.Helper()
+	two, one := 2, 1
+	h.enqueue(t, claim.NewJob{ID: "ok", Command: "echo fine"})
+	h.enqueue(t, claim.NewJob{ID: "bad", Command: "echo trying; echo broken >&2; exit 3", MaxRetries: &two, BackoffBase: &one})
+	h.enqueue(t, claim.NewJob{ID: "waiting", Command: "true", Queue: "later"})
+	h.worker(t, 2, "default")
+	h.waitState(t, "ok", claim.Completed)
+	h.waitState(t, "bad", claim.Dead)
+}
+
+// TestAPIIsTheCLIJSON: every API read returns the bytes of the CLI's
+// --json for the same question.
+func TestAPIIsTheCLIJSON(t *testing.T) {
+	h := newHome(t)
+	finished(t, h)
+	ts := h.serve(t, serve.Options{})
+	for _, tc := range []struct {
+		path string
+		args []string
+	}{
+		{"/api/v1/status", []string{"status", "--json"}},
+		{"/api/v1/jobs", []string{"list", "--json"}},
+		{"/api/v1/jobs?state=dead", []string{"list", "--state", "dead", "--json"}},
+		{"/api/v1/jobs?queue=later", []string{"list", "--queue", "later", "--json"}},
+		{"/api/v1/jobs/bad", []string{"show", "--json", "bad"}},
+		{"/api/v1/dlq", []string{"dlq", "list", "--json"}},
+	} {
+		resp, body := get(t, ts.URL+tc.path)
+		want, code := h.cli(t, tc.args...)
+		if resp.StatusCode != http.StatusOK || code != 0 {
+			t.Errorf("GET %s = %d; queuectl %s exit %d", tc.path, resp.StatusCode, strings.Join(tc.args, " "), code)
+		}
+		if ct := resp.Header.Get("Content-Type"); ct != "application/json; charset=utf-8" {
+			t.Errorf("GET %s: Content-Type %q", tc.path, ct)
+		}
+		if tc.path == "/api/v1/status" { // heartbeat_at moves between the two reads
+			body, want = noHeartbeat(body), noHeartbeat(want)
+		}
+		if body != want {
+			t.Errorf("GET %s =\n%s\nqueuectl %s =\n%s", tc.path, body, strings.Join(tc.args, " "), want)
+		}
+	}
+}
+
+var heartbeat = regexp.MustCompile(`"heartbeat_at": "[^"]*"`)
+
+func noHeartbeat(s string) string { return heartbeat.ReplaceAllString(s, `"heartbeat_at": "…"`) }
+
+// TestAPIErrorsMatchExitCodes: an error is {"error", "hint"} with the HTTP
+// status of the CLI's exit code for the same mistake.
+func TestAPIErrorsMatchExitCodes(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "live", Command: "true"})
+	ts := h.serve(t, serve.Options{})
+	csrf := csrfToken(t, ts.URL)
+	for _, tc := range []struct {
+		method, path string
+		args         []string
+		status, exit int
+	}{
+		{"GET", "/api/v1/jobs/nope", []string{"show", "nope"}, 404, 3},
+		{"GET", "/api/v1/jobs?state=bogus", []string{"list", "--state", "bogus"}, 400, 2},
+		{"POST", "/api/v1/jobs/live/retry", []string{"dlq", "retry", "live"}, 409, 4},
+		{"POST", "/api/v1/jobs/nope/retry", []string{"dlq", "retry", "nope"}, 404, 3},
+		{"POST", "/api/v1/jobs/live/purge", []string{"dlq", "purge", "live"}, 409, 4},
+		{"GET", "/api/v1/jobs?prefix=-bad", nil, 400, 0},
+		{"GET", "/api/v1/jobs?limit=0", nil, 400, 0},
+		{"GET", "/api/v1/jobs/live/runs/1/stdout", []string{"logs", "live"}, 404, 3},
+		{"GET", "/api/v1/nothing", nil, 404, 0},
+	} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, body := do(t, req)
+		var e struct{ Error, Hint string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error == "" {
+			t.Errorf("%s %s: body %q is no {\"error\", \"hint\"} (%v)", tc.method, tc.path, body, err)
+		}
+		if resp.StatusCode != tc.status {
+			t.Errorf("%s %s = %d %s, want %d", tc.method, tc.path, resp.StatusCode, body, tc.status)
+		}
+		if tc.args != nil {
+			if _, code := h.cli(t, tc.args...); code != tc.exit {
+				t.Errorf("queuectl %s exit %d, want %d (as HTTP %d)", strings.Join(tc.args, " "), code, tc.exit, tc.status)
+			}
+		}
+	}
+}
+
+func csrfToken(t *testing.T, base string) string {
+	t.Helper()
+	_, body := get(t, base+"/api/v1/csrf")
+	var v struct{ CSRF string }
+	if err := json.Unmarshal([]byte(body), &v); err != nil || v.CSRF == "" {
+		t.Fatalf("GET /api/v1/csrf = %q (%v)", body, err)
+	}
+	return v.CSRF
+}
+
+// TestAPIPagesWithLinks: following rel="next" walks every job once.
+func TestAPIPagesWithLinks(t *testing.T) {
+	h := newHome(t)
+	for i := range 7 {
+		h.enqueue(t, claim.NewJob{ID: fmt.Sprintf("j%d", i), Command: "true"})
+	}
+	ts := h.serve(t, serve.Options{})
+	for _, tc := range []struct{ query, want string }{
+		{"limit=3", "j0 j1 j2 | j3 j4 j5 | j6"},
+		{"limit=3&newest=1", "j6 j5 j4 | j3 j2 j1 | j0"},
+		{"limit=4&prefix=j", "j0 j1 j2 j3 | j4 j5 j6"},
+	} {
+		var pages []string
+		next := ts.URL + "/api/v1/jobs?" + tc.query
+		for next != "" {
+			resp, body := get(t, next)
+			var jobs []struct{ ID string }
+			if err := json.Unmarshal([]byte(body), &jobs); err != nil {
+				t.Fatalf("GET %s: %v", next, err)
+			}
+			var ids []string
+			for _, j := range jobs {
+				ids = append(ids, j.ID)
+			}
+			if len(ids) > 0 {
+				pages = append(pages, strings.Join(ids, " "))
+			}
+			next = ""
+			if m := regexp.MustCompile(`^<([^>]+)>; rel="next"$`).FindStringSubmatch(resp.Header.Get("Link")); m != nil {
+				u, _ := url.Parse(ts.URL)
+				ref, _ := url.Parse(m[1])
+				next = u.ResolveReference(ref).String()
+			}
+		}
+		if got := strings.Join(pages, " | "); got != tc.want {
+			t.Errorf("pages of ?%s = %s, want %s", tc.query, got, tc.want)
+		}
+	}
+}
+
+// TestSafety: the gates every request passes.
+func TestSafety(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "x", Command: "true"})
+	open := h.serve(t, serve.Options{})
+	guarded := h.serve(t, serve.Options{Token: "s3cret"})
+	readOnly := h.serve(t, serve.Options{ReadOnly: true})
+	csrf := csrfToken(t, open.URL)
+
+	post := func(base, path string, header ...string) int {
+		req, _ := http.NewRequest("POST", base+path, nil)
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, _ := do(t, req)
+		return resp.StatusCode
+	}
+	for _, tc := range []struct {
+		what string
+		got  int
+		want int
+	}{
+		{"POST without a CSRF token", post(open.URL, "/api/v1/jobs/x/retry"), 403},
+		{"POST with a wrong CSRF token", post(open.URL, "/api/v1/jobs/x/retry", "X-CSRF-Token", "guess"), 403},
+		{"POST with the CSRF token", post(open.URL, "/api/v1/jobs/x/retry", "X-CSRF-Token", csrf), 409},
+		{"POST read-only", post(readOnly.URL, "/api/v1/jobs/x/retry", "X-CSRF-Token", csrfToken(t, readOnly.URL)), 403},
+		{"GET with a foreign Host", status(t, open.URL+"/api/v1/status", "Host", "evil.example:80"), 403},
+		{"GET without the token", status(t, guarded.URL+"/api/v1/status"), 401},
+		{"GET with a wrong token", status(t, guarded.URL+"/api/v1/status", "Authorization", "Bearer nope"), 401},
+		{"GET with the token", status(t, guarded.URL+"/api/v1/status", "Authorization", "Bearer s3cret"), 200},
+		{"GET /metrics without the token", status(t, guarded.URL+"/metrics"), 401},
+		{"GET the page with the token cookie", status(t, guarded.URL+"/", "Cookie", "queuectl_token=s3cret"), 200},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s: status %d, want %d", tc.what, tc.got, tc.want)
+		}
+	}
+	// A browser without the token is sent to the login form.
+	req, _ := http.NewRequest("GET", guarded.URL+"/jobs", nil)
+	req.Header.Set("Accept", "text/html")
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+		t.Errorf("page without the token = %d to %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+func status(t *testing.T, url string, header ...string) int {
+	t.Helper()
+	req, _ := http.NewRequest("GET", url, nil)
+	for i := 0; i+1 < len(header); i += 2 {
+		if header[i] == "Host" {
+			req.Host = header[i+1]
+		} else {
+			req.Header.Set(header[i], header[i+1])
+		}
+	}
+	resp, _ := do(t, req)
+	return resp.StatusCode
+}
+
+// TestEscaping: ids, commands, errors and output never become markup, and
+// logs are plain text the browser may not sniff.
+func TestEscaping(t *testing.T) {
+	h := newHome(t)
+	const xss = `<script>alert(1)</script>`
+	one := 1
+	h.enqueue(t, claim.NewJob{ID: "xss", Command: "echo '" + xss + "'; echo '<img src=x onerror=alert(2)>' >&2; exit 1", MaxRetries: &one})
+	h.worker(t, 1)
+	h.waitState(t, "xss", claim.Dead)
+	ts := h.serve(t, serve.Options{})
+	for _, path := range []string{"/", "/jobs", "/jobs/xss", "/jobs/xss?stream=stderr", "/dlq"} {
+		_, body := get(t, ts.URL+path, "Accept", "text/html")
+		if strings.Contains(body, xss) || strings.Contains(body, "<img src=x") {
+			t.Errorf("GET %s carries the command as markup:\n%s", path, body)
+		}
+		if !strings.Contains(body, "&lt;script&gt;alert(1)&lt;/script&gt;") {
+			t.Errorf("GET %s does not show the command as text", path)
+		}
+	}
+	resp, body := get(t, ts.URL+"/jobs/xss/runs/1/stdout")
+	if body != xss+"\n" || resp.Header.Get("Content-Type") != "text/plain; charset=utf-8" || resp.Header.Get("X-Content-Type-Options") != "nosniff" {
+		t.Errorf("log = %q, Content-Type %q, X-Content-Type-Options %q; want the output as nosniff text/plain",
+			body, resp.Header.Get("Content-Type"), resp.Header.Get("X-Content-Type-Options"))
+	}
+}
+
+// TestLogsOnlyFromTheHome: a log file or job directory that is a symlink
+// is refused, and run paths in the store are never followed.
+func TestLogsOnlyFromTheHome(t *testing.T) {
+	h := newHome(t)
+	one := 1
+	h.enqueue(t, claim.NewJob{ID: "a", Command: "echo a", MaxRetries: &one})
+	h.enqueue(t, claim.NewJob{ID: "b", Command: "echo b", MaxRetries: &one})
+	h.worker(t, 1)
+	h.waitState(t, "a", claim.Completed)
+	h.waitState(t, "b", claim.Completed)
+	secret := filepath.Join(t.TempDir(), "secret")
+	os.WriteFile(secret, []byte("private\n"), 0o600)
+	logs := filepath.Join(h.dir, "logs")
+	os.Remove(filepath.Join(logs, "a", "1.out"))
+	if err := os.Symlink(secret, filepath.Join(logs, "a", "1.out")); err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(filepath.Join(logs, "b"))
+	if err := os.Symlink(filepath.Dir(secret), filepath.Join(logs, "b")); err != nil {
+		t.Fatal(err)
+	}
+	ts := h.serve(t, serve.Options{})
+	for _, path := range []string{"/jobs/a/runs/1/stdout", "/jobs/b/runs/1/stdout", "/jobs/a", "/jobs/b",
+		"/jobs/a/runs/1/..%2f..%2fqueue.db", "/jobs/..%2f..%2fetc/runs/1/stdout"} {
+		resp, body := get(t, ts.URL+path)
+		if strings.Contains(body, "private") || resp.StatusCode == http.StatusOK && strings.Contains(path, "runs") {
+			t.Errorf("GET %s = %d %q: served what is outside logs/", path, resp.StatusCode, body)
+		}
+	}
+}

@@ -1,0 +1,106 @@
+package serve
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// chartSpan is how far back the runs-per-minute chart looks.
+const chartSpan = time.Hour
+
+// The chart's drawing area, in SVG units; the SVG scales to its box.
+const (
+	chartW, chartH = 1000.0, 190.0
+	chartLeft      = 36.0 // room for the scale
+	chartBottom    = 20.0 // room for the time axis
+)
+
+// chart is the runs-per-minute chart as the template draws it: one bar per
+// minute of the last hour, stacked by outcome, computed here so that the
+// page needs no script to show it.
+type chart struct {
+	W, H    float64
+	Bars    []bar
+	Max     int // runs in the busiest minute
+	Total   int
+	Failed  int
+	Ticks   []tick
+	GridY   float64
+	BaseY   float64
+	Left    float64
+	Right   float64
+	Summary string // the chart in words, for screen readers and text browsers
+}
+
+type bar struct {
+	X, Y, W, H float64
+	Class      string // the outcome
+	Title      string
+}
+
+type tick struct {
+	X      float64
+	Label  string
+	Anchor string // text-anchor: the first and last stay inside the box
+}
+
+// newChart lays out the runs per minute of the hour before now.
+func newChart(perMinute []claim.MinuteRuns, now time.Time) chart {
+	const slots = int(chartSpan / time.Minute)
+	first := now.Truncate(time.Minute).Add(-time.Duration(slots-1) * time.Minute)
+	counts := make([]map[string]int, slots)
+	c := chart{W: chartW, H: chartH, Left: chartLeft, Right: chartW, BaseY: chartH - chartBottom}
+	for _, m := range perMinute {
+		i := int(m.Minute.Sub(first) / time.Minute)
+		if i < 0 || i >= slots {
+			continue
+		}
+		if counts[i] == nil {
+			counts[i] = map[string]int{}
+		}
+		counts[i][m.Outcome] += m.N
+		c.Total += m.N
+		if m.Outcome == claim.OutcomeFailed {
+			c.Failed += m.N
+		}
+	}
+	for _, m := range counts {
+		n := 0
+		for _, v := range m {
+			n += v
+		}
+		c.Max = max(c.Max, n)
+	}
+	scale := max(c.Max, 1)
+	plotH := c.BaseY - 8
+	c.GridY = c.BaseY - plotH
+	slotW := (chartW - chartLeft) / float64(slots)
+	for i, m := range counts {
+		x := chartLeft + float64(i)*slotW + 1
+		y := c.BaseY
+		at := first.Add(time.Duration(i) * time.Minute).UTC().Format("15:04")
+		for _, outcome := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted} {
+			n := m[outcome]
+			if n == 0 {
+				continue
+			}
+			h := float64(n) / float64(scale) * plotH
+			y -= h
+			c.Bars = append(c.Bars, bar{X: x, Y: y, W: slotW - 2, H: h, Class: outcome,
+				Title: fmt.Sprintf("%s UTC: %d %s", at, n, outcome)})
+		}
+	}
+	for _, back := range []int{60, 45, 30, 15, 0} {
+		label := fmt.Sprintf("-%dm", back)
+		if back == 0 {
+			label = "now"
+		}
+		c.Ticks = append(c.Ticks, tick{X: chartLeft + float64(slots-back)*slotW, Label: label, Anchor: "middle"})
+	}
+	c.Ticks[0].X, c.Ticks[0].Anchor = chartLeft, "start"
+	c.Ticks[len(c.Ticks)-1].Anchor = "end"
+	c.Summary = fmt.Sprintf("%d runs ended in the last hour, %d of them failed; the busiest minute had %d.", c.Total, c.Failed, c.Max)
+	return c
+}

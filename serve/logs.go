@@ -1,0 +1,118 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"syscall"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// streamExt maps the URL's stream name to the log file's extension.
+var streamExt = map[string]string{"stdout": ".out", "stderr": ".err"}
+
+// openLog opens the log of run attempt of job id, from the home's logs/
+// directory only: the path is built from the id (a valid job id names no
+// other directory) and the attempt number, never read from the store, and
+// neither the job's directory nor the file may be a symlink or anything but
+// a regular file. A log not written yet is (nil, nil): an empty log.
+func (s *Server) openLog(id string, attempt int, stream string) (*os.File, error) {
+	ext, ok := streamExt[stream]
+	if !ok || !claim.ValidID(id) || attempt < 1 {
+		return nil, usagef("no log %s of attempt %d of job %q: streams are stdout and stderr", stream, attempt, id)
+	}
+	for _, dir := range []string{s.logs, filepath.Join(s.logs, id)} {
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory (a symlink?): refusing to read logs through it", dir)
+		}
+	}
+	path := filepath.Join(s.logs, id, strconv.Itoa(attempt)+ext)
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open log %s: %w (is it a symlink?)", path, err)
+	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("log %s is not a regular file", path)
+	}
+	return f, nil
+}
+
+// runLog serves one run's stdout or stderr as plain text, streamed from the
+// file, with nosniff (set for every response) so that no browser renders a
+// log that looks like HTML.
+func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	id := r.PathValue("id")
+	attempt, err := strconv.Atoi(r.PathValue("attempt"))
+	if err != nil {
+		s.failErr(w, r, usagef("attempt %q is not a number", r.PathValue("attempt")))
+		return
+	}
+	if _, err := s.run(ctx, id, attempt); err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	f, err := s.openLog(id, attempt, r.PathValue("stream"))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	if f == nil {
+		return
+	}
+	defer f.Close()
+	io.Copy(w, f) // a failed write means the client went away
+}
+
+// run finds run attempt of job id: ErrNotFound for either.
+func (s *Server) run(ctx context.Context, id string, attempt int) (claim.Run, error) {
+	_, runs, err := s.job(ctx, id)
+	if err != nil {
+		return claim.Run{}, err
+	}
+	if attempt < 1 || attempt > len(runs) {
+		return claim.Run{}, fmt.Errorf("%w: job %s has no run %d (it has %d)", claim.ErrNotFound, id, attempt, len(runs))
+	}
+	return runs[attempt-1], nil
+}
+
+// tail reads at most limit bytes from the end of f, and the offset where the
+// file ended, for the page to show a long log's end and follow it from there.
+func tail(f *os.File, limit int64) (text string, end int64, cut bool, err error) {
+	if f == nil {
+		return "", 0, false, nil
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return "", 0, false, err
+	}
+	end = fi.Size()
+	start := max(0, end-limit)
+	buf := make([]byte, end-start)
+	n, err := f.ReadAt(buf, start)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return "", 0, false, err
+	}
+	return string(buf[:n]), start + int64(n), start > 0, nil
+}

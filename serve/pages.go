@@ -1,0 +1,244 @@
+package serve
+
+import (
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+)
+
+// stateCount is one state's tile on the overview.
+type stateCount struct {
+	State claim.State
+	N     int
+}
+
+type queueRow struct {
+	Queue  string
+	Counts []int // in claim.States order
+	Total  int
+}
+
+type workerRow struct {
+	claim.WorkerInfo
+	Queues    string
+	Started   string
+	Heartbeat string
+}
+
+type overviewView struct {
+	States       []stateCount
+	Total        int
+	Queues       []queueRow
+	Workers      []workerRow
+	Slots, Busy  int
+	SpoolWaiting int
+	Rejected     int
+	Chart        chart
+	Attention    []jobRow
+}
+
+func (overviewView) title() string { return "Overview" }
+
+func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	st, err := s.status(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	byQueue, err := s.store.QueueCounts(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	now := s.now()
+	perMinute, err := s.store.RunsPerMinute(ctx, now.Add(-chartSpan))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	var attention []claim.Job
+	for _, state := range []claim.State{claim.Dead, claim.Failed} {
+		jobs, err := s.store.List(ctx, claim.Filter{State: state, Newest: true, Limit: 5})
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		attention = append(attention, jobs...)
+	}
+	sort.SliceStable(attention, func(i, j int) bool { return attention[i].UpdatedAt.After(attention[j].UpdatedAt) })
+	v := overviewView{SpoolWaiting: st.SpoolWaiting, Rejected: st.Rejected, Busy: st.Counts[claim.Processing],
+		Chart: newChart(perMinute, now), Attention: s.jobRows(attention[:min(len(attention), 8)])}
+	for _, state := range claim.States {
+		v.States = append(v.States, stateCount{state, st.Counts[state]})
+		v.Total += st.Counts[state]
+	}
+	v.Queues = queueRows(byQueue)
+	p := s.printer()
+	for _, w := range st.Workers {
+		queues := "every queue"
+		if len(w.Queues) > 0 {
+			queues = joinComma(w.Queues)
+		}
+		v.Workers = append(v.Workers, workerRow{WorkerInfo: w, Queues: queues, Started: p.Age(w.StartedAt), Heartbeat: p.Age(w.HeartbeatAt)})
+		v.Slots += w.Slots
+	}
+	s.render(w, r, http.StatusOK, "overview", v)
+}
+
+func queueRows(byQueue map[string]map[claim.State]int) []queueRow {
+	var rows []queueRow
+	for q, counts := range byQueue {
+		row := queueRow{Queue: q}
+		for _, st := range claim.States {
+			row.Counts = append(row.Counts, counts[st])
+			row.Total += counts[st]
+		}
+		rows = append(rows, row)
+	}
+	sort.Slice(rows, func(i, j int) bool { return rows[i].Queue < rows[j].Queue })
+	return rows
+}
+
+func joinComma(ss []string) string {
+	out := ""
+	for i, s := range ss {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+// jobRow is a job as a table row shows it, in the CLI's words.
+type jobRow struct {
+	claim.Job
+	Attempts string
+	Updated  string
+}
+
+func (s *Server) jobRows(jobs []claim.Job) []jobRow {
+	p := s.printer()
+	rows := make([]jobRow, len(jobs))
+	for i, j := range jobs {
+		rows[i] = jobRow{Job: j, Attempts: report.Attempts(j), Updated: p.Age(j.UpdatedAt)}
+	}
+	return rows
+}
+
+type jobsView struct {
+	State, Queue, Prefix string
+	Queues               []string
+	Jobs                 []jobRow
+	Newer, Older         string // query strings of the neighbouring pages; "" when none
+}
+
+func (jobsView) title() string { return "Jobs" }
+
+const pageSize = 50
+
+// jobsPage lists jobs newest first, 50 a page, with keyset links: "older"
+// continues after the page's last job, "newer" before its first, so every
+// page costs one indexed read however deep it is.
+func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	q := r.URL.Query()
+	v := jobsView{State: q.Get("state"), Queue: q.Get("queue"), Prefix: q.Get("prefix")}
+	q.Del("newest")
+	q.Del("limit")
+	before := q.Get("before")
+	q.Del("before")
+	f, err := parseFilter(q, pageSize+1, pageSize+1)
+	if err == nil && before != "" {
+		// The page before: the next pageSize+1 jobs in the other order.
+		q.Set("after", before)
+		f, err = parseFilter(q, pageSize+1, pageSize+1)
+	} else {
+		f.Newest = true
+	}
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	jobs, err := s.store.List(ctx, f)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	more := len(jobs) > pageSize
+	jobs = jobs[:min(len(jobs), pageSize)]
+	if !f.Newest {
+		slices.Reverse(jobs)
+	}
+	if len(jobs) > 0 {
+		base := r.URL.Query()
+		base.Del("after")
+		base.Del("before")
+		cursor := func(j claim.Job) string {
+			if f.IDPrefix != "" {
+				return j.ID
+			}
+			return strconv.FormatInt(j.Seq, 10)
+		}
+		// Newest first: "older" follows the last row, "newer" precedes the first.
+		if (f.Newest && more) || !f.Newest {
+			base.Set("after", cursor(jobs[len(jobs)-1]))
+			v.Older = base.Encode()
+			base.Del("after")
+		}
+		if (f.Newest && (f.After != 0 || f.AfterID != "")) || (!f.Newest && more) {
+			base.Set("before", cursor(jobs[0]))
+			v.Newer = base.Encode()
+		}
+	}
+	v.Jobs = s.jobRows(jobs)
+	if counts, err := s.store.QueueCounts(ctx); err == nil {
+		for q := range counts {
+			v.Queues = append(v.Queues, q)
+		}
+		sort.Strings(v.Queues)
+	}
+	s.render(w, r, http.StatusOK, "jobs", v)
+}
+
+type dlqView struct {
+	Jobs []deadRow
+}
+
+type deadRow struct {
+	jobRow
+	Died string
+}
+
+func (dlqView) title() string { return "Dead letters" }
+
+func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	jobs, err := s.store.List(ctx, claim.Filter{State: claim.Dead, Newest: true, Limit: 500})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	p := s.printer()
+	v := dlqView{}
+	for i, row := range s.jobRows(jobs) {
+		died := jobs[i].FinishedAt
+		if died.IsZero() {
+			died = jobs[i].UpdatedAt
+		}
+		v.Jobs = append(v.Jobs, deadRow{jobRow: row, Died: p.Age(died)})
+	}
+	s.render(w, r, http.StatusOK, "dlq", v)
+}
+
+func (s *Server) rejectedPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "rejected", nil)
+}

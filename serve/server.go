@@ -1,0 +1,239 @@
+// Package serve is queuectl over HTTP: a dashboard for people, a JSON API
+// for scripts (/api/v1/…, the same objects as the CLI's --json, encoded by
+// report) and Prometheus metrics (/metrics). It reads and acts through
+// claim, spool and run, as the CLI does, and owns no state of its own
+// beyond the counters of /metrics.
+//
+// Safety: the caller decides the address (the CLI binds 127.0.0.1 unless a
+// token is given); with Token set every request must carry it, as a bearer
+// header or the cookie the login form sets. Every POST carries the CSRF
+// token, and requests whose Host is not the loopback name they were sent
+// to are refused when no token is set (DNS rebinding). Templates escape
+// every value; logs are served as text/plain with nosniff, and only from
+// the home's logs/ directory, never through a symlink.
+package serve
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/spool"
+)
+
+//go:embed templates assets
+var files embed.FS
+
+// Server serves one queuectl home. Build it with New; it is an
+// http.Handler, safe for concurrent use.
+type Server struct {
+	store    *claim.Store
+	home     string
+	dirs     spool.Dirs
+	logs     string
+	readOnly bool
+	token    string
+	csrf     string
+	now      func() time.Time
+	lease    time.Duration
+	host     string
+	mux      *http.ServeMux
+	pages    pages
+	metrics  *metrics
+	closing  chan struct{} // closed by Close: event streams end
+	close    sync.Once
+}
+
+// Options configures a Server.
+type Options struct {
+	Store *claim.Store
+	Home  string // the queuectl home: spool/, rejected/, dead/, logs/ under it
+	// ReadOnly offers no actions: every POST is refused with 403.
+	ReadOnly bool
+	// Token, when set, is required on every request (Authorization: Bearer,
+	// or the cookie /login sets). Empty: no authentication, for loopback.
+	Token string
+	// Lease is the store's lease, to judge whether a worker on another host
+	// is alive (a worker on this host is judged by its pid).
+	Lease time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// New returns a Server for o. Errors come from reading the embedded
+// templates or the system's random source.
+func New(o Options) (*Server, error) {
+	secret := make([]byte, 32)
+	if _, err := rand.Read(secret); err != nil {
+		return nil, err
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	host, _ := os.Hostname()
+	s := &Server{
+		store: o.Store, home: o.Home, dirs: spool.DirsOf(o.Home), logs: filepath.Join(o.Home, "logs"),
+		readOnly: o.ReadOnly, token: o.Token, csrf: hex.EncodeToString(secret), now: now,
+		lease: o.Lease, host: host, mux: http.NewServeMux(), closing: make(chan struct{}),
+	}
+	var err error
+	if s.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	s.metrics = newMetrics(s)
+	s.routes()
+	return s, nil
+}
+
+func (s *Server) routes() {
+	m := s.mux
+	m.Handle("GET /assets/", http.FileServerFS(files))
+	m.HandleFunc("GET /login", s.loginPage)
+	m.HandleFunc("POST /login", s.login)
+
+	m.HandleFunc("GET /{$}", s.overviewPage)
+	m.HandleFunc("GET /jobs", s.jobsPage)
+	m.HandleFunc("GET /jobs/{id}", s.jobPage)
+	m.HandleFunc("GET /jobs/{id}/events", s.jobEvents)
+	m.HandleFunc("GET /jobs/{id}/runs/{attempt}/{stream}", s.runLog)
+	m.HandleFunc("GET /dlq", s.dlqPage)
+	m.HandleFunc("GET /rejected", s.rejectedPage)
+	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
+
+	m.HandleFunc("GET /api/v1/status", s.apiStatus)
+	m.HandleFunc("GET /api/v1/jobs", s.apiJobs)
+	m.HandleFunc("GET /api/v1/jobs/{id}", s.apiJob)
+	m.HandleFunc("GET /api/v1/jobs/{id}/runs", s.apiRuns)
+	m.HandleFunc("GET /api/v1/jobs/{id}/runs/{attempt}/{stream}", s.runLog)
+	m.HandleFunc("GET /api/v1/workers", s.apiWorkers)
+	m.HandleFunc("GET /api/v1/queues", s.apiQueues)
+	m.HandleFunc("GET /api/v1/dlq", s.apiDLQ)
+	m.HandleFunc("GET /api/v1/csrf", s.apiCSRF)
+	m.HandleFunc("POST /api/v1/jobs/{id}/{action}", s.apiJobAction)
+	m.HandleFunc("/api/", s.apiNotFound)
+
+	m.Handle("GET /metrics", s.metrics)
+}
+
+// Close ends the event streams of open job pages, which would otherwise
+// hold an http.Server's Shutdown until their browsers leave; give it to
+// http.Server.RegisterOnShutdown. Requests after Close are still served.
+func (s *Server) Close() {
+	s.close.Do(func() { close(s.closing) })
+}
+
+// ServeHTTP checks the request's Host and token, sets the headers every
+// response carries, and hands it to the route.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	h := w.Header()
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'")
+	if s.token == "" && !loopbackHost(r.Host) {
+		s.fail(w, r, http.StatusForbidden, errors.New("host "+r.Host+" is not this machine's loopback address"),
+			"open the dashboard as http://127.0.0.1:PORT/, or serve with --token-file")
+		return
+	}
+	if s.token != "" && !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/assets/") {
+		if wantsHTML(r) {
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		h.Set("WWW-Authenticate", `Bearer realm="queuectl"`)
+		s.fail(w, r, http.StatusUnauthorized, errors.New("missing or wrong token"),
+			"send Authorization: Bearer followed by the contents of the --token-file")
+		return
+	}
+	if r.Method == http.MethodPost && r.URL.Path != "/login" {
+		if s.readOnly {
+			s.fail(w, r, http.StatusForbidden, errors.New("this dashboard is read-only"), "serve without --read-only to act on jobs")
+			return
+		}
+		if !s.csrfOK(r) {
+			s.fail(w, r, http.StatusForbidden, errors.New("missing or wrong CSRF token"),
+				"reload the page and try again; scripts send the header X-CSRF-Token from GET /api/v1/csrf")
+			return
+		}
+	}
+	s.mux.ServeHTTP(w, r)
+}
+
+// loopbackHost reports whether a Host header names this machine's loopback
+// interface. A page that another name resolves to 127.0.0.1 (DNS rebinding)
+// must not reach an unauthenticated dashboard.
+func loopbackHost(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = hostport
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.Trim(host, "[]"))
+	return ip != nil && ip.IsLoopback()
+}
+
+const cookieName = "queuectl_token"
+
+func (s *Server) authorized(r *http.Request) bool {
+	given := ""
+	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
+		given = strings.TrimPrefix(auth, "Bearer ")
+	} else if c, err := r.Cookie(cookieName); err == nil {
+		given = c.Value
+	}
+	return given != "" && subtle.ConstantTimeCompare([]byte(given), []byte(s.token)) == 1
+}
+
+// csrfOK reports whether a POST carries the CSRF token, as the form field
+// csrf (pages) or the header X-CSRF-Token (scripts).
+func (s *Server) csrfOK(r *http.Request) bool {
+	given := r.Header.Get("X-CSRF-Token")
+	if given == "" {
+		given = r.PostFormValue("csrf")
+	}
+	return subtle.ConstantTimeCompare([]byte(given), []byte(s.csrf)) == 1
+}
+
+// wantsHTML tells a browser's navigation from a script's request.
+func wantsHTML(r *http.Request) bool {
+	return !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/metrics" &&
+		strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
+	s.render(w, r, http.StatusOK, "login", loginView{})
+}
+
+type loginView struct{ Wrong bool }
+
+// login sets the token cookie from the form, so that a browser, which
+// cannot send a bearer header on navigation, can read the pages.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	token := r.PostFormValue("token")
+	if s.token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1 {
+		s.render(w, r, http.StatusUnauthorized, "login", loginView{Wrong: true})
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// ctx bounds a store read: a page never hangs on a locked database.
+func (s *Server) ctx(r *http.Request) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(r.Context(), 10*time.Second)
+}
