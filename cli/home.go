@@ -19,6 +19,7 @@ var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
 // home is an opened queuectl home: its directories and its store.
 type home struct {
 	dir    string
+	db     string // the database's path
 	dirs   spool.Dirs
 	logs   string
 	store  *claim.Store
@@ -56,6 +57,7 @@ func openHome(c *cli.Context) (*home, error) {
 	if dbPath == "" {
 		dbPath = filepath.Join(dir, "queue.db")
 	}
+	h.db = dbPath
 	var err error
 	if h.store, err = claim.Open(dbPath); err != nil {
 		return nil, err

@@ -1,22 +1,34 @@
 package cli
 
 import (
+	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
 
 func watchCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "watch",
-		Usage:       "ingest the spool directory until interrupted, without running jobs",
-		Description: "Example: queuectl watch",
+		Name:  "watch",
+		Usage: "ingest the spool directory until interrupted, without running jobs",
+		Description: `Prints a line on stderr for each file ingested, skipped or rejected
+(--quiet: only warnings; --log-format json: one JSON object a line).
+
+Example: queuectl watch --log-format json`,
+		Flags: logFlags(),
 		Action: withHome(func(c *cli.Context, h *home) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			err := newWatcher(c, h).Run(c.Context)
+			log, err := newEventLog(c)
+			if err != nil {
+				return err
+			}
+			err = newWatcher(h, log).Run(c.Context)
 			if c.Context.Err() != nil {
-				return nil
+				err = nil
+			}
+			if err == nil {
+				log.say("stop", "stopped watching spool %s", h.dirs.Spool)
 			}
 			return err
 		}),
@@ -25,10 +37,17 @@ func watchCommand() *cli.Command {
 
 func ingestCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "ingest",
-		Usage:       "ingest the spool directory once and exit (for cron)",
-		Description: "Example (crontab): * * * * * queuectl ingest",
-		Flags:       []cli.Flag{jsonFlag},
+		Name:  "ingest",
+		Usage: "ingest the spool directory once and exit (for cron)",
+		Description: `Prints a line for each file ingested, skipped or rejected and a summary, and
+nothing when the spool was empty (so cron mails only when something happened); -q: only
+warnings; --json: the counts on stdout.
+
+Example (crontab): * * * * * queuectl ingest -q`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only warnings, such as rejected files"},
+			jsonFlag,
+		},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
@@ -36,16 +55,24 @@ func ingestCommand() *cli.Command {
 			if err := spool.CheckSpool(h.dirs.Spool); err != nil {
 				return err
 			}
-			st, err := newWatcher(c, h).Pass(c.Context)
+			log := &eventLog{w: c.App.ErrWriter, quiet: c.Bool("quiet")}
+			st, err := newWatcher(h, log).Pass(c.Context)
 			if err != nil {
 				return err
 			}
-			logf(c)("ingested %d, rejected %d, still being written %d", st.Ingested+st.Redriven, st.Rejected, st.Waiting)
+			if c.Bool("json") {
+				return printer(c).Ingested(report.IngestStats{Ingested: st.Ingested, Redriven: st.Redriven, Skipped: st.Skipped,
+					Duplicates: st.Duplicates, Rejected: st.Rejected, Waiting: st.Waiting})
+			}
+			if st.Ingested+st.Redriven+st.Skipped+st.Rejected+st.Duplicates > 0 {
+				log.say("ingested", "ingested %d, re-drove %d, skipped %d, rejected %d; %d still being written",
+					st.Ingested, st.Redriven, st.Skipped, st.Rejected, st.Waiting)
+			}
 			return nil
 		}),
 	}
 }
 
-func newWatcher(c *cli.Context, h *home) *spool.Watcher {
-	return &spool.Watcher{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c)}
+func newWatcher(h *home, log *eventLog) *spool.Watcher {
+	return &spool.Watcher{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Events: log.spool}
 }

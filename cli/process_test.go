@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -276,9 +277,14 @@ func TestWorkerKilledMidJobIsRecovered(t *testing.T) {
 	w.exit(t, 5*time.Second)
 
 	recovered := time.Now()
-	h.start("worker", "start", "--no-spool")
+	w2 := h.start("worker", "start", "--no-spool")
 	h.must("wait", "--timeout", "10s", "slow")
 	t.Logf("recovered and completed %v after the kill", time.Since(recovered))
+	lost := fmt.Sprintf(`queuectl: job slow: run 1 lost with worker \S+-%d-\w+ \(pid %d on \S+\) recovered; pending again`,
+		w.cmd.Process.Pid, w.cmd.Process.Pid)
+	if !regexp.MustCompile(lost).MatchString(w2.stderr.String()) {
+		t.Errorf("the recovering worker did not say it recovered the run:\n%s", w2.stderr)
+	}
 
 	if got := lines(t, out); len(got) != 1 || got["done"] != 1 {
 		t.Errorf("out has %v, want the line exactly once (the killed run's orphan must not write)", got)

@@ -202,7 +202,7 @@ func (f *follower) cause() error { return context.Cause(f.ctx) }
 // event announces a run's start and end, and keeps a timer on the running
 // attempt. An attempt that failed after running its whole --timeout was
 // killed by its worker for it.
-func (f *follower) event(e run.Event) {
+func (f *follower) event(e run.TailEvent) {
 	f.disarm()
 	if !e.Ended {
 		f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)

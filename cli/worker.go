@@ -32,6 +32,7 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 				&cli.StringSliceFlag{Name: "queue", Usage: "run only jobs of queue `Q` (repeatable)"},
 				&cli.BoolFlag{Name: "drain", Usage: "exit 0 once nothing is runnable"},
 				&cli.BoolFlag{Name: "no-spool", Usage: "do not ingest the spool directory"},
+				logFlags()[0], logFlags()[1],
 			},
 			Action: withHome(func(c *cli.Context, h *home) error { return workerStart(c, h, hard) }),
 		}, {
@@ -54,9 +55,14 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	if c.Int("count") < 1 || c.Int("count") > 1024 {
 		return usagef("--count %d: give 1 to 1024 slots", c.Int("count"))
 	}
+	log, err := newEventLog(c)
+	if err != nil {
+		return err
+	}
+	log.home, log.db, log.watched = h.dir, h.db, !c.Bool("no-spool")
 	soft := c.Context
 	if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
-		logf(c)("dead/: %v", err)
+		log.warnf("dead/: %v", err)
 	}
 	// The watcher ends with the worker, however the worker stops: a signal,
 	// `worker stop`, or the end of a drain.
@@ -68,27 +74,27 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	} else {
 		// One pass before the first claim, so that a drain sees what was
 		// already dropped.
-		if _, err := newWatcher(c, h).Pass(c.Context); err != nil {
+		if _, err := newWatcher(h, log).Pass(c.Context); err != nil {
 			return err
 		}
-		go func() { ingesting <- newWatcher(c, h).Run(watching) }()
+		go func() { ingesting <- newWatcher(h, log).Run(watching) }()
 	}
 	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
-		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(c, h), Log: logf(c)}
-	err := w.Run(soft, hard)
+		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: log.worker}
+	err = w.Run(soft, hard)
 	endWatch()
 	return firstErr(err, <-ingesting)
 }
 
 // onDead writes dead/<id>.json for a job that just died.
-func onDead(c *cli.Context, h *home) func(context.Context, claim.Job) {
+func onDead(h *home, log *eventLog) func(context.Context, claim.Job) {
 	return func(ctx context.Context, j claim.Job) {
 		runs, err := h.store.Runs(ctx, j.ID)
 		if err == nil {
 			err = spool.WriteDead(h.dirs.Dead, j, runs)
 		}
 		if err != nil {
-			logf(c)("job %s is dead, but dead/%s.json: %v", j.ID, j.ID, err)
+			log.warnf("job %s is dead, but dead/%s.json: %v", j.ID, j.ID, err)
 		}
 	}
 }

@@ -23,7 +23,7 @@ func BenchmarkWorker(b *testing.B) {
 		}
 	}
 	w := newWorker(b, s)
-	w.Slots, w.Log = 4, nil
+	w.Slots, w.Events = 4, nil
 	b.ResetTimer()
 	if err := w.Run(context.Background(), context.Background()); err != nil {
 		b.Fatal(err)

@@ -26,6 +26,7 @@ type result struct {
 	// lost: the run was killed after its lease expired. A reaper recovers
 	// it as a lost run, not a failed attempt, so the slot records nothing.
 	lost bool
+	took time.Duration
 }
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"syscall"
 	"time"
 
@@ -59,11 +60,11 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		case err != nil:
 			w.logf("reaper: %v", err)
 		case next == claim.Dead:
-			w.logf("job %s: run %d lost with its worker; lost %d times, now dead", f.JobID, f.Attempt, claim.MaxLost)
+			w.emit(Event{Kind: EventDead, Job: f.JobID, Run: f.Attempt, Err: fmt.Sprintf("worker lost %d times", claim.MaxLost)})
 			w.dead(ctx, f.JobID)
 			w.lostDead(ctx, f)
 		default:
-			w.logf("job %s: run %d lost with its worker (pid %d on %s); pending again", f.JobID, f.Attempt, f.PID, f.Host)
+			w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
 		}
 	}
 	w.reapWorkers(ctx, now)

@@ -26,12 +26,12 @@ type Tail struct {
 	// wakes nobody, while the end of a run does (claim.Store.Changes).
 	Poll time.Duration
 	// Event is called when a run starts and when it ends; may be nil.
-	Event func(Event)
+	Event func(TailEvent)
 }
 
-// Event is a run that started (Ended false) or ended, with its job as it
-// was just after.
-type Event struct {
+// TailEvent is a run that started (Ended false) or ended, with its job as
+// it was just after. (A worker's own events are Event, run/event.go.)
+type TailEvent struct {
 	Job   claim.Job
 	Run   claim.Run
 	Ended bool
@@ -74,7 +74,7 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 				r := runs[done]
 				if logs.run == nil {
 					logs.open(r)
-					t.event(Event{Job: j, Run: r})
+					t.event(TailEvent{Job: j, Run: r})
 				}
 				if r.EndedAt.IsZero() && !finished(j.State) {
 					break
@@ -83,7 +83,7 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 					return claim.Job{}, err
 				}
 				logs.close()
-				t.event(Event{Job: j, Run: r, Ended: true})
+				t.event(TailEvent{Job: j, Run: r, Ended: true})
 			}
 			if finished(j.State) {
 				return j, nil
@@ -110,7 +110,7 @@ func (t *Tail) read(ctx context.Context, id string) (claim.Job, []claim.Run, err
 	return j, runs, err
 }
 
-func (t *Tail) event(e Event) {
+func (t *Tail) event(e TailEvent) {
 	if t.Event != nil {
 		t.Event(e)
 	}

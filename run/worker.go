@@ -34,7 +34,10 @@ type Worker struct {
 	Drain bool
 	// OnDead is called after a job dies (dead/ files); may be nil.
 	OnDead func(ctx context.Context, j claim.Job)
-	// Log receives diagnostics (stderr); may be nil.
+	// Events receives what the worker does (run/event.go), diagnostics
+	// included as EventWarning, from any of its goroutines; may be nil.
+	Events func(Event)
+	// Log receives diagnostics when Events is nil; may be nil.
 	Log func(format string, args ...any)
 
 	id, host string
@@ -64,6 +67,8 @@ func (w *Worker) Run(soft, hard context.Context) error {
 		return err
 	}
 	defer w.Store.RemoveWorker(ctx, w.id)
+	w.emit(Event{Kind: EventStart, Worker: w.id, Slots: w.Slots, Queues: w.Queues})
+	defer w.emit(Event{Kind: EventStop, Worker: w.id})
 
 	soft, stop := context.WithCancel(soft)
 	defer stop()
@@ -178,19 +183,22 @@ func (w *Worker) drained(ctx context.Context) bool {
 // job completed and soft still runs, the slot's next job is claimed in the
 // same transaction and returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (bool, *claimed) {
+	w.emit(Event{Kind: EventStarted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries})
+	began := time.Now()
 	res := w.execute(hard, j, r)
+	res.took = time.Since(began)
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		return false, nil
 	}
 	if res.err == "" && !res.interrupted && soft.Err() == nil {
-		if next, ok := w.completeAndClaim(hard, c, j, r); ok {
+		if next, ok := w.completeAndClaim(hard, c, j, r, res); ok {
 			return false, next
 		}
 	}
 	err := w.record(hard, j, r, res)
 	if errors.Is(err, claim.ErrLost) {
-		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
+		w.emit(Event{Kind: EventDropped, Job: j.ID, Run: r.Attempt})
 	} else if err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}
@@ -201,12 +209,15 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 // in one transaction: one write per job for a busy slot, where Complete and
 // then Claim would be two. ok is false when the store failed and nothing
 // was recorded; the caller then records the run on its own.
-func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (next *claimed, ok bool) {
+func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j claim.Job, r claim.Run, res result) (next *claimed, ok bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
 	nj, nr, lost, err := w.Store.CompleteAndClaim(ctx, r, c)
-	if lost {
-		w.logf("job %s: run %d was recovered by another worker while it ran; its result is dropped", j.ID, r.Attempt)
+	switch {
+	case lost:
+		w.emit(Event{Kind: EventDropped, Job: j.ID, Run: r.Attempt})
+	case err == nil || errors.Is(err, claim.ErrNoJob):
+		w.ended(j, r, res, claim.Completed)
 	}
 	if err != nil && !errors.Is(err, claim.ErrNoJob) {
 		return nil, false
@@ -249,10 +260,15 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	defer cancel()
 	switch {
 	case res.interrupted:
-		return w.Store.Release(ctx, r, res.err)
+		err := w.Store.Release(ctx, r, res.err)
+		if err == nil {
+			w.emit(Event{Kind: EventInterrupted, Job: j.ID, Run: r.Attempt})
+		}
+		return err
 	case res.err == "":
 		err := w.Store.Complete(ctx, r)
 		if err == nil {
+			w.ended(j, r, res, claim.Completed)
 			w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: res.exitCode},
 				w.hooksFor(j, claim.Completed, false))
 		}
@@ -262,12 +278,29 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	if err != nil {
 		return err
 	}
+	w.ended(j, r, res, next)
 	if next == claim.Dead {
 		w.dead(ctx, j.ID)
 	}
 	w.fireHooks(hard, hookEvent{job: j, run: r, state: next, exitCode: res.exitCode, err: res.err},
 		w.hooksFor(j, next, true))
 	return nil
+}
+
+// ended tells Events how a run ended, once its end is stored.
+func (w *Worker) ended(j claim.Job, r claim.Run, res result, next claim.State) {
+	e := Event{Kind: EventCompleted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries,
+		ExitCode: res.exitCode, Duration: res.took, Err: res.err}
+	switch next {
+	case claim.Failed:
+		e.Kind = EventFailed
+		// The store's run_after is set from its own clock; this is the same
+		// backoff from ours, for the log line.
+		e.RetryAt = time.Now().Add(claim.Backoff(j.BackoffBase, j.Attempts, w.Config.MaxBackoff))
+	case claim.Dead:
+		e.Kind = EventDead
+	}
+	w.emit(e)
 }
 
 // dead hands a job that just died to OnDead.
@@ -287,7 +320,7 @@ func (w *Worker) dead(ctx context.Context, id string) {
 func (w *Worker) sayStopping(soft, hard context.Context) {
 	<-soft.Done()
 	if n := w.running.Load(); n > 0 && hard.Err() == nil {
-		w.logf("stopping: letting %d running job(s) finish; signal again to stop them now", n)
+		w.emit(Event{Kind: EventStopping, Slots: int(n)})
 	}
 }
 
@@ -380,8 +413,12 @@ func (w *Worker) fail(err error, stop context.CancelFunc) {
 	stop()
 }
 
+// logf reports a diagnostic: an EventWarning, or a line to Log.
 func (w *Worker) logf(format string, args ...any) {
-	if w.Log != nil {
+	switch {
+	case w.Events != nil:
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf(format, args...)})
+	case w.Log != nil:
 		w.Log(format, args...)
 	}
 }

@@ -32,7 +32,7 @@ func newWorker(tb testing.TB, s *claim.Store) *Worker {
 	cfg.PollInterval = 50 * time.Millisecond
 	cfg.StopTimeout = time.Second
 	return &Worker{Store: s, Config: cfg, Slots: 2, LogDir: filepath.Join(tb.TempDir(), "logs"), Drain: true,
-		Log: func(format string, args ...any) { tb.Logf(format, args...) }}
+		Events: func(e Event) { tb.Log(e) }}
 }
 
 func enqueue(tb testing.TB, s *claim.Store, nj claim.NewJob) claim.Job {

@@ -219,19 +219,19 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 	switch r.Outcome {
 	case claim.Created:
 		t.Ingested++
-		s.logf("ingested %s as job %s", tk.name, r.Job.ID)
+		s.emit(Event{Kind: EventIngested, File: tk.name, Job: r.Job.ID})
 	case claim.Duplicate:
 		t.Duplicates++
 		s.logf("%s was ingested as job %s before an ingester stopped; removing the file", tk.name, r.Job.ID)
 	case claim.Redriven:
 		t.Redriven++
-		s.logf("%s re-drove dead job %s", tk.name, r.Job.ID)
+		s.emit(Event{Kind: EventRedriven, File: tk.name, Job: r.Job.ID})
 		if err := RemoveDead(s.Dirs.Dead, r.Job.ID); err != nil {
 			s.logf("%v", err)
 		}
 	case claim.Skipped:
 		t.Skipped++
-		s.logf("skipped %s: job %s with unique_key %q is still %s", tk.name, r.Job.ID, r.Job.UniqueKey, r.Job.State)
+		s.emit(Event{Kind: EventSkipped, File: tk.name, Job: r.Job.ID, Key: r.Job.UniqueKey, State: string(r.Job.State)})
 	default:
 		s.logf("%s: the store answered %q; leaving the file for the next pass", tk.name, r.Outcome)
 		return

@@ -59,7 +59,7 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 			}
 			return false, fmt.Errorf("reject %s: %w", name, err)
 		}
-		s.logf("rejected %s (see %s)", p.what, target+reasonExt)
+		s.emit(Event{Kind: EventRejected, File: name, Err: p.what, Path: target + reasonExt})
 		if werr != nil {
 			return true, fmt.Errorf("write reason for %s: %w", name, werr)
 		}

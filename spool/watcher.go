@@ -31,7 +31,11 @@ type Watcher struct {
 	// Settle is how long an incomplete file must stay unchanged before it
 	// is rejected (0: DefaultSettle).
 	Settle time.Duration
-	// Log receives diagnostics, one line per call; nil discards them.
+	// Events receives what the watcher does (spool/event.go), diagnostics
+	// included as EventWarning; may be nil.
+	Events func(Event)
+	// Log receives diagnostics when Events is nil, one line per call; nil
+	// discards them.
 	Log func(format string, args ...any)
 }
 
@@ -72,6 +76,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return err
 	}
 	defer s.own.close()
+	w.emit(Event{Kind: EventWatching, Path: w.Dirs.Spool})
 	rescan := time.NewTicker(w.rescan())
 	defer rescan.Stop()
 	settle := time.NewTimer(time.Hour)
@@ -234,8 +239,12 @@ func drain(fw *fsnotify.Watcher) (full bool) {
 	}
 }
 
+// logf reports a diagnostic: an EventWarning, or a line to Log.
 func (w *Watcher) logf(format string, args ...any) {
-	if w.Log != nil {
+	switch {
+	case w.Events != nil:
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf(format, args...)})
+	case w.Log != nil:
 		w.Log(format, args...)
 	}
 }

@@ -37,7 +37,7 @@ func newWatcher(t *testing.T) *Watcher {
 	t.Helper()
 	home := t.TempDir()
 	w := &Watcher{Dirs: DirsOf(home), Store: mustOpenStoreAt(t, filepath.Join(home, "queue.db")),
-		Rescan: time.Hour, Log: t.Logf}
+		Rescan: time.Hour, Events: func(e Event) { t.Log(e) }}
 	if err := w.Dirs.Make(); err != nil {
 		t.Fatal(err)
 	}
@@ -369,8 +369,8 @@ func TestWatcherRescansOnOverflow(t *testing.T) {
 	held, release := make(chan struct{}), make(chan struct{})
 	var mu sync.Mutex
 	var lines []string
-	w.Log = func(format string, args ...any) {
-		line := fmt.Sprintf(format, args...)
+	w.Events = func(e Event) {
+		line := e.String()
 		mu.Lock()
 		lines = append(lines, line)
 		mu.Unlock()

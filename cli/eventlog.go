@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+// logFlags are the flags of the commands that run for long and speak on
+// stderr: worker start and watch.
+func logFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only warnings and errors, not each event"},
+		&cli.StringFlag{Name: "log-format", Value: "text", Usage: "`FORMAT` of the lines on stderr: text, or json (one object a line)"},
+	}
+}
+
+// eventLog prints the events of a worker (run.Event) and of a spool watcher
+// (spool.Event) on stderr: one sentence a line ("queuectl: job x started
+// (attempt 1/3)"), or with --log-format json one JSON object a line for log
+// shippers. --quiet keeps only warnings. Events come from many goroutines
+// (slots, reaper, watcher); lines never interleave. New kinds of events need
+// nothing here: see run.Event and spool.Event.
+type eventLog struct {
+	mu    sync.Mutex
+	w     io.Writer
+	json  bool
+	quiet bool
+	// home, db and spool complete the start-up line.
+	home, db string
+	watched  bool
+}
+
+func newEventLog(c *cli.Context) (*eventLog, error) {
+	l := &eventLog{w: c.App.ErrWriter, quiet: c.Bool("quiet")}
+	switch f := c.String("log-format"); f {
+	case "text":
+	case "json":
+		l.json = true
+	default:
+		return nil, withHint(usagef("--log-format %q: write text or json", f), "queuectl "+c.Command.Name+" --log-format json")
+	}
+	return l, nil
+}
+
+// logLine is one event as a JSON object. Fields are only ever added.
+type logLine struct {
+	Time       time.Time  `json:"time"`
+	Level      string     `json:"level"`
+	Event      string     `json:"event"`
+	Msg        string     `json:"msg"`
+	Job        string     `json:"job,omitempty"`
+	Run        int        `json:"run,omitempty"`
+	Attempt    int        `json:"attempt,omitempty"`
+	MaxRetries int        `json:"max_retries,omitempty"`
+	ExitCode   *int       `json:"exit_code,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
+	RetryAt    *time.Time `json:"retry_at,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Worker     string     `json:"worker,omitempty"`
+	PID        int        `json:"pid,omitempty"`
+	Host       string     `json:"host,omitempty"`
+	Slots      int        `json:"slots,omitempty"`
+	Queues     []string   `json:"queues,omitempty"`
+	Home       string     `json:"home,omitempty"`
+	DB         string     `json:"db,omitempty"`
+	Spool      *bool      `json:"spool,omitempty"`
+	File       string     `json:"file,omitempty"`
+	UniqueKey  string     `json:"unique_key,omitempty"`
+	State      string     `json:"state,omitempty"`
+	Path       string     `json:"path,omitempty"`
+}
+
+// worker prints a worker's event.
+func (l *eventLog) worker(e run.Event) {
+	line := logLine{Time: e.Time, Level: e.Level(), Event: string(e.Kind), Msg: e.String(), Job: e.Job, Run: e.Run,
+		Attempt: e.Attempt, MaxRetries: e.MaxRetries, ExitCode: e.ExitCode, Error: e.Err, Worker: e.Worker,
+		PID: e.PID, Host: e.Host, Slots: e.Slots, Queues: e.Queues}
+	if e.Duration > 0 {
+		ms := e.Duration.Milliseconds()
+		line.DurationMS = &ms
+	}
+	if !e.RetryAt.IsZero() {
+		at := e.RetryAt.UTC()
+		line.RetryAt = &at
+	}
+	if e.Kind == run.EventStart {
+		watched := "spool watched"
+		if !l.watched {
+			watched = "spool not watched (--no-spool)"
+		}
+		line.Msg += fmt.Sprintf(", home %s, db %s, %s", l.home, l.db, watched)
+		line.Home, line.DB, line.Spool = l.home, l.db, &l.watched
+	}
+	l.print(line)
+}
+
+// spool prints a spool watcher's event.
+func (l *eventLog) spool(e spool.Event) {
+	l.print(logLine{Time: e.Time, Level: e.Level(), Event: string(e.Kind), Msg: e.String(), Job: e.Job,
+		Error: e.Err, File: e.File, UniqueKey: e.Key, State: e.State, Path: e.Path})
+}
+
+// say prints an event of the command itself (watch's stop line).
+func (l *eventLog) say(event, format string, args ...any) {
+	l.print(logLine{Time: time.Now(), Level: "info", Event: event, Msg: fmt.Sprintf(format, args...)})
+}
+
+// warnf prints a diagnostic of the command itself.
+func (l *eventLog) warnf(format string, args ...any) {
+	l.print(logLine{Time: time.Now(), Level: "warn", Event: "warning", Msg: fmt.Sprintf(format, args...)})
+}
+
+func (l *eventLog) print(line logLine) {
+	if l.quiet && line.Level == "info" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.json {
+		fmt.Fprintf(l.w, "queuectl: %s\n", line.Msg)
+		return
+	}
+	line.Time = line.Time.UTC()
+	enc := json.NewEncoder(l.w)
+	enc.SetEscapeHTML(false) // a command's > and & stay as they are
+	enc.Encode(line)
+}

@@ -1,0 +1,127 @@
+package run
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Event is one thing a worker did that the person or the log shipper
+// watching it should know: Worker.Events receives each as it happens, from
+// the goroutine where it happened. The CLI prints an event's String as a
+// line of text, or its fields as one JSON object (cli/eventlog.go).
+//
+// To add an event: add a Kind below, fill the fields that apply where it
+// happens (w.emit(Event{Kind: EventX, Job: …})), and give it a sentence in
+// String. Nothing else changes: the JSON form prints every field that is set,
+// and Level makes it a warning if its Kind is listed there.
+type Event struct {
+	Kind       EventKind
+	Time       time.Time // set by emit
+	Job        string
+	Run        int // the run's number, which names its log files
+	Attempt    int // runs that count toward MaxRetries, this one included
+	MaxRetries int
+	ExitCode   *int
+	Duration   time.Duration // how long the run took
+	RetryAt    time.Time     // failed: not claimed again before then
+	Err        string        // why the run failed, or what went wrong
+	Worker     string        // start, stop: this worker; lost: the worker that lost the run
+	PID        int           // lost: the lost worker's pid
+	Host       string        // lost: the lost worker's host
+	Slots      int           // start: jobs at a time; stopping: jobs still running
+	Queues     []string      // start: the queues served (none: every queue)
+}
+
+// EventKind names an event; it is the "event" field of a JSON log line.
+type EventKind string
+
+// Events of a worker, in the order a job meets them.
+const (
+	EventStart       EventKind = "start"       // registered: Worker, Slots, Queues
+	EventStarted     EventKind = "started"     // a run began: Job, Run, Attempt, MaxRetries
+	EventCompleted   EventKind = "completed"   // Job, Run, Attempt, Duration
+	EventFailed      EventKind = "failed"      // Job, Run, Attempt, MaxRetries, ExitCode, Err, Duration, RetryAt
+	EventDead        EventKind = "dead"        // the job is dead: Job, Run, Attempt, ExitCode, Err
+	EventInterrupted EventKind = "interrupted" // a hard stop put the job back to pending: Job, Run
+	EventLost        EventKind = "lost"        // a run lost with its worker was recovered: Job, Run, Worker, PID, Host
+	EventDropped     EventKind = "dropped"     // this worker's run had been recovered by another: result dropped
+	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs still running
+	EventStop        EventKind = "stop"        // Run is returning: Worker
+	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
+)
+
+// Level is "warn" for events that report trouble, "info" for the others.
+func (e Event) Level() string {
+	switch e.Kind {
+	case EventWarning, EventDropped:
+		return "warn"
+	}
+	return "info"
+}
+
+// String is the event as a sentence for a terminal or journald.
+func (e Event) String() string {
+	run := fmt.Sprintf("job %s", e.Job)
+	switch e.Kind {
+	case EventStart:
+		queues := "every queue"
+		if len(e.Queues) > 0 {
+			queues = "queues " + strings.Join(e.Queues, ", ")
+		}
+		return fmt.Sprintf("worker %s started: %d slot(s), %s", e.Worker, e.Slots, queues)
+	case EventStarted:
+		return fmt.Sprintf("%s started (attempt %d/%d)", run, e.Attempt, e.MaxRetries)
+	case EventCompleted:
+		return fmt.Sprintf("%s completed in %s", run, seconds(e.Duration))
+	case EventFailed:
+		return fmt.Sprintf("%s failed (%s) after %s, attempt %d/%d; retry in %s at %s", run, why(e), seconds(e.Duration),
+			e.Attempt, e.MaxRetries, seconds(time.Until(e.RetryAt).Round(time.Second)), e.RetryAt.Local().Format("15:04:05"))
+	case EventDead:
+		return fmt.Sprintf("%s is dead after %d attempt(s) (%s)", run, e.Attempt, why(e))
+	case EventInterrupted:
+		return fmt.Sprintf("%s stopped by the worker's shutdown; pending again", run)
+	case EventLost:
+		return fmt.Sprintf("%s: run %d lost with worker %s (pid %d on %s) recovered; pending again", run, e.Run, e.Worker, e.PID, e.Host)
+	case EventDropped:
+		return fmt.Sprintf("%s: run %d was recovered by another worker while it ran; its result is dropped", run, e.Run)
+	case EventStopping:
+		return fmt.Sprintf("stopping: letting %d running job(s) finish; signal again to stop them now", e.Slots)
+	case EventStop:
+		return fmt.Sprintf("worker %s stopped", e.Worker)
+	case EventWarning:
+		return e.Err
+	}
+	return fmt.Sprintf("%s %s", e.Kind, e.Job)
+}
+
+// why says how a run failed: its exit code, or the error that stopped it.
+func why(e Event) string {
+	if e.ExitCode != nil && (e.Err == "" || strings.HasPrefix(e.Err, "exit status")) {
+		return fmt.Sprintf("exit %d", *e.ExitCode)
+	}
+	if e.ExitCode != nil {
+		return fmt.Sprintf("%s, exit %d", e.Err, *e.ExitCode)
+	}
+	return e.Err
+}
+
+// seconds prints a duration the way people read one: 1.2s, 340ms, 4m0s.
+func seconds(d time.Duration) string {
+	switch {
+	case d >= time.Minute:
+		return d.Round(time.Second).String()
+	case d >= time.Second:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+// emit hands e to Events, stamped with the time.
+func (w *Worker) emit(e Event) {
+	if w.Events == nil {
+		return
+	}
+	e.Time = time.Now()
+	w.Events(e)
+}
