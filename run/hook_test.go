@@ -101,7 +101,7 @@ func TestHookFailureNeverChangesTheJob(t *testing.T) {
 	dir := t.TempDir()
 	w := newWorker(t, s)
 	var log logLines
-	w.Log = log.logf
+	w.Events = func(e Event) { log.logf("%s", e) }
 	w.Config.HookTimeout = time.Second
 	pidFile := filepath.Join(dir, "hook.pid")
 	w.Config.Hooks.OnSuccess = `echo "$$" > ` + pidFile + `; echo about to hang >&2; sleep 60`

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -25,10 +24,10 @@ func TestLeaseExpiredKillIsLostNotFailed(t *testing.T) {
 	w.Slots = 1
 	w.Config.HeartbeatInterval = time.Hour // no renewal during the test
 	w.Config.Lease = 2 * time.Hour
-	w.Log = func(format string, args ...any) {
+	w.Events = func(e Event) {
 		logMu.Lock()
 		defer logMu.Unlock()
-		log.WriteString(strings.TrimSpace(fmt.Sprintf(format, args...)) + "\n")
+		log.WriteString(strings.TrimSpace(e.String()) + "\n")
 	}
 	one := 1
 	enqueue(t, s, claim.NewJob{ID: "long", Command: "sleep 60", MaxRetries: &one})
