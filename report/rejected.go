@@ -15,7 +15,8 @@ type RejectedFile struct {
 	Fix    string    // how to fix it
 }
 
-type rejectedObject struct {
+// RejectedObject is the JSON shape of one rejected file.
+type RejectedObject struct {
 	Name       string `json:"name"`
 	Size       int64  `json:"size"`
 	RejectedAt string `json:"rejected_at"`
@@ -28,15 +29,20 @@ type rejectedObject struct {
 // fix}.
 func (p Printer) Rejected(files []RejectedFile) error {
 	if p.JSON {
-		out := make([]rejectedObject, len(files))
-		for i, f := range files {
-			out[i] = rejectedObject{Name: f.Name, Size: f.Size, RejectedAt: stamp(f.At), Reason: f.Reason, Fix: f.Fix}
-		}
-		return WriteJSON(p.Out, out)
+		return WriteJSON(p.Out, RejectedJSON(files))
 	}
 	rows := make([][]string, len(files))
 	for i, f := range files {
 		rows[i] = []string{oneLine(f.Name), strconv.FormatInt(f.Size, 10), p.age(f.At), orNone(clip(oneLine(f.Reason), 100))}
 	}
 	return writeTable(p.Out, []string{"NAME", "SIZE", "REJECTED", "REASON"}, rows)
+}
+
+// RejectedJSON is the JSON shape of `rejected list`; never nil.
+func RejectedJSON(files []RejectedFile) []RejectedObject {
+	out := make([]RejectedObject, len(files))
+	for i, f := range files {
+		out[i] = RejectedObject{Name: f.Name, Size: f.Size, RejectedAt: stamp(f.At), Reason: f.Reason, Fix: f.Fix}
+	}
+	return out
 }

@@ -277,3 +277,40 @@ func TestLogsOnlyFromTheHome(t *testing.T) {
 		}
 	}
 }
+
+// TestRejectedFiles: the list is `rejected list --json`; retry moves a file
+// back into the spool, and the errors are the CLI's.
+func TestRejectedFiles(t *testing.T) {
+	h := newHome(t)
+	rejected := filepath.Join(h.dir, "rejected")
+	os.WriteFile(filepath.Join(rejected, "broken.json"), []byte(`{"command": `), 0o600)
+	os.WriteFile(filepath.Join(rejected, "broken.json.reason"), []byte("broken.json: unexpected end of JSON <b>input</b>\nfix: finish the object\n"), 0o600)
+	ts := h.serve(t, serve.Options{})
+	_, body := get(t, ts.URL+"/api/v1/rejected")
+	if want, _ := h.cli(t, "rejected", "list", "--json"); body != want {
+		t.Errorf("GET /api/v1/rejected =\n%s\nrejected list --json =\n%s", body, want)
+	}
+	_, page := get(t, ts.URL+"/rejected", "Accept", "text/html")
+	if !strings.Contains(page, "&lt;b&gt;input&lt;/b&gt;") || !strings.Contains(page, "fix: finish the object") {
+		t.Errorf("the rejected page does not show the reason as text:\n%s", page)
+	}
+	csrf := csrfToken(t, ts.URL)
+	post := func(path string) (int, string) {
+		req, _ := http.NewRequest("POST", ts.URL+path, nil)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, body := do(t, req)
+		return resp.StatusCode, body
+	}
+	if code, body := post("/api/v1/rejected/broken.json/retry"); code != http.StatusNoContent {
+		t.Fatalf("retry = %d %s, want 204", code, body)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "spool", "broken.json")); err != nil {
+		t.Errorf("after retry: %v", err)
+	}
+	if code, _ := post("/api/v1/rejected/broken.json/retry"); code != http.StatusNotFound {
+		t.Errorf("second retry = %d, want 404", code)
+	}
+	if _, code := h.cli(t, "rejected", "retry", "broken.json"); code != 3 {
+		t.Errorf("rejected retry of a file that is gone: exit %d, want 3", code)
+	}
+}

@@ -238,7 +238,3 @@ func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
 	}
 	s.render(w, r, http.StatusOK, "dlq", v)
 }
-
-func (s *Server) rejectedPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "rejected", nil)
-}

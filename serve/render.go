@@ -71,8 +71,9 @@ var funcs = template.FuncMap{
 		}
 		return fmt.Sprint(*code)
 	},
-	"states": func() []claim.State { return claim.States },
-	"list":   func(s ...string) []string { return s },
+	"states":      func() []claim.State { return claim.States },
+	"list":        func(s ...string) []string { return s },
+	"rejectedURL": rejectedURL,
 }
 
 // frame is what every page gets: the navigation's numbers, the CSRF token

@@ -111,6 +111,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /dlq", s.dlqPage)
 	m.HandleFunc("GET /rejected", s.rejectedPage)
 	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
+	m.HandleFunc("POST /rejected/{name}/{action}", s.rejectedAction)
 
 	m.HandleFunc("GET /api/v1/status", s.apiStatus)
 	m.HandleFunc("GET /api/v1/jobs", s.apiJobs)
@@ -120,6 +121,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/workers", s.apiWorkers)
 	m.HandleFunc("GET /api/v1/queues", s.apiQueues)
 	m.HandleFunc("GET /api/v1/dlq", s.apiDLQ)
+	m.HandleFunc("GET /api/v1/rejected", s.apiRejected)
+	m.HandleFunc("POST /api/v1/rejected/{name}/{action}", s.apiRejectedAction)
 	m.HandleFunc("GET /api/v1/csrf", s.apiCSRF)
 	m.HandleFunc("POST /api/v1/jobs/{id}/{action}", s.apiJobAction)
 	m.HandleFunc("/api/", s.apiNotFound)
