@@ -52,7 +52,7 @@ func newApp(hard context.Context) *cli.App {
 		Commands: []*cli.Command{
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
-			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(),
+			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

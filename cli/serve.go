@@ -1,0 +1,112 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/serve"
+	"github.com/urfave/cli/v2"
+)
+
+func serveCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "serve",
+		Usage: "serve the dashboard, the JSON API (/api/v1/…) and Prometheus metrics (/metrics)",
+		Description: `Serves this home over HTTP until interrupted. It binds 127.0.0.1 by default;
+any other address needs --token-file, whose contents every request must carry
+(Authorization: Bearer TOKEN, or the dashboard's sign-in form).
+
+Example: queuectl serve --addr 127.0.0.1:8377 --read-only`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "addr", Value: "127.0.0.1:8377", Usage: "listen on `HOST:PORT`"},
+			&cli.BoolFlag{Name: "read-only", Usage: "offer no actions (no cancel, retry, purge…)"},
+			&cli.StringFlag{Name: "token-file", Usage: "require the token in `FILE` (mode 0600) on every request"},
+		},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			addr := c.String("addr")
+			token, err := readToken(c.String("token-file"))
+			if err != nil {
+				return err
+			}
+			if token == "" && !loopbackAddr(addr) {
+				return withHint(usagef("--addr %s is reachable from other machines, and no --token-file guards it", addr),
+					"serve on 127.0.0.1, or: umask 077; head -c 32 /dev/urandom | base64 > ~/.queuectl-token; queuectl serve --addr "+addr+" --token-file ~/.queuectl-token")
+			}
+			s, err := serve.New(serve.Options{Store: h.store, Home: h.dir, ReadOnly: c.Bool("read-only"), Token: token, Lease: h.config.Lease})
+			if err != nil {
+				return err
+			}
+			ln, err := net.Listen("tcp", addr)
+			if err != nil {
+				return withHint(err, "pick another port: queuectl serve --addr 127.0.0.1:8378")
+			}
+			logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, ln.Addr())
+			return runServer(c.Context, s, ln)
+		}),
+	}
+}
+
+// runServer serves until ctx ends, then shuts down: open event streams
+// end at once, other requests get five seconds to finish.
+func runServer(ctx context.Context, s *serve.Server, ln net.Listener) error {
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv.RegisterOnShutdown(s.Close)
+	stopped := make(chan error, 1)
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		stopped <- srv.Shutdown(shut)
+	}()
+	if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return <-stopped
+}
+
+// loopbackAddr reports whether addr listens on this machine's loopback
+// interface only.
+func loopbackAddr(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// readToken reads the token file: its one line, which must not be empty,
+// from a file no one else can read.
+func readToken(path string) (string, error) {
+	if path == "" {
+		return "", nil
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", withHint(fmt.Errorf("token file: %w", err), "create it: umask 077; head -c 32 /dev/urandom | base64 > "+path)
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		return "", withHint(usagef("token file %s is readable by others (mode %#o)", path, fi.Mode().Perm()), "chmod 600 "+path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("token file: %w", err)
+	}
+	token := strings.TrimSpace(string(b))
+	if token == "" || strings.ContainsAny(token, "\r\n") {
+		return "", withHint(usagef("token file %s must hold one non-empty line", path), "head -c 32 /dev/urandom | base64 > "+path)
+	}
+	return token, nil
+}
