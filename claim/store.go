@@ -27,12 +27,15 @@ var migration2 string
 //go:embed migration3.sql
 var migration3 string
 
+//go:embed migration5.sql
+var migration5 string
+
 //go:embed migration4.sql
 var migration4 string
 
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5}
 
 // Store is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.

@@ -1,0 +1,124 @@
+package claim
+
+import (
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Cron is a parsed cron expression with the time zone its fields are read
+// in: 5 fields (minute hour day-of-month month day-of-week) or a name such
+// as @daily, @hourly or "@every 10m", as crontab(5) and robfig/cron write them.
+type Cron struct {
+	Expr string
+	TZ   string // IANA name; "" is the local time zone of the worker
+	loc  *time.Location
+	s    cron.Schedule
+}
+
+// ParseCron reads expr in the time zone tz ("" for local time). Errors wrap
+// ErrInvalid.
+func ParseCron(expr, tz string) (Cron, error) {
+	expr = strings.TrimSpace(expr)
+	if strings.HasPrefix(expr, "TZ=") || strings.HasPrefix(expr, "CRON_TZ=") {
+		return Cron{}, invalidf("cron %q: give the time zone with --tz (\"tz\" in a schedule file), not in the expression", expr)
+	}
+	loc := time.Local
+	if tz != "" {
+		l, err := time.LoadLocation(tz)
+		if err != nil {
+			return Cron{}, invalidf("time zone %q is unknown: give an IANA name such as Europe/Berlin or UTC", tz)
+		}
+		loc = l
+	}
+	s, err := cron.ParseStandard(expr)
+	if err != nil {
+		return Cron{}, invalidf("cron %q: %v; write 5 fields (minute hour day month weekday) such as \"0 3 * * *\", or @hourly, @daily, @weekly, @every 10m", expr, err)
+	}
+	if spec, ok := s.(*cron.SpecSchedule); ok {
+		spec.Location = loc
+	}
+	return Cron{Expr: expr, TZ: tz, loc: loc, s: s}, nil
+}
+
+// Next returns the first due time after t.
+//
+// Daylight saving time is handled as Vixie cron (and so Debian's and
+// cronie's) handles it. A job whose minute and hour fields are both fixed
+// ("30 2 * * *", @daily) runs once a day in wall-clock terms: a time skipped
+// when the clocks spring forward runs at the instant of the change, and a
+// time repeated when they fall back runs only the first time. A job with a
+// wildcard minute or hour ("*/15 * * * *", "0 * * * *", @hourly) follows
+// real time: nothing is made up for the skipped hour, and the repeated hour
+// runs again.
+func (c Cron) Next(t time.Time) time.Time {
+	spec, fixed := c.s.(*cron.SpecSchedule)
+	if !fixed {
+		return c.s.Next(t) // @every: a constant delay
+	}
+	const star = 1 << 63
+	fixed = spec.Minute&star == 0 && spec.Hour&star == 0
+	for n := spec.Next(t); !n.IsZero(); n = spec.Next(n) {
+		if !fixed {
+			return n
+		}
+		if gap, ok := c.gapMatch(spec, t, n); ok {
+			return gap
+		}
+		if !c.repeated(n) {
+			return n
+		}
+	}
+	return time.Time{}
+}
+
+// gapMatch finds a spring-forward change between after and n whose skipped
+// wall-clock minutes the schedule matches, and returns the change's instant.
+func (c Cron) gapMatch(spec *cron.SpecSchedule, after, n time.Time) (time.Time, bool) {
+	_, offAfter := after.In(c.loc).Zone()
+	_, offN := n.In(c.loc).Zone()
+	if offN <= offAfter {
+		return time.Time{}, false
+	}
+	// The change is the first instant with the later offset.
+	lo, hi := after, n
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2)
+		if _, off := mid.In(c.loc).Zone(); off == offN {
+			hi = mid
+		} else {
+			lo = mid
+		}
+	}
+	change := hi.Truncate(time.Second)
+	if !change.After(after) {
+		return time.Time{}, false
+	}
+	// The skipped wall times run from the change's wall clock under the old
+	// offset, for the offsets' difference. Read them in a zone without DST.
+	before := time.FixedZone("", offAfter)
+	wall := change.In(before)
+	fixedSpec := *spec
+	fixedSpec.Location = before
+	for m := time.Duration(0); m < time.Duration(offN-offAfter)*time.Second; m += time.Minute {
+		w := wall.Add(m)
+		if fixedSpec.Next(w.Add(-time.Second)).Equal(w) {
+			return change, true
+		}
+	}
+	return time.Time{}, false
+}
+
+// repeated reports whether n's wall clock already happened earlier, under
+// an offset the clocks fell back from.
+func (c Cron) repeated(n time.Time) bool {
+	_, offN := n.In(c.loc).Zone()
+	_, offEarlier := n.Add(-3 * time.Hour).In(c.loc).Zone()
+	if offEarlier <= offN {
+		return false
+	}
+	u := n.Add(-time.Duration(offEarlier-offN) * time.Second)
+	_, offU := u.In(c.loc).Zone()
+	return offU == offEarlier
+}

@@ -1,0 +1,368 @@
+package claim
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"time"
+)
+
+// Schedule is a recurring job: at each due time of its cron expression a
+// worker enqueues one job made from its spec, with unique_key
+// "schedule:NAME", so a run still pending, running or retrying makes the
+// next due time a skip, not a second run.
+type Schedule struct {
+	Name    string
+	Cron    string
+	TZ      string // "" is the worker's local time zone
+	Spec    string // the job spec (JSON) each run is made from
+	Paused  bool
+	File    bool // defined by schedules/NAME.json, not by `schedule add`
+	NextDue time.Time
+	// LastJob is the id of the job the last due time made (or found
+	// holding the key), with its state now; empty when none.
+	LastJob   string
+	LastState State
+	LastDue   time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// NewSchedule is a schedule as asked for.
+type NewSchedule struct {
+	Name string
+	Cron string
+	TZ   string
+	Job  NewJob // the template: no id, unique_key, run_at or delay
+	File bool
+}
+
+// ScheduleKey is the unique_key of the jobs schedule name makes.
+func ScheduleKey(name string) string { return "schedule:" + name }
+
+// Validate checks a schedule the way ParseSchedule does.
+func (ns *NewSchedule) Validate() error {
+	if !ValidID(ns.Name) || len(ns.Name) > 64 {
+		return invalidf("schedule name %q is not valid: use 1 to 64 letters, digits, '.', '_' or '-', starting with a letter or digit", ns.Name)
+	}
+	if _, err := ParseCron(ns.Cron, ns.TZ); err != nil {
+		return err
+	}
+	nj := ns.Job
+	switch {
+	case nj.ID != "":
+		return invalidf("a schedule's job has no id: each run gets its own")
+	case nj.UniqueKey != "":
+		return invalidf("a schedule's job has no unique_key: each run has %q", ScheduleKey(ns.Name))
+	case !nj.RunAt.IsZero() || nj.Delay != 0:
+		return invalidf("a schedule's job has no run_at or delay: the cron expression says when it runs")
+	case nj.Redrive:
+		return invalidf(`a schedule's job has no "dead" object`)
+	}
+	return nj.Validate()
+}
+
+// scheduleFile is a schedules/NAME.json file: a job spec plus cron and tz.
+type scheduleFile struct {
+	Cron *string `json:"cron"`
+	TZ   *string `json:"tz"`
+}
+
+// ParseScheduleFile decodes schedules/<name>.json: a job spec with "cron"
+// (required) and "tz". It does no I/O. Errors wrap ErrInvalid.
+func ParseScheduleFile(name string, data []byte) (NewSchedule, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var fields map[string]json.RawMessage
+	if err := dec.Decode(&fields); err != nil {
+		return NewSchedule{}, specError(err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return NewSchedule{}, invalidf("schedule file has data after its closing brace; give exactly one JSON object")
+	}
+	var sf scheduleFile
+	for key, dst := range map[string]**string{"cron": &sf.Cron, "tz": &sf.TZ} {
+		if raw, ok := fields[key]; ok {
+			var v string
+			if err := json.Unmarshal(raw, &v); err != nil {
+				return NewSchedule{}, invalidf("field %q must be a JSON string", key)
+			}
+			*dst = &v
+			delete(fields, key)
+		}
+	}
+	if sf.Cron == nil {
+		return NewSchedule{}, invalidf(`missing "cron": give when it runs, e.g. {"cron": "0 3 * * *", "command": "make backup"}`)
+	}
+	rest, _ := json.Marshal(fields)
+	// ParseSpec refuses duplicate keys and unknown fields of the job.
+	if err := checkDuplicateKeys(data); err != nil {
+		return NewSchedule{}, err
+	}
+	nj, err := ParseSpec(rest)
+	if err != nil {
+		return NewSchedule{}, err
+	}
+	ns := NewSchedule{Name: name, Cron: *sf.Cron, Job: nj, File: true}
+	if sf.TZ != nil {
+		ns.TZ = *sf.TZ
+	}
+	return ns, ns.Validate()
+}
+
+// checkDuplicateKeys refuses an object that names a key twice.
+func checkDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		key, _ := t.(string)
+		if seen[key] {
+			return invalidf("key %q appears twice; give each field once", key)
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// SpecJSON writes nj as a job spec that ParseSpec reads back to nj (for the
+// fields a schedule's template may have).
+func (nj NewJob) SpecJSON() string {
+	m := map[string]any{"command": nj.Command}
+	if nj.MaxRetries != nil {
+		m["max_retries"] = *nj.MaxRetries
+	}
+	if nj.BackoffBase != nil {
+		m["backoff_base"] = *nj.BackoffBase
+	}
+	if nj.Priority != 0 {
+		m["priority"] = nj.Priority
+	}
+	if nj.Queue != "" {
+		m["queue"] = nj.Queue
+	}
+	if nj.Timeout != nil {
+		m["timeout"] = nj.Timeout.String()
+	}
+	if len(nj.Env) > 0 {
+		m["env"] = nj.Env
+	}
+	if nj.Cwd != "" {
+		m["cwd"] = nj.Cwd
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
+}
+
+// scheduledJob is the job schedule sc makes for its due time due.
+func scheduledJob(sc Schedule, due time.Time) (NewJob, error) {
+	nj, err := ParseSpec([]byte(sc.Spec))
+	if err != nil {
+		return NewJob{}, fmt.Errorf("schedule %s: stored spec: %w", sc.Name, err)
+	}
+	var b [2]byte
+	rand.Read(b[:])
+	nj.ID = sc.Name + "-" + due.UTC().Format("20060102-1504") + "-" + hex.EncodeToString(b[:])
+	nj.UniqueKey = ScheduleKey(sc.Name)
+	return nj, nil
+}
+
+// Fired is what one due time of a schedule became.
+type Fired struct {
+	Schedule string
+	Due      time.Time
+	Job      Job     // the job made, or the one holding the key
+	Outcome  Outcome // Created, or Skipped when the last run still holds the key
+	Err      error   // the spec made no job (ErrInvalid): the due time passed without one
+}
+
+// dueAfter is the next due time of cron expression expr in tz after t.
+func dueAfter(expr, tz string, t time.Time) (time.Time, error) {
+	c, err := ParseCron(expr, tz)
+	if err != nil {
+		return time.Time{}, err
+	}
+	return c.Next(t), nil
+}
+
+// AddSchedule stores a new schedule, due first at its next time after now.
+// Errors: ErrInvalid, ErrConflict (the name exists).
+func (s *Store) AddSchedule(ctx context.Context, ns NewSchedule) (Schedule, error) {
+	if err := ns.Validate(); err != nil {
+		return Schedule{}, err
+	}
+	now := s.Now()
+	next, _ := dueAfter(ns.Cron, ns.TZ, now)
+	sc := Schedule{Name: ns.Name, Cron: ns.Cron, TZ: ns.TZ, Spec: ns.Job.SpecJSON(), File: ns.File,
+		NextDue: next, CreatedAt: now, UpdatedAt: now}
+	if err := s.insertSchedule(ctx, sc); err != nil {
+		return Schedule{}, err
+	}
+	return sc, nil
+}
+
+// RemoveSchedule deletes a schedule (its jobs stay). A schedule defined by
+// a file is removed by removing the file: ErrConflict says so.
+func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
+	sc, err := s.schedule(ctx, name)
+	if err != nil {
+		return err
+	}
+	if sc.File {
+		return fmt.Errorf("%w: schedule %s is defined by schedules/%s.json; remove that file instead", ErrConflict, name, name)
+	}
+	return s.deleteSchedule(ctx, name)
+}
+
+// PauseSchedule stops (paused) or restarts a schedule. A paused schedule
+// makes no jobs; resumed, it is next due at its first time after now (what
+// fell due while it was paused does not run).
+func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (Schedule, error) {
+	sc, err := s.schedule(ctx, name)
+	if err != nil {
+		return Schedule{}, err
+	}
+	now := s.Now()
+	next := sc.NextDue
+	if !paused && sc.Paused {
+		next, _ = dueAfter(sc.Cron, sc.TZ, now)
+	}
+	if err := s.setSchedulePaused(ctx, name, paused, next, now); err != nil {
+		return Schedule{}, err
+	}
+	sc.Paused, sc.NextDue, sc.UpdatedAt = paused, next, now
+	return sc, nil
+}
+
+// SyncFileSchedules makes the schedules defined by files exactly defs: new
+// ones are added, changed ones updated (a changed cron or tz is due again
+// from now; otherwise the next due time stands), and file schedules without
+// a file any more are removed. A def whose name a `schedule add` schedule
+// holds is refused: its error is in the returned map, by name.
+func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule) (map[string]error, error) {
+	have, err := s.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]Schedule{}
+	for _, sc := range have {
+		byName[sc.Name] = sc
+	}
+	refused := map[string]error{}
+	keep := map[string]bool{}
+	now := s.Now()
+	for _, ns := range defs {
+		if err := ns.Validate(); err != nil {
+			refused[ns.Name] = err
+			continue
+		}
+		old, exists := byName[ns.Name]
+		if exists && !old.File {
+			refused[ns.Name] = fmt.Errorf("%w: a schedule named %s was added with `schedule add`; rename the file or `queuectl schedule rm %s`", ErrConflict, ns.Name, ns.Name)
+			continue
+		}
+		keep[ns.Name] = true
+		spec := ns.Job.SpecJSON()
+		if exists && old.Cron == ns.Cron && old.TZ == ns.TZ && old.Spec == spec {
+			continue
+		}
+		next, _ := dueAfter(ns.Cron, ns.TZ, now)
+		sc := Schedule{Name: ns.Name, Cron: ns.Cron, TZ: ns.TZ, Spec: spec, File: true, NextDue: next,
+			CreatedAt: now, UpdatedAt: now}
+		if exists {
+			if old.Cron == ns.Cron && old.TZ == ns.TZ {
+				sc.NextDue = old.NextDue
+			}
+			sc.Paused, sc.CreatedAt = old.Paused, old.CreatedAt
+		}
+		if err := s.putFileSchedule(ctx, sc); err != nil {
+			return refused, err
+		}
+	}
+	for _, sc := range have {
+		if sc.File && !keep[sc.Name] && refused[sc.Name] == nil {
+			if err := s.deleteSchedule(ctx, sc.Name); err != nil {
+				return refused, err
+			}
+		}
+	}
+	return refused, nil
+}
+
+// FireDue makes one job for each schedule that is due at s.Now(), and
+// returns what each became and the earliest next due time (zero when no
+// schedule is active). However many due times passed since the schedule
+// last fired (no worker ran), it fires once, and is next due at its first
+// time after now. Each fire is one transaction that moves the schedule's
+// next due time only if it still holds the value read, so of any number of
+// workers in any number of processes exactly one makes the job.
+func (s *Store) FireDue(ctx context.Context) ([]Fired, time.Time, error) {
+	now := s.Now()
+	all, err := s.Schedules(ctx)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	var fired []Fired
+	var earliest time.Time
+	for _, sc := range all {
+		if sc.Paused {
+			continue
+		}
+		next := sc.NextDue
+		if !next.After(now) {
+			f, ok, err := s.fire(ctx, sc, now)
+			if err != nil {
+				return fired, earliest, err
+			}
+			if ok {
+				fired = append(fired, f)
+			}
+			if next, err = dueAfter(sc.Cron, sc.TZ, now); err != nil {
+				continue
+			}
+		}
+		if earliest.IsZero() || next.Before(earliest) {
+			earliest = next
+		}
+	}
+	return fired, earliest, nil
+}
+
+// fire makes sc's job for its due time, unless another worker did.
+func (s *Store) fire(ctx context.Context, sc Schedule, now time.Time) (Fired, bool, error) {
+	next, err := dueAfter(sc.Cron, sc.TZ, now)
+	if err != nil {
+		return Fired{}, false, fmt.Errorf("schedule %s: %w", sc.Name, err)
+	}
+	nj, err := scheduledJob(sc, sc.NextDue)
+	if err != nil {
+		return Fired{}, false, err
+	}
+	r, ok, err := s.fireSchedule(ctx, fireParams{Name: sc.Name, Due: sc.NextDue, Next: next, Job: nj, Now: now})
+	if err != nil || !ok {
+		return Fired{}, false, err
+	}
+	return Fired{Schedule: sc.Name, Due: sc.NextDue, Job: r.Job, Outcome: r.Outcome, Err: r.Err}, true, nil
+}
+
+// fireParams is one due time of a schedule becoming a job.
+type fireParams struct {
+	Name string
+	Due  time.Time // the next due time read; the fire happens only if it still is
+	Next time.Time // the next due time after this fire
+	Job  NewJob
+	Now  time.Time
+}
