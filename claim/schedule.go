@@ -251,8 +251,9 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (Sc
 // ones are added, changed ones updated (a changed cron or tz is due again
 // from now; otherwise the next due time stands), and file schedules without
 // a file any more are removed. A def whose name a `schedule add` schedule
-// holds is refused: its error is in the returned map, by name.
-func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule) (map[string]error, error) {
+// holds is refused: its error is in the returned map, by name. Schedules
+// named in waiting (their files are being written) are left as they are.
+func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule, waiting []string) (map[string]error, error) {
 	have, err := s.Schedules(ctx)
 	if err != nil {
 		return nil, err
@@ -263,6 +264,9 @@ func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule) (map[
 	}
 	refused := map[string]error{}
 	keep := map[string]bool{}
+	for _, name := range waiting {
+		keep[name] = true
+	}
 	now := s.Now()
 	for _, ns := range defs {
 		if err := ns.Validate(); err != nil {

@@ -169,7 +169,7 @@ func TestSyncFileSchedules(t *testing.T) {
 	def := func(name, cron, command string) claim.NewSchedule {
 		return claim.NewSchedule{Name: name, Cron: cron, TZ: "UTC", Job: claim.NewJob{Command: command}, File: true}
 	}
-	refused, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "true"), def("by-hand", "@hourly", "x")})
+	refused, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "true"), def("by-hand", "@hourly", "x")}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestSyncFileSchedules(t *testing.T) {
 	}
 	clk.Advance(30 * time.Minute)
 	// A changed command keeps the due time; a changed cron is due from now.
-	if _, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "echo changed")}); err != nil {
+	if _, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "echo changed")}, nil); err != nil {
 		t.Fatal(err)
 	}
 	list, _ := s.Schedules(ctx)
@@ -188,7 +188,13 @@ func TestSyncFileSchedules(t *testing.T) {
 	if err := s.RemoveSchedule(ctx, "a"); !errors.Is(err, claim.ErrConflict) {
 		t.Errorf("RemoveSchedule of a file's schedule = %v, want ErrConflict", err)
 	}
-	if _, err := s.SyncFileSchedules(ctx, nil); err != nil {
+	if _, err := s.SyncFileSchedules(ctx, nil, []string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ = s.Schedules(ctx); len(list) != 2 {
+		t.Errorf("a file being written lost its schedule: %+v", list)
+	}
+	if _, err := s.SyncFileSchedules(ctx, nil, nil); err != nil {
 		t.Fatal(err)
 	}
 	list, _ = s.Schedules(ctx)

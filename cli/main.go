@@ -53,6 +53,7 @@ func newApp(hard context.Context) *cli.App {
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
+			scheduleCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

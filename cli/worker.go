@@ -79,11 +79,16 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		}
 		go func() { ingesting <- newWatcher(h, log).Run(watching) }()
 	}
+	// Schedule files are read by every worker, --no-spool or not: they
+	// define schedules, they are not jobs to ingest.
+	scheduling := make(chan error, 1)
+	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c)}
+	go func() { scheduling <- sd.Run(watching) }()
 	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
 		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: log.worker}
 	err = w.Run(soft, hard)
 	endWatch()
-	return firstErr(err, <-ingesting)
+	return firstErr(err, <-ingesting, <-scheduling)
 }
 
 // onDead writes dead/<id>.json for a job that just died.

@@ -83,6 +83,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	go func() { defer bg.Done(); w.dispatch(soft, stop, changes) }()
 	go func() { defer bg.Done(); w.heartbeat(soft, stop) }()
 	go func() { defer bg.Done(); w.reap(soft) }()
+	go func() { defer bg.Done(); w.schedule(soft, stop) }()
 
 	var slots sync.WaitGroup
 	var interrupted sync.Once

@@ -17,21 +17,27 @@ type Dirs struct {
 	Spool    string // where users drop job files
 	Rejected string // files that cannot become jobs, each beside a .reason
 	Dead     string // one <id>.json per dead job
+	// Schedules holds schedules/NAME.json, the schedules defined by files.
+	Schedules string
 }
 
 // DirsOf returns the directories of the home directory home.
 func DirsOf(home string) Dirs {
 	return Dirs{
-		Spool:    filepath.Join(home, "spool"),
-		Rejected: filepath.Join(home, "rejected"),
-		Dead:     filepath.Join(home, "dead"),
+		Spool:     filepath.Join(home, "spool"),
+		Rejected:  filepath.Join(home, "rejected"),
+		Dead:      filepath.Join(home, "dead"),
+		Schedules: filepath.Join(home, "schedules"),
 	}
 }
 
 // Make creates the directories (and the home) with mode 0700. Existing
 // directories keep their mode: CheckSpool judges them.
 func (d Dirs) Make() error {
-	for _, dir := range []string{d.Spool, d.Rejected, d.Dead} {
+	for _, dir := range []string{d.Spool, d.Rejected, d.Dead, d.Schedules} {
+		if dir == "" {
+			continue
+		}
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return fmt.Errorf("create directory: %w", err)
 		}

@@ -1,0 +1,90 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+type scheduleObject struct {
+	Name      string `json:"name"`
+	Cron      string `json:"cron"`
+	TZ        string `json:"tz,omitempty"`
+	Paused    bool   `json:"paused"`
+	Source    string `json:"source"`
+	NextDue   string `json:"next_due,omitempty"`
+	LastDue   string `json:"last_due,omitempty"`
+	LastJob   string `json:"last_job,omitempty"`
+	LastState string `json:"last_state,omitempty"`
+	Job       any    `json:"job"`
+}
+
+// Schedules renders `schedule list`: a table of name, next due time, cron,
+// last job and its state, command; or one JSON array (`[]` when empty) of
+// {name, cron, tz, paused, source ("file" or "cli"), next_due (absent
+// while paused), last_due, last_job, last_state, job (the spec each run is
+// made from)}.
+func (p Printer) Schedules(list []claim.Schedule) error {
+	if p.JSON {
+		out := make([]scheduleObject, len(list))
+		for i, sc := range list {
+			o := scheduleObject{Name: sc.Name, Cron: sc.Cron, TZ: sc.TZ, Paused: sc.Paused, Source: "cli",
+				LastJob: sc.LastJob, LastState: string(sc.LastState), Job: json.RawMessage(sc.Spec)}
+			if sc.File {
+				o.Source = "file"
+			}
+			if !sc.Paused {
+				o.NextDue = stamp(sc.NextDue)
+			}
+			if !sc.LastDue.IsZero() {
+				o.LastDue = stamp(sc.LastDue)
+			}
+			out[i] = o
+		}
+		return WriteJSON(p.Out, out)
+	}
+	rows := make([][]string, len(list))
+	for i, sc := range list {
+		next := "paused"
+		if !sc.Paused {
+			next = p.until(sc.NextDue)
+		}
+		last := none
+		if sc.LastJob != "" {
+			last = sc.LastJob
+		}
+		state := none
+		if sc.LastState != "" {
+			state = p.state(string(sc.LastState))
+		}
+		cron := sc.Cron
+		if sc.TZ != "" {
+			cron += " (" + sc.TZ + ")"
+		}
+		command := none
+		if nj, err := claim.ParseSpec([]byte(sc.Spec)); err == nil {
+			command = clip(oneLine(nj.Command), 60)
+		}
+		rows[i] = []string{sc.Name, next, cron, last, state, command}
+	}
+	return writeTable(p.Out, []string{"NAME", "NEXT", "CRON", "LAST JOB", "STATE", "COMMAND"}, rows)
+}
+
+// until says when t comes: "in 5m (16:05)".
+func (p Printer) until(t time.Time) string {
+	d := t.Sub(p.now()).Round(time.Second)
+	at := t.Local().Format("2006-01-02 15:04")
+	if d <= 0 {
+		return "due (" + at + ")"
+	}
+	return "in " + shortDuration(d) + " (" + at + ")"
+}
+
+func shortDuration(d time.Duration) string {
+	if d < time.Minute {
+		return d.String()
+	}
+	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
+}

@@ -1,0 +1,183 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// ScheduleDir keeps the store's file schedules equal to the files in a
+// home's schedules/ directory: schedules/NAME.json (a job spec plus "cron"
+// and "tz") defines schedule NAME; editing the file changes it, removing
+// the file removes it. Unlike spool/, the files stay where they are. The
+// directory's safety rules are the spool's (CheckSpool), and a file that
+// cannot be a schedule — bad JSON or fields, over 1 MiB, not a regular file,
+// owned by another user, a name `schedule add` holds — moves to rejected/
+// beside a reason, as a spool file would.
+type ScheduleDir struct {
+	Dirs  Dirs
+	Store *claim.Store
+	// Rescan is how often the directory is read besides fsnotify events
+	// (0: config spool-rescan's default).
+	Rescan time.Duration
+	// Log receives diagnostics, one line per call; nil discards them.
+	Log func(format string, args ...any)
+}
+
+// Pass reads schedules/ once and brings the store in line with it. It
+// returns an *UnsafeError for an unsafe directory (and then changes
+// nothing), or the store's error; bad files are no errors.
+func (d *ScheduleDir) Pass(ctx context.Context) error {
+	if err := d.Dirs.Make(); err != nil {
+		return err
+	}
+	if err := CheckSpool(d.Dirs.Schedules); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(d.Dirs.Schedules)
+	if err != nil {
+		return fmt.Errorf("read schedules: %w", err)
+	}
+	// Rejections go through a spool session whose "spool" is schedules/,
+	// so that a reason's fix moves the file back here.
+	rej := &session{Watcher: &Watcher{Dirs: Dirs{Spool: d.Dirs.Schedules, Rejected: d.Dirs.Rejected}, Log: d.Log}}
+	var defs []claim.NewSchedule
+	var waiting []string
+	files := map[string]string{}
+	for _, e := range entries {
+		name := e.Name()
+		if !candidate(name) {
+			continue
+		}
+		path := filepath.Join(d.Dirs.Schedules, name)
+		ns, wait, p := d.read(path, name, e)
+		switch {
+		case wait:
+			waiting = append(waiting, ns.Name)
+		case p.what != "":
+			if _, err := rej.reject(path, name, p); err != nil {
+				d.logf("%v", err)
+			}
+		default:
+			defs = append(defs, ns)
+			files[ns.Name] = path
+		}
+	}
+	refused, err := d.Store.SyncFileSchedules(ctx, defs, waiting)
+	for sched, why := range refused {
+		if _, err := rej.reject(files[sched], filepath.Base(files[sched]), invalidProblem(filepath.Base(files[sched]), why)); err != nil {
+			d.logf("%v", err)
+		}
+	}
+	return err
+}
+
+// scheduleSettle is how long an incomplete schedule file is waited for.
+const scheduleSettle = DefaultSettle
+
+// read parses one schedule file. wait: it is still being written. A
+// problem with a non-empty what: reject it.
+func (d *ScheduleDir) read(path, name string, e fs.DirEntry) (ns claim.NewSchedule, wait bool, p problem) {
+	ns.Name = strings.TrimSuffix(name, ".json")
+	if !e.Type().IsRegular() {
+		return ns, false, irregularProblem(name, e.Type(), path)
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrPermission) {
+		return ns, false, unreadableProblem(name, err)
+	}
+	if err != nil {
+		return ns, true, problem{} // gone or replaced since listed: the next pass decides
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return ns, true, problem{}
+	}
+	if uid := owner(fi); uid != os.Getuid() {
+		return ns, false, foreignProblem(name, uid)
+	}
+	if fi.Size() > MaxSize {
+		return ns, false, tooBigProblem(name, fi.Size())
+	}
+	data, err := readSpec(f, fi.Size())
+	if err != nil {
+		return ns, true, problem{}
+	}
+	if !complete(data) && time.Since(changed(fi)) < scheduleSettle {
+		return ns, true, problem{}
+	}
+	parsed, err := claim.ParseScheduleFile(ns.Name, trimBOM(data))
+	if err != nil {
+		return ns, false, invalidProblem(name, err)
+	}
+	return parsed, false, problem{}
+}
+
+func trimBOM(data []byte) []byte {
+	if len(data) >= len(bom) && string(data[:len(bom)]) == string(bom) {
+		return data[len(bom):]
+	}
+	return data
+}
+
+// Run keeps the store in line with schedules/ until ctx ends, then returns
+// nil: a pass at start, on fsnotify events, and every Rescan. An unsafe
+// directory is logged (its schedules stay as they were) until it is safe
+// again; the store's errors are logged and retried, except claim.ErrReplaced,
+// which Run returns.
+func (d *ScheduleDir) Run(ctx context.Context) error {
+	rescan := d.Rescan
+	if rescan <= 0 {
+		rescan = claim.DefaultConfig().SpoolRescan
+	}
+	var events <-chan fsnotify.Event
+	if err := d.Dirs.Make(); err == nil {
+		if fw, err := fsnotify.NewWatcher(); err == nil {
+			defer fw.Close()
+			if fw.Add(d.Dirs.Schedules) == nil {
+				events = fw.Events
+			}
+		}
+	}
+	t := time.NewTicker(rescan)
+	defer t.Stop()
+	var said string
+	for {
+		err := d.Pass(ctx)
+		if errors.Is(err, claim.ErrReplaced) {
+			return err
+		}
+		if msg := fmt.Sprint(err); err != nil && msg != said {
+			d.logf("schedules: %v", err)
+			said = msg
+		} else if err == nil {
+			said = ""
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		case _, ok := <-events:
+			if !ok {
+				events = nil
+			}
+		}
+	}
+}
+
+func (d *ScheduleDir) logf(format string, args ...any) {
+	if d.Log != nil {
+		d.Log(format, args...)
+	}
+}
