@@ -361,3 +361,82 @@ compgen -F _queuectl -- "${words[-1]}"`,
 		}
 	}
 }
+
+// fakeTool writes an executable script called name into dir that appends
+// its arguments (one per line) and then its stdin to dir/name.out.
+func fakeTool(t *testing.T, dir, name string) string {
+	t.Helper()
+	out := filepath.Join(dir, name+".out")
+	script := "#!/bin/sh\nfor a in \"$@\"; do printf '%s\\n' \"$a\"; done >> " + out + "\ncat >> " + out + "\n"
+	if err := os.WriteFile(filepath.Join(dir, name), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// runRecipeLines runs a shell recipe with the home's queuectl on PATH.
+func runRecipeLines(t *testing.T, h *qhome, recipe string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-e", "-c", readRecipe(t, recipe))
+	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", recipe, err, out)
+	}
+}
+
+// TestNotifyRecipe sets the hooks of testdata/recipes/notify.sh and runs a
+// job that completes and one that dies, with a fake notify-send on PATH.
+func TestNotifyRecipe(t *testing.T) {
+	h := newHome(t)
+	runRecipeLines(t, h, "notify.sh")
+	bin := t.TempDir()
+	out := fakeTool(t, bin, "notify-send")
+	h.must("enqueue", "--id", "fine", "--command", "true")
+	h.must("enqueue", "--id", "broken", "--max-retries", "1", "--command", "echo '$(touch pwned)' >&2; exit 3")
+	cmd := h.command("worker", "start", "--drain", "--no-spool")
+	cmd.Env = append(cmd.Env, "PATH="+bin+":"+os.Getenv("PATH"))
+	cmd.Dir = t.TempDir()
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"queuectl: fine completed\n",
+		"--urgency=critical\nqueuectl: broken is dead\nexit status 3: $(touch pwned)\n",
+	} {
+		if !strings.Contains(string(got), want) {
+			t.Errorf("notify-send got:\n%s\nwant it to contain %q", got, want)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, "pwned")); err == nil {
+		t.Error("a job's stderr was run as code by the hook")
+	}
+}
+
+// TestMailOnDeadRecipe sets the hook of testdata/recipes/mail-on-dead.sh
+// and lets a job die, with a fake sendmail on PATH.
+func TestMailOnDeadRecipe(t *testing.T) {
+	h := newHome(t)
+	runRecipeLines(t, h, "mail-on-dead.sh")
+	bin := t.TempDir()
+	out := fakeTool(t, bin, "sendmail")
+	h.must("enqueue", "--id", "nightly", "--max-retries", "2", "--backoff-base", "1", "--command", "echo disk full >&2; exit 1")
+	h.must("enqueue", "--id", "fine", "--command", "true")
+	cmd := h.command("worker", "start", "--drain", "--no-spool")
+	cmd.Env = append(cmd.Env, "PATH="+bin+":"+os.Getenv("PATH"))
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("worker: %v\n%s", err, b)
+	}
+	got, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	user, _ := exec.Command("id", "-un").Output()
+	want := strings.TrimSpace(string(user)) + "\nSubject: queuectl: job nightly is dead\n\nexit status 1 after 2 runs\n\ndisk full\n"
+	if string(got) != want {
+		t.Errorf("sendmail got:\n%q\nwant (one mail, for the dead job only):\n%q", got, want)
+	}
+}

@@ -77,13 +77,12 @@ func (w *Worker) Run(soft, hard context.Context) error {
 		return err
 	}
 	var bg sync.WaitGroup
-	bg.Add(5)
-	go func() { defer bg.Done(); w.sayStopping(soft, hard) }()
-	go func() { defer bg.Done(); w.watchFile(soft, stop) }()
-	go func() { defer bg.Done(); w.dispatch(soft, stop, changes) }()
-	go func() { defer bg.Done(); w.heartbeat(soft, stop) }()
-	go func() { defer bg.Done(); w.reap(soft) }()
-	go func() { defer bg.Done(); w.schedule(soft, stop) }()
+	bg.Go(func() { w.sayStopping(soft, hard) })
+	bg.Go(func() { w.watchFile(soft, stop) })
+	bg.Go(func() { w.dispatch(soft, stop, changes) })
+	bg.Go(func() { w.heartbeat(soft, stop) })
+	bg.Go(func() { w.reap(soft) })
+	bg.Go(func() { w.schedule(soft, stop) })
 
 	var slots sync.WaitGroup
 	var interrupted sync.Once
