@@ -31,6 +31,9 @@ type Event struct {
 	Host       string        // lost: the lost worker's host
 	Slots      int           // start: jobs at a time; stopping: jobs still running
 	Queues     []string      // start: the queues served (none: every queue)
+	Hook       string        // hook: on_success, on_failure or on_dead
+	Schedule   string        // scheduled, skipped: the schedule's name
+	Due        time.Time     // scheduled, skipped: the due time
 }
 
 // EventKind names an event; it is the "event" field of a JSON log line.
@@ -49,6 +52,9 @@ const (
 	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs still running
 	EventStop        EventKind = "stop"        // Run is returning: Worker
 	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
+	EventHook        EventKind = "hook"        // a finish hook ran: Job, Run, Hook, Err (empty: it exited 0)
+	EventScheduled   EventKind = "scheduled"   // a schedule's due time made a job: Schedule, Due, Job (Err: it made none)
+	EventSkipped     EventKind = "skipped"     // a due time found its last job still live: Schedule, Due, Job
 )
 
 // Level is "warn" for events that report trouble, "info" for the others.
@@ -56,6 +62,10 @@ func (e Event) Level() string {
 	switch e.Kind {
 	case EventWarning, EventDropped:
 		return "warn"
+	case EventHook, EventScheduled:
+		if e.Err != "" {
+			return "warn"
+		}
 	}
 	return "info"
 }
@@ -91,6 +101,20 @@ func (e Event) String() string {
 		return fmt.Sprintf("worker %s stopped", e.Worker)
 	case EventWarning:
 		return e.Err
+	case EventHook:
+		if e.Err != "" {
+			return fmt.Sprintf("%s: %s hook failed: %s", run, e.Hook, e.Err)
+		}
+		return fmt.Sprintf("%s: %s hook ran", run, e.Hook)
+	case EventScheduled:
+		due := e.Due.Local().Format("2006-01-02 15:04 MST")
+		if e.Err != "" {
+			return fmt.Sprintf("schedule %s: due %s, no job: %s", e.Schedule, due, e.Err)
+		}
+		return fmt.Sprintf("schedule %s: due %s, enqueued %s", e.Schedule, due, run)
+	case EventSkipped:
+		return fmt.Sprintf("schedule %s: due %s, skipped: %s from an earlier due time is still live", e.Schedule,
+			e.Due.Local().Format("2006-01-02 15:04 MST"), run)
 	}
 	return fmt.Sprintf("%s %s", e.Kind, e.Job)
 }

@@ -18,7 +18,7 @@ import (
 // run (the last one too), on_dead after it died. The job's own hook wins over
 // the config's default. Hooks run in the background, one after another per
 // event, so that a slow hook never holds a slot; Run waits for them before it
-// returns. A hook's failure is logged, and never
+// returns. A hook's failure is logged (a warning event), and never
 // changes the job: its outcome was committed before the hook began. A worker
 // that dies between the commit and the hook loses that hook run, never the
 // job.
@@ -65,9 +65,7 @@ func (w *Worker) fireHooks(hard context.Context, ev hookEvent, hooks []hookRun) 
 		defer w.hooks.Done()
 		for _, h := range hooks {
 			res := w.runHook(hard, h, ev)
-			if res != "" {
-				w.logf("job %s: %s hook: %s", ev.job.ID, h.name, res)
-			}
+			w.emit(Event{Kind: EventHook, Job: ev.job.ID, Run: ev.run.Attempt, Hook: h.name, Err: res})
 		}
 	}()
 }

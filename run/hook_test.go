@@ -119,8 +119,8 @@ func TestHookFailureNeverChangesTheJob(t *testing.T) {
 	}
 	logged := log.String()
 	for _, want := range []string{
-		"job fine: on_success hook: timed out after 1s: about to hang",
-		"job sad: on_failure hook: exit status 7: no mail server",
+		"job fine: on_success hook failed: timed out after 1s: about to hang",
+		"job sad: on_failure hook failed: exit status 7: no mail server",
 	} {
 		if !strings.Contains(logged, want) {
 			t.Errorf("worker log:\n%s\nwant a line containing %q", logged, want)

@@ -41,13 +41,12 @@ func (w *Worker) schedule(ctx context.Context, stop context.CancelFunc) {
 }
 
 func (w *Worker) sayFired(f claim.Fired) {
-	due := f.Due.Local().Format("2006-01-02 15:04 MST")
+	e := Event{Kind: EventScheduled, Schedule: f.Schedule, Due: f.Due, Job: f.Job.ID}
 	switch {
 	case f.Err != nil:
-		w.logf("schedule %s: due %s, no job: %v", f.Schedule, due, f.Err)
+		e.Err = f.Err.Error()
 	case f.Outcome == claim.Skipped:
-		w.logf("schedule %s: due %s, skipped: job %s from an earlier due time is still %s", f.Schedule, due, f.Job.ID, f.Job.State)
-	default:
-		w.logf("schedule %s: due %s, enqueued job %s", f.Schedule, due, f.Job.ID)
+		e.Kind = EventSkipped
 	}
+	w.emit(e)
 }

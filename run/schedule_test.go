@@ -39,7 +39,7 @@ func TestWorkerFiresScheduleEachDueTime(t *testing.T) {
 	w := newWorker(t, s)
 	w.Drain = false
 	var log logLines
-	w.Log = log.logf
+	w.Events = func(e Event) { log.logf("%s", e) }
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, ctx) }()
