@@ -55,6 +55,9 @@ func TestListKeysetPages(t *testing.T) {
 		{claim.Filter{IDPrefix: "job-1"}, [][]string{{"job-1"}}},
 		{claim.Filter{IDPrefix: "o", Queue: "b"}, nil},
 		{claim.Filter{IDPrefix: "z"}, nil},
+		{claim.Filter{State: claim.Dead, Queue: "a"}, nil},
+		{claim.Filter{Limit: 2, State: claim.Pending, Queue: "b", Newest: true}, [][]string{{"job-5", "job-3"}, {"job-1"}}},
+		{claim.Filter{Limit: 3, IDPrefix: "job-", Newest: true, Queue: "a"}, [][]string{{"job-6", "job-4", "job-2"}, {"job-0"}}},
 	} {
 		if got := pages(t, s, tc.f); !slices.EqualFunc(got, tc.want, slices.Equal) {
 			t.Errorf("pages of %+v = %v, want %v", tc.f, got, tc.want)

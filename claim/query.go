@@ -81,6 +81,10 @@ type Filter struct {
 // List returns jobs in enqueue order (see Filter for the others).
 // Errors: ErrInvalid for an IDPrefix no job id can start with.
 func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
+	from, empty, err := s.listIndex(ctx, f)
+	if err != nil || empty {
+		return nil, err
+	}
 	var where []string
 	var args []any
 	if f.State != "" {
@@ -89,25 +93,31 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
 	if f.Queue != "" {
 		where, args = append(where, "queue = ?"), append(args, f.Queue)
 	}
-	order, cursor, after := "seq", "seq", any(f.After)
-	if f.IDPrefix != "" {
+	order := "seq"
+	switch {
+	case f.IDPrefix != "":
 		if !ValidID(f.IDPrefix) {
 			return nil, invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
 		}
-		// The prefix as a range of the id index: [prefix, prefix with its
-		// last byte raised). Id bytes are ASCII below 0x7f, so it cannot carry.
-		upper := f.IDPrefix[:len(f.IDPrefix)-1] + string(f.IDPrefix[len(f.IDPrefix)-1]+1)
-		where, args = append(where, "id >= ? AND id < ?"), append(args, f.IDPrefix, upper)
-		order, cursor, after = "id", "id", f.AfterID
-	}
-	if f.After != 0 || f.AfterID != "" {
-		op := " > ?"
-		if f.Newest {
-			op = " < ?"
+		// The prefix as one range of the id index, [lower, upper): the
+		// prefix up to the prefix with its last byte raised (id bytes are
+		// ASCII below 0x7f, so it cannot carry), narrowed by the cursor.
+		// One range, so the index is entered at the cursor, not scanned to it.
+		order = "id"
+		lower, upper := f.IDPrefix, f.IDPrefix[:len(f.IDPrefix)-1]+string(f.IDPrefix[len(f.IDPrefix)-1]+1)
+		lowerOp := ">="
+		if f.AfterID != "" && f.Newest {
+			upper = min(upper, f.AfterID)
+		} else if f.AfterID != "" && f.AfterID >= lower {
+			lower, lowerOp = f.AfterID, ">"
 		}
-		where, args = append(where, cursor+op), append(args, after)
+		where, args = append(where, "id "+lowerOp+" ? AND id < ?"), append(args, lower, upper)
+	case f.After != 0 && f.Newest:
+		where, args = append(where, "seq < ?"), append(args, f.After)
+	case f.After != 0:
+		where, args = append(where, "seq > ?"), append(args, f.After)
 	}
-	q := "SELECT " + jobColumns + " FROM jobs"
+	q := "SELECT " + jobColumns + " FROM jobs" + from
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -119,6 +129,37 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
 	return s.queryJobs(ctx, q, args...)
+}
+
+// listIndex picks the index for a listing by both state and queue, which
+// SQLite cannot judge without statistics: the one of the two with fewer
+// jobs, read newest (or oldest) first until the page is full. The counts
+// are exact (queue_counts), so a combination without jobs costs no scan
+// at all (empty).
+func (s *Store) listIndex(ctx context.Context, f Filter) (from string, empty bool, err error) {
+	if f.State == "" || f.Queue == "" || f.IDPrefix != "" {
+		return "", false, nil
+	}
+	counts, err := s.QueueCounts(ctx)
+	if err != nil {
+		return "", false, err
+	}
+	if counts[f.Queue][f.State] == 0 {
+		return "", true, nil
+	}
+	inState, inQueue := 0, 0
+	for q, c := range counts {
+		inState += c[f.State]
+		if q == f.Queue {
+			for _, n := range c {
+				inQueue += n
+			}
+		}
+	}
+	if inState < inQueue {
+		return " INDEXED BY jobs_state", false, nil
+	}
+	return " INDEXED BY jobs_queue", false, nil
 }
 
 func (s *Store) queryJobs(ctx context.Context, q string, args ...any) ([]Job, error) {

@@ -1,7 +1,9 @@
 package serve
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -103,4 +105,48 @@ func newChart(perMinute []claim.MinuteRuns, now time.Time) chart {
 	c.Ticks[len(c.Ticks)-1].Anchor = "end"
 	c.Summary = fmt.Sprintf("%d runs ended in the last hour, %d of them failed; the busiest minute had %d.", c.Total, c.Failed, c.Max)
 	return c
+}
+
+// minuteCache keeps the runs per minute of the minutes that are over, so
+// that the overview reads only the last few minutes' runs, however busy
+// the hour was. A minute is taken as final a minute after it ends: a run
+// committed later than that with an earlier end time is not drawn.
+type minuteCache struct {
+	mu   sync.Mutex
+	upTo time.Time // minutes before this are in runs
+	runs []claim.MinuteRuns
+}
+
+// runsPerMinute returns the runs per minute and outcome since the chart's
+// first minute before now.
+func (s *Server) runsPerMinute(ctx context.Context, now time.Time) ([]claim.MinuteRuns, error) {
+	c := &s.minutes
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	first := now.Truncate(time.Minute).Add(-chartSpan + time.Minute)
+	since := first
+	if c.upTo.After(since) {
+		since = c.upTo
+	}
+	fresh, err := s.store.RunsPerMinute(ctx, since)
+	if err != nil {
+		return nil, err
+	}
+	var out []claim.MinuteRuns
+	for _, m := range c.runs {
+		if !m.Minute.Before(first) && m.Minute.Before(since) {
+			out = append(out, m)
+		}
+	}
+	c.runs = out
+	settled := now.Add(-time.Minute).Truncate(time.Minute)
+	for _, m := range fresh {
+		if m.Minute.Before(settled) {
+			c.runs = append(c.runs, m)
+		}
+	}
+	if settled.After(c.upTo) {
+		c.upTo = settled
+	}
+	return append(out[:len(out):len(out)], fresh...), nil
 }

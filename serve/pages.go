@@ -57,7 +57,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	perMinute, err := s.store.RunsPerMinute(ctx, now.Add(-chartSpan))
+	perMinute, err := s.runsPerMinute(ctx, now)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -209,7 +209,8 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type dlqView struct {
-	Jobs []deadRow
+	Jobs  []deadRow
+	Total int // dead jobs in all; the page shows the newest dlqPage
 }
 
 type deadRow struct {
@@ -219,16 +220,25 @@ type deadRow struct {
 
 func (dlqView) title() string { return "Dead letters" }
 
+// dlqPage is how many dead jobs the page shows, newest first; the jobs
+// page pages through all of them.
+const dlqPage = 100
+
 func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	jobs, err := s.store.List(ctx, claim.Filter{State: claim.Dead, Newest: true, Limit: 500})
+	jobs, err := s.store.List(ctx, claim.Filter{State: claim.Dead, Newest: true, Limit: dlqPage})
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	counts, err := s.store.Counts(ctx)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
 	p := s.printer()
-	v := dlqView{}
+	v := dlqView{Total: counts[claim.Dead]}
 	for i, row := range s.jobRows(jobs) {
 		died := jobs[i].FinishedAt
 		if died.IsZero() {

@@ -51,6 +51,7 @@ type Server struct {
 	mux      *http.ServeMux
 	pages    pages
 	metrics  *metrics
+	minutes  minuteCache
 	closing  chan struct{} // closed by Close: event streams end
 	close    sync.Once
 }
