@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"time"
 )
 
@@ -175,8 +176,15 @@ func scheduledJob(sc Schedule, due time.Time) (NewJob, error) {
 	}
 	var b [2]byte
 	rand.Read(b[:])
-	nj.ID = sc.Name + "-" + due.UTC().Format("20060102-1504") + "-" + hex.EncodeToString(b[:])
+	nj.ID = sc.Name + "-" + due.UTC().Format("20060102-150405") + "-" + hex.EncodeToString(b[:])
 	nj.UniqueKey = ScheduleKey(sc.Name)
+	// The job learns which due time it stands for: a backup can be named
+	// by the night it belongs to, not by when it happened to run.
+	env := make(map[string]string, len(nj.Env)+2)
+	maps.Copy(env, nj.Env)
+	env["QUEUECTL_SCHEDULE"] = sc.Name
+	env["QUEUECTL_DUE"] = due.UTC().Format(time.RFC3339)
+	nj.Env = env
 	return nj, nil
 }
 

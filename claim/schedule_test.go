@@ -50,8 +50,11 @@ func TestScheduleFiresOncePerDueTime(t *testing.T) {
 	clk.Advance(5 * time.Minute)
 	fired := mustFire(t, s)
 	if len(fired) != 1 || fired[0].Outcome != claim.Created || fired[0].Job.UniqueKey != "schedule:tick" ||
-		!strings.HasPrefix(fired[0].Job.ID, "tick-20261121-0305-") || fired[0].Job.Command != "echo tick" {
-		t.Fatalf("FireDue at the due time = %+v, want one job tick-20261121-0305-… with unique_key schedule:tick", fired)
+		!strings.HasPrefix(fired[0].Job.ID, "tick-20261121-030500-") || fired[0].Job.Command != "echo tick" {
+		t.Fatalf("FireDue at the due time = %+v, want one job tick-20261121-030500-… with unique_key schedule:tick", fired)
+	}
+	if env := fired[0].Job.Env; env["QUEUECTL_SCHEDULE"] != "tick" || env["QUEUECTL_DUE"] != "2026-11-21T03:05:00Z" {
+		t.Errorf("job env = %v, want QUEUECTL_SCHEDULE=tick QUEUECTL_DUE=2026-11-21T03:05:00Z", env)
 	}
 	if again := mustFire(t, s); len(again) != 0 {
 		t.Errorf("FireDue again at the same time = %+v, want nothing", again)

@@ -61,7 +61,7 @@ func TestWorkerFiresScheduleEachDueTime(t *testing.T) {
 		waitFor(t, "the schedule's job of minute "+string(rune('0'+i)), completed(i))
 	}
 	jobs, _ := s.List(context.Background(), claim.Filter{})
-	if len(jobs) != 2 || !strings.HasPrefix(jobs[0].ID, "tick-20261123-1601-") || !strings.HasPrefix(jobs[1].ID, "tick-20261123-1602-") {
+	if len(jobs) != 2 || !strings.HasPrefix(jobs[0].ID, "tick-20261123-160100-") || !strings.HasPrefix(jobs[1].ID, "tick-20261123-160200-") {
 		t.Errorf("jobs = %v, want tick-20261123-1601-… and tick-20261123-1602-…", ids(jobs))
 	}
 	if !strings.Contains(log.String(), "schedule tick: due 2026-11-23 ") {
