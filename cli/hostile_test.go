@@ -481,3 +481,52 @@ func TestRestoreWhileRunning(t *testing.T) {
 	}
 	checkIntegrity(t, path)
 }
+
+// A spool that turns unsafe under a running worker: the worker says so,
+// status shows it, jobs still run, and ingestion resumes by itself once
+// the directory is safe again.
+func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
+	h := newHome(t)
+	w := h.start("worker", "start")
+	spool := filepath.Join(h.dir, "spool")
+	h.must("enqueue", "--id", "first", "--command", "true")
+	h.must("wait", "--timeout", "30s", "first") // the worker, and so its watcher, is up
+	if err := os.Chmod(spool, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "the worker to say the spool is unsafe", func() bool {
+		if ended(w) {
+			t.Fatalf("the worker ended:\n%s", w.stderr)
+		}
+		return strings.Contains(w.stderr.String(), "spool unsafe")
+	})
+	if out := h.must("status"); !strings.Contains(out, "spool unsafe: it is writable by group or others") || !strings.Contains(out, "chmod 700") {
+		t.Errorf("status with an unsafe spool:\n%s\nwant a line saying why and the fix", out)
+	}
+	var st struct {
+		SpoolUnsafe string `json:"spool_unsafe"`
+	}
+	if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil || !strings.Contains(st.SpoolUnsafe, "chmod 700") {
+		t.Errorf("status --json spool_unsafe = %q (%v), want why and the fix", st.SpoolUnsafe, err)
+	}
+	h.must("enqueue", "--id", "runs", "--command", "true")
+	h.must("wait", "--timeout", "30s", "runs")
+	if err := os.WriteFile(filepath.Join(spool, "later.json"), []byte(`{"id": "later", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(spool, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	h.waitJob("later")
+	h.must("wait", "--timeout", "30s", "later")
+	if out := h.must("status"); strings.Contains(out, "unsafe") {
+		t.Errorf("status after the fix still says unsafe:\n%s", out)
+	}
+	if !strings.Contains(w.stderr.String(), "spool safe again") {
+		t.Errorf("the worker did not say the spool is safe again:\n%s", w.stderr)
+	}
+	h.must("worker", "stop", "--wait")
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d, want 0\n%s", code, w.stderr)
+	}
+}

@@ -19,6 +19,9 @@ Example: queuectl watch --log-format json`,
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
+			if err := spool.CheckSpool(h.dirs.Spool); err != nil {
+				return err
+			}
 			log, err := newEventLog(c)
 			if err != nil {
 				return err

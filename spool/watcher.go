@@ -50,17 +50,21 @@ type Stats struct {
 }
 
 // Run ingests the spool until ctx ends, then returns nil. It creates the
-// directories, refuses an unsafe spool (an *UnsafeError, also when the spool
-// turns unsafe later), ingests what is there, and passes again on fsnotify
-// events for candidate names, every Rescan, after an event queue overflow,
-// and when a waiting file may have settled. Without fsnotify (inotify limits
-// reached, say) it logs so and relies on the rescans. A bad file never ends
-// Run; a failed pass (the database locked too long, say) is logged and its
-// files are tried again by the next, unless the database file was deleted
-// or replaced: Run returns that claim.ErrReplaced error. Run starts no
-// goroutine that outlives it.
+// directories, ingests what is there, and passes again on fsnotify events for candidate names,
+// every Rescan, after an event queue overflow, and when a waiting file may
+// have settled. Without fsnotify (inotify limits reached, say) it logs so
+// and relies on the rescans. An unsafe spool pauses ingestion: Run logs it
+// once, takes nothing while it lasts, and resumes by itself (logging that
+// too) once the directory is safe again; a caller that must refuse an
+// unsafe spool at start checks it first (CheckSpool). A bad
+// file never ends Run; a failed pass (the database locked too long, say)
+// is logged and its files are tried again by the next, unless the database
+// file was deleted or replaced: Run returns that claim.ErrReplaced error,
+// within fileCheckInterval even when idle. Run starts no goroutine that
+// outlives it.
 func (w *Watcher) Run(ctx context.Context) error {
-	if err := w.prepare(); err != nil {
+	var unsafe *UnsafeError
+	if err := w.prepare(); err != nil && !errors.As(err, &unsafe) {
 		return err
 	}
 	// Watch before the first listing, so that no file dropped meanwhile
@@ -82,22 +86,29 @@ func (w *Watcher) Run(ctx context.Context) error {
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	full := true
+	var paused *UnsafeError // the spool turned unsafe; nothing is taken
 	for {
-		if err := w.prepare(); err != nil {
-			return err
+		err := w.prepare()
+		var t tally
+		if err == nil {
+			if paused != nil {
+				w.logf("spool safe again: %s; ingesting", w.Dirs.Spool)
+				paused, full = nil, true
+			}
+			t, err = s.pass(ctx, full)
 		}
-		t, err := s.pass(ctx, full)
 		if ctx.Err() != nil {
 			return nil
 		}
-		if errors.Is(err, claim.ErrReplaced) {
+		switch {
+		case errors.As(err, &unsafe):
+			if paused == nil || paused.Problem != unsafe.Problem {
+				w.logf("spool unsafe: %v; not ingesting until it is fixed (running jobs go on)", unsafe)
+			}
+			paused = unsafe
+		case errors.Is(err, claim.ErrReplaced):
 			return err // no pass can succeed: the taken files wait for the next ingester
-		}
-		var unsafe *UnsafeError
-		if errors.As(err, &unsafe) {
-			return err
-		}
-		if err != nil {
+		case err != nil:
 			w.logf("%v", err)
 		}
 		if !t.wake.IsZero() {
@@ -108,6 +119,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 		}
 	}
 }
+
+// fileCheckInterval is how often an idle watcher checks that its database
+// file is still the one at the path (SPEC §6: within a second).
+const fileCheckInterval = 250 * time.Millisecond
 
 // watch starts fsnotify on the spool directory.
 func (w *Watcher) watch() (*fsnotify.Watcher, error) {
@@ -180,10 +195,16 @@ func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle
 	if fw != nil {
 		events, errs = fw.Events, fw.Errors
 	}
+	check := time.NewTicker(fileCheckInterval)
+	defer check.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return false, nil
+		case <-check.C:
+			if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+				return false, err
+			}
 		case <-rescan:
 			return true, nil
 		case <-settle:

@@ -2,7 +2,6 @@ package spool
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -287,29 +286,50 @@ func TestRejectedNamesNeverOverwrite(t *testing.T) {
 	}
 }
 
-func TestWatcherStopsWhenSpoolTurnsUnsafe(t *testing.T) {
+// A spool that turns unsafe while the watcher runs pauses ingestion, which
+// the watcher says once; it keeps its private directory, and resumes by
+// itself once the spool is safe again.
+func TestWatcherPausesWhileSpoolUnsafe(t *testing.T) {
 	w := newWatcher(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- w.Run(ctx) }()
-	drop(t, w.Dirs.Spool, "a.json", `{"command": "echo a"}`)
+	var mu sync.Mutex
+	var log strings.Builder
+	w.Log = func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(&log, format+"\n", args...)
+	}
+	said := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
+	done := start(t, w)
+	drop(t, w.Dirs.Spool, "a.json", `{"id": "a", "command": "echo a"}`)
 	eventually(t, 10*time.Second, "a.json ingested", func() bool { return len(jobs(t, w.Store)) == 1 })
 	if err := os.Chmod(w.Dirs.Spool, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	drop(t, w.Dirs.Spool, "b.json", `{"command": "echo b"}`) // an event, so a pass
+	eventually(t, 10*time.Second, "the watcher to say the spool is unsafe", func() bool {
+		return strings.Contains(said(), "spool unsafe: refusing spool directory "+w.Dirs.Spool)
+	})
+	if u := w.Dirs.Unsafe(); u == nil || !strings.Contains(u.Problem, "writable by group or others") {
+		t.Errorf("Dirs.Unsafe() = %v, want the mode named", u)
+	}
+	drop(t, w.Dirs.Spool, "b.json", `{"id": "b", "command": "echo b"}`)
+	drop(t, w.Dirs.Spool, "c.json", `{"id": "c", "command": "echo c"}`)
+	if err := os.Chmod(w.Dirs.Spool, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 10*time.Second, "b.json and c.json ingested after the fix", func() bool { return len(jobs(t, w.Store)) == 3 })
 	select {
 	case err := <-done:
-		var unsafe *UnsafeError
-		if !errors.As(err, &unsafe) {
-			t.Fatalf("Run = %v, want an *UnsafeError", err)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("Run kept going on a world-writable spool")
+		t.Fatalf("Run = %v while the spool was unsafe, want it to go on", err)
+	default:
 	}
-	if n := len(jobs(t, w.Store)); n != 1 {
-		t.Errorf("%d jobs, want 1: nothing is ingested from an unsafe spool", n)
+	if text := said(); strings.Count(text, "spool unsafe") != 1 || !strings.Contains(text, "spool safe again") {
+		t.Errorf("the watcher said:\n%s\nwant one line saying the spool is unsafe, then one saying it is safe again", text)
+	}
+	if owners, _ := listNames(filepath.Join(w.Dirs.Spool, ingesting)); len(owners) != 1 {
+		t.Errorf("spool/.ingesting holds %v, want the watcher's own directory still there", owners)
+	}
+	if w.Dirs.Unsafe() != nil {
+		t.Errorf("Dirs.Unsafe() after the fix = %v, want nil", w.Dirs.Unsafe())
 	}
 }
 
