@@ -498,7 +498,7 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 		if ended(w) {
 			t.Fatalf("the worker ended:\n%s", w.stderr)
 		}
-		return strings.Contains(w.stderr.String(), "spool unsafe")
+		return strings.Contains(w.stderr.String(), "is unsafe, not ingesting it")
 	})
 	if out := h.must("status"); !strings.Contains(out, "spool unsafe: it is writable by group or others") || !strings.Contains(out, "chmod 700") {
 		t.Errorf("status with an unsafe spool:\n%s\nwant a line saying why and the fix", out)
@@ -522,7 +522,7 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 	if out := h.must("status"); strings.Contains(out, "unsafe") {
 		t.Errorf("status after the fix still says unsafe:\n%s", out)
 	}
-	if !strings.Contains(w.stderr.String(), "spool safe again") {
+	if !strings.Contains(w.stderr.String(), "is safe again") {
 		t.Errorf("the worker did not say the spool is safe again:\n%s", w.stderr)
 	}
 	h.must("worker", "stop", "--wait")

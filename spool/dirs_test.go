@@ -3,7 +3,6 @@ package spool
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,11 +83,16 @@ func TestRefusesUnsafeSpool(t *testing.T) {
 	if _, err := w.Pass(ctx); !errors.As(err, &unsafe) || !strings.Contains(err.Error(), "chmod 700") {
 		t.Fatalf("Pass = %v, want an *UnsafeError with chmod 700", err)
 	}
-	said := make(chan string, 10)
-	w.Log = func(format string, args ...any) { said <- fmt.Sprintf(format, args...) }
+	said := make(chan Event, 10)
+	w.Events = func(e Event) { said <- e }
 	done := start(t, w)
-	if line := <-said; !strings.Contains(line, "spool unsafe") {
-		t.Errorf("Run said %q first, want that the spool is unsafe", line)
+	for e := range said {
+		if e.Kind == EventUnsafe {
+			if !strings.Contains(e.String(), "is unsafe, not ingesting it") {
+				t.Errorf("Run said %q, want that the spool is unsafe", e)
+			}
+			break
+		}
 	}
 	select {
 	case err := <-done:

@@ -50,18 +50,18 @@ type Stats struct {
 }
 
 // Run ingests the spool until ctx ends, then returns nil. It creates the
-// directories, ingests what is there, and passes again on fsnotify events for candidate names,
-// every Rescan, after an event queue overflow, and when a waiting file may
-// have settled. Without fsnotify (inotify limits reached, say) it logs so
-// and relies on the rescans. An unsafe spool pauses ingestion: Run logs it
-// once, takes nothing while it lasts, and resumes by itself (logging that
-// too) once the directory is safe again; a caller that must refuse an
-// unsafe spool at start checks it first (CheckSpool). A bad
-// file never ends Run; a failed pass (the database locked too long, say)
-// is logged and its files are tried again by the next, unless the database
-// file was deleted or replaced: Run returns that claim.ErrReplaced error,
-// within fileCheckInterval even when idle. Run starts no goroutine that
-// outlives it.
+// directories, ingests what is there, and passes again on fsnotify events
+// for candidate names, every Rescan, after an event queue overflow, and
+// when a waiting file may have settled. Without fsnotify (inotify limits
+// reached, say) it logs so and relies on the rescans. An unsafe spool
+// pauses ingestion: Run says so once (EventUnsafe), takes nothing while it
+// lasts, and resumes by itself once the directory is safe again
+// (EventSafe); a caller that must refuse an unsafe spool at start checks
+// it first (CheckSpool). A bad file never ends Run; a failed pass (the
+// database locked too long, say) is logged and its files are tried again
+// by the next, unless the database file was deleted or replaced: Run
+// returns that claim.ErrReplaced error, within fileCheckInterval even when
+// idle. Run starts no goroutine that outlives it.
 func (w *Watcher) Run(ctx context.Context) error {
 	var unsafe *UnsafeError
 	if err := w.prepare(); err != nil && !errors.As(err, &unsafe) {
@@ -92,7 +92,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		var t tally
 		if err == nil {
 			if paused != nil {
-				w.logf("spool safe again: %s; ingesting", w.Dirs.Spool)
+				w.tell(Event{Kind: EventSafe, Path: w.Dirs.Spool})
 				paused, full = nil, true
 			}
 			t, err = s.pass(ctx, full)
@@ -103,7 +103,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		switch {
 		case errors.As(err, &unsafe):
 			if paused == nil || paused.Problem != unsafe.Problem {
-				w.logf("spool unsafe: %v; not ingesting until it is fixed (running jobs go on)", unsafe)
+				w.tell(Event{Kind: EventUnsafe, Path: w.Dirs.Spool, Err: unsafe.Problem + "; fix: " + unsafe.Fix})
 			}
 			paused = unsafe
 		case errors.Is(err, claim.ErrReplaced):
@@ -257,6 +257,16 @@ func drain(fw *fsnotify.Watcher) (full bool) {
 		default:
 			return full
 		}
+	}
+}
+
+// tell reports e to Events, or as a line to Log.
+func (w *Watcher) tell(e Event) {
+	switch {
+	case w.Events != nil:
+		w.emit(e)
+	case w.Log != nil:
+		w.Log("%s", e.String())
 	}
 }
 

@@ -293,10 +293,10 @@ func TestWatcherPausesWhileSpoolUnsafe(t *testing.T) {
 	w := newWatcher(t)
 	var mu sync.Mutex
 	var log strings.Builder
-	w.Log = func(format string, args ...any) {
+	w.Events = func(e Event) {
 		mu.Lock()
 		defer mu.Unlock()
-		fmt.Fprintf(&log, format+"\n", args...)
+		fmt.Fprintln(&log, e)
 	}
 	said := func() string { mu.Lock(); defer mu.Unlock(); return log.String() }
 	done := start(t, w)
@@ -306,7 +306,7 @@ func TestWatcherPausesWhileSpoolUnsafe(t *testing.T) {
 		t.Fatal(err)
 	}
 	eventually(t, 10*time.Second, "the watcher to say the spool is unsafe", func() bool {
-		return strings.Contains(said(), "spool unsafe: refusing spool directory "+w.Dirs.Spool)
+		return strings.Contains(said(), "spool "+w.Dirs.Spool+" is unsafe, not ingesting it")
 	})
 	if u := w.Dirs.Unsafe(); u == nil || !strings.Contains(u.Problem, "writable by group or others") {
 		t.Errorf("Dirs.Unsafe() = %v, want the mode named", u)
@@ -322,7 +322,7 @@ func TestWatcherPausesWhileSpoolUnsafe(t *testing.T) {
 		t.Fatalf("Run = %v while the spool was unsafe, want it to go on", err)
 	default:
 	}
-	if text := said(); strings.Count(text, "spool unsafe") != 1 || !strings.Contains(text, "spool safe again") {
+	if text := said(); strings.Count(text, "is unsafe") != 1 || !strings.Contains(text, "is safe again") {
 		t.Errorf("the watcher said:\n%s\nwant one line saying the spool is unsafe, then one saying it is safe again", text)
 	}
 	if owners, _ := listNames(filepath.Join(w.Dirs.Spool, ingesting)); len(owners) != 1 {
