@@ -8,7 +8,8 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-type scheduleObject struct {
+// ScheduleObject is the JSON shape of one schedule.
+type ScheduleObject struct {
 	Name      string `json:"name"`
 	Cron      string `json:"cron"`
 	TZ        string `json:"tz,omitempty"`
@@ -28,22 +29,7 @@ type scheduleObject struct {
 // made from)}.
 func (p Printer) Schedules(list []claim.Schedule) error {
 	if p.JSON {
-		out := make([]scheduleObject, len(list))
-		for i, sc := range list {
-			o := scheduleObject{Name: sc.Name, Cron: sc.Cron, TZ: sc.TZ, Paused: sc.Paused, Source: "cli",
-				LastJob: sc.LastJob, LastState: string(sc.LastState), Job: json.RawMessage(sc.Spec)}
-			if sc.File {
-				o.Source = "file"
-			}
-			if !sc.Paused {
-				o.NextDue = stamp(sc.NextDue)
-			}
-			if !sc.LastDue.IsZero() {
-				o.LastDue = stamp(sc.LastDue)
-			}
-			out[i] = o
-		}
-		return WriteJSON(p.Out, out)
+		return WriteJSON(p.Out, SchedulesJSON(list))
 	}
 	rows := make([][]string, len(list))
 	for i, sc := range list {
@@ -88,3 +74,26 @@ func shortDuration(d time.Duration) string {
 	}
 	return strings.TrimSuffix(d.Round(time.Minute).String(), "0s")
 }
+
+// SchedulesJSON is the JSON shape of `schedule list`; never nil.
+func SchedulesJSON(list []claim.Schedule) []ScheduleObject {
+	out := make([]ScheduleObject, len(list))
+	for i, sc := range list {
+		o := ScheduleObject{Name: sc.Name, Cron: sc.Cron, TZ: sc.TZ, Paused: sc.Paused, Source: "cli",
+			LastJob: sc.LastJob, LastState: string(sc.LastState), Job: json.RawMessage(sc.Spec)}
+		if sc.File {
+			o.Source = "file"
+		}
+		if !sc.Paused {
+			o.NextDue = stamp(sc.NextDue)
+		}
+		if !sc.LastDue.IsZero() {
+			o.LastDue = stamp(sc.LastDue)
+		}
+		out[i] = o
+	}
+	return out
+}
+
+// Until says when t comes, as `schedule list` does: "in 5m (2026-11-21 16:05)".
+func (p Printer) Until(t time.Time) string { return p.until(t) }

@@ -314,3 +314,36 @@ func TestRejectedFiles(t *testing.T) {
 		t.Errorf("rejected retry of a file that is gone: exit %d, want 3", code)
 	}
 }
+
+// TestSchedules: the list is `schedule list --json`, and pause and resume
+// change what the CLI sees.
+func TestSchedules(t *testing.T) {
+	h := newHome(t)
+	if out, code := h.cli(t, "schedule", "add", "nightly", "--cron", "0 3 * * *", "--command", "echo '<b>hi</b>'"); code != 0 {
+		t.Fatalf("schedule add: exit %d %s", code, out)
+	}
+	ts := h.serve(t, serve.Options{})
+	same := func(when string) {
+		t.Helper()
+		_, body := get(t, ts.URL+"/api/v1/schedules")
+		if want, _ := h.cli(t, "schedule", "list", "--json"); body != want {
+			t.Errorf("%s: GET /api/v1/schedules =\n%s\nschedule list --json =\n%s", when, body, want)
+		}
+	}
+	same("added")
+	_, page := get(t, ts.URL+"/schedules", "Accept", "text/html")
+	if !strings.Contains(page, "echo &#39;&lt;b&gt;hi&lt;/b&gt;&#39;") || !strings.Contains(page, `action="/schedules/nightly/pause"`) {
+		t.Errorf("the schedules page lacks the schedule or its pause button:\n%s", page)
+	}
+	req, _ := http.NewRequest("POST", ts.URL+"/api/v1/schedules/nightly/pause", nil)
+	req.Header.Set("X-CSRF-Token", csrfToken(t, ts.URL))
+	if resp, body := do(t, req); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"paused": true`) {
+		t.Errorf("pause = %d %s", resp.StatusCode, body)
+	}
+	same("paused")
+	req, _ = http.NewRequest("POST", ts.URL+"/api/v1/schedules/nope/resume", nil)
+	req.Header.Set("X-CSRF-Token", csrfToken(t, ts.URL))
+	if resp, _ := do(t, req); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("resume of an unknown schedule = %d, want 404", resp.StatusCode)
+	}
+}

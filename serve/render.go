@@ -74,6 +74,7 @@ var funcs = template.FuncMap{
 	"states":      func() []claim.State { return claim.States },
 	"list":        func(s ...string) []string { return s },
 	"rejectedURL": rejectedURL,
+	"scheduleURL": scheduleURL,
 }
 
 // frame is what every page gets: the navigation's numbers, the CSRF token

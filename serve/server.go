@@ -113,6 +113,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /rejected", s.rejectedPage)
 	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
 	m.HandleFunc("POST /rejected/{name}/{action}", s.rejectedAction)
+	m.HandleFunc("GET /schedules", s.schedulesPage)
+	m.HandleFunc("POST /schedules/{name}/{action}", s.scheduleAction)
 
 	m.HandleFunc("GET /api/v1/status", s.apiStatus)
 	m.HandleFunc("GET /api/v1/jobs", s.apiJobs)
@@ -124,6 +126,8 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/dlq", s.apiDLQ)
 	m.HandleFunc("GET /api/v1/rejected", s.apiRejected)
 	m.HandleFunc("POST /api/v1/rejected/{name}/{action}", s.apiRejectedAction)
+	m.HandleFunc("GET /api/v1/schedules", s.apiSchedules)
+	m.HandleFunc("POST /api/v1/schedules/{name}/{action}", s.apiScheduleAction)
 	m.HandleFunc("GET /api/v1/csrf", s.apiCSRF)
 	m.HandleFunc("POST /api/v1/jobs/{id}/{action}", s.apiJobAction)
 	m.HandleFunc("/api/", s.apiNotFound)
