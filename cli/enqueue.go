@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
 	"github.com/urfave/cli/v2"
 )
 
@@ -26,23 +28,42 @@ Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job id"},
 			jsonFlag,
 		),
-		Action: withHome(func(c *cli.Context, h *home) error {
+		Action: func(c *cli.Context) error {
 			jobs, err := jobsToEnqueue(c)
 			if err != nil {
 				return err
 			}
-			rs, err := h.store.EnqueueAll(c.Context, jobs)
-			if err != nil {
-				return err
-			}
-			for _, r := range rs {
-				if r.Outcome == claim.Skipped {
-					logf(c)("skipped: job %s with unique key %q is %s", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+			// One job goes to a running worker if there is one (handoff.go);
+			// a batch, or a job the worker declines, goes to the store here.
+			start := time.Now()
+			var handed error
+			if len(jobs) == 1 {
+				var r claim.Result
+				if r, handed = handOff(c, &jobs[0]); handed == nil {
+					return printEnqueued(c, []claim.Result{r})
 				}
 			}
-			return printer(c).Enqueued(rs, c.Bool("quiet"))
-		}),
+			return withHome(func(c *cli.Context, h *home) error {
+				rs, err := h.store.EnqueueAll(c.Context, jobs)
+				if err != nil && errors.Is(handed, handoff.ErrUnknown) {
+					rs, err = handedAfterAll(c, h, jobs[0], start, err)
+				}
+				if err != nil {
+					return err
+				}
+				return printEnqueued(c, rs)
+			})(c)
+		},
 	}
+}
+
+func printEnqueued(c *cli.Context, rs []claim.Result) error {
+	for _, r := range rs {
+		if r.Outcome == claim.Skipped {
+			logf(c)("skipped: job %s with unique key %q is %s", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+		}
+	}
+	return printer(c).Enqueued(rs, c.Bool("quiet"))
 }
 
 // jobsToEnqueue reads the job(s) from exactly one of: argument, -f, stdin, --command.

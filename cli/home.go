@@ -29,16 +29,9 @@ type home struct {
 // openHome resolves --home/--db, creates the home (0700) and opens the store.
 // The caller closes h.store.
 func openHome(c *cli.Context) (*home, error) {
-	dir := c.String("home")
-	if dir == "" {
-		dir = os.Getenv("QUEUECTL_HOME")
-	}
-	if dir == "" {
-		userHome, err := os.UserHomeDir()
-		if err != nil {
-			return nil, withHint(err, "set QUEUECTL_HOME or pass --home DIR")
-		}
-		dir = filepath.Join(userHome, ".queuectl")
+	dir, dbPath, err := homePaths(c)
+	if err != nil {
+		return nil, err
 	}
 	h := &home{dir: dir, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
@@ -50,15 +43,7 @@ func openHome(c *cli.Context) (*home, error) {
 	if err := os.MkdirAll(h.logs, 0o700); err != nil {
 		return nil, fmt.Errorf("create logs directory: %w", err)
 	}
-	dbPath := c.String("db")
-	if dbPath == "" {
-		dbPath = os.Getenv("QUEUECTL_DB_PATH")
-	}
-	if dbPath == "" {
-		dbPath = filepath.Join(dir, "queue.db")
-	}
 	h.db = dbPath
-	var err error
 	if h.store, err = claim.Open(dbPath); err != nil {
 		return nil, err
 	}
@@ -67,6 +52,31 @@ func openHome(c *cli.Context) (*home, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// homePaths resolves the home directory (--home, $QUEUECTL_HOME, else
+// ~/.queuectl) and the database path (--db, $QUEUECTL_DB_PATH, else
+// HOME/queue.db), touching neither.
+func homePaths(c *cli.Context) (dir, dbPath string, err error) {
+	dir = c.String("home")
+	if dir == "" {
+		dir = os.Getenv("QUEUECTL_HOME")
+	}
+	if dir == "" {
+		userHome, err := os.UserHomeDir()
+		if err != nil {
+			return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
+		}
+		dir = filepath.Join(userHome, ".queuectl")
+	}
+	dbPath = c.String("db")
+	if dbPath == "" {
+		dbPath = os.Getenv("QUEUECTL_DB_PATH")
+	}
+	if dbPath == "" {
+		dbPath = filepath.Join(dir, "queue.db")
+	}
+	return dir, dbPath, nil
 }
 
 // withHome opens the home around a command's action.

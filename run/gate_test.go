@@ -97,8 +97,9 @@ func gateChildWorker(t *testing.T, db string) {
 		t.Fatal(err)
 	}
 	host, _ := os.Hostname()
-	w := newWorker(t, s)
-	w.host, w.id = host, "child"
+	// No t.TempDir here: a killed child never removes it.
+	w := &Worker{Store: s, Config: claim.DefaultConfig(), LogDir: filepath.Join(filepath.Dir(db), "logs"),
+		host: host, id: "child"}
 	c := claim.Claimant{WorkerID: w.id, Host: host, PID: os.Getpid(), Lease: time.Hour, LogDir: w.LogDir}
 	j, r, err := s.Claim(context.Background(), c)
 	if err != nil {

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
+	"github.com/urfave/cli/v2"
+)
+
+// handOff gives one job to the worker serving this home's enqueue socket
+// (package handoff), which commits it durably with whatever other enqueues
+// arrived meanwhile. It picks the job's id when the user gave none, so
+// that an unknown outcome can be looked up. Any error means the caller
+// stores the job itself (see handedAfterAll for handoff.ErrUnknown).
+func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
+	dir, db, err := homePaths(c)
+	if err != nil || !private(dir) {
+		return claim.Result{}, handoff.ErrDeclined
+	}
+	if db, err = filepath.Abs(db); err != nil {
+		return claim.Result{}, handoff.ErrDeclined
+	}
+	if nj.ID == "" {
+		nj.ID = claim.NewID(time.Now())
+	}
+	return handoff.Enqueue(filepath.Join(dir, handoff.SocketName), db, *nj)
+}
+
+// private reports whether dir is a directory of this user that no one else
+// may write to: only then is a socket in it this user's. Any other home
+// takes the ordinary path, which says what is wrong with it.
+func private(dir string) bool {
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
+		return false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && int(st.Uid) == os.Getuid()
+}
+
+// handedAfterAll settles an enqueue whose handoff had no answer, after the
+// store refused it (err): when the job the worker may have stored is there,
+// with this command, made since this enqueue began, it is this enqueue's.
+func handedAfterAll(c *cli.Context, h *home, nj claim.NewJob, start time.Time, err error) ([]claim.Result, error) {
+	if !errors.Is(err, claim.ErrConflict) {
+		return nil, err
+	}
+	j, getErr := h.store.Get(context.WithoutCancel(c.Context), nj.ID)
+	if getErr != nil || j.Command != nj.Command || j.CreatedAt.Before(start) {
+		return nil, err
+	}
+	return []claim.Result{{Job: j, Outcome: claim.Created}}, nil
+}
+
+// serveEnqueues takes enqueues handed over this home's socket until the
+// returned function is called, which waits for the last answers. When
+// another worker serves the socket, or it cannot be made, enqueues go to
+// the store directly: nothing is lost but speed.
+func serveEnqueues(c *cli.Context, h *home) (end func()) {
+	ln, err := handoff.Listen(filepath.Join(h.dir, handoff.SocketName))
+	if err != nil {
+		if !errors.Is(err, handoff.ErrServed) {
+			logf(c)("enqueues go to the store directly: %v", err)
+		}
+		return func() {}
+	}
+	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
+	done := make(chan struct{})
+	srv := &handoff.Server{Store: h.store, Log: logf(c)}
+	go func() { defer close(done); srv.Serve(ctx, ln) }()
+	return func() { cancel(); <-done }
+}

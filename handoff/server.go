@@ -1,0 +1,192 @@
+package handoff
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// ErrServed is returned by Listen when a live worker already serves the
+// socket: one per home is enough.
+var ErrServed = errors.New("handoff: another worker serves the socket")
+
+// Listen makes the socket at path, private to the user. A socket left by a
+// worker that died (nobody accepts on it) is replaced.
+func Listen(path string) (*net.UnixListener, error) {
+	addr := &net.UnixAddr{Name: path, Net: "unix"}
+	ln, err := net.ListenUnix("unix", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		if c, err := net.DialUnix("unix", nil, addr); err == nil {
+			c.Close()
+			return nil, ErrServed
+		}
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().Type() == os.ModeSocket {
+			os.Remove(path)
+		}
+		ln, err = net.ListenUnix("unix", addr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	// The home is private already; the mode keeps the socket so should the
+	// home's mode ever be loosened.
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("listen on %s: %w", path, err)
+	}
+	return ln, nil
+}
+
+// Server stores the jobs clients hand it, in groups.
+type Server struct {
+	Store *claim.Store
+	// Log receives diagnostics; may be nil.
+	Log func(format string, args ...any)
+}
+
+// pending is one client's job waiting for the next group commit.
+type pending struct {
+	job   claim.NewJob
+	reply chan answer
+}
+
+// maxGroup bounds the jobs of one commit.
+const maxGroup = 512
+
+// Serve takes clients on ln until ctx ends; then it closes ln, removes the
+// socket, answers the clients it took, and returns. Serve owns the
+// goroutines it starts; all have ended when it returns.
+func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
+	path := ln.Addr().String()
+	ln.SetUnlinkOnClose(false) // another worker may have replaced it; remove it only if it is ours
+	fi, _ := os.Lstat(path)
+	queue := make(chan pending, maxGroup)
+	committed := make(chan struct{})
+	go func() { defer close(committed); s.commit(queue) }()
+
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	var clients sync.WaitGroup
+	for {
+		conn, err := ln.AcceptUnix()
+		if err != nil {
+			break
+		}
+		clients.Add(1)
+		go func() { defer clients.Done(); s.serve(conn, queue) }()
+	}
+	ln.Close()
+	if now, err := os.Lstat(path); err == nil && fi != nil && os.SameFile(fi, now) {
+		os.Remove(path)
+	}
+	clients.Wait()
+	close(queue)
+	<-committed
+	return nil
+}
+
+// serve reads one client's job, queues it for the next commit and answers.
+func (s *Server) serve(conn *net.UnixConn, queue chan<- pending) {
+	defer conn.Close()
+	if err := sameUser(conn); err != nil {
+		s.logf("enqueue socket: %v", err)
+		return
+	}
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	line, err := bufio.NewReader(io.LimitReader(conn, maxLine)).ReadBytes('\n')
+	if err != nil {
+		return
+	}
+	var req request
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.DisallowUnknownFields()
+	a := answer{}
+	switch {
+	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint():
+		a.Declined = "another build of queuectl"
+	case !sameFile(req.DB, s.Store.Path()):
+		a.Declined = "another database"
+	default:
+		p := pending{job: req.Job, reply: make(chan answer, 1)}
+		queue <- p
+		a = <-p.reply
+	}
+	data, err := encode(a)
+	if err == nil {
+		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+		conn.Write(data)
+	}
+}
+
+// commit stores the queued jobs: each group is what arrived while the
+// previous commit was being written, in one fsync'd transaction, so that
+// concurrent clients share an fsync. It returns when queue is closed.
+func (s *Server) commit(queue <-chan pending) {
+	group := make([]pending, 0, maxGroup)
+	jobs := make([]claim.NewJob, 0, maxGroup)
+	for p := range queue {
+		group, jobs = append(group[:0], p), append(jobs[:0], p.job)
+	more:
+		for len(group) < maxGroup {
+			select {
+			case p, ok := <-queue:
+				if !ok {
+					break more
+				}
+				group, jobs = append(group, p), append(jobs, p.job)
+			default:
+				break more
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		rs, err := s.Store.EnqueueEach(ctx, jobs)
+		cancel()
+		if err != nil {
+			s.logf("enqueue socket: store %d job(s): %v", len(jobs), err)
+		}
+		for i, p := range group {
+			switch {
+			case err != nil:
+				// Whether the commit reached the disk is not known here:
+				// the client looks its job up by id before it stores it.
+				p.reply <- answer{Declined: err.Error(), Unknown: true}
+			case rs[i].Err != nil:
+				p.reply <- answer{Declined: rs[i].Err.Error()}
+			default:
+				p.reply <- answer{Job: rs[i].Job, Outcome: rs[i].Outcome}
+			}
+		}
+	}
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Log != nil {
+		s.Log(format, args...)
+	}
+}
+
+// sameFile reports whether two paths name one file, so that a client given
+// --db by another spelling is still served.
+func sameFile(a, b string) bool {
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
