@@ -211,23 +211,33 @@ func (b *Suite) expect(ctx context.Context, home string, st claim.State, n int) 
 // it was started. Its stdout is discarded and its stderr appended to
 // home/bench.log, as a worker's would go to a file.
 func (b *Suite) start(ctx context.Context, home string, args ...string) (*exec.Cmd, time.Time, error) {
-	log, err := os.OpenFile(filepath.Join(home, "bench.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	cmd, log, err := b.command(ctx, home, args...)
 	if err != nil {
-		return nil, time.Time{}, fmt.Errorf("open bench log: %w", err)
+		return nil, time.Time{}, err
 	}
 	defer log.Close() // the child has its own descriptor once started
-	cmd := exec.CommandContext(ctx, b.Exe, append([]string{"--home", home}, args...)...)
+	began := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, began, fmt.Errorf("start queuectl: %w", err)
+	}
+	return cmd, began, nil
+}
+
+// command prepares the queuectl binary on home, as start runs it; the
+// caller closes log once the command has started.
+func (b *Suite) command(ctx context.Context, home string, args ...string) (cmd *exec.Cmd, log *os.File, err error) {
+	log, err = os.OpenFile(filepath.Join(home, "bench.log"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open bench log: %w", err)
+	}
+	cmd = exec.CommandContext(ctx, b.Exe, append([]string{"--home", home}, args...)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
 		return strings.HasPrefix(kv, "QUEUECTL_HOME=") || strings.HasPrefix(kv, "QUEUECTL_DB_PATH=")
 	}), "NO_COLOR=1")
 	cmd.Stderr = log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second
-	began := time.Now()
-	if err := cmd.Start(); err != nil {
-		return nil, began, fmt.Errorf("start queuectl: %w", err)
-	}
-	return cmd, began, nil
+	return cmd, log, nil
 }
 
 // timeRun runs the queuectl binary on home to its end and returns how long

@@ -49,19 +49,28 @@ func (b *Suite) scale(ctx context.Context) ([]Result, error) {
 	out := []Result{atLeast(fmt.Sprintf("claim+complete with %d queued", b.Scale), big, small,
 		fmt.Sprintf("%.0f/s with 1000 queued", small), 0.80)}
 	total := b.Scale + extra - rounds*(warm+ops)
-	for _, args := range [][]string{{"status"}, {"list", "--state", "pending", "--limit", "100"}} {
+	for _, c := range []struct {
+		args  []string
+		limit float64
+	}{{[]string{"status"}, 10}, {[]string{"list", "--limit", "100"}, 20}} {
 		var took []float64
 		for range 11 {
-			d, err := b.timeRun(ctx, homes[1], args...)
+			d, err := b.timeRun(ctx, homes[1], c.args...)
 			if err != nil {
 				return out, err
 			}
 			took = append(took, millis(d))
 		}
-		out = append(out, atMost(fmt.Sprintf("%s at %d jobs, start to exit", strings.Join(args, " "), total),
-			quantile(took, 0.5), quantile(took, 0.99), "ms", 100, 0))
+		out = append(out, atMost(fmt.Sprintf("%s at %d jobs, start to exit", strings.Join(c.args, " "), total),
+			quantile(took, 0.5), quantile(took, 0.99), "ms", c.limit, 0))
 	}
-	return out, nil
+	lists, err := b.lists(ctx, homes[1], total)
+	out = append(out, lists...)
+	if err != nil {
+		return out, err
+	}
+	mem, err := b.workerMemory(ctx, homes[1], stores[1], 20, fmt.Sprintf("at %d jobs", total+8*40))
+	return append(out, mem), err
 }
 
 // claimComplete claims and completes warm jobs of s, then ops more, one
