@@ -42,6 +42,8 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		return
 	}
 	now := w.Store.Now()
+	var lost []claim.InFlight
+	var groups []int
 	for _, f := range runs {
 		if f.WorkerID == w.id && now.Before(f.LeaseUntil) {
 			continue
@@ -50,9 +52,18 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		if !localGone && now.Before(f.LeaseUntil) {
 			continue
 		}
+		lost = append(lost, f)
 		if f.Host == w.host {
-			w.killLost(ctx, f)
+			if pgid := w.lostGroup(ctx, f); pgid > 0 {
+				syscall.Kill(-pgid, syscall.SIGKILL)
+				groups = append(groups, pgid)
+			}
 		}
+	}
+	// Every group is killed first and then waited for together: a dead
+	// worker's runs are recovered in one wait, however many it held.
+	waitGone(groups, killWait)
+	for _, f := range lost {
 		next, err := w.Store.Recover(ctx, f)
 		switch {
 		case errors.Is(err, claim.ErrLost):
@@ -79,14 +90,13 @@ func (w *Worker) lostDead(ctx context.Context, f claim.InFlight) {
 	w.fireHooks(ctx, hookEvent{job: j, run: f.Run, state: claim.Dead, err: j.LastError}, w.hooksFor(j, claim.Dead, false))
 }
 
-// killWait bounds how long a reaper waits for a killed run's processes to
-// be gone.
+// killWait bounds how long a reaper waits for killed runs' processes to be
+// gone.
 const killWait = 5 * time.Second
 
-// killLost SIGKILLs what is left of a lost run's process group and waits
-// until it is gone: a killed process keeps its files and locks until it has
-// exited, and the job's next run may need them (flock -n, say).
-func (w *Worker) killLost(ctx context.Context, f claim.InFlight) {
+// lostGroup returns the process group of a lost run, 0 if none was
+// recorded: the job's shell never started.
+func (w *Worker) lostGroup(ctx context.Context, f claim.InFlight) int {
 	pgid := f.PGID
 	// f may have been listed before its group was recorded; its worker is
 	// gone now, so the record is final.
@@ -97,12 +107,32 @@ func (w *Worker) killLost(ctx context.Context, f claim.InFlight) {
 			}
 		}
 	}
-	if pgid <= 0 {
-		return
-	}
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	for deadline := time.Now().Add(killWait); syscall.Kill(-pgid, 0) == nil && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
+	return pgid
+}
+
+// waitGone waits, at most limit, until no process of the killed groups is
+// left: a killed process keeps its files and locks until it has exited,
+// and the job's next run may need them (flock -n, say).
+func waitGone(pgids []int, limit time.Duration) {
+	deadline := time.Now().Add(limit)
+	for len(pgids) > 0 && time.Now().Before(deadline) {
+		var left []int
+		for _, g := range pgids {
+			if syscall.Kill(-g, 0) == nil {
+				left = append(left, g)
+			}
+		}
+		if len(left) > 0 {
+			// Members may be zombies no one reaps; only /proc tells.
+			live := liveGroups(left)
+			left = left[:0]
+			for g := range live {
+				left = append(left, g)
+			}
+		}
+		if pgids = left; len(pgids) > 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
 	}
 }
 

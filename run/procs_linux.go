@@ -1,0 +1,77 @@
+package run
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+)
+
+// procInfo is one process as /proc shows it.
+type procInfo struct {
+	pid, ppid, pgrp int
+	zombie          bool // exited, waiting for its parent to reap it
+}
+
+// listProcs lists the processes of this host (of every user: /proc/*/stat
+// is world-readable). Processes that end while it reads are left out.
+func listProcs() []procInfo {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil
+	}
+	defer d.Close()
+	names, _ := d.Readdirnames(-1)
+	out := make([]procInfo, 0, len(names))
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// readProc reads /proc/<pid>/stat: "pid (comm) S ppid pgrp ...", where comm
+// may hold spaces and parentheses, so fields are counted from the last ')'.
+func readProc(pid int) (procInfo, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procInfo{}, false
+	}
+	i := bytes.LastIndexByte(data, ')')
+	if i < 0 {
+		return procInfo{}, false
+	}
+	f := bytes.Fields(data[i+1:])
+	if len(f) < 3 {
+		return procInfo{}, false
+	}
+	ppid, err1 := strconv.Atoi(string(f[1]))
+	pgrp, err2 := strconv.Atoi(string(f[2]))
+	if err1 != nil || err2 != nil {
+		return procInfo{}, false
+	}
+	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, zombie: string(f[0]) == "Z"}, true
+}
+
+// liveGroups returns which of pgids still have a process that has not
+// exited. A zombie holds no files or locks any more: it only waits for its
+// parent, which may be a PID 1 that never reaps.
+func liveGroups(pgids []int) map[int]bool {
+	live := map[int]bool{}
+	for _, p := range listProcs() {
+		if !p.zombie {
+			live[p.pgrp] = true
+		}
+	}
+	out := map[int]bool{}
+	for _, g := range pgids {
+		if live[g] {
+			out[g] = true
+		}
+	}
+	return out
+}
