@@ -146,6 +146,38 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// history gives the last hour a past: jobs run through the store with its
+// clock set back, a few every minute, one in twelve failing, so that the
+// chart has a shape. Done before any worker runs, which shares the clock.
+func history(t *testing.T, h *home) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now()
+	defer func() { h.store.Now = time.Now }()
+	c := claim.Claimant{WorkerID: "earlier", Host: "earlier", PID: 1, Lease: time.Minute, LogDir: t.TempDir()}
+	one := 1
+	n := 0
+	for m := 58; m >= 1; m-- {
+		for k := range 3 + (58-m)%7 + (m%11)/2 {
+			at := now.Add(-time.Duration(m)*time.Minute + time.Duration(k)*time.Second)
+			h.store.Now = func() time.Time { return at }
+			h.enqueue(t, claim.NewJob{ID: fmt.Sprintf("report-%03d", n), Command: "make report", Queue: "reports", MaxRetries: &one})
+			j, r, err := h.store.Claim(ctx, c)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n%12 == 0 {
+				_, err = h.store.Fail(ctx, j, r, &one, "exit status 1", time.Hour)
+			} else {
+				err = h.store.Complete(ctx, r)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
 // TestBrowser drives the dashboard in headless Chromium against a live
 // worker: overview, click through to a dead job, read its log, retry it
 // and watch its state change; the counts agree with `status --json`; a
@@ -167,6 +199,7 @@ func TestBrowser(t *testing.T) {
 	for i := range 5 {
 		h.enqueue(t, claim.NewJob{ID: fmt.Sprintf("later-%d", i), Command: "make report", Queue: "later"})
 	}
+	history(t, h)
 	h.worker(t, 4, "default", "builds", "reports", "slow")
 	h.waitState(t, "nightly-backup", claim.Dead)
 	h.waitState(t, "xss", claim.Dead)
