@@ -343,3 +343,19 @@ func keys(v any) map[string]bool {
 	walk(v)
 	return out
 }
+
+// TestFailedJobShowsNextRetryAt: a failed job's JSON names its next retry,
+// the same time as run_after.
+func TestFailedJobShowsNextRetryAt(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "flaky", "--backoff-base", "100", "--command", "exit 3")
+	h.start("worker", "start", "--no-spool")
+	var j map[string]any
+	waitFor(t, 30*time.Second, "the job to fail once", func() bool {
+		j = map[string]any{}
+		return json.Unmarshal([]byte(h.must("show", "flaky", "--json")), &j) == nil && j["state"] == "failed"
+	})
+	if j["next_retry_at"] == nil || j["next_retry_at"] != j["run_after"] {
+		t.Errorf("failed job: next_retry_at %v, run_after %v; want both, equal", j["next_retry_at"], j["run_after"])
+	}
+}

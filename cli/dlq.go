@@ -128,16 +128,20 @@ func purgeCommand() *cli.Command {
 		Usage: "delete finished jobs with their runs, logs and dead/ files (retention)",
 		Description: `Deletes the jobs in --state (completed or dead) that finished more than --older-than ago.
 
+Says on stderr how many it deleted, and nothing when there were none (cron mails only
+when something happened); -q: nothing at all.
+
 Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed or dead"},
-			&cli.DurationFlag{Name: "older-than", Usage: "that finished more than `D` ago, e.g. 168h"},
+			durationFlag("older-than", 0, "that finished more than `D` ago, e.g. 168h or 604800 (seconds); required"),
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing"},
 		},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			age := c.Duration("older-than")
+			age := durationOf(c, "older-than")
 			if !c.IsSet("state") || !c.IsSet("older-than") || age < 0 {
 				return withHint(usagef("give --state and a --older-than of 0 or more"), "queuectl purge --state completed --older-than 168h")
 			}
@@ -152,7 +156,9 @@ Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`
 			for _, id := range ids {
 				removeFiles(c, h, id)
 			}
-			logf(c)("purged %d %s job(s) that finished more than %v ago", len(ids), st, age)
+			if len(ids) > 0 && !c.Bool("quiet") {
+				logf(c)("purged %d %s job(s) that finished more than %v ago", len(ids), st, age)
+			}
 			return nil
 		}),
 	}

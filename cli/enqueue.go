@@ -59,7 +59,7 @@ Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30
 
 func printEnqueued(c *cli.Context, rs []claim.Result) error {
 	for _, r := range rs {
-		if r.Outcome == claim.Skipped {
+		if r.Outcome == claim.Skipped && !c.Bool("json") {
 			logf(c)("skipped: job %s with unique key %q is %s", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 		}
 	}
@@ -137,13 +137,13 @@ func readInput(r io.Reader, name string) ([]byte, error) {
 // jobFromFlags reads them.
 func jobFlags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "id", Usage: "job id (default: generated)"},
-		&cli.IntFlag{Name: "max-retries", Usage: "runs before the job is dead (default: config max-retries)"},
-		&cli.IntFlag{Name: "backoff-base", Usage: "seconds; wait base^n after the n-th failed run"},
-		&cli.IntFlag{Name: "priority", Usage: "higher runs first"},
+		&cli.StringFlag{Name: "id", Usage: "job `ID` (default: generated)"},
+		&cli.IntFlag{Name: "max-retries", Usage: "`N` runs before the job is dead (default: config max-retries)"},
+		&cli.IntFlag{Name: "backoff-base", Usage: "wait `N`^n seconds after the n-th failed run (default: config backoff-base)"},
+		&cli.IntFlag{Name: "priority", Usage: "`N`: higher runs first"},
 		&cli.StringFlag{Name: "run-at", Usage: "not before `TIME` (RFC 3339)"},
-		&cli.StringFlag{Name: "delay", Usage: "not before `DURATION` from now"},
-		&cli.StringFlag{Name: "timeout", Usage: "kill the job after `DURATION`"},
+		&cli.StringFlag{Name: "delay", Usage: "not before `D` from now, e.g. 90s or 90 (seconds)"},
+		&cli.StringFlag{Name: "timeout", Usage: "kill the job after `D`, e.g. 30m or 1800 (seconds) (default: config job-timeout)"},
 		&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
 		&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},

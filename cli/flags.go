@@ -1,8 +1,14 @@
 package cli
 
 import (
+	"errors"
+	"fmt"
+	"regexp"
+	"slices"
 	"strings"
+	"time"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
 )
 
@@ -146,4 +152,109 @@ func flagName(a string) (name string, inline bool) {
 	name = strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
 	name, _, inline = strings.Cut(name, "=")
 	return name, inline
+}
+
+// durationValue is a duration flag's value: Go syntax (90s, 10m, 168h) or
+// whole seconds (SPEC §5), with a parse error that says what to write. Its
+// String is the default shown by --help: none for zero.
+type durationValue struct{ d time.Duration }
+
+func (v *durationValue) Set(s string) error {
+	d, err := claim.ParseDuration(s)
+	if err != nil {
+		return errors.New("write a duration such as 90s, 10m or 168h, or whole seconds")
+	}
+	v.d = d
+	return nil
+}
+
+func (v *durationValue) String() string {
+	if v.d == 0 {
+		return ""
+	}
+	return v.d.String()
+}
+
+// durationFlag defines a duration flag; durationOf reads it.
+func durationFlag(name string, value time.Duration, usage string) *cli.GenericFlag {
+	return &cli.GenericFlag{Name: name, Value: &durationValue{value}, Usage: usage}
+}
+
+func durationOf(c *cli.Context, name string) time.Duration {
+	if v, ok := c.Generic(name).(*durationValue); ok {
+		return v.d
+	}
+	return 0
+}
+
+// flagValueError matches the flag package's error for a value it cannot
+// parse; urfave/cli hands it on as text only.
+var flagValueError = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+
+// explainFlagError rewrites a flag parse error to say what to write:
+// `--priority "high": write a whole number, e.g. --priority 10`.
+func explainFlagError(c *cli.Context, err error) error {
+	m := flagValueError.FindStringSubmatch(err.Error())
+	if m == nil {
+		return err
+	}
+	value, name, why := m[1], m[2], m[3]
+	if why == "parse error" || strings.HasSuffix(why, "invalid syntax") || strings.HasSuffix(why, "value out of range") {
+		why = "write a value of the right kind"
+		for _, f := range commandFlags(c) {
+			if slices.Contains(f.Names(), name) {
+				name = f.Names()[0]
+				why = whatToWrite(f, name)
+			}
+		}
+	}
+	return fmt.Errorf("--%s %q: %s", name, value, why)
+}
+
+// whatToWrite says what a flag of f's kind takes.
+func whatToWrite(f cli.Flag, name string) string {
+	switch f.(type) {
+	case *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag:
+		return fmt.Sprintf("write a whole number, e.g. --%s 10", name)
+	case *cli.Float64Flag:
+		return fmt.Sprintf("write a number, e.g. --%s 1.5", name)
+	case *cli.BoolFlag:
+		return fmt.Sprintf("write --%s alone, or --%s=true or --%s=false", name, name, name)
+	}
+	return "write a value of the right kind"
+}
+
+// commandFlags are the flags of the running command, or the app's.
+func commandFlags(c *cli.Context) []cli.Flag {
+	if c.Command != nil && len(c.Command.Flags) > 0 {
+		return c.Command.Flags
+	}
+	return c.App.Flags
+}
+
+// realDefault makes --help show a flag's real default, once: a bool's
+// "(default: false)" says nothing, and a default that the usage text names
+// ("(default: config max-retries)") replaces the zero value urfave/cli
+// would print after it.
+func realDefault(f cli.Flag) {
+	var usage, text *string
+	switch f := f.(type) {
+	case *cli.BoolFlag:
+		f.DisableDefaultText = true
+		return
+	case *cli.IntFlag:
+		usage, text = &f.Usage, &f.DefaultText
+	case *cli.StringFlag:
+		usage, text = &f.Usage, &f.DefaultText
+	case *cli.GenericFlag:
+		usage, text = &f.Usage, &f.DefaultText
+	case *cli.StringSliceFlag:
+		usage, text = &f.Usage, &f.DefaultText
+	default:
+		return
+	}
+	if i := strings.Index(*usage, " (default: "); i >= 0 && strings.HasSuffix(*usage, ")") {
+		*text = (*usage)[i+len(" (default: ") : len(*usage)-1]
+		*usage = (*usage)[:i]
+	}
 }

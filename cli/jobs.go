@@ -47,20 +47,26 @@ func statusCommand() *cli.Command {
 
 func listCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "list",
-		Usage:       "list jobs, oldest first",
-		Description: "Example: queuectl list --state failed --limit 20",
+		Name:  "list",
+		Usage: "list jobs, oldest first (--newest: newest first)",
+		Description: `--limit N keeps the first N jobs in the order shown: the oldest, or with --newest the newest.
+
+Example: queuectl list --state failed --newest --limit 20`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead)"},
 			&cli.StringFlag{Name: "queue", Usage: "only jobs of queue `Q`"},
-			&cli.IntFlag{Name: "limit", Usage: "at most `N` jobs (0: all)"},
+			&cli.IntFlag{Name: "limit", Usage: "only the first `N` jobs in the order shown (default: 0, all)"},
+			&cli.BoolFlag{Name: "newest", Usage: "newest first"},
 			jsonFlag,
 		},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			f := claim.Filter{Queue: c.String("queue"), Limit: c.Int("limit")}
+			f := claim.Filter{Queue: c.String("queue"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
+			if f.Limit < 0 {
+				return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl list --newest --limit 20")
+			}
 			if c.IsSet("state") {
 				st, err := claim.ParseState(c.String("state"))
 				if err != nil {
@@ -110,14 +116,14 @@ func waitCommand() *cli.Command {
 		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout.
 
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --timeout 10m "$id"`,
-		Flags: []cli.Flag{&cli.DurationFlag{Name: "timeout", Usage: "give up after `D` (exit 124); 0 waits forever"}},
+		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever")},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)
 			if err != nil {
 				return err
 			}
 			ctx := c.Context
-			if d := c.Duration("timeout"); d > 0 {
+			if d := durationOf(c, "timeout"); d > 0 {
 				var cancel context.CancelFunc
 				ctx, cancel = context.WithTimeout(ctx, d)
 				defer cancel()
@@ -125,7 +131,7 @@ Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --time
 			jobs, err := h.store.Wait(ctx, ids, h.config.PollInterval)
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
-				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", c.Duration("timeout"), strings.Join(ids, " "))}
+				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), strings.Join(ids, " "))}
 			case errors.Is(err, context.Canceled):
 				return &exitStatus{exitInterrupted, nil}
 			case err != nil:

@@ -72,15 +72,18 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	if c.Command != nil && c.Command.HelpName != "" {
 		name = c.Command.HelpName // "queuectl dlq retry"; FullName() is only "retry"
 	}
-	return withHint(usagef("%v", err), "see: "+name+" --help")
+	return withHint(usagef("%v", explainFlagError(c, err)), "see: "+name+" --help")
 }
 
-// setUsageError gives every command the app's usageError: urfave/cli calls
-// only the running command's own.
+// setUsageError gives every command the app's usageError (urfave/cli calls
+// only the running command's own) and help that shows only real defaults.
 func setUsageError(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		if cmd.OnUsageError == nil {
 			cmd.OnUsageError = usageError
+		}
+		for _, f := range cmd.Flags {
+			realDefault(f)
 		}
 		setUsageError(cmd.Subcommands)
 	}

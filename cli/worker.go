@@ -28,7 +28,7 @@ Second: stop running jobs, put them back to pending, exit 130.
 
 Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Flags: []cli.Flag{
-				&cli.IntFlag{Name: "count", Aliases: []string{"n"}, Value: 1, Usage: "jobs to run at once"},
+				&cli.IntFlag{Name: "count", Aliases: []string{"n"}, Value: 1, Usage: "`N` jobs to run at once"},
 				&cli.StringSliceFlag{Name: "queue", Usage: "run only jobs of queue `Q` (repeatable)"},
 				&cli.BoolFlag{Name: "drain", Usage: "exit 0 once nothing is runnable"},
 				&cli.BoolFlag{Name: "no-spool", Usage: "do not ingest the spool directory"},
@@ -41,7 +41,7 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Description: `Example: queuectl worker stop --wait --timeout 1m`,
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "wait", Usage: "wait until the workers have exited"},
-				&cli.DurationFlag{Name: "timeout", Value: time.Minute, Usage: "with --wait: give up after `D` (exit 124)"},
+				durationFlag("timeout", time.Minute, "with --wait: give up after `D` (exit 124), e.g. 5m or 300 (seconds)"),
 			},
 			Action: withHome(workerStop),
 		}},
@@ -118,7 +118,7 @@ func workerStop(c *cli.Context, h *home) error {
 	if !c.Bool("wait") {
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(c.Context, c.Duration("timeout"))
+	ctx, cancel := context.WithTimeout(c.Context, durationOf(c, "timeout"))
 	defer cancel()
 	// Workers that exit cleanly wake us; the poll catches crashed ones.
 	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
@@ -134,7 +134,7 @@ func workerStop(c *cli.Context, h *home) error {
 	if err != nil || len(live) == 0 {
 		return err
 	}
-	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), c.Duration("timeout"))}
+	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), durationOf(c, "timeout"))}
 }
 
 // liveWorkers lists the registered workers that are still running.

@@ -17,7 +17,10 @@ import (
 // quiet: the bare id of every result, one per line, the existing job's id
 // for a skipped one, so `id=$(queuectl enqueue -q …)` always gets the job
 // that will run.
-// JSON: one job object when len(rs) == 1, else an array of them.
+// JSON: one job object when len(rs) == 1, else an array of them; each also
+// has "outcome": created, skipped (a live job holds the unique_key: the
+// object is that job), duplicate or redriven. The skip is data, so --json
+// puts it here and nothing on stderr.
 func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
 	var ok []claim.Result
 	for _, r := range rs {
@@ -30,11 +33,11 @@ func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
 			if len(ok) == 0 {
 				return nil
 			}
-			return WriteJSON(p.Out, JobJSON(ok[0].Job))
+			return WriteJSON(p.Out, enqueuedJSON(ok[0]))
 		}
-		out := make([]JobObject, len(ok))
+		out := make([]enqueuedObject, len(ok))
 		for i, r := range ok {
-			out[i] = JobJSON(r.Job)
+			out[i] = enqueuedJSON(r)
 		}
 		return WriteJSON(p.Out, out)
 	}
@@ -51,4 +54,14 @@ func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
 	}
 	_, err := io.WriteString(p.Out, b.String())
 	return err
+}
+
+// enqueuedObject is a job object with what enqueue did with it.
+type enqueuedObject struct {
+	JobObject
+	Outcome claim.Outcome `json:"outcome"`
+}
+
+func enqueuedJSON(r claim.Result) enqueuedObject {
+	return enqueuedObject{JobJSON(r.Job), r.Outcome}
 }

@@ -21,6 +21,7 @@ type JobObject struct {
 	Lost        int               `json:"lost,omitempty"`
 	RunAt       string            `json:"run_at,omitempty"`
 	RunAfter    string            `json:"run_after,omitempty"`
+	NextRetryAt string            `json:"next_retry_at,omitempty"`
 	Timeout     string            `json:"timeout,omitempty"`
 	Env         map[string]string `json:"env,omitempty"`
 	Cwd         string            `json:"cwd,omitempty"`
@@ -47,6 +48,9 @@ func JobJSON(j claim.Job) JobObject {
 	}
 	if waiting(j) {
 		o.RunAfter = stamp(j.RunAfter)
+	}
+	if j.State == claim.Failed {
+		o.NextRetryAt = o.RunAfter // the name a reader of a failed job looks for
 	}
 	return o
 }

@@ -170,3 +170,16 @@ func TestDeadJobs(t *testing.T) {
 		})
 	}
 }
+
+func TestFailedJobJSONHasNextRetryAt(t *testing.T) {
+	at := time.Date(2026, 11, 21, 6, 0, 4, 0, time.UTC)
+	for _, tt := range []struct {
+		state claim.State
+		want  string
+	}{{claim.Failed, "2026-11-21T06:00:04Z"}, {claim.Pending, ""}, {claim.Dead, ""}} {
+		o := JobJSON(claim.Job{ID: "j", State: tt.state, RunAfter: at})
+		if o.NextRetryAt != tt.want {
+			t.Errorf("JobJSON(%s job).NextRetryAt = %q, want %q", tt.state, o.NextRetryAt, tt.want)
+		}
+	}
+}

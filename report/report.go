@@ -24,6 +24,7 @@
 //	run_at       the schedule the job was enqueued with
 //	run_after    only while pending or failed: not claimed before this
 //	             (the schedule, or the end of a failed run's backoff)
+//	next_retry_at  only while failed: the same time as run_after
 //	timeout      Go duration
 //	env          object of strings
 //	cwd, unique_key

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -74,8 +75,12 @@ func WriteDead(dir string, j claim.Job, runs []claim.Run) error {
 	if !claim.ValidID(j.ID) {
 		return fmt.Errorf("write dead file: invalid job id %q", j.ID)
 	}
-	data, err := json.MarshalIndent(newDeadFile(j, runs), "", "  ")
-	if err != nil {
+	// Plain JSON: a command's > and & stay as written, not \u003e.
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(newDeadFile(j, runs)); err != nil {
 		return fmt.Errorf("write dead file for %s: %w", j.ID, err)
 	}
 	tmp, err := os.CreateTemp(dir, "."+j.ID+".json.*.tmp")
@@ -83,7 +88,7 @@ func WriteDead(dir string, j claim.Job, runs []claim.Run) error {
 		return fmt.Errorf("write dead file for %s: %w", j.ID, err)
 	}
 	defer os.Remove(tmp.Name()) // after a successful rename, there is nothing to remove
-	_, err = tmp.Write(append(data, '\n'))
+	_, err = tmp.Write(buf.Bytes())
 	if err == nil {
 		err = tmp.Sync()
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -18,7 +19,7 @@ func mustKill(t *testing.T, s *claim.Store, id string) (claim.Job, []claim.Run) 
 	ctx := context.Background()
 	one := 1
 	timeout := 90 * time.Second
-	_, err := s.Enqueue(ctx, claim.NewJob{ID: id, Command: "exit 3", MaxRetries: &one, Priority: 7,
+	_, err := s.Enqueue(ctx, claim.NewJob{ID: id, Command: "echo x >&2 && exit 3", MaxRetries: &one, Priority: 7,
 		Queue: "nightly", Env: map[string]string{"A": "b"}, Timeout: &timeout, UniqueKey: "k-" + id})
 	if err != nil {
 		t.Fatal(err)
@@ -60,6 +61,9 @@ func TestWriteDead(t *testing.T) {
 		t.Errorf("mode %v, want 0600", fi.Mode())
 	}
 	data := mustRead(t, path)
+	if !strings.Contains(string(data), `"command": "echo x >&2 && exit 3"`) {
+		t.Errorf("dead file does not hold the command as written (plain JSON, no \\u003e):\n%s", data)
+	}
 	var f deadFile
 	if err := json.Unmarshal(data, &f); err != nil {
 		t.Fatal(err)
@@ -77,7 +81,7 @@ func TestWriteDead(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Parse(dead file) = %v", err)
 	}
-	if nj.ID != "flaky" || nj.Command != "exit 3" || *nj.MaxRetries != 1 || nj.Priority != 7 || nj.Queue != "nightly" ||
+	if nj.ID != "flaky" || nj.Command != "echo x >&2 && exit 3" || *nj.MaxRetries != 1 || nj.Priority != 7 || nj.Queue != "nightly" ||
 		nj.Env["A"] != "b" || *nj.Timeout != 90*time.Second || nj.UniqueKey != "k-flaky" || !nj.Redrive {
 		t.Errorf("Parse(dead file) = %+v", nj)
 	}
@@ -179,7 +183,7 @@ func TestDeadFileRedrives(t *testing.T) {
 				return err == nil && j.State == claim.Pending
 			})
 			j, _ = w.Store.Get(ctx, "flaky")
-			if j.Attempts != 0 || j.Command != "exit 3" {
+			if j.Attempts != 0 || j.Command != "echo x >&2 && exit 3" {
 				t.Errorf("re-driven job = %+v, want attempts 0", j)
 			}
 			eventually(t, 10*time.Second, "dead file and spool file gone", func() bool {
