@@ -62,6 +62,9 @@ func ParseSpec(data []byte) (NewJob, error) {
 	if !utf8.Valid(data) {
 		return NewJob{}, invalidf("job spec is not valid UTF-8 text")
 	}
+	if err := duplicateKey(data); err != nil {
+		return NewJob{}, err
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var s spec
@@ -72,6 +75,72 @@ func ParseSpec(data []byte) (NewJob, error) {
 		return NewJob{}, invalidf("job spec has data after its closing brace; give exactly one JSON object")
 	}
 	return s.newJob()
+}
+
+// duplicateKey refuses a key given twice in one JSON object: encoding/json
+// keeps the last, so {"command": "true", "command": "rm -rf ~"} would run
+// what a reader of the first line does not expect. Malformed JSON is left
+// for the decoder to report.
+func duplicateKey(data []byte) error {
+	type frame struct {
+		object, wantKey bool
+		keys            map[string]bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var stack []frame
+	valueDone := func() {
+		if n := len(stack); n > 0 && stack[n-1].object {
+			stack[n-1].wantKey = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		top := len(stack) - 1
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, frame{object: true, wantKey: true, keys: map[string]bool{}})
+			continue
+		case json.Delim('['):
+			stack = append(stack, frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:top]
+			if len(stack) == 0 {
+				return nil
+			}
+			valueDone()
+			continue
+		}
+		if top >= 0 && stack[top].object && stack[top].wantKey {
+			key := tok.(string)
+			if stack[top].keys[key] {
+				return invalidf("duplicate key %q at byte %d: give each field once", key, keyStart(data, dec.InputOffset()))
+			}
+			stack[top].keys[key], stack[top].wantKey = true, false
+			continue
+		}
+		valueDone()
+	}
+}
+
+// keyStart finds where the JSON string that ends just before end begins.
+func keyStart(data []byte, end int64) int64 {
+	for i := end - 2; i >= 0; i-- {
+		if data[i] != '"' {
+			continue
+		}
+		backslashes := 0
+		for j := i - 1; j >= 0 && data[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return i
+		}
+	}
+	return 0
 }
 
 func specError(err error) error {
@@ -213,6 +282,12 @@ func parseDuration(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// MaxArgLen is the longest string Linux passes as one argument or one
+// environment entry of a new program: MAX_ARG_STRLEN (32 pages, 131072
+// bytes) less the terminating NUL. A job's command is one argument of its
+// shell, so a longer one fails every run with "argument list too long".
+const MaxArgLen = 131071
+
 // maxDuration bounds durations so that adding them to a time cannot overflow.
 const maxDuration = 100 * 365 * 24 * time.Hour
 
@@ -223,6 +298,9 @@ func (nj *NewJob) Validate() error {
 		return invalidf("the command is empty; give the shell command to run")
 	case strings.ContainsRune(nj.Command, 0):
 		return invalidf("the command contains a NUL byte, which no shell can run")
+	case len(nj.Command) > MaxArgLen:
+		return invalidf("the command is %d bytes; the system passes at most %d bytes as one argument "+
+			"(Linux MAX_ARG_STRLEN), so it could never start: put it in a script file and run that", len(nj.Command), MaxArgLen)
 	case nj.ID != "" && !ValidID(nj.ID):
 		return invalidf("id %q is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", nj.ID)
 	case nj.MaxRetries != nil && *nj.MaxRetries < 1:
@@ -243,6 +321,10 @@ func (nj *NewJob) Validate() error {
 	for k, v := range nj.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
 			return invalidf("env name %q is not valid: names are non-empty, without '=' or NUL", k)
+		}
+		if n := len(k) + 1 + len(v); n > MaxArgLen {
+			return invalidf("env entry %q is %d bytes as NAME=value; the system passes at most %d bytes as one "+
+				"environment string (Linux MAX_ARG_STRLEN): pass it in a file", k, n, MaxArgLen)
 		}
 	}
 	return nil

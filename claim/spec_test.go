@@ -123,6 +123,11 @@ func TestParseSpecErrors(t *testing.T) {
 		{"trailing object", `{"command": "x"} {"command": "y"}`, []string{"data after its closing brace", "exactly one JSON object"}},
 		{"trailing garbage", `{"command": "x"} x`, []string{"data after its closing brace"}},
 		{"invalid UTF-8", "{\"command\": \"echo \xff\"}", []string{"not valid UTF-8"}},
+		{"duplicate key", `{"command": "true", "command": "rm -rf ~"}`, []string{`duplicate key "command" at byte 20`, "give each field once"}},
+		{"duplicate key in env", `{"command": "x", "env": {"A": "1", "A": "2"}}`, []string{`duplicate key "A" at byte 35`}},
+		{"duplicate escaped key", `{"command": "x", "comm\u0061nd": "y"}`, []string{`duplicate key "command" at byte 17`}},
+		{"command over the argument limit", `{"command": "` + strings.Repeat("x", 131072) + `"}`, []string{"131072 bytes", "at most 131071", "script"}},
+		{"env entry over the argument limit", `{"command": "x", "env": {"A": "` + strings.Repeat("x", 131070) + `"}}`, []string{`env entry "A"`, "at most 131071"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
