@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
@@ -201,13 +202,17 @@ func (s *Server) sendLog(w io.Writer, id string, attempt int, stream string, off
 	buf := make([]byte, 64<<10)
 	for {
 		n, err := f.ReadAt(buf, *offset)
+		full := err == nil && n == len(buf)
+		if full {
+			n = runeStart(buf[:n]) // the rest of a split character comes next time
+		}
 		if n > 0 {
 			*offset += int64(n)
 			if err := writeEvent(w, "log", string(buf[:n])); err != nil {
 				return err
 			}
 		}
-		if err != nil || n < len(buf) {
+		if !full {
 			return nil
 		}
 	}
@@ -222,4 +227,21 @@ func writeEvent(w io.Writer, event string, v any) error {
 	}
 	_, err = fmt.Fprintf(w, "event: %s\ndata: %s\n\n", event, b)
 	return err
+}
+
+// runeStart returns how much of b ends on a whole UTF-8 character: a piece
+// of a log cut in the middle of one would show as U+FFFD.
+func runeStart(b []byte) int {
+	for i := len(b) - 1; i >= 0 && i >= len(b)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(b[i]) {
+			if utf8.FullRune(b[i:]) {
+				return len(b)
+			}
+			if i == 0 {
+				return len(b) // no character starts here: send it as it is
+			}
+			return i
+		}
+	}
+	return len(b)
 }
