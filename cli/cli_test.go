@@ -359,3 +359,28 @@ func TestFailedJobShowsNextRetryAt(t *testing.T) {
 		t.Errorf("failed job: next_retry_at %v, run_after %v; want both, equal", j["next_retry_at"], j["run_after"])
 	}
 }
+
+// TestStatusActiveAndBusy: active counts the live worker slots of every
+// process, busy those running a job.
+func TestStatusActiveAndBusy(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("enqueue", "--id", "gated", "--command", g.command())
+	h.start("worker", "start", "--no-spool", "--count", "3")
+	h.start("worker", "start", "--no-spool", "--count", "2", "--queue", "other")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "both workers to register", func() bool {
+		return strings.Contains(h.must("status"), "\n  workers: 2\n")
+	})
+	out := h.must("status")
+	for _, line := range []string{"\n  processing: 1\n", "\n  active: 5\n", "\n  busy: 1\n"} {
+		if !strings.Contains(out, line) {
+			t.Errorf("status has no line %q:\n%s", strings.TrimSpace(line), out)
+		}
+	}
+	var st struct{ Active, Busy int }
+	if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil || st.Active != 5 || st.Busy != 1 {
+		t.Errorf("status --json: active %d, busy %d, %v; want 5, 1", st.Active, st.Busy, err)
+	}
+	g.release(t)
+}

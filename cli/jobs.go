@@ -36,13 +36,37 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers}
+			busy, err := busySlots(c.Context, h, workers)
+			if err != nil {
+				return err
+			}
+			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy}
 			if u := h.dirs.Unsafe(); u != nil {
 				st.SpoolUnsafe = fmt.Sprintf("%s (nothing is ingested); fix: %s", u.Problem, u.Fix)
 			}
 			return printer(c).Status(st)
 		}),
 	}
+}
+
+// busySlots counts the processing jobs that live workers hold: a job of a
+// crashed worker is processing until it is recovered, but no slot runs it.
+func busySlots(ctx context.Context, h *home, live []claim.WorkerInfo) (int, error) {
+	jobs, err := h.store.List(ctx, claim.Filter{State: claim.Processing})
+	if err != nil {
+		return 0, err
+	}
+	ids := map[string]bool{}
+	for _, w := range live {
+		ids[w.ID] = true
+	}
+	n := 0
+	for _, j := range jobs {
+		if ids[j.WorkerID] {
+			n++
+		}
+	}
+	return n, nil
 }
 
 func listCommand() *cli.Command {

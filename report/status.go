@@ -17,6 +17,8 @@ type Status struct {
 	SpoolWaiting int
 	Rejected     int
 	Workers      []claim.WorkerInfo
+	// Busy is how many of the live workers' slots run a job now.
+	Busy int
 	// SpoolUnsafe says why the spool is refused and how to fix it; empty
 	// when it is safe. No file is ingested while it is set.
 	SpoolUnsafe string
@@ -32,6 +34,8 @@ type StatusObject struct {
 	Total        int            `json:"total"`
 	SpoolWaiting int            `json:"spool_waiting"`
 	Rejected     int            `json:"rejected"`
+	Active       int            `json:"active"`
+	Busy         int            `json:"busy"`
 	Workers      []WorkerObject `json:"workers"`
 	SpoolUnsafe  string         `json:"spool_unsafe,omitempty"`
 }
@@ -49,7 +53,8 @@ type WorkerObject struct {
 }
 
 // Status renders `status`: two-space indented `key: value` lines (states in
-// claim.States order, then total, spool, rejected, workers, active, slots),
+// claim.States order, then total, spool, rejected, workers, active (live
+// worker slots, every process) and busy (those running a job)),
 // then, when workers run, a blank line and a table of them. JSON: one
 // object, see the package comment.
 func (p Printer) Status(s Status) error {
@@ -57,10 +62,6 @@ func (p Printer) Status(s Status) error {
 		return WriteJSON(p.Out, StatusJSON(s))
 	}
 	var b strings.Builder
-	slots := 0
-	for _, w := range s.Workers {
-		slots += w.Slots
-	}
 	for _, st := range claim.States {
 		fmt.Fprintf(&b, "  %s: %d\n", st, s.Counts[st])
 	}
@@ -69,7 +70,7 @@ func (p Printer) Status(s Status) error {
 		fmt.Fprintf(&b, "  spool unsafe: %s\n", s.SpoolUnsafe)
 	}
 	fmt.Fprintf(&b, "  rejected: %d\n", s.Rejected)
-	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  slots: %d\n", len(s.Workers), s.Counts[claim.Processing], slots)
+	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  busy: %d\n", len(s.Workers), slots(s.Workers), s.Busy)
 	if _, err := io.WriteString(p.Out, b.String()); err != nil {
 		return err
 	}
@@ -80,6 +81,15 @@ func (p Printer) Status(s Status) error {
 		return err
 	}
 	return p.workers(s.Workers)
+}
+
+// slots counts the slots of workers.
+func slots(ws []claim.WorkerInfo) int {
+	n := 0
+	for _, w := range ws {
+		n += w.Slots
+	}
+	return n
 }
 
 // total sums every state in Counts, also one this binary does not know,
@@ -115,7 +125,7 @@ func StatusJSON(s Status) StatusObject {
 		Pending: s.Counts[claim.Pending], Processing: s.Counts[claim.Processing],
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
 		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
-		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected,
+		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected, Active: slots(s.Workers), Busy: s.Busy,
 		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe,
 	}
 }

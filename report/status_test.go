@@ -41,12 +41,12 @@ func TestStatus(t *testing.T) {
 func TestStatusLines(t *testing.T) {
 	p, buf := printer(false, false)
 	err := p.Status(Status{Counts: map[claim.State]int{claim.Pending: 2, claim.Processing: 3},
-		Workers: []claim.WorkerInfo{{ID: "w", Slots: 4}}})
+		Workers: []claim.WorkerInfo{{ID: "w", Slots: 3}, {ID: "v", Slots: 1}}, Busy: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range []string{"  pending: 2", "  processing: 3", "  dead: 0", "  total: 5",
-		"  spool: 0", "  rejected: 0", "  workers: 1", "  active: 3", "  slots: 4"} {
+		"  spool: 0", "  rejected: 0", "  workers: 2", "  active: 4", "  busy: 2"} {
 		if !strings.Contains("\n"+buf.String(), "\n"+line+"\n") {
 			t.Errorf("Status text has no line %q:\n%s", line, buf.String())
 		}
