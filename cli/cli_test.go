@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -383,4 +384,58 @@ func TestStatusActiveAndBusy(t *testing.T) {
 		t.Errorf("status --json: active %d, busy %d, %v; want 5, 1", st.Active, st.Busy, err)
 	}
 	g.release(t)
+}
+
+// TestWaitWarnsWithoutWorker: wait warns when no live worker serves the
+// jobs' queues, says when one does, and warns again when it is gone.
+func TestWaitWarnsWithoutWorker(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("enqueue", "--id", "gated", "--queue", "mail", "--command", g.command())
+	w := h.start("wait", "gated")
+	const warning = "queuectl: warning: no live worker serves queue mail; the jobs wait until one does\n"
+	waitFor(t, 30*time.Second, "wait to warn", func() bool { return strings.Contains(w.stderr.String(), warning) })
+
+	other := h.start("worker", "start", "--no-spool", "--queue", "video")
+	worker := h.start("worker", "start", "--no-spool", "--queue", "mail")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "wait to see the worker", func() bool {
+		return strings.Contains(w.stderr.String(), "queuectl: a worker serves queue mail now\n")
+	})
+	worker.signal(t, syscall.SIGKILL)
+	worker.exit(t, 30*time.Second)
+	waitFor(t, 30*time.Second, "wait to warn again", func() bool { return strings.Count(w.stderr.String(), warning) == 2 })
+
+	h.start("worker", "start", "--no-spool", "--queue", "mail")
+	g.release(t)
+	if code := w.exit(t, 60*time.Second); code != 0 {
+		t.Errorf("wait exit %d\n%s", code, w.stderr)
+	}
+	other.signal(t, syscall.SIGTERM)
+}
+
+// TestWaitShowsProgressOnATerminal: with stderr on a terminal, wait keeps
+// a line saying how many jobs are done; on a pipe it prints nothing.
+func TestWaitShowsProgressOnATerminal(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "a", "--command", "true")
+	h.must("enqueue", "--id", "b", "--max-retries", "1", "--command", "false")
+	h.must("worker", "start", "--drain", "--no-spool")
+	master, tty := openPTY(t)
+	defer master.Close()
+	cmd := h.command("wait", "a", "b")
+	cmd.Stderr = tty
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	tty.Close()
+	var out bytes.Buffer
+	io.Copy(&out, master)
+	cmd.Wait()
+	if !strings.Contains(out.String(), "waiting: 2 of 2 done (1 completed, 1 dead)") {
+		t.Errorf("wait on a terminal printed %q, want a progress line", out.String())
+	}
+	if _, errText, _ := h.run("wait", "a"); errText != "" {
+		t.Errorf("wait on a pipe printed %q on stderr", errText)
+	}
 }

@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -128,49 +126,6 @@ func showCommand() *cli.Command {
 				return err
 			}
 			return printer(c).Job(j, runs)
-		}),
-	}
-}
-
-func waitCommand() *cli.Command {
-	return &cli.Command{
-		Name:      "wait",
-		Usage:     "block until jobs are completed or dead",
-		ArgsUsage: "ID...",
-		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout.
-
-Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait --timeout 10m "$id"`,
-		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever")},
-		Action: withHome(func(c *cli.Context, h *home) error {
-			ids, err := args(c, 1, -1)
-			if err != nil {
-				return err
-			}
-			ctx := c.Context
-			if d := durationOf(c, "timeout"); d > 0 {
-				var cancel context.CancelFunc
-				ctx, cancel = context.WithTimeout(ctx, d)
-				defer cancel()
-			}
-			jobs, err := h.store.Wait(ctx, ids, h.config.PollInterval)
-			switch {
-			case errors.Is(err, context.DeadlineExceeded):
-				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), strings.Join(ids, " "))}
-			case errors.Is(err, context.Canceled):
-				return &exitStatus{exitInterrupted, nil}
-			case err != nil:
-				return err
-			}
-			var dead []string
-			for _, j := range jobs {
-				if j.State == claim.Dead {
-					dead = append(dead, j.ID)
-				}
-			}
-			if len(dead) > 0 {
-				return withHint(&exitStatus{exitFailure, fmt.Errorf("dead: %s", strings.Join(dead, " "))}, "queuectl show "+dead[0])
-			}
-			return nil
 		}),
 	}
 }

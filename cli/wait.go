@@ -1,0 +1,196 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/mattn/go-isatty"
+	"github.com/queuectl/queuectl/claim"
+	"github.com/urfave/cli/v2"
+)
+
+func waitCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "wait",
+		Usage:     "block until jobs are completed or dead",
+		ArgsUsage: "ID...",
+		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout. Warns on stderr
+when no live worker serves the jobs' queues (and again when that changes); on a terminal,
+shows how many are done.
+
+Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m`,
+		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever")},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			ids, err := args(c, 1, -1)
+			if err != nil {
+				return err
+			}
+			ctx := c.Context
+			if d := durationOf(c, "timeout"); d > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, d)
+				defer cancel()
+			}
+			jobs, err := watchJobs(ctx, c, h, ids)
+			switch {
+			case errors.Is(err, context.DeadlineExceeded):
+				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), strings.Join(ids, " "))}
+			case errors.Is(err, context.Canceled):
+				return &exitStatus{exitInterrupted, nil}
+			case err != nil:
+				return err
+			}
+			return endedAs(jobs)
+		}),
+	}
+}
+
+// endedAs is wait's verdict on finished jobs: nil when all completed, exit 1
+// naming the others.
+func endedAs(jobs []claim.Job) error {
+	byState := map[claim.State][]string{}
+	var first string
+	for _, j := range jobs {
+		if j.State != claim.Completed {
+			byState[j.State] = append(byState[j.State], j.ID)
+			if first == "" {
+				first = j.ID
+			}
+		}
+	}
+	if first == "" {
+		return nil
+	}
+	var says []string
+	for _, st := range []claim.State{claim.Dead, claim.State("canceled")} {
+		if ids := byState[st]; len(ids) > 0 {
+			says = append(says, fmt.Sprintf("%s: %s", st, strings.Join(ids, " ")))
+		}
+	}
+	return withHint(&exitStatus{exitFailure, errors.New(strings.Join(says, "; "))}, "queuectl show "+first)
+}
+
+// watchJobs blocks until every job in ids has finished and returns them.
+// On the way it says on stderr when no live worker serves the queues of the
+// jobs still to run (a wait that would never end), and again when that
+// changes; on a terminal it keeps a progress line.
+func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]claim.Job, error) {
+	w := &jobWatch{h: h, out: c.App.ErrWriter, progress: isTerminal(c.App.ErrWriter)}
+	defer w.clear()
+	var jobs []claim.Job
+	err := h.store.WaitUntil(ctx, h.config.PollInterval, func() (bool, error) {
+		jobs = jobs[:0]
+		for _, id := range ids {
+			j, gerr := h.store.Get(ctx, id)
+			if gerr != nil {
+				return false, gerr
+			}
+			jobs = append(jobs, j)
+		}
+		return w.look(ctx, jobs), nil
+	})
+	return jobs, err
+}
+
+// jobWatch is what wait says while it waits.
+type jobWatch struct {
+	h        *home
+	out      io.Writer
+	progress bool      // out is a terminal: keep a progress line
+	shown    bool      // a progress line is on the screen
+	checked  time.Time // when the workers were last looked at
+	unserved string    // the queues no live worker served at that look
+}
+
+// workerCheck bounds how often wait lists the workers: it wakes on every
+// change to the store, and a busy store changes thousands of times a second.
+const workerCheck = time.Second
+
+// look takes in the jobs' states and reports whether all have finished.
+func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
+	counts := map[claim.State]int{}
+	var queues []string
+	done := 0
+	for _, j := range jobs {
+		counts[j.State]++
+		if finished(j.State) {
+			done++
+		} else if !slices.Contains(queues, j.Queue) {
+			queues = append(queues, j.Queue)
+		}
+	}
+	if done < len(jobs) && time.Since(w.checked) >= workerCheck {
+		w.checked = time.Now()
+		w.checkServed(ctx, queues)
+	}
+	if w.progress && len(jobs) > 0 {
+		var parts []string
+		for _, st := range append(claim.States, claim.State("canceled")) {
+			if counts[st] > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+			}
+		}
+		fmt.Fprintf(w.out, "\r\x1b[Kwaiting: %d of %d done (%s)", done, len(jobs), strings.Join(parts, ", "))
+		w.shown = true
+	}
+	return done == len(jobs)
+}
+
+// checkServed warns when no live worker serves some of queues, and says so
+// when that changes.
+func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
+	live, err := liveWorkers(ctx, w.h)
+	if err != nil {
+		return // the wait itself will meet the store's error
+	}
+	var unserved []string
+	for _, q := range queues {
+		if !served(q, live) {
+			unserved = append(unserved, q)
+		}
+	}
+	sort.Strings(unserved)
+	now := strings.Join(unserved, ", ")
+	if now == w.unserved {
+		return
+	}
+	w.clear()
+	switch {
+	case now != "":
+		fmt.Fprintf(w.out, "queuectl: warning: no live worker serves queue %s; the jobs wait until one does\n", now)
+		fmt.Fprintf(w.out, "queuectl: hint: queuectl worker start --queue %s\n", unserved[0])
+	default:
+		fmt.Fprintf(w.out, "queuectl: a worker serves queue %s now\n", w.unserved)
+	}
+	w.unserved = now
+}
+
+// served reports whether a live worker that is not stopping claims from q.
+func served(q string, live []claim.WorkerInfo) bool {
+	for _, wk := range live {
+		if !wk.Stopping && (len(wk.Queues) == 0 || slices.Contains(wk.Queues, q)) {
+			return true
+		}
+	}
+	return false
+}
+
+// clear removes the progress line, so that the next line starts clean.
+func (w *jobWatch) clear() {
+	if w.shown {
+		fmt.Fprint(w.out, "\r\x1b[K")
+		w.shown = false
+	}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && isatty.IsTerminal(f.Fd())
+}
