@@ -1,7 +1,11 @@
 package report
 
 import (
+	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -64,15 +68,68 @@ func waiting(j claim.Job) bool {
 // Jobs renders the job list: a table with the id first, the state second
 // and the command last; or one JSON array, `[]` when there are none.
 func (p Printer) Jobs(jobs []claim.Job) error {
+	return p.JobStream(func(yield func(claim.Job, error) bool) {
+		for _, j := range jobs {
+			if !yield(j, nil) {
+				return
+			}
+		}
+	})
+}
+
+// JobStream renders jobs as they come from seq, as Jobs renders a slice,
+// holding at most one block of table rows or one JSON object in memory: a
+// list of a million jobs starts at once and stays small. An error from seq
+// ends the output where it stands and is returned.
+func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 	if p.JSON {
-		return WriteJSON(p.Out, JobsJSON(jobs))
+		return p.jobStreamJSON(seq)
 	}
-	rows := make([][]string, len(jobs))
-	for i, j := range jobs {
-		rows[i] = []string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
-			fmt.Sprint(j.Priority), p.age(j.UpdatedAt), command(j.Command)}
+	t := &streamTable{w: p.Out, header: []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}}
+	for j, err := range seq {
+		if err != nil {
+			return err
+		}
+		if err := t.add([]string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
+			fmt.Sprint(j.Priority), p.age(j.UpdatedAt), command(j.Command)}); err != nil {
+			return err
+		}
 	}
-	return writeTable(p.Out, []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}, rows)
+	return t.flush()
+}
+
+// jobStreamJSON writes the array WriteJSON would write for the whole list,
+// byte for byte, one object at a time.
+func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
+	w := bufio.NewWriterSize(p.Out, 64<<10)
+	var obj bytes.Buffer
+	enc := json.NewEncoder(&obj)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	n := 0
+	for j, err := range seq {
+		if err != nil {
+			w.Flush()
+			return err
+		}
+		obj.Reset()
+		if err := enc.Encode(JobJSON(j)); err != nil {
+			return err
+		}
+		sep := ",\n  "
+		if n == 0 {
+			sep = "[\n  "
+		}
+		w.WriteString(sep)
+		w.Write(bytes.TrimSuffix(obj.Bytes(), []byte("\n")))
+		n++
+	}
+	if n == 0 {
+		w.WriteString("[]\n")
+	} else {
+		w.WriteString("\n]\n")
+	}
+	return w.Flush()
 }
 
 // DeadJobs renders `dlq list`: why and when each dead job died. JSON is an

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -180,6 +183,52 @@ func TestFailedJobJSONHasNextRetryAt(t *testing.T) {
 		o := JobJSON(claim.Job{ID: "j", State: tt.state, RunAfter: at})
 		if o.NextRetryAt != tt.want {
 			t.Errorf("JobJSON(%s job).NextRetryAt = %q, want %q", tt.state, o.NextRetryAt, tt.want)
+		}
+	}
+}
+
+// A streamed list longer than a block writes its header once and every
+// row, and its JSON is the array WriteJSON writes for the whole list.
+func TestJobStreamOfManyBlocks(t *testing.T) {
+	var jobs []claim.Job
+	for i := range 2*streamBlock + 500 {
+		j := sampleJobs()[i%5]
+		j.ID = fmt.Sprintf("%s-%d", j.ID, i)
+		jobs = append(jobs, j)
+	}
+	p, buf := printer(false, false)
+	if err := p.Jobs(jobs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
+	if len(lines) != len(jobs)+1 || !strings.HasPrefix(lines[0], "ID ") || strings.Count(buf.String(), "ATTEMPTS") != 1 {
+		t.Errorf("%d lines, first %q; want a header and %d rows", len(lines), lines[0], len(jobs))
+	}
+	p, buf = printer(true, false)
+	if err := p.Jobs(jobs); err != nil {
+		t.Fatal(err)
+	}
+	var want bytes.Buffer
+	if err := WriteJSON(&want, JobsJSON(jobs)); err != nil {
+		t.Fatal(err)
+	}
+	if buf.String() != want.String() {
+		t.Errorf("streamed JSON differs from WriteJSON's (%d bytes, want %d)", buf.Len(), want.Len())
+	}
+}
+
+// An error from the stream ends the output and is returned.
+func TestJobStreamError(t *testing.T) {
+	boom := errors.New("boom")
+	for _, asJSON := range []bool{false, true} {
+		p, _ := printer(asJSON, false)
+		err := p.JobStream(func(yield func(claim.Job, error) bool) {
+			if yield(sampleJobs()[0], nil) {
+				yield(claim.Job{}, boom)
+			}
+		})
+		if !errors.Is(err, boom) {
+			t.Errorf("JobStream (json %v) = %v, want boom", asJSON, err)
 		}
 	}
 }

@@ -22,6 +22,12 @@ const none = "-"
 // cells never wrapped (a wrapped cell would split one record over lines).
 // Cell widths are measured without ANSI codes, so coloured cells align.
 func writeTable(w io.Writer, header []string, rows [][]string) error {
+	return writeRows(w, header, rows)
+}
+
+// writeRows renders rows as writeTable does, with the header row first
+// when header is not nil: streamTable writes its later blocks without one.
+func writeRows(w io.Writer, header []string, rows [][]string) error {
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
 		tablewriter.WithRenderer(renderer.NewBlueprint(tw.Rendition{
@@ -39,7 +45,9 @@ func writeTable(w io.Writer, header []string, rows [][]string) error {
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithPadding(tw.Padding{Right: "   ", Overwrite: true}),
 	)
-	t.Header(header)
+	if header != nil {
+		t.Header(header)
+	}
 	if err := t.Bulk(rows); err != nil {
 		return fmt.Errorf("render table: %w", err)
 	}
@@ -47,6 +55,37 @@ func writeTable(w io.Writer, header []string, rows [][]string) error {
 		return fmt.Errorf("render table: %w", err)
 	}
 	_, err := io.WriteString(w, trimLines(buf.String()))
+	return err
+}
+
+// streamBlock is how many rows streamTable lays out together.
+const streamBlock = 1000
+
+// streamTable writes a table of any length in blocks of streamBlock rows,
+// each sized on its own rows (as kubectl does with --chunk-size), the
+// header before the first: memory stays at one block, and the first rows
+// show at once. A table of one block reads exactly as writeTable's.
+type streamTable struct {
+	w      io.Writer
+	header []string
+	rows   [][]string
+}
+
+func (t *streamTable) add(row []string) error {
+	t.rows = append(t.rows, row)
+	if len(t.rows) < streamBlock {
+		return nil
+	}
+	return t.flush()
+}
+
+// flush writes the rows held; call it once more after the last row.
+func (t *streamTable) flush() error {
+	if len(t.rows) == 0 && t.header == nil {
+		return nil
+	}
+	err := writeRows(t.w, t.header, t.rows)
+	t.header, t.rows = nil, t.rows[:0]
 	return err
 }
 
