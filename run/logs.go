@@ -95,6 +95,9 @@ func createLog(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("create log directory: %w", err)
 	}
+	if err := realDir(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create log: %w", err)
@@ -105,12 +108,9 @@ func createLog(path string) (*os.File, error) {
 // Copy writes the log file at path to w. A stream that printed nothing (so
 // far) has no file: that is an empty log, not an error.
 func Copy(w io.Writer, path string) error {
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("open log: %w", err)
+	f, err := openLog(path)
+	if f == nil {
+		return err
 	}
 	defer f.Close()
 	_, err = io.Copy(w, f)
@@ -133,8 +133,8 @@ func Follow(ctx context.Context, w io.Writer, path string, interval time.Duratio
 			return err
 		}
 		if f == nil {
-			if f, err = os.Open(path); err != nil && !os.IsNotExist(err) {
-				return fmt.Errorf("open log: %w", err)
+			if f, err = openLog(path); err != nil {
+				return err
 			}
 		}
 		if f != nil {

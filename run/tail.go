@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -163,15 +164,45 @@ func copyNew(w io.Writer, f *os.File, path string) (*os.File, error) {
 	return f, nil
 }
 
-// openLog opens a log file for reading, without following a symlink; nil
-// and no error when it does not exist (yet).
+// openLog opens a log file for reading; nil and no error when it does not
+// exist (yet). It follows no symlink, neither at the file nor at the job's
+// log directory: whoever could plant one would make queuectl print (or
+// serve) any file its user can read. A FIFO or device is refused too.
 func openLog(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err := realDir(filepath.Dir(path)); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
+	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, fmt.Errorf("open log: %s is a symbolic link; queuectl follows no link inside its home", path)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open log: %w", err)
 	}
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, fmt.Errorf("open log: %s is not a regular file", path)
+	}
 	return f, nil
+}
+
+// realDir refuses a log directory that is a symbolic link or no directory.
+func realDir(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("log directory: %w", err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		return fmt.Errorf("log directory %s is a symbolic link; queuectl follows no link inside its home", dir)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("log directory %s is not a directory", dir)
+	}
+	return nil
 }
