@@ -172,6 +172,18 @@ func (s *Store) Release(ctx context.Context, r Run, reason string) error {
 		[]any{now, now, r.JobID, r.Attempt, r.WorkerID}, OutcomeInterrupted, nil, reason)
 }
 
+// Postpone puts a job whose run could not start for a cause outside the job
+// (its log directory unwritable, a full disk, no memory to fork) back to
+// pending until until, without counting the attempt; reason becomes its
+// last_error, so that status and show say why it waits.
+func (s *Store) Postpone(ctx context.Context, r Run, reason string, until time.Time) error {
+	now := s.now()
+	return s.finish(ctx, durable, r, `UPDATE jobs SET state = 'pending', attempts = attempts - 1,
+			last_error = ?, run_after = ?, worker_id = NULL, lease_until = NULL, updated_at = ?
+			WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`,
+		[]any{reason, until.UnixNano(), now, r.JobID, r.Attempt, r.WorkerID}, OutcomeInterrupted, nil, reason)
+}
+
 // finish applies a job update owned by run r (the statement update with
 // args) and closes the run record, in one transaction committed with
 // durability d.

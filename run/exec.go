@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -26,7 +27,11 @@ type result struct {
 	// lost: the run was killed after its lease expired. A reaper recovers
 	// it as a lost run, not a failed attempt, so the slot records nothing.
 	lost bool
-	took time.Duration
+	// fault: the run could not start for a cause outside the job (its log
+	// directory, a full disk, no memory). The job did not run; it waits
+	// and is tried again, without counting the attempt.
+	fault string
+	took  time.Duration
 }
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
@@ -34,22 +39,70 @@ type result struct {
 // kill everything it started; its stdout and stderr stream through pipes to
 // log files made on their first byte (see output). hard cancels the run.
 func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result {
+	// The job does not start where its output could not be kept: that is
+	// the environment's fault, not the job's.
+	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
+		return result{fault: err.Error()}
+	}
 	stdout, err := newOutput(r.StdoutPath)
 	if err != nil {
-		return result{err: err.Error()}
+		return result{fault: err.Error()}
 	}
 	stderr, err := newOutput(r.StderrPath)
 	if err != nil {
 		stdout.finish()
-		return result{err: err.Error()}
+		return result{fault: err.Error()}
 	}
 	res := w.start(hard, j, r, stdout.w, stderr.w)
 	// The run is over once its output is in the files: whoever reads the
-	// logs after the job ended reads all of it.
-	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && res.err == "" && !res.interrupted {
-		res.err = err.Error()
+	// logs after the job ended reads all of it. Output lost to a disk that
+	// filled while the job ran does not change the job's own result: it
+	// ran, and running it again could repeat what it did.
+	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted {
+		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: output lost: %v", j.ID, r.Attempt, err)})
 	}
 	return res
+}
+
+// prepareLogDir checks, without creating the job's own directory (a job
+// that prints nothing leaves none), that its logs can be written: logs/ and
+// the job's directory, where it exists, are real writable directories, on
+// a file system with room.
+func prepareLogDir(dir string) error {
+	parent := filepath.Dir(dir)
+	if err := os.MkdirAll(parent, 0o700); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	if err := realDir(parent); err != nil {
+		return err
+	}
+	check := parent
+	if _, err := os.Lstat(dir); err == nil {
+		if err := realDir(dir); err != nil {
+			return err
+		}
+		check = dir
+	}
+	if err := unix.Access(check, unix.W_OK); err != nil {
+		return fmt.Errorf("log directory %s is not writable: %w", check, err)
+	}
+	var st syscall.Statfs_t
+	if syscall.Statfs(check, &st) == nil && st.Bavail == 0 {
+		return fmt.Errorf("disk full: %s (no space left for the job's logs)", check)
+	}
+	return nil
+}
+
+// envFault reports whether err from starting a process is the machine's
+// fault (no memory, no processes, no file descriptors) rather than the
+// job's (a cwd that does not exist, say).
+func envFault(err error) bool {
+	for _, e := range []error{syscall.EAGAIN, syscall.ENOMEM, syscall.EMFILE, syscall.ENFILE, syscall.ENOSPC} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
 
 // start runs the job with the job's ends of its output pipes, and closes
@@ -89,6 +142,9 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	gate.Close()
 	stdout.Close()
 	stderr.Close()
+	if err != nil && envFault(err) {
+		return result{fault: fmt.Sprintf("start: %v", err)}
+	}
 	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}

@@ -45,7 +45,9 @@ type Worker struct {
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
 	running  atomic.Int32 // jobs running in this worker's slots
-	hooks    sync.WaitGroup
+	// faultRetry overrides faultRetry (tests).
+	faultRetry time.Duration
+	hooks      sync.WaitGroup
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -191,6 +193,10 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		return false, nil
 	}
+	if res.fault != "" {
+		w.postpone(hard, j, r, res.fault)
+		return false, nil
+	}
 	if res.err == "" && !res.interrupted && soft.Err() == nil {
 		if next, ok := w.completeAndClaim(hard, c, j, r, res); ok {
 			return false, next
@@ -203,6 +209,39 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 		w.logf("job %s: %v", j.ID, err)
 	}
 	return res.interrupted, nil
+}
+
+// faultRetry is how long a job that could not start for a cause outside it
+// waits before it is tried again.
+const faultRetry = 5 * time.Second
+
+// postpone puts back a job that could not start for a cause outside it, to
+// be tried again after faultRetry (w.faultRetry in tests), without counting
+// the attempt, and says what and where.
+func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault string) {
+	wait := faultRetry
+	if w.faultRetry > 0 {
+		wait = w.faultRetry
+	}
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+		err := w.Store.Postpone(ctx, r, fault, w.Store.Now().Add(wait))
+		cancel()
+		switch {
+		case err == nil:
+			w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
+				"job %s not run: %s; not counted as an attempt, trying again in %v", j.ID, fault, wait)})
+			return
+		case errors.Is(err, claim.ErrLost) || errors.Is(err, claim.ErrReplaced) || hard.Err() != nil:
+			return
+		}
+		w.logf("job %s: put back after %s: %v; trying again in %v", j.ID, fault, err, delay)
+		select {
+		case <-hard.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 }
 
 // completeAndClaim records a completed run and claims the slot's next job

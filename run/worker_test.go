@@ -233,22 +233,41 @@ func TestSilentStreamsLeaveNoFiles(t *testing.T) {
 	}
 }
 
-// A log that cannot be created fails the run with the reason, and the job
-// is not left blocked on a full pipe: its output is read and dropped.
-func TestUnwritableLogFailsTheRun(t *testing.T) {
+// A job whose logs cannot be written is not run and uses up no attempt: the
+// worker says what and where, and tries again later; once the log
+// directory can be made, the job runs.
+func TestUnwritableLogsPostponeTheJob(t *testing.T) {
 	s := mustOpenStore(t)
 	one := 1
-	enqueue(t, s, claim.NewJob{ID: "loud", Command: "head -c 1000000 /dev/zero", MaxRetries: &one})
+	ran := filepath.Join(t.TempDir(), "ran")
+	enqueue(t, s, claim.NewJob{ID: "loud", Command: "touch " + ran + "; head -c 1000000 /dev/zero", MaxRetries: &one})
 	w := newWorker(t, s)
+	w.Drain = false
+	w.faultRetry = 50 * time.Millisecond
 	if err := os.MkdirAll(w.LogDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	// A file where the job's log directory would go.
-	if err := os.WriteFile(filepath.Join(w.LogDir, "loud"), nil, 0o600); err != nil {
+	blocker := filepath.Join(w.LogDir, "loud")
+	if err := os.WriteFile(blocker, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	drain(t, w)
-	if j := get(t, s, "loud"); j.State != claim.Dead || !strings.Contains(j.LastError, "create log directory") {
-		t.Errorf("state %s, last_error %q; want dead, create log directory", j.State, j.LastError)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the job to be put back with the reason", func() bool {
+		j := get(t, s, "loud")
+		return j.State == claim.Pending && strings.Contains(j.LastError, "log directory "+blocker+" is not a directory")
+	})
+	if j := get(t, s, "loud"); j.Attempts != 0 {
+		t.Errorf("attempts %d after the logs could not be written, want 0", j.Attempts)
 	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Errorf("the job ran although its output could not be kept")
+	}
+	if err := os.Remove(blocker); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to complete once its logs can be written", func() bool { return get(t, s, "loud").State == claim.Completed })
 }
