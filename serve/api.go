@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
@@ -42,13 +43,23 @@ func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
 
-// hintFor is the fix for the common errors, as the CLI would print it.
-func hintFor(err error) string {
+// hintFor is the fix for the common errors: where to look, in the API and
+// in the CLI, for what the request named.
+func hintFor(err error, r *http.Request) string {
+	what, list := "jobs", "GET /api/v1/jobs (queuectl list)"
+	switch p := strings.TrimPrefix(r.URL.Path, "/api/v1"); {
+	case strings.HasPrefix(p, "/rejected"):
+		what, list = "rejected files", "GET /api/v1/rejected (queuectl rejected list)"
+	case strings.HasPrefix(p, "/schedules"):
+		what, list = "schedules", "GET /api/v1/schedules (queuectl schedule list)"
+	}
 	switch {
 	case errors.Is(err, claim.ErrNotFound):
-		return "see the jobs there are: GET /api/v1/jobs (queuectl list)"
-	case errors.Is(err, claim.ErrConflict):
-		return "see the job's state: GET /api/v1/jobs/ID (queuectl show ID)"
+		return "the " + what + " there are: " + list
+	case errors.Is(err, claim.ErrConflict) && what == "jobs":
+		return "see the job's state: GET /api/v1/jobs/" + r.PathValue("id") + " (queuectl show " + r.PathValue("id") + ")"
+	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
+		return "see the README's Dashboard section for the parameters"
 	}
 	return ""
 }
@@ -65,7 +76,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // error page for a browser.
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, status int, err error, hint string) {
 	if hint == "" {
-		hint = hintFor(err)
+		hint = hintFor(err, r)
 	}
 	if wantsHTML(r) {
 		s.render(w, r, status, "error", errorView{Status: status, Error: err.Error(), Hint: hint})

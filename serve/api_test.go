@@ -93,7 +93,7 @@ func TestAPIErrorsMatchExitCodes(t *testing.T) {
 		req.Header.Set("X-CSRF-Token", csrf)
 		resp, body := do(t, req)
 		var e struct{ Error, Hint string }
-		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error == "" {
+		if err := json.Unmarshal([]byte(body), &e); err != nil || e.Error == "" || e.Hint == "" {
 			t.Errorf("%s %s: body %q is no {\"error\", \"hint\"} (%v)", tc.method, tc.path, body, err)
 		}
 		if resp.StatusCode != tc.status {
