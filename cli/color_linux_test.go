@@ -24,18 +24,19 @@ func TestColorOnlyOnATerminal(t *testing.T) {
 	tests := []struct {
 		name    string
 		tty     bool
-		noColor bool
+		noColor string // "-": unset
 		want    bool
 	}{
-		{"terminal", true, false, true},
-		{"terminal with NO_COLOR", true, true, false},
-		{"pipe", false, false, false},
+		{"terminal", true, "-", true},
+		{"terminal with NO_COLOR", true, "1", false},
+		{"terminal with NO_COLOR empty", true, "", true}, // no-color.org: only a non-empty value
+		{"pipe", false, "-", false},
 	}
 	for _, tt := range tests {
 		cmd := h.command("list")
 		cmd.Env = withoutEnv(cmd.Env, "NO_COLOR")
-		if tt.noColor {
-			cmd.Env = append(cmd.Env, "NO_COLOR=1")
+		if tt.noColor != "-" {
+			cmd.Env = append(cmd.Env, "NO_COLOR="+tt.noColor)
 		}
 		var out string
 		if tt.tty {

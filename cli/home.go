@@ -94,7 +94,7 @@ func withHome(action func(c *cli.Context, h *home) error) cli.ActionFunc {
 // printer renders to the app's stdout, in colour only when that is a
 // terminal and NO_COLOR is not set.
 func printer(c *cli.Context) report.Printer {
-	_, noColor := os.LookupEnv("NO_COLOR")
+	noColor := os.Getenv("NO_COLOR") != "" // no-color.org: only a non-empty value
 	f, isFile := c.App.Writer.(*os.File)
 	color := !noColor && isFile && isatty.IsTerminal(f.Fd())
 	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now}

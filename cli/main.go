@@ -13,10 +13,6 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// version is set at build time with
-// -ldflags "-X github.com/queuectl/queuectl/cli.version=…".
-var version = "dev"
-
 // Main runs queuectl with args (args[0] is the program name) and returns its
 // exit code. Every command reads stdin and writes stdout and stderr given
 // here, never the process's own. The first SIGINT or SIGTERM cancels the
@@ -26,6 +22,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	soft, hard, stop := stages(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(hard)
+	setCompletion(app.Commands, args)
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	code := exitOK
 	app.CommandNotFound = func(c *cli.Context, name string) {
@@ -44,7 +41,7 @@ func newApp(hard context.Context) *cli.App {
 	app := &cli.App{
 		Name:    "queuectl",
 		Usage:   "run shell jobs in the background, from a spool directory or the command line",
-		Version: version,
+		Version: versionText(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "queuectl home `DIR` (default $QUEUECTL_HOME, else ~/.queuectl)"},
 			&cli.StringFlag{Name: "db", Usage: "database `PATH` (default $QUEUECTL_DB_PATH, else HOME/queue.db)"},
@@ -53,7 +50,7 @@ func newApp(hard context.Context) *cli.App {
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
-			scheduleCommand(),
+			scheduleCommand(), completionCommand(), versionCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

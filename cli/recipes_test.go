@@ -3,9 +3,12 @@ package cli
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,29 +69,46 @@ func userHome(t *testing.T) (string, *qhome) {
 	return home, &qhome{t: t, dir: filepath.Join(home, ".queuectl")}
 }
 
-// TestMakefileRecipe runs testdata/recipes/Makefile with make: exit 0 when
-// its jobs complete, non-zero when one dies.
+// TestMakefileRecipe runs testdata/recipes/Makefile as a user does: copied
+// into a Go module, `make check` with no variables, exit 0 when its jobs
+// complete; then, with a test that fails, non-zero when one dies.
 func TestMakefileRecipe(t *testing.T) {
 	makeBin, err := exec.LookPath("make")
 	if err != nil {
 		t.Skip("make is not installed")
 	}
-	makefile, err := filepath.Abs(filepath.Join(recipes, "Makefile"))
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	recipe, err := os.ReadFile(filepath.Join(recipes, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	dir := t.TempDir()
+	for name, text := range map[string]string{
+		"Makefile":    string(recipe),
+		"go.mod":      "module example.com/app\n\ngo 1.21\n",
+		"app.go":      "package app\n\nfunc Two() int { return 2 }\n",
+		"app_test.go": "package app\n\nimport \"testing\"\n\nfunc TestTwo(t *testing.T) {\n\tif Two() != 2 {\n\t\tt.Fatal(\"not 2\")\n\t}\n}\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	h := newHome(t)
 	h.start("worker", "start", "--count", "2", "--no-spool")
-	dir := t.TempDir()
 	runMake := func(vars ...string) (string, int) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(t.Context(), runLimit)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, makeBin, append([]string{"-f", makefile, "-C", dir, "TIMEOUT=2m"}, vars...)...)
-		cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+		cmd := exec.CommandContext(ctx, makeBin, append([]string{"check"}, vars...)...)
+		cmd.Dir = dir
+		cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1",
+			"PATH="+filepath.Dir(goBin)+":"+os.Getenv("PATH"))
 		out, err := cmd.CombinedOutput()
 		if ctx.Err() != nil {
-			t.Fatalf("make %v: still running after %v\n%s", vars, runLimit, out)
+			t.Fatalf("make check %v: still running after %v\n%s", vars, runLimit, out)
 		}
 		if err != nil && cmd.ProcessState == nil {
 			t.Fatalf("make: %v", err)
@@ -96,17 +116,24 @@ func TestMakefileRecipe(t *testing.T) {
 		return string(out), cmd.ProcessState.ExitCode()
 	}
 
-	out, code := runMake("LINT=echo linted > lint.out", "TEST=echo tested > test.out")
+	out, code := runMake()
 	if code != 0 {
-		t.Fatalf("make with passing jobs: exit %d, want 0\n%s", code, out)
+		t.Fatalf("make check: exit %d, want 0\n%s", code, out)
 	}
-	for _, f := range []string{"lint.out", "test.out"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("the job did not run in the Makefile's directory: %v", err)
-		}
+	var jobs []struct{ Command, Cwd string }
+	if err := json.Unmarshal([]byte(h.must("list", "--json")), &jobs); err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	for _, j := range jobs {
+		cmds = append(cmds, j.Command+" in "+j.Cwd)
+	}
+	sort.Strings(cmds)
+	if want := []string{"go test ./... in " + dir, "go vet ./... in " + dir}; !slices.Equal(cmds, want) {
+		t.Errorf("make check ran %q, want %q", cmds, want)
 	}
 
-	out, code = runMake("LINT=true", "TEST=echo 2 tests failed >&2; exit 1")
+	out, code = runMake("TEST=echo 2 tests failed >&2; exit 1")
 	if code == 0 {
 		t.Fatalf("make with a job that dies: exit 0, want non-zero\n%s", out)
 	}
@@ -316,11 +343,31 @@ func TestCompletionRecipe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// `queuectl completion bash` prints the recipe; zsh adds bashcompinit.
+	recipe := readRecipe(t, "completion.bash")
+	if out := h.must("completion", "bash"); out != recipe {
+		t.Errorf("queuectl completion bash printed\n%s\nwant the recipe\n%s", out, recipe)
+	}
+	if out := h.must("completion", "zsh"); !strings.HasSuffix(out, recipe) || !strings.Contains(out, "bashcompinit") {
+		t.Errorf("queuectl completion zsh printed\n%s", out)
+	}
+	if out := h.must("completion", "fish"); !strings.Contains(out, "complete -c queuectl") {
+		t.Errorf("queuectl completion fish printed\n%s", out)
+	}
+	h.must("enqueue", "--id", "nightly-db", "--queue", "mail", "--command", "true")
+	h.must("enqueue", "--id", "hello", "--command", "true")
 	tests := []struct{ line, want string }{
 		{"queuectl dl", "dlq"},
 		{"queuectl dlq r", "retry"},
 		{"queuectl list --st", "--state"},
-		{"queuectl ", "enqueue list logs purge show status wait"},
+		{"queuectl ", "enqueue list logs purge show status wait completion version"},
+		{"queuectl show ", "nightly-db hello"},
+		{"queuectl wait hello ", "nightly-db"},
+		{"queuectl logs n", "nightly-db"},
+		{"queuectl list --state ", "pending failed dead"},
+		{"queuectl worker start --queue ", "mail default"},
+		{"queuectl config set ", "max-retries lease"},
+		{"queuectl completion ", "bash zsh fish"},
 	}
 	shells := map[string]string{
 		// COMP_WORDS and COMP_CWORD as bash sets them.

@@ -1,0 +1,19 @@
+package cli
+
+import (
+	"runtime/debug"
+	"testing"
+)
+
+func TestVersionOf(t *testing.T) {
+	info := &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "v1.2.0"}, Settings: []debug.BuildSetting{
+		{Key: "vcs.revision", Value: "8d5855c0123456789abcdef"}, {Key: "vcs.time", Value: "2026-11-23T16:00:00Z"},
+		{Key: "vcs.modified", Value: "true"}}}
+	if got, want := versionOf(info), "v1.2.0 (commit 8d5855c01234 (modified), committed 2026-11-23T16:00:00Z, go1.26.8)"; got != want {
+		t.Errorf("versionOf = %q, want %q", got, want)
+	}
+	info = &debug.BuildInfo{GoVersion: "go1.26.8", Main: debug.Module{Version: "(devel)"}}
+	if got, want := versionOf(info), "dev (commit unknown: built without VCS information (-buildvcs=false, or not from a git checkout), go1.26.8)"; got != want {
+		t.Errorf("versionOf = %q, want %q", got, want)
+	}
+}
