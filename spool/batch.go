@@ -163,6 +163,28 @@ func (s *session) load(tk taken, t *tally) (nj claim.NewJob, ok bool) {
 		}
 	}
 	nj, err := Parse(tk.name, data)
+	if err != nil && len(data) <= MaxSize {
+		// Look again before rejecting: a reason must never describe a
+		// file that has become valid since, or is still being written.
+		if f, ferr := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0); ferr == nil {
+			writing, _ := openForWriting(f)
+			fi, serr := f.Stat()
+			var again []byte
+			if serr == nil && !writing {
+				again, serr = readSpec(f, fi.Size())
+			}
+			f.Close()
+			switch {
+			case writing:
+				t.Waiting++
+				t.wakeBy(time.Now().Add(writerPoll))
+				return nj, false
+			case serr == nil && !bytes.Equal(again, data):
+				data, changedAt, tk.settled = again, changed(fi), false
+				nj, err = Parse(tk.name, data)
+			}
+		}
+	}
 	switch {
 	case err == nil:
 		nj.IngestKey = tk.ingestKey()

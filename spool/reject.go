@@ -49,8 +49,17 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 		}
 		text := fmt.Sprintf("%s\nfix: %s\n", p.what, p.fix(target, filepath.Join(s.Dirs.Spool, name)))
 		_, werr := reason.WriteString(text)
+		if werr == nil {
+			werr = reason.Sync() // a full disk may only say so here
+		}
 		if cerr := reason.Close(); werr == nil {
 			werr = cerr
+		}
+		if werr != nil {
+			// No file goes to rejected/ without its reason: it stays where
+			// it is, and the next pass tries again.
+			os.Remove(target + reasonExt)
+			return false, fmt.Errorf("reject %s: write %s: %w; the file stays until its reason can be written", name, target+reasonExt, werr)
 		}
 		if err := os.Rename(src, target); err != nil {
 			os.Remove(target + reasonExt)
@@ -60,9 +69,6 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 			return false, fmt.Errorf("reject %s: %w", name, err)
 		}
 		s.emit(Event{Kind: EventRejected, File: name, Err: p.what, Path: target + reasonExt})
-		if werr != nil {
-			return true, fmt.Errorf("write reason for %s: %w", name, werr)
-		}
 		return true, nil
 	}
 	return false, fmt.Errorf("reject %s: 1000 rejected files of that name; clean up %s", name, s.Dirs.Rejected)

@@ -141,6 +141,10 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 	return nil
 }
 
+// writerPoll is how often a file that a writer still holds open is looked
+// at again.
+const writerPoll = 500 * time.Millisecond
+
 // take decides about one spool entry: reject it, leave it waiting, leave it
 // alone, or take it into the own directory by rename, which is atomic, so
 // that of several ingesters exactly one takes it.
@@ -178,6 +182,13 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 		return taken{}, false
 	}
 	changedAt := changed(fi)
+	if writing, _ := openForWriting(f); writing {
+		// A writer still has it open: however long it pauses, the file
+		// is not done. Looked at again shortly.
+		t.Waiting++
+		t.wakeBy(time.Now().Add(writerPoll))
+		return taken{}, false
+	}
 	settled := time.Since(changedAt) >= s.settle
 	// Read now, through the descriptor that follows the file into the own
 	// directory: load need not open it again.

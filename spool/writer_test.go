@@ -1,0 +1,103 @@
+package spool
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A file that a writer still holds open is never taken, however long the
+// writer pauses: it waits, and becomes a job once written and closed.
+func TestFileOpenForWritingIsNotTaken(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("skipped: only Linux tells whether a file is open for writing (F_SETLEASE)")
+	}
+	w := newWatcher(t)
+	w.Settle = time.Nanosecond // whatever its age, only the open writer keeps it waiting
+	path := filepath.Join(w.Dirs.Spool, "slow.json")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(`{"id": "slow", "comm`); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 2; i++ {
+		st, err := w.Pass(ctx)
+		if err != nil || st.Waiting != 1 || st.Rejected != 0 {
+			t.Fatalf("Pass with a writer holding slow.json = %+v, %v; want it waiting, not rejected", st, err)
+		}
+	}
+	if !exists(path) {
+		t.Fatalf("slow.json left the spool while its writer held it open")
+	}
+	if _, err := f.WriteString(`and": "true"}`); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	if st, err := w.Pass(ctx); err != nil || st.Ingested != 1 {
+		t.Fatalf("Pass after the writer closed slow.json = %+v, %v; want it ingested", st, err)
+	}
+}
+
+// A file is not moved to rejected/ without its reason: on a full disk it
+// stays, and is rejected with a reason once there is room.
+func TestRejectWithoutRoomKeepsTheFile(t *testing.T) {
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=2m,mode=0700"); err != nil {
+		t.Skipf("skipped: cannot mount a tmpfs here (%v); run as root to test a full disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	w := &Watcher{Dirs: DirsOf(filepath.Join(dir, "home")), Store: mustOpenStore(t), Rescan: time.Hour}
+	if err := w.Dirs.Make(); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(w.Dirs.Spool, "bad.json")
+	if err := os.WriteFile(bad+".tmp", []byte(`{"command": "x", "nope": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	filler := filepath.Join(dir, "filler")
+	f, err := os.Create(filler)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for block := make([]byte, 4096); ; {
+		if _, err := f.Write(block); err != nil {
+			break
+		}
+	}
+	f.Close()
+	if err := os.Rename(bad+".tmp", bad); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := w.Pass(ctx)
+	if st.Rejected != 0 || err != nil && !errors.Is(err, syscall.ENOSPC) {
+		t.Logf("Pass on a full disk = %+v, %v", st, err)
+	}
+	names, _ := listNames(w.Dirs.Rejected)
+	if len(names) != 0 {
+		t.Errorf("rejected/ holds %v on a full disk; want nothing until a reason can be written", names)
+	}
+	if waiting, _, _ := Count(w.Dirs); waiting != 1 {
+		t.Errorf("%d files waiting in the spool, want bad.json kept", waiting)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := w.Pass(ctx); err != nil || st.Rejected != 1 {
+		t.Fatalf("Pass once there is room = %+v, %v; want bad.json rejected", st, err)
+	}
+	reason, err := os.ReadFile(filepath.Join(w.Dirs.Rejected, "bad.json"+reasonExt))
+	if err != nil || !strings.Contains(string(reason), "nope") {
+		t.Errorf("rejected/bad.json.reason = %q, %v; want the unknown field named", reason, err)
+	}
+}
