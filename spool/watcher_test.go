@@ -177,6 +177,9 @@ func TestWatcherWaitsForPartialWrite(t *testing.T) {
 				t.Fatalf("after the first half: %d jobs, file in spool %v; want 0 jobs, file left alone", n, exists(path))
 			}
 			write(t, path, halves[1])
+			if f != nil {
+				f.Close() // a file held open for writing is not taken (F_SETLEASE)
+			}
 			eventually(t, 10*time.Second, "slow.json ingested", func() bool { return len(jobs(t, w.Store)) == 1 })
 			j := jobs(t, w.Store)[0]
 			if j.ID != "slow" || j.Command != "echo slow" {
