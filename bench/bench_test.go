@@ -3,6 +3,8 @@ package bench
 import (
 	"context"
 	"testing"
+
+	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
 )
 
 // BenchmarkBareShell is one op per `sh -c true`, 4 at a time: the fork/exec

@@ -11,87 +11,95 @@ import (
 // BenchmarkClaim measures one Claim plus its Complete: a job's whole trip
 // through the store once it is queued.
 func BenchmarkClaim(b *testing.B) {
-	s := mustOpenStore(b)
-	for i := 0; i < b.N; i += 1000 {
-		batch := make([]claim.NewJob, min(1000, b.N-i))
-		for k := range batch {
-			batch[k] = claim.NewJob{Command: "true"}
+	benchEngines(b, func(b *testing.B, db testDB) {
+		s := db.open(b)
+		for i := 0; i < b.N; i += 1000 {
+			batch := make([]claim.NewJob, min(1000, b.N-i))
+			for k := range batch {
+				batch[k] = claim.NewJob{Command: "true"}
+			}
+			if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
-			b.Fatal(err)
+		c := claimant(b, "bench")
+		b.ResetTimer()
+		for range b.N {
+			_, r, err := s.Claim(b.Context(), c)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if err := s.Complete(b.Context(), r); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
-	c := claimant(b, "bench")
-	b.ResetTimer()
-	for range b.N {
-		_, r, err := s.Claim(b.Context(), c)
-		if err != nil {
-			b.Fatal(err)
+		b.StopTimer()
+		if _, _, err := s.Claim(b.Context(), c); !errors.Is(err, claim.ErrNoJob) {
+			b.Fatalf("after %d claims, Claim = %v, want ErrNoJob", b.N, err)
 		}
-		if err := s.Complete(b.Context(), r); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.StopTimer()
-	if _, _, err := s.Claim(b.Context(), c); !errors.Is(err, claim.ErrNoJob) {
-		b.Fatalf("after %d claims, Claim = %v, want ErrNoJob", b.N, err)
-	}
+	})
 }
 
 // BenchmarkEnqueue measures one durable Enqueue (one fsync'd commit).
 func BenchmarkEnqueue(b *testing.B) {
-	s := mustOpenStore(b)
-	for b.Loop() {
-		if _, err := s.Enqueue(b.Context(), claim.NewJob{Command: "true"}); err != nil {
-			b.Fatal(err)
+	benchEngines(b, func(b *testing.B, db testDB) {
+		s := db.open(b)
+		for b.Loop() {
+			if _, err := s.Enqueue(b.Context(), claim.NewJob{Command: "true"}); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }
 
 // BenchmarkEnqueueEach measures a batch of 100 jobs stored in one
 // transaction, as the spool ingests a burst of files.
 func BenchmarkEnqueueEach(b *testing.B) {
-	s := mustOpenStore(b)
-	batch := make([]claim.NewJob, 100)
-	n := 0
-	for b.Loop() {
-		for k := range batch {
-			batch[k] = claim.NewJob{ID: fmt.Sprintf("job-%d", n), Command: "true", IngestKey: fmt.Sprintf("file-%d", n)}
-			n++
+	benchEngines(b, func(b *testing.B, db testDB) {
+		s := db.open(b)
+		batch := make([]claim.NewJob, 100)
+		n := 0
+		for b.Loop() {
+			for k := range batch {
+				batch[k] = claim.NewJob{ID: fmt.Sprintf("job-%d", n), Command: "true", IngestKey: fmt.Sprintf("file-%d", n)}
+				n++
+			}
+			rs, err := s.EnqueueEach(b.Context(), batch)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if rs[99].Err != nil {
+				b.Fatal(rs[99].Err)
+			}
 		}
-		rs, err := s.EnqueueEach(b.Context(), batch)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if rs[99].Err != nil {
-			b.Fatal(rs[99].Err)
-		}
-	}
-	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
+	})
 }
 
 // BenchmarkCompleteAndClaim measures a busy slot's one write per job: the
 // last job's completion and the next claim in one transaction.
 func BenchmarkCompleteAndClaim(b *testing.B) {
-	s := mustOpenStore(b)
-	for i := 0; i < b.N+1; i += 1000 {
-		batch := make([]claim.NewJob, min(1000, b.N+1-i))
-		for k := range batch {
-			batch[k] = claim.NewJob{Command: "true"}
+	benchEngines(b, func(b *testing.B, db testDB) {
+		s := db.open(b)
+		for i := 0; i < b.N+1; i += 1000 {
+			batch := make([]claim.NewJob, min(1000, b.N+1-i))
+			for k := range batch {
+				batch[k] = claim.NewJob{Command: "true"}
+			}
+			if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+				b.Fatal(err)
+			}
 		}
-		if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+		c := claimant(b, "bench")
+		_, r, err := s.Claim(b.Context(), c)
+		if err != nil {
 			b.Fatal(err)
 		}
-	}
-	c := claimant(b, "bench")
-	_, r, err := s.Claim(b.Context(), c)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	for range b.N {
-		if _, r, _, err = s.CompleteAndClaim(b.Context(), r, c); err != nil {
-			b.Fatal(err)
+		b.ResetTimer()
+		for range b.N {
+			if _, r, _, err = s.CompleteAndClaim(b.Context(), r, c); err != nil {
+				b.Fatal(err)
+			}
 		}
-	}
+	})
 }

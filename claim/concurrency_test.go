@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -52,28 +51,29 @@ func drain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 	}
 }
 
-// TestNoDoubleClaimGoroutines: many goroutines over several Stores (each its
-// own *sql.DB) on one file claim every job exactly once, and never see
-// SQLITE_BUSY.
+// TestNoDoubleClaimGoroutines: many goroutines over several Stores (each
+// with its own connections) on one database claim every job exactly once,
+// and never see a busy or serialization error.
 func TestNoDoubleClaimGoroutines(t *testing.T) {
-	claimConcurrently(t, 2000, 3, 8, drain)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		claimConcurrently(t, db, 2000, 3, 8, drain)
+	})
 }
 
 // claimConcurrently enqueues jobs, runs perStore goroutines on each of
-// stores Stores (each its own *sql.DB) on one file, each looping with slot,
+// stores Stores (each with its own connections) on db, each looping with slot,
 // and checks that every job was claimed once and completed.
-func claimConcurrently(t *testing.T, jobs, stores, perStore int,
+func claimConcurrently(t *testing.T, db testDB, jobs, stores, perStore int,
 	slot func(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(id string)) error) {
 	t.Helper()
 	ctx := t.Context()
-	path := filepath.Join(t.TempDir(), "queue.db")
-	enqueueN(t, mustOpenPath(t, path), jobs)
+	enqueueN(t, db.open(t), jobs)
 
 	var mu sync.Mutex
 	seen := make(map[string]int, jobs)
 	var wg sync.WaitGroup
 	for i := range stores {
-		s := mustOpenPath(t, path)
+		s := db.open(t)
 		for g := range perStore {
 			c := claimant(t, fmt.Sprintf("store%d-slot%d", i, g))
 			wg.Go(func() {
@@ -90,7 +90,7 @@ func claimConcurrently(t *testing.T, jobs, stores, perStore int,
 	}
 	wg.Wait()
 	checkEachOnce(t, seen, jobs)
-	counts, err := mustOpenPath(t, path).Counts(ctx)
+	counts, err := db.open(t).Counts(ctx)
 	if err != nil || counts[claim.Completed] != jobs {
 		t.Errorf("Counts() = %v, %v; want %d completed", counts, err, jobs)
 	}
@@ -116,11 +116,11 @@ const helperEnv = "QUEUECTL_CLAIM_TEST_HELPER_DB"
 // a byte on stdin so that all workers start together, then claims and
 // completes jobs with several goroutines, printing "claimed <id>" for each.
 func TestHelperProcess(t *testing.T) {
-	path := os.Getenv(helperEnv)
-	if path == "" {
+	location := os.Getenv(helperEnv)
+	if location == "" {
 		t.Skip("worker process for TestNoDoubleClaimProcesses")
 	}
-	s := mustOpenPath(t, path)
+	s := mustOpenPath(t, location)
 	if _, err := io.ReadFull(os.Stdin, make([]byte, 1)); err != nil {
 		t.Fatalf("wait for start: %v", err)
 	}
@@ -152,96 +152,98 @@ func TestNoDoubleClaimProcesses(t *testing.T) {
 	if os.Getenv(helperEnv) != "" {
 		t.Skip("inside a helper process")
 	}
-	const jobs, procs = 600, 3
-	path := filepath.Join(t.TempDir(), "queue.db")
-	enqueueN(t, mustOpenPath(t, path), jobs)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		const jobs, procs = 600, 3
+		enqueueN(t, db.open(t), jobs)
 
-	type proc struct {
-		cmd            *exec.Cmd
-		stdin          io.WriteCloser
-		stdout, stderr bytes.Buffer
-	}
-	ps := make([]*proc, procs)
-	for i := range ps {
-		p := &proc{cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")}
-		p.cmd.Env = append(os.Environ(), helperEnv+"="+path)
-		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-		var err error
-		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
+		type proc struct {
+			cmd            *exec.Cmd
+			stdin          io.WriteCloser
+			stdout, stderr bytes.Buffer
 		}
-		if err := p.cmd.Start(); err != nil {
-			t.Fatalf("start worker process: %v", err)
-		}
-		ps[i] = p
-	}
-	for _, p := range ps { // all started: let them go together
-		p.stdin.Write([]byte{'g'})
-		p.stdin.Close()
-	}
-
-	seen := make(map[string]int, jobs)
-	for i, p := range ps {
-		if err := p.cmd.Wait(); err != nil {
-			t.Errorf("worker process %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, p.stdout.String(), p.stderr.String())
-			continue
-		}
-		n := 0
-		for _, line := range strings.Split(p.stdout.String(), "\n") {
-			if id, ok := strings.CutPrefix(line, "claimed "); ok {
-				seen[id]++
-				n++
+		ps := make([]*proc, procs)
+		for i := range ps {
+			p := &proc{cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestHelperProcess$", "-test.count=1")}
+			p.cmd.Env = append(os.Environ(), helperEnv+"="+db.location)
+			p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+			var err error
+			if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+				t.Fatal(err)
 			}
+			if err := p.cmd.Start(); err != nil {
+				t.Fatalf("start worker process: %v", err)
+			}
+			ps[i] = p
 		}
-		t.Logf("worker process %d claimed %d jobs", i, n)
-	}
-	checkEachOnce(t, seen, jobs)
+		for _, p := range ps { // all started: let them go together
+			p.stdin.Write([]byte{'g'})
+			p.stdin.Close()
+		}
+
+		seen := make(map[string]int, jobs)
+		for i, p := range ps {
+			if err := p.cmd.Wait(); err != nil {
+				t.Errorf("worker process %d: %v\nstdout:\n%s\nstderr:\n%s", i, err, p.stdout.String(), p.stderr.String())
+				continue
+			}
+			n := 0
+			for _, line := range strings.Split(p.stdout.String(), "\n") {
+				if id, ok := strings.CutPrefix(line, "claimed "); ok {
+					seen[id]++
+					n++
+				}
+			}
+			t.Logf("worker process %d claimed %d jobs", i, n)
+		}
+		checkEachOnce(t, seen, jobs)
+	})
 }
 
 // TestChanges: a commit through one Store wakes a Changes channel of
 // another, and the channel closes when its context ends.
 func TestChanges(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "queue.db")
-	watcher, other := mustOpenPath(t, path), mustOpenPath(t, path)
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	ch, err := watcher.Changes(ctx)
-	if err != nil {
-		t.Fatalf("Changes = %v", err)
-	}
-	wait := func(what string) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no wake-up within 10s of %s", what)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		watcher, other := db.open(t), db.open(t)
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		ch, err := watcher.Changes(ctx)
+		if err != nil {
+			t.Fatalf("Changes = %v", err)
 		}
-	}
-
-	mustEnqueue(t, other, claim.NewJob{ID: "a", Command: "true"})
-	wait("an Enqueue by another Store")
-
-	_, r := mustClaim(t, other, claimant(t, "w"))
-	if err := other.Complete(t.Context(), r); err != nil {
-		t.Fatal(err)
-	}
-	wait("a Complete by another Store")
-
-	if _, err := other.RequestStop(t.Context()); err != nil {
-		t.Fatal(err)
-	}
-	wait("a RequestStop by another Store")
-
-	cancel()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
+		wait := func(what string) {
+			t.Helper()
+			select {
+			case <-ch:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no wake-up within 10s of %s", what)
 			}
-		case <-deadline:
-			t.Fatal("Changes channel not closed within 10s of its context ending")
 		}
-	}
+
+		mustEnqueue(t, other, claim.NewJob{ID: "a", Command: "true"})
+		wait("an Enqueue by another Store")
+
+		_, r := mustClaim(t, other, claimant(t, "w"))
+		if err := other.Complete(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		wait("a Complete by another Store")
+
+		if _, err := other.RequestStop(t.Context()); err != nil {
+			t.Fatal(err)
+		}
+		wait("a RequestStop by another Store")
+
+		cancel()
+		deadline := time.After(10 * time.Second)
+		for {
+			select {
+			case _, ok := <-ch:
+				if !ok {
+					return
+				}
+			case <-deadline:
+				t.Fatal("Changes channel not closed within 10s of its context ending")
+			}
+		}
+	})
 }

@@ -2,7 +2,6 @@ package claim
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
@@ -123,28 +122,23 @@ func normalize(key ConfigKey, unit time.Duration, value string) (string, error) 
 
 // Config reads the configuration: defaults, overlaid by what was set.
 func (s *Store) Config(ctx context.Context) (Config, error) {
-	return readConfig(s.query(ctx, nil, configQuery))
+	stored, err := s.engine.ConfigValues(ctx)
+	if err != nil {
+		return DefaultConfig(), fmt.Errorf("read config: %w", err)
+	}
+	return configOf(stored), nil
 }
 
-const configQuery = "SELECT key, value FROM config"
-
-func readConfig(rows *sql.Rows, err error) (Config, error) {
+// configOf is the configuration with the stored values over the defaults.
+func configOf(stored map[string]string) Config {
 	c := DefaultConfig()
-	if err != nil {
-		return c, fmt.Errorf("read config: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var name, value string
-		if err := rows.Scan(&name, &value); err != nil {
-			return c, fmt.Errorf("read config: %w", err)
-		}
+	for name, value := range stored {
 		if k, _, err := LookupConfigKey(name); err == nil {
 			// A value this binary cannot read keeps the default.
 			_ = k.set(&c, value)
 		}
 	}
-	return c, rows.Err()
+	return c
 }
 
 // Check reports settings that cannot work together, with the reason and
@@ -170,22 +164,14 @@ func (s *Store) SetConfig(ctx context.Context, name, value string) (string, stri
 	if err != nil {
 		return "", "", err
 	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		// Checked in the transaction that writes, so that two settings
-		// made at once cannot together make a combination that fails.
-		c, err := readConfig(tx.QueryContext(ctx, configQuery))
-		if err != nil {
-			return err
-		}
+	// Checked by the engine in the transaction that writes, so that two
+	// settings made at once cannot together make a combination that fails.
+	err = s.engine.SetConfig(ctx, key.Name, canon, func(stored map[string]string) error {
+		c := configOf(stored)
 		if err := key.set(&c, canon); err != nil {
 			return err
 		}
-		if err := c.Check(); err != nil {
-			return err
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO config (key, value) VALUES (?, ?)
-			ON CONFLICT (key) DO UPDATE SET value = excluded.value`, key.Name, canon)
-		return err
+		return c.Check()
 	})
 	if errors.Is(err, ErrInvalid) {
 		return "", "", err

@@ -3,13 +3,12 @@ package claim
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
 	"os"
+	"sync/atomic"
 	"time"
 )
 
@@ -51,27 +50,39 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Result, len(jobs))
-	s.prepare(ctx, insertJob, countPending)
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		ins := s.stmt(ctx, tx, insertJob)
-		for i, nj := range jobs {
-			r, err := s.enqueue(ctx, tx, ins, cfg, nj)
-			if err != nil {
-				if len(jobs) > 1 {
-					return fmt.Errorf("job %d of %d: %w", i+1, len(jobs), err)
-				}
-				return err
-			}
-			out[i] = r
+	rows := make([]NewRow, len(jobs))
+	for i, nj := range jobs {
+		if rows[i], err = newRow(cfg, nj, s.Now()); err != nil {
+			return nil, nth(i, len(jobs), err)
 		}
-		return s.countCreated(ctx, tx, out)
-	})
+	}
+	rs, err := s.engine.Enqueue(ctx, EnqueueParams{Jobs: rows, Now: s.Now()})
 	if err != nil {
+		var at *AtError
+		if errors.As(err, &at) {
+			return nil, nth(at.Index, len(jobs), at.Err)
+		}
 		return nil, err
 	}
-	s.notify()
-	return out, nil
+	return rs, nil
+}
+
+// AtError is an engine's refusal of the job at Index of an all-or-nothing
+// batch.
+type AtError struct {
+	Index int
+	Err   error
+}
+
+func (e *AtError) Error() string { return fmt.Sprintf("job %d: %v", e.Index+1, e.Err) }
+func (e *AtError) Unwrap() error { return e.Err }
+
+// nth names the refused job i of a batch of n, when there is more than one.
+func nth(i, n int, err error) error {
+	if n > 1 {
+		return fmt.Errorf("job %d of %d: %w", i+1, n, err)
+	}
+	return err
 }
 
 // EnqueueEach stores jobs in one transaction, each on its own: a refused job
@@ -83,196 +94,101 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 		return nil, err
 	}
 	out := make([]Result, len(jobs))
-	s.prepare(ctx, insertJob, countPending)
-	err = s.tx(ctx, func(tx *sql.Tx) error {
-		ins := s.stmt(ctx, tx, insertJob)
-		for i, nj := range jobs {
-			// A job's only write is one INSERT, which SQLite applies whole
-			// or not at all, and a refused job has written nothing. Only a
-			// re-drive writes twice, and needs a savepoint to undo the first.
-			if nj.Redrive {
-				if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
-					return err
-				}
-			}
-			r, err := s.enqueue(ctx, tx, ins, cfg, nj)
-			if err != nil && (errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict)) {
-				out[i] = Result{Err: err}
-				if nj.Redrive {
-					if _, err := tx.ExecContext(ctx, "ROLLBACK TO job"); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			out[i] = r
-			if nj.Redrive {
-				if _, err := tx.ExecContext(ctx, "RELEASE job"); err != nil {
-					return err
-				}
-			}
+	rows := make([]NewRow, 0, len(jobs))
+	index := make([]int, 0, len(jobs)) // rows[k] is jobs[index[k]]
+	for i, nj := range jobs {
+		row, err := newRow(cfg, nj, s.Now())
+		if err != nil {
+			out[i] = Result{Err: err}
+			continue
 		}
-		return s.countCreated(ctx, tx, out)
-	})
+		rows, index = append(rows, row), append(index, i)
+	}
+	rs, err := s.engine.Enqueue(ctx, EnqueueParams{Jobs: rows, Each: true, Now: s.Now()})
 	if err != nil {
 		return nil, err
 	}
-	s.notify()
+	for k, r := range rs {
+		out[index[k]] = r
+	}
 	return out, nil
 }
 
-// countCreated adds the jobs created in tx to queue_counts: no trigger
-// counts inserts (migration3.sql). One statement per queue, and a batch
-// is nearly always of one queue.
-func (s *Store) countCreated(ctx context.Context, tx *sql.Tx, rs []Result) error {
-	var queues []string
-	created := map[string]int{}
-	for _, r := range rs {
-		if r.Outcome == Created {
-			if created[r.Job.Queue] == 0 {
-				queues = append(queues, r.Job.Queue)
-			}
-			created[r.Job.Queue]++
-		}
-	}
-	for _, q := range queues {
-		if _, err := s.exec(ctx, tx, countPending, q, created[q]); err != nil {
-			return fmt.Errorf("count jobs: %w", err)
-		}
-	}
-	return nil
-}
-
-const countPending = `INSERT INTO queue_counts (queue, state, n) VALUES (?, 'pending', ?)
-	ON CONFLICT (queue, state) DO UPDATE SET n = n + excluded.n`
-
-const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
-	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at)
-VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT DO NOTHING`
-
-// enqueue stores nj in tx with ins, insertJob prepared in tx (nil: run it
-// unprepared).
-func (s *Store) enqueue(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, cfg Config, nj NewJob) (Result, error) {
+// newRow checks nj and makes the job it asks for, with cfg's defaults, as
+// enqueued at now.
+func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 	if err := nj.Validate(); err != nil {
-		return Result{}, err
+		return NewRow{}, err
 	}
 	if nj.Cwd != "" {
 		if fi, err := os.Stat(nj.Cwd); err != nil || !fi.IsDir() {
-			return Result{}, invalidf("cwd %q is not an existing directory; create it or fix the path", nj.Cwd)
+			return NewRow{}, invalidf("cwd %q is not an existing directory; create it or fix the path", nj.Cwd)
 		}
 	}
-	now := s.Now()
 	if nj.ID == "" {
 		nj.ID = NewID(now)
 	}
-	maxRetries, backoff, timeout := cfg.MaxRetries, cfg.BackoffBase, cfg.JobTimeout
+	j := Job{ID: nj.ID, Command: nj.Command, State: Pending, Queue: nj.Queue, Priority: nj.Priority,
+		MaxRetries: cfg.MaxRetries, BackoffBase: cfg.BackoffBase, Timeout: cfg.JobTimeout,
+		Cwd: nj.Cwd, UniqueKey: nj.UniqueKey, RunAt: nj.RunAt}
 	if nj.MaxRetries != nil {
-		maxRetries = *nj.MaxRetries
+		j.MaxRetries = *nj.MaxRetries
 	}
 	if nj.BackoffBase != nil {
-		backoff = *nj.BackoffBase
+		j.BackoffBase = *nj.BackoffBase
 	}
 	if nj.Timeout != nil {
-		timeout = *nj.Timeout
+		j.Timeout = *nj.Timeout
 	}
-	queue := nj.Queue
-	if queue == "" {
-		queue = "default"
+	if j.Queue == "" {
+		j.Queue = "default"
 	}
-	runAt := nj.RunAt
 	if nj.Delay > 0 {
-		runAt = now.Add(nj.Delay)
+		j.RunAt = now.Add(nj.Delay)
 	}
-	runAfter := now
-	if !runAt.IsZero() {
-		runAfter = runAt
+	// Stored times are Unix nanoseconds in UTC: make the job what reading
+	// it back would give.
+	j.RunAt = nanoTime(j.RunAt)
+	j.CreatedAt = nanoTime(now)
+	j.UpdatedAt, j.RunAfter = j.CreatedAt, j.CreatedAt
+	if !j.RunAt.IsZero() {
+		j.RunAfter = j.RunAt
 	}
-	var env sql.NullString
 	if len(nj.Env) > 0 {
-		b, _ := json.Marshal(nj.Env)
-		env = sql.NullString{String: string(b), Valid: true}
+		j.Env = maps.Clone(nj.Env)
 	}
-	args := []any{nj.ID, nj.Command, queue, nj.Priority,
-		maxRetries, backoff, int64(timeout), env, nullString(nj.Cwd), nullString(nj.UniqueKey),
-		nullString(nj.IngestKey), nanos(runAt), runAfter.UnixNano(), now.UnixNano(), now.UnixNano()}
-	var res sql.Result
-	var err error
-	if ins != nil {
-		// Without ctx's cancellation: the driver would start a goroutine per
-		// row to watch it. The transaction itself still ends with ctx.
-		res, err = ins.ExecContext(context.WithoutCancel(ctx), args...)
-	} else {
-		res, err = tx.ExecContext(ctx, insertJob, args...)
-	}
-	if err != nil {
-		return Result{}, fmt.Errorf("insert job: %w", err)
-	}
-	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return s.explainConflict(ctx, tx, nj)
-	}
-	seq, err := res.LastInsertId()
-	if err != nil {
-		return Result{}, fmt.Errorf("insert job: %w", err)
-	}
-	// The job as a SELECT would read it back, built from what was inserted
-	// rather than read back with RETURNING: a burst of spool files is
-	// ingested faster (TestEnqueueResultIsStored holds the two equal).
-	j := Job{Seq: seq, ID: nj.ID, Command: nj.Command, State: Pending, Queue: queue,
-		Priority: nj.Priority, MaxRetries: maxRetries, BackoffBase: backoff, Timeout: timeout,
-		Env: maps.Clone(nj.Env), Cwd: nj.Cwd, UniqueKey: nj.UniqueKey, RunAt: fromNanos(nanos(runAt)),
-		RunAfter: time.Unix(0, runAfter.UnixNano()).UTC(), CreatedAt: time.Unix(0, now.UnixNano()).UTC()}
-	if len(j.Env) == 0 {
-		j.Env = nil
-	}
-	j.UpdatedAt = j.CreatedAt
-	return Result{Job: j, Outcome: Created}, nil
+	return NewRow{Job: j, IngestKey: nj.IngestKey, Redrive: nj.Redrive}, nil
 }
 
-// explainConflict finds which uniqueness rule turned an insert into nothing.
-func (s *Store) explainConflict(ctx context.Context, tx *sql.Tx, nj NewJob) (Result, error) {
-	if nj.IngestKey != "" {
-		j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = ?", nj.IngestKey))
-		if err == nil {
-			return Result{Job: j, Outcome: Duplicate}, nil
-		}
+// nanoTime is t as stored: UTC, monotonic clock dropped; zero stays zero.
+func nanoTime(t time.Time) time.Time {
+	if t.IsZero() {
+		return time.Time{}
 	}
-	if nj.UniqueKey != "" {
-		j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+` FROM jobs
-			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed')`, nj.UniqueKey))
-		if err == nil {
-			return Result{Job: j, Outcome: Skipped}, nil
-		}
-	}
-	j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", nj.ID))
-	if err != nil {
-		return Result{}, fmt.Errorf("insert job %s: %w", nj.ID, err)
-	}
-	if nj.Redrive && j.State == Dead {
-		j, err = s.retry(ctx, tx, nj.ID)
-		if err == nil && nj.IngestKey != "" {
-			// Remember the dead file, so that seeing it again is a Duplicate.
-			if _, err = tx.ExecContext(ctx, "UPDATE jobs SET ingest_key = ? WHERE id = ?", nj.IngestKey, nj.ID); err != nil {
-				err = fmt.Errorf("redrive job %s: %w", nj.ID, err)
-			}
-		}
-		return Result{Job: j, Outcome: Redriven}, err
-	}
-	return Result{}, fmt.Errorf("%w: job %s exists already (state %s); pick another id or leave id out", ErrConflict, nj.ID, j.State)
+	return time.Unix(0, t.UnixNano()).UTC()
 }
 
 // NewID returns a unique job id that sorts by creation time and reads as one:
-// 20261121-054500.123456-9f2c1ab0.
+// 20261121-054500.123456-9f2c1ab0. Within a process the ids sort in the
+// order they were made: one made in the same microsecond as the last (or,
+// with a clock set back, earlier) takes the microsecond after it.
 func NewID(now time.Time) string {
+	us := now.UnixMicro()
+	for {
+		last := lastID.Load()
+		next := max(us, last+1)
+		if us < last-int64(time.Second/time.Microsecond) {
+			next = us // a clock set back (or a test's): do not run on from the past
+		}
+		if lastID.CompareAndSwap(last, next) {
+			us = next
+			break
+		}
+	}
 	var b [4]byte
 	rand.Read(b[:])
-	return now.UTC().Format("20060102-150405.000000") + "-" + hex.EncodeToString(b[:])
+	return time.UnixMicro(us).UTC().Format("20060102-150405.000000") + "-" + hex.EncodeToString(b[:])
 }
 
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
+// lastID is the microsecond of the last id NewID made.
+var lastID atomic.Int64

@@ -35,42 +35,46 @@ func pages(tb testing.TB, s *claim.Store, f claim.Filter) [][]string {
 // TestListKeysetPages: following the last job of each page walks every
 // matching job once, in both orders, with every filter.
 func TestListKeysetPages(t *testing.T) {
-	s := mustOpenStore(t)
-	for i := range 7 {
-		mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("job-%d", i), Command: "true", Queue: []string{"a", "b"}[i%2]})
-	}
-	mustEnqueue(t, s, claim.NewJob{ID: "other", Command: "true", Queue: "a"})
-	mustClaim(t, s, claimant(t, "w")) // job-0 is processing
-	for _, tc := range []struct {
-		f    claim.Filter
-		want [][]string
-	}{
-		{claim.Filter{Limit: 3}, [][]string{{"job-0", "job-1", "job-2"}, {"job-3", "job-4", "job-5"}, {"job-6", "other"}}},
-		{claim.Filter{Limit: 3, Newest: true}, [][]string{{"other", "job-6", "job-5"}, {"job-4", "job-3", "job-2"}, {"job-1", "job-0"}}},
-		{claim.Filter{Limit: 2, Queue: "a"}, [][]string{{"job-0", "job-2"}, {"job-4", "job-6"}, {"other"}}},
-		{claim.Filter{Limit: 2, Queue: "a", Newest: true}, [][]string{{"other", "job-6"}, {"job-4", "job-2"}, {"job-0"}}},
-		{claim.Filter{Limit: 4, State: claim.Pending, Queue: "a"}, [][]string{{"job-2", "job-4", "job-6", "other"}}},
-		{claim.Filter{Limit: 2, IDPrefix: "job-"}, [][]string{{"job-0", "job-1"}, {"job-2", "job-3"}, {"job-4", "job-5"}, {"job-6"}}},
-		{claim.Filter{Limit: 5, IDPrefix: "job", Newest: true, State: claim.Pending}, [][]string{{"job-6", "job-5", "job-4", "job-3", "job-2"}, {"job-1"}}},
-		{claim.Filter{IDPrefix: "job-1"}, [][]string{{"job-1"}}},
-		{claim.Filter{IDPrefix: "o", Queue: "b"}, nil},
-		{claim.Filter{IDPrefix: "z"}, nil},
-		{claim.Filter{State: claim.Dead, Queue: "a"}, nil},
-		{claim.Filter{Limit: 2, State: claim.Pending, Queue: "b", Newest: true}, [][]string{{"job-5", "job-3"}, {"job-1"}}},
-		{claim.Filter{Limit: 3, IDPrefix: "job-", Newest: true, Queue: "a"}, [][]string{{"job-6", "job-4", "job-2"}, {"job-0"}}},
-	} {
-		if got := pages(t, s, tc.f); !slices.EqualFunc(got, tc.want, slices.Equal) {
-			t.Errorf("pages of %+v = %v, want %v", tc.f, got, tc.want)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		for i := range 7 {
+			mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("job-%d", i), Command: "true", Queue: []string{"a", "b"}[i%2]})
 		}
-	}
+		mustEnqueue(t, s, claim.NewJob{ID: "other", Command: "true", Queue: "a"})
+		mustClaim(t, s, claimant(t, "w")) // job-0 is processing
+		for _, tc := range []struct {
+			f    claim.Filter
+			want [][]string
+		}{
+			{claim.Filter{Limit: 3}, [][]string{{"job-0", "job-1", "job-2"}, {"job-3", "job-4", "job-5"}, {"job-6", "other"}}},
+			{claim.Filter{Limit: 3, Newest: true}, [][]string{{"other", "job-6", "job-5"}, {"job-4", "job-3", "job-2"}, {"job-1", "job-0"}}},
+			{claim.Filter{Limit: 2, Queue: "a"}, [][]string{{"job-0", "job-2"}, {"job-4", "job-6"}, {"other"}}},
+			{claim.Filter{Limit: 2, Queue: "a", Newest: true}, [][]string{{"other", "job-6"}, {"job-4", "job-2"}, {"job-0"}}},
+			{claim.Filter{Limit: 4, State: claim.Pending, Queue: "a"}, [][]string{{"job-2", "job-4", "job-6", "other"}}},
+			{claim.Filter{Limit: 2, IDPrefix: "job-"}, [][]string{{"job-0", "job-1"}, {"job-2", "job-3"}, {"job-4", "job-5"}, {"job-6"}}},
+			{claim.Filter{Limit: 5, IDPrefix: "job", Newest: true, State: claim.Pending}, [][]string{{"job-6", "job-5", "job-4", "job-3", "job-2"}, {"job-1"}}},
+			{claim.Filter{IDPrefix: "job-1"}, [][]string{{"job-1"}}},
+			{claim.Filter{IDPrefix: "o", Queue: "b"}, nil},
+			{claim.Filter{IDPrefix: "z"}, nil},
+			{claim.Filter{State: claim.Dead, Queue: "a"}, nil},
+			{claim.Filter{Limit: 2, State: claim.Pending, Queue: "b", Newest: true}, [][]string{{"job-5", "job-3"}, {"job-1"}}},
+			{claim.Filter{Limit: 3, IDPrefix: "job-", Newest: true, Queue: "a"}, [][]string{{"job-6", "job-4", "job-2"}, {"job-0"}}},
+		} {
+			if got := pages(t, s, tc.f); !slices.EqualFunc(got, tc.want, slices.Equal) {
+				t.Errorf("pages of %+v = %v, want %v", tc.f, got, tc.want)
+			}
+		}
+	})
 }
 
 func TestListBadPrefix(t *testing.T) {
-	s := mustOpenStore(t)
-	for _, prefix := range []string{"-x", "a b", "a/..", "é"} {
-		_, err := s.List(t.Context(), claim.Filter{IDPrefix: prefix})
-		if !errors.Is(err, claim.ErrInvalid) {
-			t.Errorf("List(IDPrefix %q) = %v, want ErrInvalid", prefix, err)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		for _, prefix := range []string{"-x", "a b", "a/..", "é"} {
+			_, err := s.List(t.Context(), claim.Filter{IDPrefix: prefix})
+			if !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("List(IDPrefix %q) = %v, want ErrInvalid", prefix, err)
+			}
 		}
-	}
+	})
 }

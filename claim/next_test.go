@@ -14,61 +14,67 @@ import (
 // claimed, as Complete then Claim would; with nothing left, the run is
 // completed and the answer is ErrNoJob.
 func TestCompleteAndClaim(t *testing.T) {
-	ctx := t.Context()
-	s, _ := mustOpenClocked(t)
-	c := claimant(t, "w")
-	mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
-	mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
-	_, ra := mustClaim(t, s, c)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		c := claimant(t, "w")
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
+		_, ra := mustClaim(t, s, c)
 
-	j, rb, lost, err := s.CompleteAndClaim(ctx, ra, c)
-	if err != nil || lost || j.ID != "b" || j.State != claim.Processing || rb.JobID != "b" || rb.Attempt != 1 {
-		t.Fatalf("CompleteAndClaim(a) = %s %s, run %+v, lost %v, %v; want b processing", j.ID, j.State, rb, lost, err)
-	}
-	if a := mustGet(t, s, "a"); a.State != claim.Completed || a.ExitCode == nil || *a.ExitCode != 0 || a.FinishedAt.IsZero() {
-		t.Errorf("a after CompleteAndClaim = %+v, want completed with exit 0", a)
-	}
-	if runs := mustRuns(t, s, "a"); runs[0].Outcome != claim.OutcomeCompleted || runs[0].EndedAt.IsZero() {
-		t.Errorf("run of a = %+v, want completed and ended", runs[0])
-	}
-	if runs := mustRuns(t, s, "b"); len(runs) != 1 || runs[0].WorkerID != "w" {
-		t.Errorf("runs of b = %+v, want one by w", runs)
-	}
+		j, rb, lost, err := s.CompleteAndClaim(ctx, ra, c)
+		if err != nil || lost || j.ID != "b" || j.State != claim.Processing || rb.JobID != "b" || rb.Attempt != 1 {
+			t.Fatalf("CompleteAndClaim(a) = %s %s, run %+v, lost %v, %v; want b processing", j.ID, j.State, rb, lost, err)
+		}
+		if a := mustGet(t, s, "a"); a.State != claim.Completed || a.ExitCode == nil || *a.ExitCode != 0 || a.FinishedAt.IsZero() {
+			t.Errorf("a after CompleteAndClaim = %+v, want completed with exit 0", a)
+		}
+		if runs := mustRuns(t, s, "a"); runs[0].Outcome != claim.OutcomeCompleted || runs[0].EndedAt.IsZero() {
+			t.Errorf("run of a = %+v, want completed and ended", runs[0])
+		}
+		if runs := mustRuns(t, s, "b"); len(runs) != 1 || runs[0].WorkerID != "w" {
+			t.Errorf("runs of b = %+v, want one by w", runs)
+		}
 
-	_, _, lost, err = s.CompleteAndClaim(ctx, rb, c)
-	if !errors.Is(err, claim.ErrNoJob) || lost {
-		t.Fatalf("CompleteAndClaim(b) on an empty queue = lost %v, %v; want ErrNoJob", lost, err)
-	}
-	if b := mustGet(t, s, "b"); b.State != claim.Completed {
-		t.Errorf("b after CompleteAndClaim with nothing left = %s, want completed", b.State)
-	}
-	checkCounts(t, s, "CompleteAndClaim")
+		_, _, lost, err = s.CompleteAndClaim(ctx, rb, c)
+		if !errors.Is(err, claim.ErrNoJob) || lost {
+			t.Fatalf("CompleteAndClaim(b) on an empty queue = lost %v, %v; want ErrNoJob", lost, err)
+		}
+		if b := mustGet(t, s, "b"); b.State != claim.Completed {
+			t.Errorf("b after CompleteAndClaim with nothing left = %s, want completed", b.State)
+		}
+		checkCounts(t, s, "CompleteAndClaim")
+	})
 }
 
 // TestCompleteAndClaimLost: a run recovered meanwhile is reported lost and
 // left alone, and the claim happens all the same.
 func TestCompleteAndClaimLost(t *testing.T) {
-	ctx := t.Context()
-	s, _ := mustOpenClocked(t)
-	c := claimant(t, "w")
-	mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
-	_, ra := mustClaim(t, s, c)
-	if _, err := s.Recover(ctx, mustInFlight(t, s)); err != nil {
-		t.Fatal(err)
-	}
-	j, _, lost, err := s.CompleteAndClaim(ctx, ra, c)
-	if err != nil || !lost || j.ID != "a" || j.Runs != 2 {
-		t.Fatalf("CompleteAndClaim of a lost run = %s run %d, lost %v, %v; want lost, a claimed again as run 2", j.ID, j.Runs, lost, err)
-	}
-	if runs := mustRuns(t, s, "a"); runs[0].Outcome != claim.OutcomeLost {
-		t.Errorf("lost run = %+v, want outcome still lost", runs[0])
-	}
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		c := claimant(t, "w")
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
+		_, ra := mustClaim(t, s, c)
+		if _, err := s.Recover(ctx, mustInFlight(t, s)); err != nil {
+			t.Fatal(err)
+		}
+		j, _, lost, err := s.CompleteAndClaim(ctx, ra, c)
+		if err != nil || !lost || j.ID != "a" || j.Runs != 2 {
+			t.Fatalf("CompleteAndClaim of a lost run = %s run %d, lost %v, %v; want lost, a claimed again as run 2", j.ID, j.Runs, lost, err)
+		}
+		if runs := mustRuns(t, s, "a"); runs[0].Outcome != claim.OutcomeLost {
+			t.Errorf("lost run = %+v, want outcome still lost", runs[0])
+		}
+	})
 }
 
 // TestNoDoubleClaimCompleteAndClaim: slots that chain CompleteAndClaim over
 // two Stores on one file run every job exactly once.
 func TestNoDoubleClaimCompleteAndClaim(t *testing.T) {
-	claimConcurrently(t, 1000, 2, 4, chain)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		claimConcurrently(t, db, 1000, 2, 4, chain)
+	})
 }
 
 // chain is drain with CompleteAndClaim, as a busy worker slot runs.
@@ -94,42 +100,44 @@ func chain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 // TestNextRunAfter: the earliest not-before time still ahead, among pending
 // and failed jobs of the queues asked for.
 func TestNextRunAfter(t *testing.T) {
-	ctx := t.Context()
-	s, clk := mustOpenClocked(t)
-	next := func(queues ...string) time.Time {
-		t.Helper()
-		at, err := s.NextRunAfter(ctx, queues)
-		if err != nil {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		next := func(queues ...string) time.Time {
+			t.Helper()
+			at, err := s.NextRunAfter(ctx, queues)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return at
+		}
+		if at := next(); !at.IsZero() {
+			t.Errorf("NextRunAfter on an empty store = %v, want zero", at)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "now", Command: "true"})
+		if at := next(); !at.IsZero() {
+			t.Errorf("NextRunAfter with only a runnable job = %v, want zero", at)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
+		mustEnqueue(t, s, claim.NewJob{ID: "other", Command: "true", Delay: time.Minute, Queue: "other"})
+		if at := next(); !at.Equal(t0.Add(time.Minute)) {
+			t.Errorf("NextRunAfter() = %v, want %v", at, t0.Add(time.Minute))
+		}
+		if at := next("default"); !at.Equal(t0.Add(time.Hour)) {
+			t.Errorf("NextRunAfter(default) = %v, want %v", at, t0.Add(time.Hour))
+		}
+		c := claimant(t, "w")
+		c.Queues = []string{"default"}
+		j, r := mustClaim(t, s, c)
+		if _, err := s.Fail(ctx, j, r, intp(1), "boom", time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		return at
-	}
-	if at := next(); !at.IsZero() {
-		t.Errorf("NextRunAfter on an empty store = %v, want zero", at)
-	}
-	mustEnqueue(t, s, claim.NewJob{ID: "now", Command: "true"})
-	if at := next(); !at.IsZero() {
-		t.Errorf("NextRunAfter with only a runnable job = %v, want zero", at)
-	}
-	mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
-	mustEnqueue(t, s, claim.NewJob{ID: "other", Command: "true", Delay: time.Minute, Queue: "other"})
-	if at := next(); !at.Equal(t0.Add(time.Minute)) {
-		t.Errorf("NextRunAfter() = %v, want %v", at, t0.Add(time.Minute))
-	}
-	if at := next("default"); !at.Equal(t0.Add(time.Hour)) {
-		t.Errorf("NextRunAfter(default) = %v, want %v", at, t0.Add(time.Hour))
-	}
-	c := claimant(t, "w")
-	c.Queues = []string{"default"}
-	j, r := mustClaim(t, s, c)
-	if _, err := s.Fail(ctx, j, r, intp(1), "boom", time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	if at, want := next("default"), t0.Add(2*time.Second); !at.Equal(want) {
-		t.Errorf("NextRunAfter(default) after a failure = %v, want the backoff's end %v", at, want)
-	}
-	clk.Advance(2 * time.Hour)
-	if at := next(); !at.IsZero() {
-		t.Errorf("NextRunAfter once everything is due = %v, want zero", at)
-	}
+		if at, want := next("default"), t0.Add(2*time.Second); !at.Equal(want) {
+			t.Errorf("NextRunAfter(default) after a failure = %v, want the backoff's end %v", at, want)
+		}
+		clk.Advance(2 * time.Hour)
+		if at := next(); !at.IsZero() {
+			t.Errorf("NextRunAfter once everything is due = %v, want zero", at)
+		}
+	})
 }

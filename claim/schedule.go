@@ -216,30 +216,35 @@ func (s *Store) AddSchedule(ctx context.Context, ns NewSchedule) (Schedule, erro
 	next, _ := dueAfter(ns.Cron, ns.TZ, now)
 	sc := Schedule{Name: ns.Name, Cron: ns.Cron, TZ: ns.TZ, Spec: ns.Job.SpecJSON(), File: ns.File,
 		NextDue: next, CreatedAt: now, UpdatedAt: now}
-	if err := s.insertSchedule(ctx, sc); err != nil {
+	if err := s.engine.InsertSchedule(ctx, sc); err != nil {
 		return Schedule{}, err
 	}
 	return sc, nil
 }
 
+// Schedules lists every schedule by name, with its last job's state.
+func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
+	return s.engine.Schedules(ctx)
+}
+
 // RemoveSchedule deletes a schedule (its jobs stay). A schedule defined by
 // a file is removed by removing the file: ErrConflict says so.
 func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
-	sc, err := s.schedule(ctx, name)
+	sc, err := s.engine.Schedule(ctx, name)
 	if err != nil {
 		return err
 	}
 	if sc.File {
 		return fmt.Errorf("%w: schedule %s is defined by schedules/%s.json; remove that file instead", ErrConflict, name, name)
 	}
-	return s.deleteSchedule(ctx, name)
+	return s.engine.DeleteSchedule(ctx, name)
 }
 
 // PauseSchedule stops (paused) or restarts a schedule. A paused schedule
 // makes no jobs; resumed, it is next due at its first time after now (what
 // fell due while it was paused does not run).
 func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (Schedule, error) {
-	sc, err := s.schedule(ctx, name)
+	sc, err := s.engine.Schedule(ctx, name)
 	if err != nil {
 		return Schedule{}, err
 	}
@@ -248,7 +253,7 @@ func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (Sc
 	if !paused && sc.Paused {
 		next, _ = dueAfter(sc.Cron, sc.TZ, now)
 	}
-	if err := s.setSchedulePaused(ctx, name, paused, next, now); err != nil {
+	if err := s.engine.SetSchedulePaused(ctx, name, paused, next, now); err != nil {
 		return Schedule{}, err
 	}
 	sc.Paused, sc.NextDue, sc.UpdatedAt = paused, next, now
@@ -300,13 +305,13 @@ func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule, waiti
 			}
 			sc.Paused, sc.CreatedAt = old.Paused, old.CreatedAt
 		}
-		if err := s.putFileSchedule(ctx, sc); err != nil {
+		if err := s.engine.PutFileSchedule(ctx, sc); err != nil {
 			return refused, err
 		}
 	}
 	for _, sc := range have {
 		if sc.File && !keep[sc.Name] && refused[sc.Name] == nil {
-			if err := s.deleteSchedule(ctx, sc.Name); err != nil {
+			if err := s.engine.DeleteSchedule(ctx, sc.Name); err != nil {
 				return refused, err
 			}
 		}
@@ -363,18 +368,32 @@ func (s *Store) fire(ctx context.Context, sc Schedule, now time.Time) (Fired, bo
 	if err != nil {
 		return Fired{}, false, err
 	}
-	r, ok, err := s.fireSchedule(ctx, fireParams{Name: sc.Name, Due: sc.NextDue, Next: next, Job: nj, Now: now})
+	cfg, err := s.Config(ctx)
+	if err != nil {
+		return Fired{}, false, err
+	}
+	p := FireParams{Name: sc.Name, Due: sc.NextDue, Next: next, Now: now}
+	// A spec that no longer makes a job (its cwd was removed, say) is
+	// reported for this due time, which passes all the same.
+	row, jobErr := newRow(cfg, nj, now)
+	if jobErr == nil {
+		p.Job = &row
+	}
+	r, ok, err := s.engine.FireSchedule(ctx, p)
 	if err != nil || !ok {
 		return Fired{}, false, err
+	}
+	if jobErr != nil {
+		r.Err = jobErr
 	}
 	return Fired{Schedule: sc.Name, Due: sc.NextDue, Job: r.Job, Outcome: r.Outcome, Err: r.Err}, true, nil
 }
 
-// fireParams is one due time of a schedule becoming a job.
-type fireParams struct {
+// FireParams is one due time of a schedule becoming a job.
+type FireParams struct {
 	Name string
 	Due  time.Time // the next due time read; the fire happens only if it still is
 	Next time.Time // the next due time after this fire
-	Job  NewJob
+	Job  *NewRow   // nil: the spec makes no job now; the due time passes all the same
 	Now  time.Time
 }

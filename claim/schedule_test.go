@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -39,104 +38,110 @@ func mustFire(tb testing.TB, s *claim.Store) []claim.Fired {
 }
 
 func TestScheduleFiresOncePerDueTime(t *testing.T) {
-	s, clk := mustOpenClocked(t) // t0 is 03:00 UTC
-	sc := mustAddSchedule(t, s, "tick", "*/5 * * * *", "echo tick")
-	if want := t0.Add(5 * time.Minute); !sc.NextDue.Equal(want) {
-		t.Fatalf("NextDue = %v, want %v", sc.NextDue, want)
-	}
-	if fired := mustFire(t, s); len(fired) != 0 {
-		t.Fatalf("FireDue before the due time = %+v, want nothing", fired)
-	}
-	clk.Advance(5 * time.Minute)
-	fired := mustFire(t, s)
-	if len(fired) != 1 || fired[0].Outcome != claim.Created || fired[0].Job.UniqueKey != "schedule:tick" ||
-		!strings.HasPrefix(fired[0].Job.ID, "tick-20261121-030500-") || fired[0].Job.Command != "echo tick" {
-		t.Fatalf("FireDue at the due time = %+v, want one job tick-20261121-030500-… with unique_key schedule:tick", fired)
-	}
-	if env := fired[0].Job.Env; env["QUEUECTL_SCHEDULE"] != "tick" || env["QUEUECTL_DUE"] != "2026-11-21T03:05:00Z" {
-		t.Errorf("job env = %v, want QUEUECTL_SCHEDULE=tick QUEUECTL_DUE=2026-11-21T03:05:00Z", env)
-	}
-	if again := mustFire(t, s); len(again) != 0 {
-		t.Errorf("FireDue again at the same time = %+v, want nothing", again)
-	}
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t) // t0 is 03:00 UTC
+		sc := mustAddSchedule(t, s, "tick", "*/5 * * * *", "echo tick")
+		if want := t0.Add(5 * time.Minute); !sc.NextDue.Equal(want) {
+			t.Fatalf("NextDue = %v, want %v", sc.NextDue, want)
+		}
+		if fired := mustFire(t, s); len(fired) != 0 {
+			t.Fatalf("FireDue before the due time = %+v, want nothing", fired)
+		}
+		clk.Advance(5 * time.Minute)
+		fired := mustFire(t, s)
+		if len(fired) != 1 || fired[0].Outcome != claim.Created || fired[0].Job.UniqueKey != "schedule:tick" ||
+			!strings.HasPrefix(fired[0].Job.ID, "tick-20261121-030500-") || fired[0].Job.Command != "echo tick" {
+			t.Fatalf("FireDue at the due time = %+v, want one job tick-20261121-030500-… with unique_key schedule:tick", fired)
+		}
+		if env := fired[0].Job.Env; env["QUEUECTL_SCHEDULE"] != "tick" || env["QUEUECTL_DUE"] != "2026-11-21T03:05:00Z" {
+			t.Errorf("job env = %v, want QUEUECTL_SCHEDULE=tick QUEUECTL_DUE=2026-11-21T03:05:00Z", env)
+		}
+		if again := mustFire(t, s); len(again) != 0 {
+			t.Errorf("FireDue again at the same time = %+v, want nothing", again)
+		}
 
-	// Its job is still pending: the next due time is a skip, not a second run.
-	clk.Advance(5 * time.Minute)
-	skip := mustFire(t, s)
-	if len(skip) != 1 || skip[0].Outcome != claim.Skipped || skip[0].Job.ID != fired[0].Job.ID {
-		t.Errorf("FireDue while the last run is pending = %+v, want Skipped naming %s", skip, fired[0].Job.ID)
-	}
+		// Its job is still pending: the next due time is a skip, not a second run.
+		clk.Advance(5 * time.Minute)
+		skip := mustFire(t, s)
+		if len(skip) != 1 || skip[0].Outcome != claim.Skipped || skip[0].Job.ID != fired[0].Job.ID {
+			t.Errorf("FireDue while the last run is pending = %+v, want Skipped naming %s", skip, fired[0].Job.ID)
+		}
 
-	// Done, then an hour with no worker: the 12 missed due times run once.
-	_, r := mustClaim(t, s, claimant(t, "w"))
-	if err := s.Complete(t.Context(), r); err != nil {
-		t.Fatal(err)
-	}
-	clk.Advance(time.Hour + 2*time.Minute)
-	late := mustFire(t, s)
-	if len(late) != 1 || late[0].Outcome != claim.Created {
-		t.Fatalf("FireDue after an hour without workers = %+v, want one job", late)
-	}
-	list, err := s.Schedules(t.Context())
-	if err != nil || len(list) != 1 {
-		t.Fatalf("Schedules = %+v, %v", list, err)
-	}
-	if want := t0.Add(time.Hour + 15*time.Minute); !list[0].NextDue.Equal(want) {
-		t.Errorf("after a missed hour NextDue = %v, want %v (the first due time after now)", list[0].NextDue, want)
-	}
-	if list[0].LastJob != late[0].Job.ID || list[0].LastState != claim.Pending {
-		t.Errorf("Schedules()[0] last job = %s (%s), want %s (pending)", list[0].LastJob, list[0].LastState, late[0].Job.ID)
-	}
+		// Done, then an hour with no worker: the 12 missed due times run once.
+		_, r := mustClaim(t, s, claimant(t, "w"))
+		if err := s.Complete(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour + 2*time.Minute)
+		late := mustFire(t, s)
+		if len(late) != 1 || late[0].Outcome != claim.Created {
+			t.Fatalf("FireDue after an hour without workers = %+v, want one job", late)
+		}
+		list, err := s.Schedules(t.Context())
+		if err != nil || len(list) != 1 {
+			t.Fatalf("Schedules = %+v, %v", list, err)
+		}
+		if want := t0.Add(time.Hour + 15*time.Minute); !list[0].NextDue.Equal(want) {
+			t.Errorf("after a missed hour NextDue = %v, want %v (the first due time after now)", list[0].NextDue, want)
+		}
+		if list[0].LastJob != late[0].Job.ID || list[0].LastState != claim.Pending {
+			t.Errorf("Schedules()[0] last job = %s (%s), want %s (pending)", list[0].LastJob, list[0].LastState, late[0].Job.ID)
+		}
+	})
 }
 
 func TestSchedulePauseResumeRemove(t *testing.T) {
-	s, clk := mustOpenClocked(t)
-	ctx := t.Context()
-	mustAddSchedule(t, s, "hourly", "@hourly", "true")
-	if _, err := s.AddSchedule(ctx, claim.NewSchedule{Name: "hourly", Cron: "@daily", Job: claim.NewJob{Command: "x"}}); !errors.Is(err, claim.ErrConflict) {
-		t.Errorf("AddSchedule of a taken name = %v, want ErrConflict", err)
-	}
-	if _, err := s.PauseSchedule(ctx, "hourly", true); err != nil {
-		t.Fatal(err)
-	}
-	clk.Advance(3 * time.Hour)
-	if fired := mustFire(t, s); len(fired) != 0 {
-		t.Errorf("a paused schedule fired: %+v", fired)
-	}
-	sc, err := s.PauseSchedule(ctx, "hourly", false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := t0.Add(4 * time.Hour); !sc.NextDue.Equal(want) {
-		t.Errorf("resumed NextDue = %v, want %v: what fell due while paused does not run", sc.NextDue, want)
-	}
-	if err := s.RemoveSchedule(ctx, "hourly"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RemoveSchedule(ctx, "hourly"); !errors.Is(err, claim.ErrNotFound) {
-		t.Errorf("RemoveSchedule of a removed schedule = %v, want ErrNotFound", err)
-	}
-	if _, err := s.PauseSchedule(ctx, "nope", true); !errors.Is(err, claim.ErrNotFound) {
-		t.Errorf("PauseSchedule(nope) = %v, want ErrNotFound", err)
-	}
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t)
+		ctx := t.Context()
+		mustAddSchedule(t, s, "hourly", "@hourly", "true")
+		if _, err := s.AddSchedule(ctx, claim.NewSchedule{Name: "hourly", Cron: "@daily", Job: claim.NewJob{Command: "x"}}); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("AddSchedule of a taken name = %v, want ErrConflict", err)
+		}
+		if _, err := s.PauseSchedule(ctx, "hourly", true); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(3 * time.Hour)
+		if fired := mustFire(t, s); len(fired) != 0 {
+			t.Errorf("a paused schedule fired: %+v", fired)
+		}
+		sc, err := s.PauseSchedule(ctx, "hourly", false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := t0.Add(4 * time.Hour); !sc.NextDue.Equal(want) {
+			t.Errorf("resumed NextDue = %v, want %v: what fell due while paused does not run", sc.NextDue, want)
+		}
+		if err := s.RemoveSchedule(ctx, "hourly"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RemoveSchedule(ctx, "hourly"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("RemoveSchedule of a removed schedule = %v, want ErrNotFound", err)
+		}
+		if _, err := s.PauseSchedule(ctx, "nope", true); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("PauseSchedule(nope) = %v, want ErrNotFound", err)
+		}
+	})
 }
 
 func TestScheduleRefusesBadInput(t *testing.T) {
-	s := mustOpenStore(t)
-	one := time.Minute
-	for _, ns := range []claim.NewSchedule{
-		{Name: "bad name", Cron: "@daily", Job: claim.NewJob{Command: "true"}},
-		{Name: "x", Cron: "0 25 * * *", Job: claim.NewJob{Command: "true"}},
-		{Name: "x", Cron: "@daily", TZ: "Nowhere/Special", Job: claim.NewJob{Command: "true"}},
-		{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: ""}},
-		{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", ID: "fixed"}},
-		{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", UniqueKey: "k"}},
-		{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", Delay: one}},
-	} {
-		if _, err := s.AddSchedule(t.Context(), ns); !errors.Is(err, claim.ErrInvalid) {
-			t.Errorf("AddSchedule(%+v) = %v, want ErrInvalid", ns, err)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		one := time.Minute
+		for _, ns := range []claim.NewSchedule{
+			{Name: "bad name", Cron: "@daily", Job: claim.NewJob{Command: "true"}},
+			{Name: "x", Cron: "0 25 * * *", Job: claim.NewJob{Command: "true"}},
+			{Name: "x", Cron: "@daily", TZ: "Nowhere/Special", Job: claim.NewJob{Command: "true"}},
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: ""}},
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", ID: "fixed"}},
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", UniqueKey: "k"}},
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", Delay: one}},
+		} {
+			if _, err := s.AddSchedule(t.Context(), ns); !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("AddSchedule(%+v) = %v, want ErrInvalid", ns, err)
+			}
 		}
-	}
+	})
 }
 
 func TestParseScheduleFile(t *testing.T) {
@@ -166,44 +171,46 @@ func TestParseScheduleFile(t *testing.T) {
 }
 
 func TestSyncFileSchedules(t *testing.T) {
-	s, clk := mustOpenClocked(t)
-	ctx := t.Context()
-	mustAddSchedule(t, s, "by-hand", "@daily", "true")
-	def := func(name, cron, command string) claim.NewSchedule {
-		return claim.NewSchedule{Name: name, Cron: cron, TZ: "UTC", Job: claim.NewJob{Command: command}, File: true}
-	}
-	refused, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "true"), def("by-hand", "@hourly", "x")}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !errors.Is(refused["by-hand"], claim.ErrConflict) || len(refused) != 1 {
-		t.Errorf("refused = %v, want by-hand refused (ErrConflict)", refused)
-	}
-	clk.Advance(30 * time.Minute)
-	// A changed command keeps the due time; a changed cron is due from now.
-	if _, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "echo changed")}, nil); err != nil {
-		t.Fatal(err)
-	}
-	list, _ := s.Schedules(ctx)
-	if len(list) != 2 || list[0].Name != "a" || !list[0].NextDue.Equal(t0.Add(time.Hour)) || !strings.Contains(list[0].Spec, "changed") {
-		t.Fatalf("after a changed command: %+v", list)
-	}
-	if err := s.RemoveSchedule(ctx, "a"); !errors.Is(err, claim.ErrConflict) {
-		t.Errorf("RemoveSchedule of a file's schedule = %v, want ErrConflict", err)
-	}
-	if _, err := s.SyncFileSchedules(ctx, nil, []string{"a"}); err != nil {
-		t.Fatal(err)
-	}
-	if list, _ = s.Schedules(ctx); len(list) != 2 {
-		t.Errorf("a file being written lost its schedule: %+v", list)
-	}
-	if _, err := s.SyncFileSchedules(ctx, nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	list, _ = s.Schedules(ctx)
-	if len(list) != 1 || list[0].Name != "by-hand" {
-		t.Errorf("after its file went, schedules = %+v, want only by-hand", list)
-	}
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t)
+		ctx := t.Context()
+		mustAddSchedule(t, s, "by-hand", "@daily", "true")
+		def := func(name, cron, command string) claim.NewSchedule {
+			return claim.NewSchedule{Name: name, Cron: cron, TZ: "UTC", Job: claim.NewJob{Command: command}, File: true}
+		}
+		refused, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "true"), def("by-hand", "@hourly", "x")}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(refused["by-hand"], claim.ErrConflict) || len(refused) != 1 {
+			t.Errorf("refused = %v, want by-hand refused (ErrConflict)", refused)
+		}
+		clk.Advance(30 * time.Minute)
+		// A changed command keeps the due time; a changed cron is due from now.
+		if _, err := s.SyncFileSchedules(ctx, []claim.NewSchedule{def("a", "@hourly", "echo changed")}, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, _ := s.Schedules(ctx)
+		if len(list) != 2 || list[0].Name != "a" || !list[0].NextDue.Equal(t0.Add(time.Hour)) || !strings.Contains(list[0].Spec, "changed") {
+			t.Fatalf("after a changed command: %+v", list)
+		}
+		if err := s.RemoveSchedule(ctx, "a"); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("RemoveSchedule of a file's schedule = %v, want ErrConflict", err)
+		}
+		if _, err := s.SyncFileSchedules(ctx, nil, []string{"a"}); err != nil {
+			t.Fatal(err)
+		}
+		if list, _ = s.Schedules(ctx); len(list) != 2 {
+			t.Errorf("a file being written lost its schedule: %+v", list)
+		}
+		if _, err := s.SyncFileSchedules(ctx, nil, nil); err != nil {
+			t.Fatal(err)
+		}
+		list, _ = s.Schedules(ctx)
+		if len(list) != 1 || list[0].Name != "by-hand" {
+			t.Errorf("after its file went, schedules = %+v, want only by-hand", list)
+		}
+	})
 }
 
 // scheduleHelperEnv names the database a schedule helper process fires on.
@@ -213,8 +220,8 @@ const scheduleHelperEnv = "QUEUECTL_SCHEDULE_TEST_HELPER_DB"
 // each time in its argument list, 4 goroutines (each its own Store) call
 // FireDue with the clock at that time, and it prints what fired.
 func TestScheduleHelperProcess(t *testing.T) {
-	path := os.Getenv(scheduleHelperEnv)
-	if path == "" {
+	location := os.Getenv(scheduleHelperEnv)
+	if location == "" {
 		t.Skip("fires schedules for TestScheduleFiresOnceAcrossProcesses")
 	}
 	var times []time.Time
@@ -229,7 +236,7 @@ func TestScheduleHelperProcess(t *testing.T) {
 	out := bufio.NewWriter(os.Stdout)
 	var wg sync.WaitGroup
 	for range 4 {
-		s := mustOpenPath(t, path)
+		s := mustOpenPath(t, location)
 		wg.Go(func() {
 			for _, now := range times {
 				s.Now = func() time.Time { return now }
@@ -257,68 +264,69 @@ func TestScheduleFiresOnceAcrossProcesses(t *testing.T) {
 	if os.Getenv(scheduleHelperEnv) != "" {
 		t.Skip("inside a helper process")
 	}
-	path := filepath.Join(t.TempDir(), "queue.db")
-	s := mustOpenPath(t, path)
-	s.Now = func() time.Time { return t0 }
-	mustAddSchedule(t, s, "every-minute", "* * * * *", "true")
-	mustAddSchedule(t, s, "every-other", "*/2 * * * *", "true")
-	var times []string
-	for i := 1; i <= 10; i++ {
-		times = append(times, strconv.FormatInt(t0.Add(time.Duration(i)*time.Minute).UnixNano(), 10))
-	}
-	type proc struct {
-		cmd            *exec.Cmd
-		stdin          io.WriteCloser
-		stdout, stderr bytes.Buffer
-	}
-	ps := make([]*proc, 3)
-	for i := range ps {
-		p := &proc{cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScheduleHelperProcess$", "-test.count=1")}
-		p.cmd.Env = append(os.Environ(), scheduleHelperEnv+"="+path, scheduleHelperEnv+"_TIMES="+strings.Join(times, " "))
-		p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
-		var err error
-		if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-			t.Fatal(err)
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		s.Now = func() time.Time { return t0 }
+		mustAddSchedule(t, s, "every-minute", "* * * * *", "true")
+		mustAddSchedule(t, s, "every-other", "*/2 * * * *", "true")
+		var times []string
+		for i := 1; i <= 10; i++ {
+			times = append(times, strconv.FormatInt(t0.Add(time.Duration(i)*time.Minute).UnixNano(), 10))
 		}
-		if err := p.cmd.Start(); err != nil {
-			t.Fatal(err)
+		type proc struct {
+			cmd            *exec.Cmd
+			stdin          io.WriteCloser
+			stdout, stderr bytes.Buffer
 		}
-		ps[i] = p
-	}
-	for _, p := range ps {
-		p.stdin.Write([]byte{'g'})
-		p.stdin.Close()
-	}
-	perDue := map[string]int{}
-	created := map[string]int{}
-	for i, p := range ps {
-		if err := p.cmd.Wait(); err != nil {
-			t.Fatalf("process %d: %v\n%s\n%s", i, err, p.stdout.String(), p.stderr.String())
+		ps := make([]*proc, 3)
+		for i := range ps {
+			p := &proc{cmd: exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScheduleHelperProcess$", "-test.count=1")}
+			p.cmd.Env = append(os.Environ(), scheduleHelperEnv+"="+db.location, scheduleHelperEnv+"_TIMES="+strings.Join(times, " "))
+			p.cmd.Stdout, p.cmd.Stderr = &p.stdout, &p.stderr
+			var err error
+			if p.stdin, err = p.cmd.StdinPipe(); err != nil {
+				t.Fatal(err)
+			}
+			if err := p.cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			ps[i] = p
 		}
-		for _, line := range strings.Split(p.stdout.String(), "\n") {
-			f := strings.Fields(line)
-			if len(f) == 5 && f[0] == "fired" {
-				perDue[f[1]+"@"+f[2]]++
-				if f[3] == string(claim.Created) {
-					created[f[4]]++
+		for _, p := range ps {
+			p.stdin.Write([]byte{'g'})
+			p.stdin.Close()
+		}
+		perDue := map[string]int{}
+		created := map[string]int{}
+		for i, p := range ps {
+			if err := p.cmd.Wait(); err != nil {
+				t.Fatalf("process %d: %v\n%s\n%s", i, err, p.stdout.String(), p.stderr.String())
+			}
+			for _, line := range strings.Split(p.stdout.String(), "\n") {
+				f := strings.Fields(line)
+				if len(f) == 5 && f[0] == "fired" {
+					perDue[f[1]+"@"+f[2]]++
+					if f[3] == string(claim.Created) {
+						created[f[4]]++
+					}
 				}
 			}
 		}
-	}
-	// every-minute fires at each of the 10 times, every-other at 5.
-	if len(perDue) != 15 {
-		t.Errorf("%d due times fired, want 15: %v", len(perDue), perDue)
-	}
-	for due, n := range perDue {
-		if n != 1 {
-			t.Errorf("due time %s fired %d times, want once", due, n)
+		// every-minute fires at each of the 10 times, every-other at 5.
+		if len(perDue) != 15 {
+			t.Errorf("%d due times fired, want 15: %v", len(perDue), perDue)
 		}
-	}
-	jobs, err := s.List(t.Context(), claim.Filter{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(jobs) != len(created) {
-		t.Errorf("%d jobs stored, %d created fires reported", len(jobs), len(created))
-	}
+		for due, n := range perDue {
+			if n != 1 {
+				t.Errorf("due time %s fired %d times, want once", due, n)
+			}
+		}
+		jobs, err := s.List(t.Context(), claim.Filter{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(jobs) != len(created) {
+			t.Errorf("%d jobs stored, %d created fires reported", len(jobs), len(created))
+		}
+	})
 }

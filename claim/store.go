@@ -2,233 +2,63 @@ package claim
 
 import (
 	"context"
-	"database/sql"
-	"database/sql/driver"
-	_ "embed"
-	"errors"
-	"fmt"
-	"io/fs"
-	"net/url"
-	"os"
-	"path/filepath"
-	"syscall"
 	"time"
-
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 )
 
-//go:embed schema.sql
-var schemaV1 string
-
-//go:embed migration2.sql
-var migration2 string
-
-//go:embed migration3.sql
-var migration3 string
-
-//go:embed migration5.sql
-var migration5 string
-
-//go:embed migration4.sql
-var migration4 string
-
-// migrations[i] takes a database from user_version i to i+1. Append only:
-// a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5}
-
-// Store is the queue in one SQLite file. It is safe for concurrent use by
-// many goroutines, and many processes may open the same file.
+// Store is the queue. It is safe for concurrent use by many goroutines, and
+// many processes (on many hosts, with PostgreSQL) may open the same
+// database. Its methods make the domain's decisions; its Engine keeps them.
 type Store struct {
-	db   *sql.DB
-	path string
-	// pin holds the file opened at path open, so that its inode number
-	// cannot be reused while the store lives; file and id are its stat and
-	// identity, to tell when the file at path is another one.
-	pin  *os.File
-	file os.FileInfo
-	id   fileID
+	engine Engine
 	// Now is the clock; tests replace it so that backoff and leases never sleep.
 	Now func() time.Time
-
-	stmts stmtCache
-	level syncState
-	wake  wakeFile
 }
 
-// Open opens (creating, mode 0600) the database at path and brings its
-// schema up to date. The caller owns the Store and must Close it.
-func Open(path string) (*Store, error) {
-	pin, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+// Open opens the store at location and brings its schema up to date: a
+// postgres:// or postgresql:// URL is a PostgreSQL database, anything else
+// the path of a SQLite file (created, mode 0600). The engine must be linked
+// in (import claim/sqlite, claim/postgres). The caller owns the Store and
+// must Close it.
+func Open(location string) (*Store, error) {
+	open, err := opener(EngineFor(location))
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
-	s := &Store{path: path, pin: pin, Now: time.Now}
-	if s.file, err = pin.Stat(); err == nil {
-		s.id, err = identify(pin)
-	}
-	var conn driver.Connector
-	if err == nil {
-		conn, err = newConnector(s)
-	}
+	ctx := context.Background()
+	e, err := open(ctx, location)
 	if err != nil {
-		pin.Close()
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
-	// Every connection opens behind the WAL guard (walguard.go).
-	s.db = sql.OpenDB(conn)
-	// One connection per process: writers in one process queue in Go instead
-	// of spinning in SQLite's busy handler; other processes wait on the lock.
-	s.db.SetMaxOpenConns(1)
-	err = s.migrate(context.Background())
-	// The first connections to a new file race to switch it to WAL, and
-	// SQLite fails the losers with SQLITE_BUSY at once instead of waiting
-	// busy_timeout. Retry them for as long as busy_timeout would wait.
-	for start := time.Now(); isBusy(err) && time.Since(start) < 30*time.Second; {
-		time.Sleep(10 * time.Millisecond)
-		err = s.migrate(context.Background())
+	if err := e.Migrate(ctx); err != nil {
+		e.Close()
+		return nil, err
 	}
-	if err != nil {
-		s.db.Close()
-		pin.Close()
-		return nil, s.fault(err)
-	}
-	return s, nil
+	return New(e), nil
 }
 
-// dsn puts the pragmas in the connection string so that every connection the
-// pool makes gets them. busy_timeout comes first: the driver's default is 0.
-// synchronous(FULL) makes each commit fsync the WAL, so Enqueue is durable
-// when it returns. _txlock=immediate makes every transaction BEGIN IMMEDIATE,
-// taking the write lock up front so that no two claims can read the same row.
-func dsn(path string) string {
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(30000)")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(FULL)")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+// New returns a Store over an open, migrated engine, which it then owns.
+func New(e Engine) *Store {
+	return &Store{engine: e, Now: time.Now}
 }
 
-// CheckFile returns an ErrReplaced error when the file at the store's path
-// is no longer the one it opened. SQLite's open descriptors still reach the
-// old file, so writes would succeed where no other process looks; every
-// write checks first, and idle long-running callers may check themselves.
-func (s *Store) CheckFile() error {
-	fi, err := os.Stat(s.path)
-	if err == nil && os.SameFile(fi, s.file) {
-		return nil
-	}
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("check database file: %w", err)
-	}
-	return fmt.Errorf("%w: %s was deleted or replaced while queuectl had it open; start queuectl again to use the file now there", ErrReplaced, s.path)
-}
+// CheckFile returns an ErrReplaced error when the database is no longer the
+// one the store opened: a SQLite file deleted or replaced, whose open
+// descriptors would take writes where no other process looks. Every write
+// checks first; idle long-running callers may check themselves.
+func (s *Store) CheckFile() error { return s.engine.Check() }
 
-// Path returns the database file's path.
-func (s *Store) Path() string { return s.path }
+// Path returns what the store was opened on: the database file's path, or
+// the PostgreSQL URL without its password.
+func (s *Store) Path() string { return s.engine.Location() }
 
 // Close closes the database.
-func (s *Store) Close() error {
-	s.wake.close()
-	s.stmts.close()
-	err := s.db.Close()
-	s.pin.Close()
-	return err
-}
+func (s *Store) Close() error { return s.engine.Close() }
 
-func (s *Store) migrate(ctx context.Context) error {
-	// Most opens find the schema current: read the version without taking
-	// the write lock, which would cost every command an fsync'd commit.
-	version, err := schemaVersion(s.db.QueryRowContext(ctx, "PRAGMA user_version"))
-	if err != nil || version == len(migrations) {
-		return err
-	}
-	return s.tx(ctx, func(tx *sql.Tx) error {
-		version, err := schemaVersion(tx.QueryRowContext(ctx, "PRAGMA user_version"))
-		if err != nil {
-			return err
-		}
-		for v := version; v < len(migrations); v++ {
-			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
-				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
-			}
-		}
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
-			return fmt.Errorf("set schema version: %w", err)
-		}
-		return nil
-	})
-}
-
-// schemaVersion reads the schema version and refuses one newer than this
-// binary.
-func schemaVersion(row *sql.Row) (int, error) {
-	var version int
-	if err := row.Scan(&version); err != nil {
-		return 0, fmt.Errorf("read schema version: %w", err)
-	}
-	if version > len(migrations) {
-		return 0, fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
-	}
-	return version, nil
-}
-
-func (s *Store) now() int64 { return s.Now().UnixNano() }
-
-// isUnique reports whether err is a UNIQUE constraint failure.
-func isUnique(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
-}
-
-// isBusy reports whether err is SQLITE_BUSY (of any extended kind).
-func isBusy(err error) bool {
-	var se *sqlite.Error
-	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
-}
-
-func nanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
-}
-
-// fault names the cause of a failed write when it lies outside SQLite: the
-// file was deleted or replaced (ErrReplaced, whatever SQLite made of it,
-// often "disk I/O error"), or the disk is full (ErrDiskFull).
-func (s *Store) fault(err error) error {
-	if err == nil {
-		return nil
-	}
-	var se *sqlite.Error
-	if !errors.As(err, &se) {
-		return err
-	}
-	if rerr := s.CheckFile(); errors.Is(rerr, ErrReplaced) {
-		return rerr
-	}
-	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
-		if dir := filepath.Dir(s.path); noSpace(dir) {
-			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
-				ErrDiskFull, dir, filepath.Base(s.path), err)
-		}
-	}
-	return err
-}
-
-// noSpace reports whether the file system holding dir has no space left
-// for this user.
-func noSpace(dir string) bool {
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
+// Changes returns a channel that receives soon after any process commits a
+// change to the queue (an enqueue, a finished run, a stop request). Sends
+// coalesce: one receive may stand for many changes. The channel is closed
+// when ctx ends; the watching goroutine is owned by ctx. Missing a wake-up
+// costs latency, never correctness: every waiter also polls.
+func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
+	return s.engine.Changes(ctx)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
 )
 
 func mustOpenStore(tb testing.TB) *claim.Store {

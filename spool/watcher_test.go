@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
 )
 
 // mustOpenStore opens a fresh store in a temporary directory.

@@ -1,4 +1,4 @@
-package claim
+package sqlite
 
 import (
 	"context"
@@ -25,26 +25,26 @@ const (
 )
 
 // tx runs fn in one durable BEGIN IMMEDIATE transaction and commits it.
-func (s *Store) tx(ctx context.Context, fn func(*sql.Tx) error) error {
-	return s.write(ctx, durable, fn)
+func (e *Engine) tx(ctx context.Context, fn func(*sql.Tx) error) error {
+	return e.write(ctx, durable, fn)
 }
 
 // write runs fn in one BEGIN IMMEDIATE transaction and commits it with
 // durability d. Every write of the store goes through here, so that the
 // connection's synchronous level is always the one the write asked for.
-func (s *Store) write(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
-	return s.fault(s.writeOnce(ctx, d, fn))
+func (e *Engine) write(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
+	return e.fault(e.writeOnce(ctx, d, fn))
 }
 
-func (s *Store) writeOnce(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
+func (e *Engine) writeOnce(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
 	// Pin the connection: synchronous is set per connection, and cannot be
 	// changed inside a transaction.
-	conn, err := s.db.Conn(ctx)
+	conn, err := e.db.Conn(ctx)
 	if err != nil {
 		return fmt.Errorf("begin: %w", err)
 	}
 	defer conn.Close()
-	if err := s.setSync(ctx, conn, d); err != nil {
+	if err := e.setSync(ctx, conn, d); err != nil {
 		return err
 	}
 	tx, err := conn.BeginTx(ctx, nil)
@@ -55,7 +55,7 @@ func (s *Store) writeOnce(ctx context.Context, d durability, fn func(*sql.Tx) er
 		tx.Rollback()
 		return err
 	}
-	if err := s.CheckFile(); err != nil {
+	if err := e.Check(); err != nil {
 		tx.Rollback()
 		return err
 	}
@@ -76,15 +76,15 @@ type syncState struct {
 // setSync sets conn's synchronous level to d unless it is known to be so.
 // A connection the store has not seen yet is at FULL (the DSN), but is set
 // anyway: only a level known for this very connection is trusted.
-func (s *Store) setSync(ctx context.Context, conn *sql.Conn, d durability) error {
+func (e *Engine) setSync(ctx context.Context, conn *sql.Conn, d durability) error {
 	var dc any
 	conn.Raw(func(c any) error { dc = c; return nil })
-	s.level.mu.Lock()
-	known := s.level.conn == dc && s.level.level == d
+	e.level.mu.Lock()
+	known := e.level.conn == dc && e.level.level == d
 	if !known {
-		s.level.conn = nil // unknown until the PRAGMA succeeds
+		e.level.conn = nil // unknown until the PRAGMA succeeds
 	}
-	s.level.mu.Unlock()
+	e.level.mu.Unlock()
 	if known {
 		return nil
 	}
@@ -95,9 +95,9 @@ func (s *Store) setSync(ctx context.Context, conn *sql.Conn, d durability) error
 	if _, err := conn.ExecContext(ctx, pragma); err != nil {
 		return fmt.Errorf("set synchronous: %w", err)
 	}
-	s.level.mu.Lock()
-	s.level.conn, s.level.level = dc, d
-	s.level.mu.Unlock()
+	e.level.mu.Lock()
+	e.level.conn, e.level.level = dc, d
+	e.level.mu.Unlock()
 	return nil
 }
 
@@ -160,53 +160,53 @@ func (c *stmtCache) close() {
 
 // prepare readies the statements a transaction is about to run. Call it
 // before the transaction begins.
-func (s *Store) prepare(ctx context.Context, queries ...string) {
+func (e *Engine) prepare(ctx context.Context, queries ...string) {
 	for _, q := range queries {
-		s.stmts.prepare(ctx, s.db, q)
+		e.stmts.prepare(ctx, e.db, q)
 	}
 }
 
 // stmt returns q prepared, in tx when tx is not nil, or nil to run q
 // unprepared.
-func (s *Store) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
+func (e *Engine) stmt(ctx context.Context, tx *sql.Tx, q string) *sql.Stmt {
 	if tx == nil {
-		return s.stmts.prepare(ctx, s.db, q)
+		return e.stmts.prepare(ctx, e.db, q)
 	}
-	if st := s.stmts.get(q); st != nil {
+	if st := e.stmts.get(q); st != nil {
 		return tx.StmtContext(ctx, st)
 	}
 	return nil
 }
 
 // exec runs q in tx (nil: on its own) through the statement cache.
-func (s *Store) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
-	if st := s.stmt(ctx, tx, q); st != nil {
+func (e *Engine) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	if st := e.stmt(ctx, tx, q); st != nil {
 		return st.ExecContext(ctx, args...)
 	}
 	if tx != nil {
 		return tx.ExecContext(ctx, q, args...)
 	}
-	return s.db.ExecContext(ctx, q, args...)
+	return e.db.ExecContext(ctx, q, args...)
 }
 
 // query runs q in tx (nil: on its own) through the statement cache.
-func (s *Store) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
-	if st := s.stmt(ctx, tx, q); st != nil {
+func (e *Engine) query(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	if st := e.stmt(ctx, tx, q); st != nil {
 		return st.QueryContext(ctx, args...)
 	}
 	if tx != nil {
 		return tx.QueryContext(ctx, q, args...)
 	}
-	return s.db.QueryContext(ctx, q, args...)
+	return e.db.QueryContext(ctx, q, args...)
 }
 
 // queryRow runs q in tx (nil: on its own) through the statement cache.
-func (s *Store) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
-	if st := s.stmt(ctx, tx, q); st != nil {
+func (e *Engine) queryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) *sql.Row {
+	if st := e.stmt(ctx, tx, q); st != nil {
 		return st.QueryRowContext(ctx, args...)
 	}
 	if tx != nil {
 		return tx.QueryRowContext(ctx, q, args...)
 	}
-	return s.db.QueryRowContext(ctx, q, args...)
+	return e.db.QueryRowContext(ctx, q, args...)
 }

@@ -1,4 +1,4 @@
-package claim
+package sqlite
 
 import (
 	"context"
@@ -54,22 +54,22 @@ func (id fileID) String() string {
 
 // guardedConnector opens the store's connections behind the WAL guard.
 type guardedConnector struct {
-	s     *Store
+	e     *Engine
 	inner driver.Connector
 }
 
-func newConnector(s *Store) (driver.Connector, error) {
-	inner, err := sqlite.NewConnector(dsn(s.path))
+func newConnector(e *Engine) (driver.Connector, error) {
+	inner, err := sqlite.NewConnector(dsn(e.path))
 	if err != nil {
 		return nil, err
 	}
-	return guardedConnector{s: s, inner: inner}, nil
+	return guardedConnector{e: e, inner: inner}, nil
 }
 
 func (c guardedConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	unlock, err := c.s.guardWAL()
+	unlock, err := c.e.guardWAL()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.s.CheckFile(); err != nil {
+	if err := c.e.Check(); err != nil {
 		// The file at the path changed while SQLite opened it, so this
 		// connection may pair another database file with this one's WAL.
 		// It is abandoned, not closed: closing could checkpoint that WAL
@@ -92,8 +92,8 @@ func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 // guardWAL makes sure the WAL and SHM beside the database belong to the
 // store's file, and returns with a shared lock that keeps them so until
 // unlock is called.
-func (s *Store) guardWAL() (unlock func(), err error) {
-	path := s.path + identSuffix
+func (e *Engine) guardWAL() (unlock func(), err error) {
+	path := e.path + identSuffix
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
@@ -110,7 +110,7 @@ func (s *Store) guardWAL() (unlock func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	if owner != s.id {
+	if owner != e.id {
 		if err := flock(f, syscall.LOCK_EX); err != nil {
 			return nil, err
 		}
@@ -118,8 +118,8 @@ func (s *Store) guardWAL() (unlock func(), err error) {
 		if owner, err = readIdent(f); err != nil {
 			return nil, err
 		}
-		if owner != s.id {
-			if err := s.adoptWAL(f, owner); err != nil {
+		if owner != e.id {
+			if err := e.adoptWAL(f, owner); err != nil {
 				return nil, err
 			}
 		}
@@ -127,7 +127,7 @@ func (s *Store) guardWAL() (unlock func(), err error) {
 			return nil, err
 		}
 	}
-	if err := s.CheckFile(); err != nil {
+	if err := e.Check(); err != nil {
 		return nil, err
 	}
 	return func() { f.Close() }, nil
@@ -136,16 +136,16 @@ func (s *Store) guardWAL() (unlock func(), err error) {
 // adoptWAL records the store's file as the owner of the WAL beside it,
 // moving aside a WAL and SHM that belong to another file. The caller holds
 // ident's flock exclusively.
-func (s *Store) adoptWAL(ident *os.File, owner fileID) error {
+func (e *Engine) adoptWAL(ident *os.File, owner fileID) error {
 	// Only a store whose file is the one at the path may decide for it.
-	if err := s.CheckFile(); err != nil {
+	if err := e.Check(); err != nil {
 		return err
 	}
 	// No identity at all: the file is new, or the WAL was written by a
 	// queuectl from before the guard. Such a WAL is kept: it holds
 	// committed transactions.
 	if owner != (fileID{}) {
-		wal, shm := s.path+"-wal", s.path+"-shm"
+		wal, shm := e.path+"-wal", e.path+"-shm"
 		aside := fmt.Sprintf("%s.foreign-%d", wal, time.Now().UnixNano())
 		if err := os.Rename(wal, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("move aside the WAL of a replaced database: %w", err)
@@ -156,14 +156,14 @@ func (s *Store) adoptWAL(ident *os.File, owner fileID) error {
 		// The move must be on disk before the new identity is: after a
 		// power cut, the old WAL must not be back under a record that
 		// vouches for it.
-		if err := syncDir(filepath.Dir(s.path)); err != nil {
+		if err := syncDir(filepath.Dir(e.path)); err != nil {
 			return err
 		}
 	}
 	if err := ident.Truncate(0); err != nil {
 		return fmt.Errorf("record database identity: %w", err)
 	}
-	if _, err := ident.WriteAt([]byte(s.id.String()), 0); err != nil {
+	if _, err := ident.WriteAt([]byte(e.id.String()), 0); err != nil {
 		return fmt.Errorf("record database identity: %w", err)
 	}
 	if err := ident.Sync(); err != nil {

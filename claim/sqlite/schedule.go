@@ -1,4 +1,4 @@
-package claim
+package sqlite
 
 import (
 	"context"
@@ -6,36 +6,38 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
 	s.last_due, s.created_at, s.updated_at, j.state`
 
-func scanSchedule(row scanner) (Schedule, error) {
-	var sc Schedule
+func scanSchedule(row scanner) (claim.Schedule, error) {
+	var sc claim.Schedule
 	var lastJob, lastState sql.NullString
 	var lastDue sql.NullInt64
 	var next, created, updated int64
 	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
 		&lastDue, &created, &updated, &lastState)
 	if err != nil {
-		return Schedule{}, err
+		return claim.Schedule{}, err
 	}
 	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), fromNanos(lastDue)
 	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	sc.LastJob, sc.LastState = lastJob.String, State(lastState.String)
+	sc.LastJob, sc.LastState = lastJob.String, claim.State(lastState.String)
 	return sc, nil
 }
 
 // Schedules lists every schedule by name, with its last job's state.
-func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
-	rows, err := s.query(ctx, nil, `SELECT `+scheduleColumns+`
+func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
+	rows, err := e.query(ctx, nil, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job ORDER BY s.name`)
 	if err != nil {
 		return nil, fmt.Errorf("list schedules: %w", err)
 	}
 	defer rows.Close()
-	var out []Schedule
+	var out []claim.Schedule
 	for rows.Next() {
 		sc, err := scanSchedule(rows)
 		if err != nil {
@@ -46,21 +48,22 @@ func (s *Store) Schedules(ctx context.Context) ([]Schedule, error) {
 	return out, rows.Err()
 }
 
-// schedule returns one schedule, or ErrNotFound.
-func (s *Store) schedule(ctx context.Context, name string) (Schedule, error) {
-	sc, err := scanSchedule(s.queryRow(ctx, nil, `SELECT `+scheduleColumns+`
+// Schedule returns one schedule, or ErrNotFound.
+func (e *Engine) Schedule(ctx context.Context, name string) (claim.Schedule, error) {
+	sc, err := scanSchedule(e.queryRow(ctx, nil, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job WHERE s.name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return Schedule{}, fmt.Errorf("%w: no schedule named %s", ErrNotFound, name)
+		return claim.Schedule{}, fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
 	}
 	if err != nil {
-		return Schedule{}, fmt.Errorf("get schedule %s: %w", name, err)
+		return claim.Schedule{}, fmt.Errorf("get schedule %s: %w", name, err)
 	}
 	return sc, nil
 }
 
-func (s *Store) insertSchedule(ctx context.Context, sc Schedule) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+// InsertSchedule adds a schedule; ErrConflict when the name is taken.
+func (e *Engine) InsertSchedule(ctx context.Context, sc claim.Schedule) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.File, sc.NextDue.UnixNano(),
@@ -69,23 +72,23 @@ func (s *Store) insertSchedule(ctx context.Context, sc Schedule) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: a schedule named %s exists already; remove it first or pick another name", ErrConflict, sc.Name)
+			return fmt.Errorf("%w: a schedule named %s exists already; remove it first or pick another name", claim.ErrConflict, sc.Name)
 		}
 		return nil
 	})
-	if errors.Is(err, ErrConflict) {
+	if errors.Is(err, claim.ErrConflict) {
 		return err
 	}
 	if err != nil {
 		return fmt.Errorf("add schedule %s: %w", sc.Name, err)
 	}
-	s.notify()
+	e.notify()
 	return nil
 }
 
-// putFileSchedule inserts or replaces a file's schedule.
-func (s *Store) putFileSchedule(ctx context.Context, sc Schedule) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+// PutFileSchedule inserts or replaces a file's schedule.
+func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
@@ -97,30 +100,32 @@ func (s *Store) putFileSchedule(ctx context.Context, sc Schedule) error {
 	if err != nil {
 		return fmt.Errorf("store schedule %s: %w", sc.Name, err)
 	}
-	s.notify()
+	e.notify()
 	return nil
 }
 
-func (s *Store) deleteSchedule(ctx context.Context, name string) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+// DeleteSchedule removes a schedule; ErrNotFound when there is none.
+func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `DELETE FROM schedules WHERE name = ?`, name)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: no schedule named %s", ErrNotFound, name)
+			return fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("remove schedule: %w", err)
 	}
-	s.notify()
+	e.notify()
 	return nil
 }
 
-func (s *Store) setSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error {
-	err := s.tx(ctx, func(tx *sql.Tx) error {
+// SetSchedulePaused pauses or resumes a schedule, due next at next.
+func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `UPDATE schedules SET paused = ?, next_due = ?, updated_at = ? WHERE name = ?`,
 			paused, next.UnixNano(), now.UnixNano(), name)
 		return err
@@ -128,20 +133,17 @@ func (s *Store) setSchedulePaused(ctx context.Context, name string, paused bool,
 	if err != nil {
 		return fmt.Errorf("pause schedule %s: %w", name, err)
 	}
-	s.notify()
+	e.notify()
 	return nil
 }
 
-// fireSchedule moves the schedule's next due time from p.Due to p.Next and
-// enqueues p.Job, in one transaction; ok is false (and nothing is written)
-// when the schedule is no longer due at p.Due: another worker fired it, or
-// it was paused, changed or removed meanwhile.
-func (s *Store) fireSchedule(ctx context.Context, p fireParams) (r Result, ok bool, err error) {
-	cfg, err := s.Config(ctx)
-	if err != nil {
-		return Result{}, false, err
-	}
-	err = s.tx(ctx, func(tx *sql.Tx) error {
+// FireSchedule moves the schedule's next due time from p.Due to p.Next
+// and enqueues p.Job (unless nil), in one transaction; ok is false (and
+// nothing is written) when the schedule is no longer due at p.Due: another
+// worker fired it, or it was paused, changed or removed meanwhile.
+func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
+	e.prepare(ctx, insertJob, countPending)
+	err = e.tx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, last_due = ?, updated_at = ?
 			WHERE name = ? AND next_due = ? AND paused = 0`,
 			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name, p.Due.UnixNano())
@@ -152,26 +154,29 @@ func (s *Store) fireSchedule(ctx context.Context, p fireParams) (r Result, ok bo
 			return nil
 		}
 		ok = true
-		// A spec that no longer makes a job (its cwd was removed, say) is
-		// reported for this due time, which passes all the same: retrying
-		// it on every tick would only repeat the error.
-		if r, err = s.enqueue(ctx, tx, nil, cfg, p.Job); errors.Is(err, ErrInvalid) || errors.Is(err, ErrConflict) {
+		if p.Job == nil {
+			return nil
+		}
+		// A job refused (its id taken, say) is reported for this due time,
+		// which passes all the same: retrying it on every tick would only
+		// repeat the error.
+		if r, err = e.insert(ctx, tx, e.stmt(ctx, tx, insertJob), *p.Job, p.Now); errors.Is(err, claim.ErrInvalid) || errors.Is(err, claim.ErrConflict) {
 			r.Err = err
 			return nil
 		} else if err != nil {
 			return err
 		}
-		if err := s.countCreated(ctx, tx, []Result{r}); err != nil {
+		if err := e.countCreated(ctx, tx, []claim.Result{r}); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE schedules SET last_job = ? WHERE name = ?`, r.Job.ID, p.Name)
 		return err
 	})
 	if err != nil {
-		return Result{}, false, fmt.Errorf("fire schedule %s: %w", p.Name, err)
+		return claim.Result{}, false, fmt.Errorf("fire schedule %s: %w", p.Name, err)
 	}
 	if ok {
-		s.notify()
+		e.notify()
 	}
 	return r, ok, nil
 }

@@ -1,4 +1,4 @@
-package claim_test
+package sqlite_test
 
 import (
 	"context"

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package claim
+package sqlite
 
 import (
 	"fmt"

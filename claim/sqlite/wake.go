@@ -1,4 +1,4 @@
-package claim
+package sqlite
 
 import (
 	"context"
@@ -14,23 +14,23 @@ import (
 // it, and waiters watch it with fsnotify. Missing a wake-up costs latency,
 // never correctness: every waiter also polls at its poll interval.
 
-func (s *Store) wakePath() string { return s.path + "-wake" }
+func (e *Engine) wakePath() string { return e.path + "-wake" }
 
 // notify writes to the wake file. Errors are ignored: see above. The file
 // stays open for the next notify: a busy worker notifies once per job.
-func (s *Store) notify() {
-	s.wake.mu.Lock()
-	defer s.wake.mu.Unlock()
-	if s.wake.f == nil {
-		f, err := os.OpenFile(s.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
+func (e *Engine) notify() {
+	e.wake.mu.Lock()
+	defer e.wake.mu.Unlock()
+	if e.wake.f == nil {
+		f, err := os.OpenFile(e.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
 		if err != nil {
 			return
 		}
-		s.wake.f = f
+		e.wake.f = f
 	}
-	if _, err := s.wake.f.WriteAt([]byte{'.'}, 0); err != nil {
-		s.wake.f.Close() // opened afresh next time
-		s.wake.f = nil
+	if _, err := e.wake.f.WriteAt([]byte{'.'}, 0); err != nil {
+		e.wake.f.Close() // opened afresh next time
+		e.wake.f = nil
 	}
 }
 
@@ -53,8 +53,8 @@ func (w *wakeFile) close() {
 // change to the queue (an enqueue, a finished run, a stop request). Sends
 // coalesce: one receive may stand for many changes. The channel is closed
 // when ctx ends; the watching goroutine is owned by ctx.
-func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
-	f, err := os.OpenFile(s.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
+func (e *Engine) Changes(ctx context.Context) (<-chan struct{}, error) {
+	f, err := os.OpenFile(e.wakePath(), os.O_WRONLY|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create wake file: %w", err)
 	}
@@ -63,7 +63,7 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, fmt.Errorf("watch wake file: %w", err)
 	}
-	if err := w.Add(s.wakePath()); err != nil {
+	if err := w.Add(e.wakePath()); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("watch wake file: %w", err)
 	}

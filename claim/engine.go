@@ -1,0 +1,259 @@
+package claim
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Engine is what a Store keeps its jobs in: SQLite (claim/sqlite) or
+// PostgreSQL (claim/postgres). Its methods are operations, not statements:
+// each is one transaction that persists what the Store decided in Go (the
+// next state, the backoff, whether a job is dead), with the engine's own
+// mechanisms for atomicity, durability and wake-ups. Times come in the
+// parameters, from Store.Now; an engine never reads the clock for the
+// domain.
+//
+// Errors wrap the sentinels of this package (ErrNoJob, ErrLost, ErrNotFound,
+// ErrConflict, ErrReplaced) where the Store's contract names them. The
+// conformance suite (claim's tests, run once per engine) is the definition
+// of what each method must do.
+type Engine interface {
+	// Migrate brings the schema up to date; several processes may call it
+	// at once on a new database.
+	Migrate(ctx context.Context) error
+	// Close releases the engine's connections and files.
+	Close() error
+	// Location is what the engine was opened on, without secrets.
+	Location() string
+	// Check returns an ErrReplaced error when the database the engine
+	// opened is no longer the one at its location.
+	Check() error
+
+	// Claim takes the next runnable job (priority DESC, run_after, seq)
+	// and records its run (NewRun), or returns ErrNoJob.
+	Claim(ctx context.Context, p ClaimParams) (Job, Run, error)
+	// CompleteAndClaim is Finish(done) then Claim(next) in one transaction.
+	// lost: done was no longer owned (ErrLost) and was dropped. ErrNoJob:
+	// nothing to claim, done finished all the same.
+	CompleteAndClaim(ctx context.Context, done FinishParams, next ClaimParams) (Job, Run, bool, error)
+	// Started records a run's process group and when its command started.
+	Started(ctx context.Context, r Run, pgid int, at time.Time) error
+	// Finish ends a run and moves its job as p says; ErrLost when the run
+	// is no longer the processing job's current run of its worker.
+	Finish(ctx context.Context, p FinishParams) error
+	// HasWork: a job in queues is runnable at now, or failed and waiting.
+	HasWork(ctx context.Context, queues []string, now time.Time) (bool, error)
+	// NextRunAfter: the earliest run_after after now of a waiting job in
+	// queues; zero when none.
+	NextRunAfter(ctx context.Context, queues []string, now time.Time) (time.Time, error)
+
+	// InFlight returns the current run of every processing job.
+	InFlight(ctx context.Context) ([]InFlight, error)
+	// Renew extends the worker's leases and heartbeat; it reports whether
+	// the worker was asked to stop.
+	Renew(ctx context.Context, p RenewParams) (bool, error)
+	// Recover ends a lost run as p says; ErrLost when it is not the
+	// current run of a processing job.
+	Recover(ctx context.Context, p RecoverParams) (State, error)
+
+	// Enqueue stores jobs in one transaction, durably.
+	Enqueue(ctx context.Context, p EnqueueParams) ([]Result, error)
+
+	// Get returns one job or ErrNotFound.
+	Get(ctx context.Context, id string) (Job, error)
+	// List returns the jobs f selects, in its order (f is checked).
+	List(ctx context.Context, f Filter) ([]Job, error)
+	// QueueCounts returns the jobs per queue and state, without zeros.
+	QueueCounts(ctx context.Context) (map[string]map[State]int, error)
+	// Runs returns a job's runs, first attempt first.
+	Runs(ctx context.Context, jobID string) ([]Run, error)
+	// RunsPerMinute counts runs ended since, per minute and outcome.
+	RunsPerMinute(ctx context.Context, since time.Time) ([]MinuteRuns, error)
+	// EndedRuns returns up to limit runs ended after mark, in its order.
+	EndedRuns(ctx context.Context, after RunMark, limit int) ([]Run, error)
+
+	// Retry re-drives a dead job (RetryError, NotDeadError, ErrNotFound).
+	Retry(ctx context.Context, id string, now time.Time) (Job, error)
+	// RetryAll re-drives every dead job whose unique_key is free.
+	RetryAll(ctx context.Context, now time.Time) ([]Job, error)
+	// Purge deletes a dead job and its runs.
+	Purge(ctx context.Context, id string) error
+	// PurgeFinished deletes jobs in state finished before cutoff.
+	PurgeFinished(ctx context.Context, state State, cutoff time.Time) ([]string, error)
+	// HeldDead lists dead jobs whose unique_key a live job holds.
+	HeldDead(ctx context.Context) ([]Job, error)
+
+	// RegisterWorker adds w (StartedAt and HeartbeatAt set) to the registry.
+	RegisterWorker(ctx context.Context, w WorkerInfo) error
+	// RemoveWorker deletes a worker from the registry.
+	RemoveWorker(ctx context.Context, id string) error
+	// Workers lists the registry, oldest first.
+	Workers(ctx context.Context) ([]WorkerInfo, error)
+	// RequestStop asks every worker to stop; it returns how many.
+	RequestStop(ctx context.Context) (int, error)
+	// StopRequested: worker id was asked to stop (false when unknown).
+	StopRequested(ctx context.Context, id string) (bool, error)
+
+	// ConfigValues returns the stored config, key to value.
+	ConfigValues(ctx context.Context) (map[string]string, error)
+	// SetConfig stores one canonical value, durably, if check (called in
+	// the same transaction with the stored config) accepts it.
+	SetConfig(ctx context.Context, key, value string, check func(stored map[string]string) error) error
+
+	// Schedules lists every schedule by name, with its last job's state.
+	Schedules(ctx context.Context) ([]Schedule, error)
+	// Schedule returns one schedule, or ErrNotFound.
+	Schedule(ctx context.Context, name string) (Schedule, error)
+	// InsertSchedule adds a schedule; ErrConflict when the name is taken.
+	InsertSchedule(ctx context.Context, sc Schedule) error
+	// PutFileSchedule inserts or replaces a schedule defined by a file
+	// (and leaves one added by command alone).
+	PutFileSchedule(ctx context.Context, sc Schedule) error
+	// DeleteSchedule removes a schedule; ErrNotFound when there is none.
+	DeleteSchedule(ctx context.Context, name string) error
+	// SetSchedulePaused pauses or resumes a schedule, due next at next.
+	SetSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error
+	// FireSchedule moves a schedule from p.Due to p.Next and enqueues
+	// p.Job in one transaction; ok false when it was no longer due at p.Due.
+	FireSchedule(ctx context.Context, p FireParams) (Result, bool, error)
+
+	// Changes: see Store.Changes.
+	Changes(ctx context.Context) (<-chan struct{}, error)
+}
+
+// ClaimParams is a claim as the Store asks an engine for it.
+type ClaimParams struct {
+	Claimant
+	Now time.Time
+}
+
+// FinishParams is the end of a run, as decided by the Store: the job's next
+// state and fields, and the run's outcome.
+type FinishParams struct {
+	Run      Run   // the run that ends: JobID, Attempt, WorkerID
+	State    State // the job's next state
+	Uncount     bool  // the run does not count towards max_retries (attempts - 1)
+	SetExitCode bool  // the job's exit_code becomes ExitCode
+	SetError    bool  // the job's last_error becomes Error ("": none)
+	ExitCode    *int  // the run's exit code (nil: none)
+	Error       string
+	RunAfter    time.Time // the job's new not-before time; zero: unchanged
+	Finished    bool      // the job is finished: finished_at = Now
+	Outcome     string    // the run's outcome
+	Durable     bool      // commit survives a power cut (else: a process crash)
+	Now         time.Time
+}
+
+// RenewParams is one heartbeat of a worker.
+type RenewParams struct {
+	WorkerID   string
+	LeaseUntil time.Time
+	Now        time.Time
+}
+
+// RecoverParams ends a lost run. The job is dead once it has lost MaxLost
+// runs; the engine compares, because the count lives with the job's row and
+// must be read in the same statement that changes it.
+type RecoverParams struct {
+	JobID     string
+	Attempt   int
+	MaxLost   int
+	DeadError string
+	Now       time.Time
+}
+
+// EnqueueParams is a batch of jobs to store, decided and validated by the
+// Store.
+type EnqueueParams struct {
+	Jobs []NewRow
+	// Each: a job refused for a conflict gets Result.Err and the others are
+	// stored; otherwise the first refusal rolls the batch back.
+	Each bool
+	Now  time.Time
+}
+
+// NewRow is one job to insert: Job holds every stored field (Seq is filled
+// in by the engine), plus what only the insert needs.
+type NewRow struct {
+	Job       Job
+	IngestKey string
+	Redrive   bool
+}
+
+// NewRun is the run record of claim c taking job j (already counted, so
+// j.Runs is the new attempt) at now. Engines call it to insert the run.
+func NewRun(c Claimant, j Job, now time.Time) Run {
+	dir := filepath.Join(c.LogDir, j.ID)
+	n := strconv.Itoa(j.Runs)
+	return Run{JobID: j.ID, Attempt: j.Runs, WorkerID: c.WorkerID, Host: c.Host, PID: c.PID,
+		StartedAt: now.UTC(), StdoutPath: filepath.Join(dir, n+".out"), StderrPath: filepath.Join(dir, n+".err")}
+}
+
+// ExistsError is the ErrConflict of an insert whose id is taken by j.
+func ExistsError(j Job) error {
+	return fmt.Errorf("%w: job %s exists already (state %s); pick another id or leave id out", ErrConflict, j.ID, j.State)
+}
+
+// HeldKeyError is the ErrConflict of a retry whose unique_key a live job
+// holds.
+func HeldKeyError(id string) error {
+	return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; retry it once that job is done", ErrConflict, id)
+}
+
+// NotDeadError explains why job id, in state, could not be acted on as a
+// dead job; state "" means there is no such job.
+func NotDeadError(id string, state State) error {
+	if state == "" {
+		return fmt.Errorf("%w: %s", ErrNotFound, id)
+	}
+	return fmt.Errorf("%w: job %s is %s, not dead", ErrConflict, id, state)
+}
+
+// NotFoundError is the ErrNotFound of job id.
+func NotFoundError(id string) error { return fmt.Errorf("%w: %s", ErrNotFound, id) }
+
+// An Opener opens an engine on a location it was registered for.
+type Opener func(ctx context.Context, location string) (Engine, error)
+
+var (
+	enginesMu sync.Mutex
+	engines   = map[string]Opener{}
+)
+
+// Engine names, as engines register themselves.
+const (
+	EngineSQLite   = "sqlite"
+	EnginePostgres = "postgres"
+)
+
+// RegisterEngine makes an engine available to Open. Engines call it from
+// their package's init; import them for that effect.
+func RegisterEngine(name string, open Opener) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	engines[name] = open
+}
+
+// EngineFor names the engine for location: postgres:// and postgresql://
+// URLs are PostgreSQL, anything else is a SQLite file's path. This is the
+// one place that tells the two apart.
+func EngineFor(location string) string {
+	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
+		return EnginePostgres
+	}
+	return EngineSQLite
+}
+
+func opener(name string) (Opener, error) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if open, ok := engines[name]; ok {
+		return open, nil
+	}
+	return nil, fmt.Errorf("open database: this queuectl has no %s engine (import github.com/queuectl/queuectl/claim/%s)", name, name)
+}

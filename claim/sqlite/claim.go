@@ -1,0 +1,206 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Claim is one UPDATE … RETURNING inside BEGIN IMMEDIATE: the subquery
+// picks the job and the UPDATE takes it while the write lock shuts out
+// every other connection, so no two claimants can read the same row as
+// runnable.
+func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, claim.Run, error) {
+	var job claim.Job
+	var run claim.Run
+	q, args := claimQuery(p)
+	e.prepare(ctx, q, insertRun)
+	// Light: a claim a power cut takes back is a job pending again, and the
+	// run it started died with the machine.
+	err := e.write(ctx, light, func(tx *sql.Tx) (err error) {
+		job, run, err = e.claimIn(ctx, tx, p, q, args)
+		return err
+	})
+	return job, run, err
+}
+
+// CompleteAndClaim finishes done and claims next in one light transaction.
+func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
+	q, args := claimQuery(next)
+	e.prepare(ctx, finishJob, endRunQuery, q, insertRun)
+	var none bool
+	err = e.write(ctx, light, func(tx *sql.Tx) error {
+		err := e.finishIn(ctx, tx, done)
+		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
+			return err
+		}
+		j, r, err = e.claimIn(ctx, tx, next, q, args)
+		if none = errors.Is(err, claim.ErrNoJob); none {
+			return nil // commit the completion
+		}
+		return err
+	})
+	if err != nil {
+		return claim.Job{}, claim.Run{}, false, err
+	}
+	if !lost {
+		e.notify()
+	}
+	if none {
+		return claim.Job{}, claim.Run{}, lost, claim.ErrNoJob
+	}
+	return j, r, lost, nil
+}
+
+// claimIn claims with the claim query q (of claimQuery) in tx.
+func (e *Engine) claimIn(ctx context.Context, tx *sql.Tx, p claim.ClaimParams, q string, args []any) (claim.Job, claim.Run, error) {
+	j, err := scanJob(e.queryRow(ctx, tx, q, args...))
+	if errors.Is(err, sql.ErrNoRows) {
+		return claim.Job{}, claim.Run{}, claim.ErrNoJob
+	}
+	if err != nil {
+		return claim.Job{}, claim.Run{}, fmt.Errorf("claim job: %w", err)
+	}
+	r := claim.NewRun(p.Claimant, j, p.Now)
+	_, err = e.exec(ctx, tx, insertRun, r.JobID, r.Attempt, r.WorkerID, r.Host, r.PID, p.Now.UnixNano(), r.StdoutPath, r.StderrPath)
+	if err != nil {
+		return claim.Job{}, claim.Run{}, fmt.Errorf("record run: %w", err)
+	}
+	return j, r, nil
+}
+
+const insertRun = `INSERT INTO runs (job_id, attempt, worker_id, host, pid,
+	started_at, stdout_path, stderr_path) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+func claimQuery(p claim.ClaimParams) (string, []any) {
+	now := p.Now.UnixNano()
+	filter, queueArgs := inQueues(p.Queues)
+	args := append([]any{p.WorkerID, now + int64(p.Lease), now, now}, queueArgs...)
+	return `UPDATE jobs SET state = 'processing', attempts = attempts + 1, runs = runs + 1,
+		worker_id = ?, lease_until = ?, updated_at = ?
+	WHERE seq = (
+		SELECT seq FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND run_after <= ?` + filter + `
+		ORDER BY priority DESC, run_after, seq LIMIT 1)
+	RETURNING ` + jobColumns, args
+}
+
+// Started records the process group of a run and when its command started.
+func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
+	const q = "UPDATE runs SET pgid = ?, exec_at = ? WHERE job_id = ? AND attempt = ?"
+	e.prepare(ctx, q)
+	err := e.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := e.exec(ctx, tx, q, pgid, at.UnixNano(), r.JobID, r.Attempt)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record run start: %w", err)
+	}
+	return nil
+}
+
+// finishJob moves the job of a run that ends, as FinishParams says; only
+// while the run is the current one of the processing job, of its worker.
+const finishJob = `UPDATE jobs SET state = ?, attempts = attempts - ?,
+	exit_code = CASE WHEN ? THEN ? ELSE exit_code END,
+	last_error = CASE WHEN ? THEN ? ELSE last_error END,
+	run_after = coalesce(?, run_after), worker_id = NULL, lease_until = NULL,
+	updated_at = ?, finished_at = ?
+	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`
+
+func finishArgs(p claim.FinishParams) []any {
+	now := p.Now.UnixNano()
+	var finished sql.NullInt64
+	if p.Finished {
+		finished = sql.NullInt64{Int64: now, Valid: true}
+	}
+	uncount := 0
+	if p.Uncount {
+		uncount = 1
+	}
+	return []any{string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError, nullString(p.Error),
+		nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID}
+}
+
+// Finish applies p in one transaction, durable or light as p says.
+func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
+	e.prepare(ctx, finishJob, endRunQuery)
+	d := light
+	if p.Durable {
+		d = durable
+	}
+	err := e.write(ctx, d, func(tx *sql.Tx) error {
+		return e.finishIn(ctx, tx, p)
+	})
+	if err == nil {
+		e.notify()
+	}
+	return err
+}
+
+// finishIn is the transaction of Finish: ErrLost when the job is no longer
+// the run's.
+func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams) error {
+	res, err := e.exec(ctx, tx, finishJob, finishArgs(p)...)
+	if err != nil {
+		return fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
+	}
+	return e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error)
+}
+
+const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
+	WHERE job_id = ? AND attempt = ?`
+
+func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now time.Time, outcome string, exitCode *int, errText string) error {
+	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, nullString(errText), jobID, attempt)
+	if err != nil {
+		return fmt.Errorf("end run: %w", err)
+	}
+	return nil
+}
+
+// HasWork looks for a job runnable now or failed and waiting.
+func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (bool, error) {
+	q := `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND (state = 'failed' OR run_after <= ?)`
+	filter, queueArgs := inQueues(queues)
+	args := append([]any{now.UnixNano()}, queueArgs...)
+	var ok bool
+	if err := e.queryRow(ctx, nil, q+filter+")", args...).Scan(&ok); err != nil {
+		return false, fmt.Errorf("look for work: %w", err)
+	}
+	return ok, nil
+}
+
+// NextRunAfter finds the earliest not-before time still to come.
+func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Time) (time.Time, error) {
+	filter, queueArgs := inQueues(queues)
+	q := `SELECT min(run_after) FROM jobs INDEXED BY jobs_runnable
+		WHERE state IN ('pending', 'failed') AND run_after > ?` + filter
+	var next sql.NullInt64
+	if err := e.queryRow(ctx, nil, q, append([]any{now.UnixNano()}, queueArgs...)...).Scan(&next); err != nil {
+		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)
+	}
+	return fromNanos(next), nil
+}
+
+// inQueues is the SQL condition for "queue is one of queues" (true when
+// queues is empty) and its arguments.
+func inQueues(queues []string) (string, []any) {
+	if len(queues) == 0 {
+		return "", nil
+	}
+	args := make([]any, len(queues))
+	for i, q := range queues {
+		args[i] = q
+	}
+	return " AND queue IN (?" + strings.Repeat(", ?", len(queues)-1) + ")", args
+}

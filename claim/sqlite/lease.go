@@ -1,0 +1,102 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// InFlight returns the current run of every processing job.
+func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
+	rows, err := e.query(ctx, nil, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
+		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
+		WHERE j.state = 'processing'`)
+	if err != nil {
+		return nil, fmt.Errorf("list runs in flight: %w", err)
+	}
+	defer rows.Close()
+	var out []claim.InFlight
+	for rows.Next() {
+		var lease sql.NullInt64
+		r, err := scanRun(withExtra{rows, []any{&lease}})
+		if err != nil {
+			return nil, fmt.Errorf("list runs in flight: %w", err)
+		}
+		out = append(out, claim.InFlight{Run: r, LeaseUntil: fromNanos(lease)})
+	}
+	return out, rows.Err()
+}
+
+// Renew extends the worker's leases and records its heartbeat.
+func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool, err error) {
+	err = e.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := e.exec(ctx, tx, `UPDATE jobs SET lease_until = ?
+			WHERE worker_id = ? AND state = 'processing'`, p.LeaseUntil.UnixNano(), p.WorkerID)
+		if err != nil {
+			return fmt.Errorf("renew leases: %w", err)
+		}
+		err = e.queryRow(ctx, tx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
+			RETURNING stopping`, p.Now.UnixNano(), p.WorkerID).Scan(&stopping)
+		if err == sql.ErrNoRows {
+			// The row was reaped while this worker stalled; it is alive, so say so again.
+			return nil
+		}
+		return err
+	})
+	return stopping, err
+}
+
+// Recover ends a lost run: the job is pending again, or dead once it has
+// lost p.MaxLost runs.
+func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.State, error) {
+	now := p.Now.UnixNano()
+	var next claim.State
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		err := e.queryRow(ctx, tx, `UPDATE jobs SET
+				state = CASE WHEN lost + 1 >= ? THEN 'dead' ELSE 'pending' END,
+				last_error = CASE WHEN lost + 1 >= ? THEN ? ELSE last_error END,
+				finished_at = CASE WHEN lost + 1 >= ? THEN ? END,
+				lost = lost + 1, attempts = attempts - 1, run_after = ?,
+				worker_id = NULL, lease_until = NULL, updated_at = ?
+			WHERE id = ? AND state = 'processing' AND runs = ?
+			RETURNING state`,
+			p.MaxLost, p.MaxLost, p.DeadError, p.MaxLost, now,
+			now, now, p.JobID, p.Attempt).Scan(&next)
+		if err == sql.ErrNoRows {
+			return fmt.Errorf("recover job %s attempt %d: %w", p.JobID, p.Attempt, claim.ErrLost)
+		}
+		if err != nil {
+			return fmt.Errorf("recover job %s: %w", p.JobID, err)
+		}
+		return e.endRun(ctx, tx, p.JobID, p.Attempt, p.Now, claim.OutcomeLost, nil, "worker lost")
+	})
+	if err == nil {
+		e.notify()
+	}
+	return next, err
+}
+
+func prefixed(prefix, columns string) string {
+	out := []byte(prefix)
+	for i := 0; i < len(columns); i++ {
+		out = append(out, columns[i])
+		if columns[i] == ',' {
+			for i+1 < len(columns) && (columns[i+1] == ' ' || columns[i+1] == '\n' || columns[i+1] == '\t') {
+				i++
+			}
+			out = append(out, ' ')
+			out = append(out, prefix...)
+		}
+	}
+	return string(out)
+}
+
+// withExtra scans columns past a row type's own, such as a joined column.
+type withExtra struct {
+	scanner
+	more []any
+}
+
+func (w withExtra) Scan(dest ...any) error { return w.scanner.Scan(append(dest, w.more...)...) }

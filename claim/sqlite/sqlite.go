@@ -1,0 +1,253 @@
+// Package sqlite is the store's SQLite engine (claim.Engine): the queue in
+// one file in WAL mode, shared by any number of processes on one host. It
+// holds every SQLite statement of queuectl, the schema and its migrations
+// (PRAGMA user_version), and SQLite's mechanisms: BEGIN IMMEDIATE for
+// atomic claims, per-commit synchronous levels, a wake file watched with
+// fsnotify, and the check that the file is still the one opened.
+//
+// Importing the package registers the engine with claim.Open.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func init() {
+	claim.RegisterEngine(claim.EngineSQLite, func(_ context.Context, path string) (claim.Engine, error) {
+		return Open(path)
+	})
+}
+
+//go:embed schema.sql
+var schemaV1 string
+
+//go:embed migration2.sql
+var migration2 string
+
+//go:embed migration3.sql
+var migration3 string
+
+//go:embed migration4.sql
+var migration4 string
+
+//go:embed migration5.sql
+var migration5 string
+
+// migrations[i] takes a database from user_version i to i+1. Append only:
+// a database made by an older binary must open with a newer one.
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5}
+
+// Engine is the queue in one SQLite file. It is safe for concurrent use by
+// many goroutines, and many processes may open the same file.
+type Engine struct {
+	db   *sql.DB
+	path string
+	// pin holds the file opened at path open, so that its inode number
+	// cannot be reused while the engine lives; file and id are its stat and
+	// identity, to tell when the file at path is another one.
+	pin  *os.File
+	file os.FileInfo
+	id   fileID
+
+	stmts stmtCache
+	level syncState
+	wake  wakeFile
+}
+
+var _ claim.Engine = (*Engine)(nil)
+
+// Open opens (creating, mode 0600) the database at path. Its schema is
+// brought up to date by Migrate. The caller owns the Engine and must Close
+// it.
+func Open(path string) (*Engine, error) {
+	pin, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	e := &Engine{path: path, pin: pin}
+	if e.file, err = pin.Stat(); err == nil {
+		e.id, err = identify(pin)
+	}
+	var conn driver.Connector
+	if err == nil {
+		conn, err = newConnector(e)
+	}
+	if err != nil {
+		pin.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	// Every connection opens behind the WAL guard (walguard.go).
+	e.db = sql.OpenDB(conn)
+	// One connection per process: writers in one process queue in Go instead
+	// of spinning in SQLite's busy handler; other processes wait on the lock.
+	e.db.SetMaxOpenConns(1)
+	return e, nil
+}
+
+// dsn puts the pragmas in the connection string so that every connection the
+// pool makes gets them. busy_timeout comes first: the driver's default is 0.
+// synchronous(FULL) makes each commit fsync the WAL, so Enqueue is durable
+// when it returns. _txlock=immediate makes every transaction BEGIN IMMEDIATE,
+// taking the write lock up front so that no two claims can read the same row.
+func dsn(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// Check returns an ErrReplaced error when the file at the engine's path
+// is no longer the one it opened. SQLite's open descriptors still reach the
+// old file, so writes would succeed where no other process looks; every
+// write checks first.
+func (e *Engine) Check() error {
+	fi, err := os.Stat(e.path)
+	if err == nil && os.SameFile(fi, e.file) {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("check database file: %w", err)
+	}
+	return fmt.Errorf("%w: %s was deleted or replaced while queuectl had it open; start queuectl again to use the file now there", claim.ErrReplaced, e.path)
+}
+
+// Location returns the database file's path.
+func (e *Engine) Location() string { return e.path }
+
+// Close closes the database.
+func (e *Engine) Close() error {
+	e.wake.close()
+	e.stmts.close()
+	err := e.db.Close()
+	e.pin.Close()
+	return err
+}
+
+// Migrate brings the schema up to date.
+func (e *Engine) Migrate(ctx context.Context) error {
+	err := e.migrate(ctx)
+	// The first connections to a new file race to switch it to WAL, and
+	// SQLite fails the losers with SQLITE_BUSY at once instead of waiting
+	// busy_timeout. Retry them for as long as busy_timeout would wait.
+	for start := time.Now(); isBusy(err) && time.Since(start) < 30*time.Second; {
+		time.Sleep(10 * time.Millisecond)
+		err = e.migrate(ctx)
+	}
+	return e.fault(err)
+}
+
+func (e *Engine) migrate(ctx context.Context) error {
+	// Most opens find the schema current: read the version without taking
+	// the write lock, which would cost every command an fsync'd commit.
+	version, err := schemaVersion(e.db.QueryRowContext(ctx, "PRAGMA user_version"))
+	if err != nil || version == len(migrations) {
+		return err
+	}
+	return e.tx(ctx, func(tx *sql.Tx) error {
+		version, err := schemaVersion(tx.QueryRowContext(ctx, "PRAGMA user_version"))
+		if err != nil {
+			return err
+		}
+		for v := version; v < len(migrations); v++ {
+			if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", len(migrations))); err != nil {
+			return fmt.Errorf("set schema version: %w", err)
+		}
+		return nil
+	})
+}
+
+// schemaVersion reads the schema version and refuses one newer than this
+// binary.
+func schemaVersion(row *sql.Row) (int, error) {
+	var version int
+	if err := row.Scan(&version); err != nil {
+		return 0, fmt.Errorf("read schema version: %w", err)
+	}
+	if version > len(migrations) {
+		return 0, fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+	}
+	return version, nil
+}
+
+// isUnique reports whether err is a UNIQUE constraint failure.
+func isUnique(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE
+}
+
+// isBusy reports whether err is SQLITE_BUSY (of any extended kind).
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
+}
+
+func nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
+// fault names the cause of a failed write when it lies outside SQLite: the
+// file was deleted or replaced (ErrReplaced, whatever SQLite made of it,
+// often "disk I/O error"), or the disk is full (ErrDiskFull).
+func (e *Engine) fault(err error) error {
+	if err == nil {
+		return nil
+	}
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	if rerr := e.Check(); errors.Is(rerr, claim.ErrReplaced) {
+		return rerr
+	}
+	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
+		if dir := filepath.Dir(e.path); noSpace(dir) {
+			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
+				claim.ErrDiskFull, dir, filepath.Base(e.path), err)
+		}
+	}
+	return err
+}
+
+// noSpace reports whether the file system holding dir has no space left
+// for this user.
+func noSpace(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
+}

@@ -1,0 +1,262 @@
+package sqlite_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/sqlite"
+)
+
+// Tests of the SQLite engine's own mechanisms: the file, its pragmas, its
+// user_version migrations. Everything a Store promises is tested once per
+// engine in claim's conformance suite.
+
+// mustOpenPath opens (another) Store on path: a separate *sql.DB.
+func mustOpenPath(tb testing.TB, path string) *claim.Store {
+	tb.Helper()
+	s, err := claim.Open(path)
+	if err != nil {
+		tb.Fatalf("Open(%q) = %v", path, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+func mustEnqueue(tb testing.TB, s *claim.Store, nj claim.NewJob) claim.Job {
+	tb.Helper()
+	r, err := s.Enqueue(context.Background(), nj)
+	if err != nil {
+		tb.Fatalf("Enqueue(%+v) = %v", nj, err)
+	}
+	return r.Job
+}
+
+func mustGet(tb testing.TB, s *claim.Store, id string) claim.Job {
+	tb.Helper()
+	j, err := s.Get(context.Background(), id)
+	if err != nil {
+		tb.Fatalf("Get(%q) = %v", id, err)
+	}
+	return j
+}
+
+// countJobs counts jobs per state the slow way, for comparing with Counts.
+func countJobs(tb testing.TB, path string) map[claim.State]int {
+	tb.Helper()
+	out := map[claim.State]int{}
+	for _, st := range claim.States {
+		out[st] = 0
+	}
+	rows, err := rawDB(tb, path).Query("SELECT state, count(*) FROM jobs GROUP BY state")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var st string
+		var n int
+		if err := rows.Scan(&st, &n); err != nil {
+			tb.Fatal(err)
+		}
+		out[claim.State(st)] = n
+	}
+	return out
+}
+
+func checkCounts(tb testing.TB, s *claim.Store, step string) {
+	tb.Helper()
+	got, err := s.Counts(tb.Context())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if want := countJobs(tb, s.Path()); !maps.Equal(got, want) {
+		tb.Errorf("after %s: Counts = %v, want %v", step, got, want)
+	}
+}
+
+func TestOpenCreatesPrivateWALDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	mustOpenPath(t, path)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if perm := fi.Mode().Perm(); perm != 0o600 {
+		t.Errorf("database mode = %v, want 0600", perm)
+	}
+	db := rawDB(t, path)
+	var mode string
+	if err := db.QueryRow("PRAGMA journal_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "wal" {
+		t.Errorf("journal_mode = %q, want wal", mode)
+	}
+}
+
+func TestOpenMissingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "queue.db")
+	if s, err := claim.Open(path); err == nil {
+		s.Close()
+		t.Fatalf("Open(%q) = nil error, want one", path)
+	}
+}
+
+// TestOpenConcurrentFresh: processes starting together on a new home (a
+// worker, a watcher, two cron enqueues) all open the new database.
+func TestOpenConcurrentFresh(t *testing.T) {
+	for range 30 {
+		path := filepath.Join(t.TempDir(), "queue.db")
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				<-start
+				s, err := claim.Open(path)
+				if err != nil {
+					t.Errorf("Open(%q) alongside others = %v", path, err)
+					return
+				}
+				s.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
+		if v := userVersion(t, path); v != schemaVersion {
+			t.Fatalf("user_version after concurrent opens = %d, want %d", v, schemaVersion)
+		}
+	}
+}
+
+// rawDB opens the file without claim, to look at or damage it as an older
+// or newer binary would.
+func rawDB(tb testing.TB, path string) *sql.DB {
+	tb.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	return db
+}
+
+func userVersion(tb testing.TB, path string) int {
+	tb.Helper()
+	var v int
+	if err := rawDB(tb, path).QueryRow("PRAGMA user_version").Scan(&v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// schemaVersion is the user_version of a database this binary made.
+const schemaVersion = 5
+
+func TestMigrationsReopenVersion1(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "queue.db")
+	s, err := claim.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true"})
+	if _, _, err := s.SetConfig(ctx, "max-retries", "7"); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if v := userVersion(t, path); v != schemaVersion {
+		t.Fatalf("user_version after Open = %d, want %d", v, schemaVersion)
+	}
+
+	s2 := mustOpenPath(t, path)
+	if v := userVersion(t, path); v != schemaVersion {
+		t.Errorf("user_version after reopen = %d, want %d", v, schemaVersion)
+	}
+	if j := mustGet(t, s2, "kept"); j.State != claim.Pending {
+		t.Errorf("job after reopen: state %s, want pending", j.State)
+	}
+	cfg, err := s2.Config(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxRetries != 7 {
+		t.Errorf("max-retries after reopen = %d, want 7", cfg.MaxRetries)
+	}
+}
+
+func TestMigrationsRefuseNewerSchema(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	s, err := claim.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	if _, err := rawDB(t, path).Exec("PRAGMA user_version = 9"); err != nil {
+		t.Fatal(err)
+	}
+	s, err = claim.Open(path)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of a database at user_version 9 = nil error, want a refusal")
+	}
+	for _, want := range []string{"version 9", "newer", "upgrade queuectl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open error %q does not mention %q", err, want)
+		}
+	}
+	if v := userVersion(t, path); v != 9 {
+		t.Errorf("refused database now at user_version %d, want it left at 9", v)
+	}
+}
+
+// TestMigrationFromVersion1: a database made by a version-1 binary, with
+// jobs in several states, opens with its counts right and version 2.
+func TestMigrationFromVersion1(t *testing.T) {
+	schema, err := os.ReadFile("schema.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "queue.db")
+	db := rawDB(t, path)
+	if _, err := db.Exec(string(schema)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("PRAGMA user_version = 1"); err != nil {
+		t.Fatal(err)
+	}
+	for i, st := range []string{"pending", "pending", "processing", "completed", "dead", "completed"} {
+		_, err := db.Exec(`INSERT INTO jobs (id, command, state, queue, max_retries, backoff_base,
+			run_after, created_at, updated_at) VALUES (?, 'true', ?, ?, 3, 2, 0, 0, 0)`,
+			fmt.Sprintf("old-%d", i), st, []string{"default", "builds"}[i%2])
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	db.Close()
+	s := mustOpenPath(t, path)
+	if v := userVersion(t, path); v != schemaVersion {
+		t.Errorf("user_version after migration = %d, want %d", v, schemaVersion)
+	}
+	got, err := s.Counts(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[claim.State]int{claim.Pending: 2, claim.Processing: 1, claim.Completed: 2, claim.Failed: 0, claim.Dead: 1}
+	if !maps.Equal(got, want) {
+		t.Errorf("Counts after migration = %v, want %v", got, want)
+	}
+	checkCounts(t, s, "migration")
+	mustEnqueue(t, s, claim.NewJob{ID: "new", Command: "true"})
+	checkCounts(t, s, "enqueue after migration")
+}

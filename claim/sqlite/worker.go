@@ -1,0 +1,94 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// RegisterWorker adds a worker process to the registry.
+func (e *Engine) RegisterWorker(ctx context.Context, w claim.WorkerInfo) error {
+	err := e.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := e.exec(ctx, tx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","),
+			w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("register worker: %w", err)
+	}
+	return nil
+}
+
+// RemoveWorker deletes a worker from the registry.
+func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
+	err := e.write(ctx, light, func(tx *sql.Tx) error {
+		_, err := e.exec(ctx, tx, "DELETE FROM workers WHERE id = ?", id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("remove worker: %w", err)
+	}
+	e.notify()
+	return nil
+}
+
+// Workers lists the registry, oldest first.
+func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
+	rows, err := e.query(ctx, nil, `SELECT id, host, pid, slots, queues, started_at,
+		heartbeat_at, stopping FROM workers ORDER BY started_at`)
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
+	}
+	defer rows.Close()
+	var out []claim.WorkerInfo
+	for rows.Next() {
+		var w claim.WorkerInfo
+		var queues string
+		var started, beat int64
+		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping); err != nil {
+			return nil, fmt.Errorf("list workers: %w", err)
+		}
+		if queues != "" {
+			w.Queues = strings.Split(queues, ",")
+		}
+		w.StartedAt, w.HeartbeatAt = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
+		out = append(out, w)
+	}
+	return out, rows.Err()
+}
+
+// RequestStop sets every worker's stop flag and wakes them.
+func (e *Engine) RequestStop(ctx context.Context) (int, error) {
+	var n int64
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "UPDATE workers SET stopping = 1")
+		if err == nil {
+			n, _ = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("request stop: %w", err)
+	}
+	e.notify()
+	return int(n), nil
+}
+
+// StopRequested reads worker id's stop flag.
+func (e *Engine) StopRequested(ctx context.Context, id string) (bool, error) {
+	var stopping bool
+	err := e.queryRow(ctx, nil, "SELECT stopping FROM workers WHERE id = ?", id).Scan(&stopping)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("read worker %s: %w", id, err)
+	}
+	return stopping, nil
+}
