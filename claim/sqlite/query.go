@@ -54,7 +54,7 @@ func scanJob(row scanner) (claim.Job, error) {
 func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
 	j, err := scanJob(e.queryRow(ctx, nil, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return claim.Job{}, fmt.Errorf("%w: %s", claim.ErrNotFound, id)
+		return claim.Job{}, claim.NotFoundError(id)
 	}
 	if err != nil {
 		return claim.Job{}, fmt.Errorf("get job %s: %w", id, err)

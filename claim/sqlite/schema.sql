@@ -1,5 +1,5 @@
 -- Version 1 of the queuectl schema. Later versions are migrationN.sql files,
--- listed in store.go's migrations; this file's statements never change once released.
+-- listed in sqlite.go's migrations; this file's statements never change once released.
 --
 -- Times are integer Unix nanoseconds (UTC), so ORDER BY on them is exact.
 
