@@ -32,10 +32,11 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 // CompleteAndClaim finishes done and claims next in one light transaction.
 func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
 	q, args := claimQuery(next)
-	e.prepare(ctx, finishJob, endRunQuery, q, insertRun)
+	fq, fargs := finishJob(done)
+	e.prepare(ctx, fq, endRunQuery, q, insertRun)
 	var none bool
 	err = e.write(ctx, light, func(tx *sql.Tx) error {
-		err := e.finishIn(ctx, tx, done)
+		err := e.finishIn(ctx, tx, done, fq, fargs)
 		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
 			return err
 		}
@@ -104,38 +105,78 @@ func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Tim
 	return nil
 }
 
-// finishJob moves the job of a run that ends, as FinishParams says; only
-// while the run is the current one of the processing job, of its worker.
-const finishJob = `UPDATE jobs SET state = ?, attempts = attempts - ?,
-	exit_code = CASE WHEN ? THEN ? ELSE exit_code END,
-	last_error = CASE WHEN ? THEN ? ELSE last_error END,
-	run_after = coalesce(?, run_after), worker_id = NULL, lease_until = NULL,
-	updated_at = ?, finished_at = ?
-	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`
-
-func finishArgs(p claim.FinishParams) []any {
+// finishJob returns the statement that moves the job of a run that ends,
+// as p says, and its arguments: only while the run is the current one of
+// the processing job, of its worker. It sets only the columns p changes, so
+// that each kind of ending (a completion above all) runs the statement it
+// would have on its own; each is prepared once.
+func finishJob(p claim.FinishParams) (string, []any) {
 	now := p.Now.UnixNano()
+	shape := 0
+	args := make([]any, 0, 10)
+	args = append(args, string(p.State))
+	if p.Uncount {
+		shape |= finishUncount
+	}
+	if p.SetExitCode {
+		shape |= finishExitCode
+		args = append(args, p.ExitCode)
+	}
+	if p.SetError {
+		shape |= finishError
+		args = append(args, nullString(p.Error))
+	}
+	if !p.RunAfter.IsZero() {
+		shape |= finishRunAfter
+		args = append(args, p.RunAfter.UnixNano())
+	}
 	var finished sql.NullInt64
 	if p.Finished {
 		finished = sql.NullInt64{Int64: now, Valid: true}
 	}
-	uncount := 0
-	if p.Uncount {
-		uncount = 1
-	}
-	return []any{string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError, nullString(p.Error),
-		nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID}
+	return finishJobs[shape], append(args, now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID)
 }
+
+// The parts of finishJob's statement that not every ending has.
+const (
+	finishUncount = 1 << iota
+	finishExitCode
+	finishError
+	finishRunAfter
+)
+
+// finishJobs holds finishJob's statement for each combination of its parts.
+var finishJobs = func() (qs [16]string) {
+	for shape := range qs {
+		q := "UPDATE jobs SET state = ?"
+		if shape&finishUncount != 0 {
+			q += ", attempts = attempts - 1"
+		}
+		if shape&finishExitCode != 0 {
+			q += ", exit_code = ?"
+		}
+		if shape&finishError != 0 {
+			q += ", last_error = ?"
+		}
+		if shape&finishRunAfter != 0 {
+			q += ", run_after = ?"
+		}
+		qs[shape] = q + `, worker_id = NULL, lease_until = NULL, updated_at = ?, finished_at = ?
+	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`
+	}
+	return qs
+}()
 
 // Finish applies p in one transaction, durable or light as p says.
 func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
-	e.prepare(ctx, finishJob, endRunQuery)
+	q, args := finishJob(p)
+	e.prepare(ctx, q, endRunQuery)
 	d := light
 	if p.Durable {
 		d = durable
 	}
 	err := e.write(ctx, d, func(tx *sql.Tx) error {
-		return e.finishIn(ctx, tx, p)
+		return e.finishIn(ctx, tx, p, q, args)
 	})
 	if err == nil {
 		e.notify()
@@ -143,10 +184,10 @@ func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
 	return err
 }
 
-// finishIn is the transaction of Finish: ErrLost when the job is no longer
-// the run's.
-func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams) error {
-	res, err := e.exec(ctx, tx, finishJob, finishArgs(p)...)
+// finishIn is the transaction of Finish, with q and args of finishJob(p):
+// ErrLost when the job is no longer the run's.
+func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams, q string, args []any) error {
+	res, err := e.exec(ctx, tx, q, args...)
 	if err != nil {
 		return fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
 	}

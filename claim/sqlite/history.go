@@ -13,7 +13,7 @@ import (
 func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.MinuteRuns, error) {
 	const minute = int64(time.Minute)
 	rows, err := e.query(ctx, nil, `SELECT ended_at / ? AS m, outcome, count(*) FROM runs
-		WHERE ended_at >= ? GROUP BY m, outcome ORDER BY m`, minute, since.UnixNano())
+		WHERE ended_at >= ? GROUP BY m, outcome ORDER BY m, outcome`, minute, since.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("count runs per minute: %w", err)
 	}
