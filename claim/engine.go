@@ -135,8 +135,8 @@ type ClaimParams struct {
 // FinishParams is the end of a run, as decided by the Store: the job's next
 // state and fields, and the run's outcome.
 type FinishParams struct {
-	Run      Run   // the run that ends: JobID, Attempt, WorkerID
-	State    State // the job's next state
+	Run         Run   // the run that ends: JobID, Attempt, WorkerID
+	State       State // the job's next state
 	Uncount     bool  // the run does not count towards max_retries (attempts - 1)
 	SetExitCode bool  // the job's exit_code becomes ExitCode
 	SetError    bool  // the job's last_error becomes Error ("": none)
