@@ -439,3 +439,38 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 		t.Errorf("wait on a pipe printed %q on stderr", errText)
 	}
 }
+
+// TestLogsFollowsThroughRetries: logs -f follows the job from run to run
+// until it is dead, and exits 1 as wait does; with --all, each run after
+// its header.
+func TestLogsFollowsThroughRetries(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("enqueue", "--id", "flaky", "--max-retries", "3", "--backoff-base", "1",
+		"--command", g.command()+"; echo run $QUEUECTL_ATTEMPT; exit 3")
+	h.start("worker", "start", "--no-spool")
+	g.waitStarted(t)
+	follow := h.start("logs", "flaky", "-f")
+	all := h.start("logs", "flaky", "-f", "--all")
+	waitFor(t, 30*time.Second, "logs -f to print the first line", func() bool {
+		return strings.HasPrefix(follow.stdout.String(), "one\n")
+	})
+	g.release(t)
+	if code := follow.exit(t, 60*time.Second); code != 1 {
+		t.Errorf("logs -f of a job that died: exit %d, want 1\n%s", code, follow.stderr)
+	}
+	want := "one\ntwo\nrun 1\none\ntwo\nrun 2\none\ntwo\nrun 3\n"
+	if got := follow.stdout.String(); got != want {
+		t.Errorf("logs -f printed %q, want %q", got, want)
+	}
+	if errText := follow.stderr.String(); !strings.Contains(errText, "queuectl: job flaky: run 1 ended (exit status 3); following run 2\n") ||
+		!strings.HasSuffix(errText, "queuectl: error: dead: flaky\nqueuectl: hint: queuectl show flaky\n") {
+		t.Errorf("logs -f stderr:\n%s", errText)
+	}
+	if code := all.exit(t, 60*time.Second); code != 1 {
+		t.Errorf("logs -f --all: exit %d, want 1", code)
+	}
+	if got := strings.Count(all.stdout.String(), "== attempt "); got != 3 {
+		t.Errorf("logs -f --all printed %d headers, want 3:\n%s", got, all.stdout)
+	}
+}

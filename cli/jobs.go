@@ -3,11 +3,9 @@ package cli
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
-	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
@@ -128,63 +126,4 @@ func showCommand() *cli.Command {
 			return printer(c).Job(j, runs)
 		}),
 	}
-}
-
-func logsCommand() *cli.Command {
-	return &cli.Command{
-		Name:        "logs",
-		Usage:       "print a run's stdout (or stderr)",
-		ArgsUsage:   "ID",
-		Description: "Example: queuectl logs -f --stderr nightly-db",
-		Flags: []cli.Flag{
-			&cli.IntFlag{Name: "attempt", Usage: "run number `N` (default: the latest)"},
-			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
-			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "follow a running job until it ends"},
-		},
-		Action: withHome(func(c *cli.Context, h *home) error {
-			a, err := args(c, 1, 1)
-			if err != nil {
-				return err
-			}
-			r, err := pickRun(c, h, a[0])
-			if err != nil {
-				return err
-			}
-			path := r.StdoutPath
-			if c.Bool("stderr") {
-				path = r.StderrPath
-			}
-			if !c.Bool("follow") {
-				return run.Copy(c.App.Writer, path)
-			}
-			return run.Follow(c.Context, c.App.Writer, path, 100*time.Millisecond, func() (bool, error) {
-				runs, err := h.store.Runs(c.Context, r.JobID)
-				return err != nil || !runs[r.Attempt-1].EndedAt.IsZero(), err
-			})
-		}),
-	}
-}
-
-// pickRun finds the run --attempt names, or the job's latest.
-func pickRun(c *cli.Context, h *home, id string) (claim.Run, error) {
-	if _, err := h.store.Get(c.Context, id); err != nil {
-		return claim.Run{}, err
-	}
-	runs, err := h.store.Runs(c.Context, id)
-	if len(runs) == 0 && err == nil && c.Bool("follow") {
-		runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval)
-	}
-	if err != nil {
-		return claim.Run{}, err
-	}
-	n := c.Int("attempt")
-	switch {
-	case len(runs) == 0:
-		return claim.Run{}, withHint(fmt.Errorf("%w: job %s has not run yet", claim.ErrNotFound, id), "queuectl wait "+id)
-	case n == 0:
-		return runs[len(runs)-1], nil
-	case n < 1 || n > len(runs):
-		return claim.Run{}, usagef("job %s has runs 1 to %d, not %d", id, len(runs), n)
-	}
-	return runs[n-1], nil
 }

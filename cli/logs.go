@@ -1,0 +1,185 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
+	"github.com/urfave/cli/v2"
+)
+
+func logsCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "logs",
+		Usage:     "print a run's stdout (or stderr); -f follows the job to its end",
+		ArgsUsage: "ID",
+		Description: `Prints the latest run's stdout, or run N's (--attempt N), or every run's (--all), each
+after a header line. -f follows the job through its retries until it ends, and exits as wait
+does: 0 completed, 1 dead. A job that has not run yet: exit 3 (with -f: wait for its first run).
+
+Example: queuectl logs nightly-db -f --stderr`,
+		Flags: []cli.Flag{
+			&cli.IntFlag{Name: "attempt", Usage: "run number `N` (default: the latest)"},
+			&cli.BoolFlag{Name: "all", Usage: "every run, each after a header line"},
+			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
+			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "follow the job through its retries until it ends"},
+		},
+		Action: withHome(logs),
+	}
+}
+
+func logs(c *cli.Context, h *home) error {
+	a, err := args(c, 1, 1)
+	if err != nil {
+		return err
+	}
+	if c.Bool("all") && c.IsSet("attempt") {
+		return usagef("give --all or --attempt, not both")
+	}
+	id := a[0]
+	j, err := h.store.Get(c.Context, id)
+	if err != nil {
+		return err
+	}
+	runs, err := h.store.Runs(c.Context, id)
+	if err != nil {
+		return err
+	}
+	if len(runs) == 0 && c.Bool("follow") {
+		if runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval); err != nil {
+			return err
+		}
+	}
+	if len(runs) == 0 {
+		return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s exists but has not run yet: it is %s", id, j.State)},
+			"queuectl logs -f "+id+"  (waits for its first run)")
+	}
+	first := runs[len(runs)-1]
+	switch {
+	case c.Bool("all"):
+		first = runs[0]
+	case c.IsSet("attempt"):
+		r, ok := runByAttempt(runs, c.Int("attempt"))
+		if !ok {
+			return usagef("job %s has runs %d to %d, not %d", id, runs[0].Attempt, runs[len(runs)-1].Attempt, c.Int("attempt"))
+		}
+		first = r
+	}
+	l := &logPrinter{c: c, h: h, id: id}
+	if !c.Bool("follow") {
+		for _, r := range runs {
+			if r.Attempt >= first.Attempt && (c.Bool("all") || r.Attempt == first.Attempt) {
+				if err := l.print(r); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	}
+	return l.follow(first)
+}
+
+// runByAttempt finds run n: runs are looked up by number, never by index,
+// since purge and rm delete runs while logs reads them.
+func runByAttempt(runs []claim.Run, n int) (claim.Run, bool) {
+	for _, r := range runs {
+		if r.Attempt == n {
+			return r, true
+		}
+	}
+	return claim.Run{}, false
+}
+
+// logPrinter prints one job's runs, one stream.
+type logPrinter struct {
+	c  *cli.Context
+	h  *home
+	id string
+}
+
+func (l *logPrinter) path(r claim.Run) string {
+	if l.c.Bool("stderr") {
+		return r.StderrPath
+	}
+	return r.StdoutPath
+}
+
+func (l *logPrinter) header(r claim.Run) error {
+	if !l.c.Bool("all") {
+		return nil
+	}
+	return report.RunHeader(l.c.App.Writer, r)
+}
+
+func (l *logPrinter) print(r claim.Run) error {
+	if err := l.header(r); err != nil {
+		return err
+	}
+	return run.Copy(l.c.App.Writer, l.path(r))
+}
+
+// follow streams run r as it grows, then each later run, until the job has
+// finished; it returns as wait would for the job.
+func (l *logPrinter) follow(r claim.Run) error {
+	ctx := l.c.Context
+	for {
+		if err := l.header(r); err != nil {
+			return err
+		}
+		err := run.Follow(ctx, l.c.App.Writer, l.path(r), 100*time.Millisecond, func() (bool, error) {
+			runs, err := l.h.store.Runs(ctx, l.id)
+			got, ok := runByAttempt(runs, r.Attempt)
+			return err != nil || !ok || !got.EndedAt.IsZero(), err
+		})
+		if err != nil {
+			return l.interrupted(err)
+		}
+		next, j, err := l.next(r)
+		if err != nil {
+			return l.interrupted(err)
+		}
+		if next == nil {
+			return endedAs([]claim.Job{j})
+		}
+		if !l.c.Bool("all") {
+			logf(l.c)("job %s: run %d ended (%s); following run %d", l.id, r.Attempt, j.LastError, next.Attempt)
+		}
+		r = *next
+	}
+}
+
+// next waits for the run after r, or for the job to finish without one.
+func (l *logPrinter) next(r claim.Run) (*claim.Run, claim.Job, error) {
+	ctx := l.c.Context
+	var next *claim.Run
+	var j claim.Job
+	err := l.h.store.WaitUntil(ctx, l.h.config.PollInterval, func() (bool, error) {
+		var err error
+		if j, err = l.h.store.Get(ctx, l.id); err != nil {
+			return false, err
+		}
+		runs, err := l.h.store.Runs(ctx, l.id)
+		if err != nil {
+			return false, err
+		}
+		for _, later := range runs {
+			if later.Attempt > r.Attempt {
+				next = &later
+				return true, nil
+			}
+		}
+		return finished(j.State), nil
+	})
+	return next, j, err
+}
+
+// interrupted maps Ctrl-C to exit 130, as wait does.
+func (l *logPrinter) interrupted(err error) error {
+	if l.c.Context.Err() == context.Canceled {
+		return &exitStatus{exitInterrupted, nil}
+	}
+	return err
+}
