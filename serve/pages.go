@@ -137,6 +137,7 @@ type jobsView struct {
 	Queues               []string
 	Jobs                 []jobRow
 	Newer, Older         string // query strings of the neighbouring pages; "" when none
+	Total                int    // jobs that match, from the counts; -1 with a prefix
 }
 
 func (jobsView) title() string { return "Jobs" }
@@ -199,12 +200,24 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	v.Jobs = s.jobRows(jobs)
-	if counts, err := s.store.QueueCounts(ctx); err == nil {
-		for q := range counts {
-			v.Queues = append(v.Queues, q)
-		}
-		sort.Strings(v.Queues)
+	counts, err := s.store.QueueCounts(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
 	}
+	v.Total = -1
+	if f.IDPrefix == "" {
+		v.Total = 0
+	}
+	for q, c := range counts {
+		v.Queues = append(v.Queues, q)
+		for st, n := range c {
+			if v.Total >= 0 && (f.Queue == "" || f.Queue == q) && (f.State == "" || f.State == st) {
+				v.Total += n
+			}
+		}
+	}
+	sort.Strings(v.Queues)
 	s.render(w, r, http.StatusOK, "jobs", v)
 }
 
