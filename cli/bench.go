@@ -1,7 +1,12 @@
 package cli
 
 import (
+	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/queuectl/queuectl/bench"
 	"github.com/queuectl/queuectl/report"
@@ -23,7 +28,8 @@ Example: queuectl bench --jobs 10000 --slots 4`,
 			&cli.IntFlag{Name: "scale", Value: 1000000, Usage: "`N` queued jobs in the large store"},
 			&cli.IntFlag{Name: "samples", Value: 200, Usage: "`N` latency samples per door"},
 			&cli.StringSliceFlag{Name: "only", Usage: "run only scenario `S` (repeatable)"},
-			&cli.StringFlag{Name: "dir", Usage: "keep the scratch homes, in a new directory in `DIR` (default: a temporary directory, removed)"},
+			&cli.StringFlag{Name: "dir", Usage: "make the scratch homes in a new directory in `DIR`, created if missing (default: a temporary directory)"},
+			&cli.BoolFlag{Name: "keep", Usage: "leave the scratch homes (hundreds of MB) and say where; without it they are removed at the end"},
 			jsonFlag,
 		},
 		Action: func(c *cli.Context) error {
@@ -39,8 +45,14 @@ Example: queuectl bench --jobs 10000 --slots 4`,
 				if dir, err = os.MkdirTemp("", "queuectl-bench-"); err != nil {
 					return err
 				}
-				defer os.RemoveAll(dir)
+			} else if err := os.MkdirAll(dir, 0o700); err != nil {
+				return withHint(fmt.Errorf("create bench directory: %w", err), "pass --dir DIR on a writable disk")
 			}
+			before, err := os.ReadDir(dir)
+			if err != nil {
+				return err
+			}
+			defer scratchLeft(c, dir, before, c.String("dir") == "")
 			b := &bench.Suite{Exe: exe, Dir: dir, Jobs: c.Int("jobs"), Slots: c.Int("slots"), Scale: c.Int("scale"),
 				Samples: c.Int("samples"), Only: c.StringSlice("only"), Log: logf(c)}
 			results, err := b.Run(c.Context)
@@ -54,4 +66,58 @@ Example: queuectl bench --jobs 10000 --slots 4`,
 			return firstErr(printer(c).Bench(rows), err)
 		},
 	}
+}
+
+// scratchLeft says how much the bench leaves on disk and where, or (without
+// --keep) removes it: the entries of dir that were not in before, or dir
+// itself when it was a temporary directory of this run.
+func scratchLeft(c *cli.Context, dir string, before []os.DirEntry, temporary bool) {
+	var made []string
+	for _, e := range mustReadDir(dir) {
+		if !slices.ContainsFunc(before, func(b os.DirEntry) bool { return b.Name() == e.Name() }) {
+			made = append(made, filepath.Join(dir, e.Name()))
+		}
+	}
+	if temporary {
+		made = []string{dir}
+	}
+	var size int64
+	for _, p := range made {
+		size += diskUsage(p)
+	}
+	amount := fmt.Sprintf("%.0f MB", float64(size)/1e6)
+	if size < 1e6 {
+		amount = fmt.Sprintf("%d kB", size/1000)
+	}
+	switch {
+	case len(made) == 0:
+	case c.Bool("keep"):
+		logf(c)("bench: left %s of scratch homes in %s; remove them with: rm -rf %s", amount, strings.Join(made, " "), strings.Join(made, " "))
+	default:
+		for _, p := range made {
+			if err := os.RemoveAll(p); err != nil {
+				logf(c)("bench: remove %s: %v", p, err)
+			}
+		}
+		logf(c)("bench: removed %s of scratch homes from %s (--keep leaves them)", amount, dir)
+	}
+}
+
+func mustReadDir(dir string) []os.DirEntry {
+	es, _ := os.ReadDir(dir)
+	return es
+}
+
+// diskUsage sums the sizes of the files under path.
+func diskUsage(path string) int64 {
+	var n int64
+	filepath.WalkDir(path, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }

@@ -474,3 +474,45 @@ func TestLogsFollowsThroughRetries(t *testing.T) {
 		t.Errorf("logs -f --all printed %d headers, want 3:\n%s", got, all.stdout)
 	}
 }
+
+// TestBenchDir: bench --dir creates the directory; the scratch homes are
+// removed at the end, or with --keep left and named with their size.
+func TestBenchDir(t *testing.T) {
+	h := newHome(t)
+	dir := filepath.Join(t.TempDir(), "new", "qbench")
+	_, errText, code := h.run("bench", "--only", "throughput", "--jobs", "5", "--slots", "1", "--dir", dir, "--keep")
+	if code != 0 {
+		t.Fatalf("bench --keep: exit %d\n%s", code, errText)
+	}
+	left := regexp.MustCompile(`queuectl: bench: left \d+ [kM]B of scratch homes in (\S+); remove them with: rm -rf \S+\n`).FindStringSubmatch(errText)
+	if left == nil || filepath.Dir(left[1]) != dir {
+		t.Fatalf("bench --keep did not say what it left in %s:\n%s", dir, errText)
+	}
+	if _, err := os.Stat(left[1]); err != nil {
+		t.Errorf("bench --keep: %v", err)
+	}
+	_, errText, code = h.run("bench", "--only", "throughput", "--jobs", "5", "--slots", "1", "--dir", dir)
+	if code != 0 || !strings.Contains(errText, "queuectl: bench: removed ") {
+		t.Fatalf("bench without --keep: exit %d, stderr\n%s", code, errText)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("%s holds %d entries after a run without --keep, want only the kept one", dir, len(entries))
+	}
+}
+
+// TestExitCodesInReadme: the README's exit-code table is exitMeanings, row
+// for row.
+func TestExitCodesInReadme(t *testing.T) {
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want strings.Builder
+	want.WriteString("| code | meaning |\n|---|---|\n")
+	for _, e := range exitMeanings {
+		fmt.Fprintf(&want, "| %d | %s |\n", e.code, e.meaning)
+	}
+	if !strings.Contains(string(readme), "\n## Exit codes\n\n"+want.String()+"\n") {
+		t.Errorf("README.md's exit-code table is not exitMeanings (cli/exit.go):\n%s", want.String())
+	}
+}

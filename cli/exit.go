@@ -5,13 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes, SPEC §5. README.md repeats this table.
+// Exit codes, SPEC §5. exitMeanings says what each means; README.md
+// repeats that table word for word (TestExitCodesInReadme) and --help
+// prints it.
 const (
 	exitOK          = 0   // success
 	exitFailure     = 1   // runtime error, or a waited-for job is dead
@@ -21,6 +24,29 @@ const (
 	exitTimeout     = 124 // wait timed out
 	exitInterrupted = 130 // interrupted (second signal)
 )
+
+// exitMeanings is the exit-code table, in order.
+var exitMeanings = []struct {
+	code    int
+	meaning string
+}{
+	{exitOK, "success"},
+	{exitFailure, "runtime error, or a job `wait` waited for is dead"},
+	{exitUsage, "usage error or invalid input (bad JSON, unknown state, bad config value)"},
+	{exitNotFound, "no such job"},
+	{exitConflict, "conflict: duplicate id, or the job is in the wrong state"},
+	{exitTimeout, "`wait` (or `worker stop --wait`) timed out"},
+	{exitInterrupted, "interrupted: a worker stopped by a second signal, or a command by Ctrl-C"},
+}
+
+// exitTable renders exitMeanings for --help, one code a line.
+func exitTable() string {
+	var b strings.Builder
+	for _, e := range exitMeanings {
+		fmt.Fprintf(&b, "   %3d  %s\n", e.code, strings.ReplaceAll(e.meaning, "`", ""))
+	}
+	return b.String()
+}
 
 // exitCode prints err as `queuectl: error: …` (and a hint where the fix is
 // known) and maps it to the exit codes above.

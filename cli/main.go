@@ -42,6 +42,20 @@ func newApp(hard context.Context) *cli.App {
 		Name:    "queuectl",
 		Usage:   "run shell jobs in the background, from a spool directory or the command line",
 		Version: versionText(),
+		Description: `A job queue for one machine. A job is a shell command: drop a JSON file such as
+{"command": "make -C ~/src/app test"} into ~/.queuectl/spool/, or run queuectl enqueue.
+queuectl worker start runs jobs with /bin/sh -c, several at a time and in any number of
+processes, keeps each run's stdout and stderr under ~/.queuectl/logs/, retries failures with
+exponential backoff, and moves jobs that keep failing to the dead-letter queue (queuectl dlq).
+Everything is in one SQLite file (~/.queuectl/queue.db); there is no server.
+
+A first run:
+   queuectl worker start &                       # runs jobs; one line per event on stderr
+   id=$(queuectl enqueue -q --command 'echo hi')
+   queuectl wait "$id" && queuectl logs "$id"    # prints: hi
+
+Each command has --help with an example. Exit codes:
+` + exitTable(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "queuectl home `DIR` (default $QUEUECTL_HOME, else ~/.queuectl)"},
 			&cli.StringFlag{Name: "db", Usage: "database `PATH` (default $QUEUECTL_DB_PATH, else HOME/queue.db)"},
