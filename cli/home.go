@@ -9,6 +9,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
@@ -28,7 +29,12 @@ type home struct {
 
 // openHome resolves --home/--db, creates the home (0700) and opens the store.
 // The caller closes h.store.
-func openHome(c *cli.Context) (*home, error) {
+func openHome(c *cli.Context) (*home, error) { return openHomeSpool(c, false) }
+
+// openHomeSpool is openHome; lenientSpool lets an unsafe spool pass, for
+// status, which shows it, and worker stop, which must reach the workers
+// that keep running beside one. Every other command refuses it.
+func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {
 	dir, dbPath, err := homePaths(c)
 	if err != nil {
 		return nil, err
@@ -44,6 +50,9 @@ func openHome(c *cli.Context) (*home, error) {
 		return nil, fmt.Errorf("create logs directory: %w", err)
 	}
 	h.db = dbPath
+	if err := checkHome(h, !lenientSpool); err != nil {
+		return nil, err
+	}
 	if h.store, err = claim.Open(dbPath); err != nil {
 		return nil, err
 	}
@@ -52,6 +61,49 @@ func openHome(c *cli.Context) (*home, error) {
 		return nil, err
 	}
 	return h, nil
+}
+
+// checkHome refuses a home, or anything in it that commands read or run
+// from, that another user owns or may write to (SPEC §2): whoever can
+// write there can make queuectl run commands as this user. The spool is
+// checked when withSpool says so.
+func checkHome(h *home, withSpool bool) error {
+	checks := []struct {
+		path, what string
+		follow     bool
+	}{
+		{h.dir, "home", true},
+		{h.dirs.Rejected, "rejected directory", false},
+		{h.dirs.Dead, "dead directory", false},
+		{h.dirs.Schedules, "schedules directory", false},
+		{h.logs, "logs directory", false},
+		{filepath.Join(h.dir, handoff.SocketName), "enqueue socket", false},
+	}
+	if withSpool {
+		checks = append(checks, struct {
+			path, what string
+			follow     bool
+		}{h.dirs.Spool, "spool directory", false})
+	}
+	// The database may live outside the home (--db); its own path may be a
+	// link then, its companions never.
+	inHome := filepath.Dir(h.db) == filepath.Clean(h.dir)
+	checks = append(checks, struct {
+		path, what string
+		follow     bool
+	}{h.db, "database file", !inHome})
+	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
+		checks = append(checks, struct {
+			path, what string
+			follow     bool
+		}{h.db + suffix, "database file", false})
+	}
+	for _, c := range checks {
+		if err := spool.CheckPrivate(c.path, c.what, c.follow); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // homePaths resolves the home directory (--home, $QUEUECTL_HOME, else
@@ -81,8 +133,13 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 
 // withHome opens the home around a command's action.
 func withHome(action func(c *cli.Context, h *home) error) cli.ActionFunc {
+	return withHomeSpool(false, action)
+}
+
+// withHomeSpool is withHome; lenientSpool as for openHomeSpool.
+func withHomeSpool(lenientSpool bool, action func(c *cli.Context, h *home) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		h, err := openHome(c)
+		h, err := openHomeSpool(c, lenientSpool)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
+	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -528,5 +530,96 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 	h.must("worker", "stop", "--wait")
 	if code := w.exit(t, 30*time.Second); code != 0 {
 		t.Errorf("worker exit %d, want 0\n%s", code, w.stderr)
+	}
+}
+
+// secondUser creates a user for the test to give files to, or skips when
+// this process cannot (CI runs as root, so it runs there).
+func secondUser(t *testing.T) (uid int, name string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: needs root to create a second user and give it files")
+	}
+	name = fmt.Sprintf("qctl%d", os.Getpid())
+	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
+		t.Skipf("skipped: cannot create a second user: useradd: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("userdel", name).Run() })
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	return uid, name
+}
+
+// A home, or anything in it, that another user owns or may write to is
+// refused by every command, with what, whose, and the fix: whoever can
+// write there can make queuectl run commands as you.
+func TestOtherUsersHomeRefused(t *testing.T) {
+	uid, name := secondUser(t)
+	commands := [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"}, {"worker", "start", "--drain", "--no-spool"},
+		{"ingest"}, {"config", "list"}, {"dlq", "list"}, {"show", "x"}, {"logs", "x"}}
+	marker := filepath.Join(t.TempDir(), "pwned")
+	for _, tc := range []struct {
+		name, path string // path relative to the home
+		owned      bool   // given to the second user, else made writable by all
+		want       string
+	}{
+		{"home owned by another user", "", true, fmt.Sprintf("owned by uid %d (%s)", uid, name)},
+		{"home writable by all", "", false, "writable by group or others (mode 0777)"},
+		{"database of another user", "queue.db", true, fmt.Sprintf("refusing database file %%s: it is owned by uid %d (%s)", uid, name)},
+		{"WAL of another user", "queue.db-wal", true, fmt.Sprintf("owned by uid %d (%s)", uid, name)},
+		{"SHM writable by all", "queue.db-shm", false, "writable by group or others"},
+		{"logs of another user", "logs", true, "refusing logs directory"},
+		{"dead writable by all", "dead", false, "refusing dead directory"},
+		{"rejected of another user", "rejected", true, "refusing rejected directory"},
+		{"spool of another user", "spool", true, "refusing spool directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHome(t)
+			// The other user's job: it must never run as us.
+			h.must("enqueue", "--id", "x", "--command", "touch "+marker)
+			w := h.start("worker", "start", "--no-spool")
+			waitFor(t, 30*time.Second, "the job to run", func() bool { _, err := os.Stat(marker); return err == nil })
+			h.must("worker", "stop", "--wait")
+			w.exit(t, 30*time.Second)
+			os.Remove(marker)
+			h.must("enqueue", "--id", "y", "--command", "touch "+marker)
+			path := filepath.Join(h.dir, tc.path)
+			if _, err := os.Stat(path); err != nil {
+				if err := os.WriteFile(path, nil, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tc.owned {
+				if err := os.Chown(path, uid, uid); err != nil {
+					t.Fatal(err)
+				}
+			} else if err := os.Chmod(path, 0o777); err != nil {
+				t.Fatal(err)
+			}
+			want := tc.want
+			if strings.Contains(want, "%s") {
+				want = fmt.Sprintf(want, path)
+			}
+			for _, args := range commands {
+				if tc.path == "spool" && args[0] == "status" {
+					// status shows an unsafe spool (SPEC §6) instead.
+					if out := h.must("status"); !strings.Contains(out, "spool unsafe: it is owned by") {
+						t.Errorf("status with a spool of another user:\n%s\nwant it shown", out)
+					}
+					continue
+				}
+				_, errText, code := h.run(args...)
+				if code != 1 || !strings.HasPrefix(errText, "queuectl: error: refusing ") || !strings.Contains(errText, want) ||
+					!strings.Contains(errText, "queuectl: hint: ") || !strings.Contains(errText, path) {
+					t.Errorf("queuectl %s: exit %d, stderr %q; want 1, an error containing %q and a hint", strings.Join(args, " "), code, errText, want)
+				}
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("a job ran from a home another user can write to")
+			}
+		})
 	}
 }

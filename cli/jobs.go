@@ -16,7 +16,7 @@ func statusCommand() *cli.Command {
 		Usage:       "show job counts per state, spool files waiting and live workers",
 		Description: "Example: queuectl status --json | jq .pending",
 		Flags:       []cli.Flag{jsonFlag},
-		Action: withHome(func(c *cli.Context, h *home) error {
+		Action: withHomeSpool(true, func(c *cli.Context, h *home) error {
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}

@@ -43,7 +43,7 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 				&cli.BoolFlag{Name: "wait", Usage: "wait until the workers have exited"},
 				durationFlag("timeout", time.Minute, "with --wait: give up after `D` (exit 124), e.g. 5m or 300 (seconds)"),
 			},
-			Action: withHome(workerStop),
+			Action: withHomeSpool(true, workerStop),
 		}},
 	}
 }

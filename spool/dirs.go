@@ -62,13 +62,58 @@ func ignored(name string) bool {
 
 // UnsafeError is why a spool directory is refused, with the fix.
 type UnsafeError struct {
+	What    string // what Dir is, for messages; empty: "spool directory"
 	Dir     string
 	Problem string // what is wrong
 	Fix     string // a shell command that fixes it
 }
 
 func (e *UnsafeError) Error() string {
-	return fmt.Sprintf("refusing spool directory %s: %s; fix: %s", e.Dir, e.Problem, e.Fix)
+	what := e.What
+	if what == "" {
+		what = "spool directory"
+	}
+	return fmt.Sprintf("refusing %s %s: %s; fix: %s", what, e.Dir, e.Problem, e.Fix)
+}
+
+// CheckPrivate refuses a directory or file of a home (what names it in
+// messages: "home", "logs directory", "database file") that someone other
+// than the current user owns or may write to: whoever can write there can
+// make queuectl run commands as this user. Inside the home a symbolic link
+// is refused too (follow false); the home itself, or a database given
+// elsewhere with --db, may be reached through one. A missing path is no
+// error. Errors are *UnsafeError, with the fix.
+func CheckPrivate(path, what string, follow bool) error {
+	stat := os.Lstat
+	if follow {
+		stat = os.Stat
+	}
+	fi, err := stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check %s: %w", what, err)
+	}
+	mode := "600"
+	if fi.IsDir() {
+		mode = "700"
+	}
+	switch uid := owner(fi); {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &UnsafeError{Dir: path, What: what,
+			Problem: "it is a symbolic link, and queuectl follows no link inside its home",
+			Fix:     fmt.Sprintf("rm %s, or use --home DIR for a home elsewhere", quote(path))}
+	case uid != os.Getuid():
+		return &UnsafeError{Dir: path, What: what,
+			Problem: fmt.Sprintf("it is owned by %s, not by %s who runs queuectl, so its owner can make you run commands", userName(uid), userName(os.Getuid())),
+			Fix:     fmt.Sprintf("sudo chown %s %s && chmod %s %s, or use a home of your own with --home", loginName(os.Getuid()), quote(path), mode, quote(path))}
+	case fi.Mode().Perm()&0o022 != 0:
+		return &UnsafeError{Dir: path, What: what,
+			Problem: fmt.Sprintf("it is writable by group or others (mode %#o), so anyone who can write there can run commands as you", fi.Mode().Perm()),
+			Fix:     fmt.Sprintf("chmod %s %s", mode, quote(path))}
+	}
+	return nil
 }
 
 // Hint returns the fix alone, for a `hint:` line.
