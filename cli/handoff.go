@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
 
@@ -21,6 +22,12 @@ import (
 func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
 	dir, db, err := homePaths(c)
 	if err != nil || !private(dir) {
+		return claim.Result{}, handoff.ErrDeclined
+	}
+	// A home another user may write to is refused on the ordinary path,
+	// which says what is wrong with it.
+	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
+	if checkHome(h, true) != nil {
 		return claim.Result{}, handoff.ErrDeclined
 	}
 	if db, err = filepath.Abs(db); err != nil {

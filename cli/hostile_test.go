@@ -493,6 +493,9 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 	spool := filepath.Join(h.dir, "spool")
 	h.must("enqueue", "--id", "first", "--command", "true")
 	h.must("wait", "--timeout", "30s", "first") // the worker, and so its watcher, is up
+	gate := filepath.Join(t.TempDir(), "gate")
+	h.must("enqueue", "--id", "runs", "--command", "while [ ! -e "+gate+" ]; do sleep 0.05; done")
+	waitFor(t, 30*time.Second, "job runs to start", func() bool { return h.show("runs").State == "processing" })
 	if err := os.Chmod(spool, 0o777); err != nil {
 		t.Fatal(err)
 	}
@@ -511,8 +514,19 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 	if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil || !strings.Contains(st.SpoolUnsafe, "chmod 700") {
 		t.Errorf("status --json spool_unsafe = %q (%v), want why and the fix", st.SpoolUnsafe, err)
 	}
-	h.must("enqueue", "--id", "runs", "--command", "true")
-	h.must("wait", "--timeout", "30s", "runs")
+	// Every other command refuses the unsafe spool, but the running job
+	// goes on to its end.
+	if _, errText, code := h.run("enqueue", "--command", "true"); code != 1 || !strings.Contains(errText, "refusing spool directory") {
+		t.Errorf("enqueue beside an unsafe spool: exit %d, %q; want it refused", code, errText)
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 30*time.Second, "job runs to complete", func() bool {
+		var st struct{ Completed int }
+		json.Unmarshal([]byte(h.must("status", "--json")), &st)
+		return st.Completed == 2
+	})
 	if err := os.WriteFile(filepath.Join(spool, "later.json"), []byte(`{"id": "later", "command": "true"}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
