@@ -103,3 +103,53 @@ func BenchmarkCompleteAndClaim(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkClaimWaiting measures Claim plus Complete beside 0 and 100,000
+// jobs that wait for a job that never completes: a waiting job stays out
+// of the claim's index, so both cost the same.
+func BenchmarkClaimWaiting(b *testing.B) {
+	for _, waiting := range []int{0, 100_000} {
+		b.Run(fmt.Sprintf("waiting=%d", waiting), func(b *testing.B) {
+			benchEngines(b, func(b *testing.B, db testDB) {
+				s := db.open(b)
+				// The gate is in a queue no claimant serves: it never runs.
+				if _, err := s.Enqueue(b.Context(), claim.NewJob{ID: "gate", Command: "true", Queue: "held"}); err != nil {
+					b.Fatal(err)
+				}
+				enqueueBatches(b, s, waiting, func(int) claim.NewJob {
+					return claim.NewJob{Command: "true", After: []string{"gate"}}
+				})
+				enqueueBatches(b, s, b.N, func(int) claim.NewJob { return claim.NewJob{Command: "true"} })
+				c := claimant(b, "bench")
+				c.Queues = []string{"default"}
+				b.ResetTimer()
+				for range b.N {
+					_, r, err := s.Claim(b.Context(), c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Complete(b.Context(), r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.StopTimer()
+				if _, _, err := s.Claim(b.Context(), c); !errors.Is(err, claim.ErrNoJob) {
+					b.Fatalf("after %d claims, Claim = %v, want ErrNoJob: the waiting jobs must not be claimed", b.N, err)
+				}
+			})
+		})
+	}
+}
+
+// enqueueBatches stores n jobs made by mk, 1000 to a transaction.
+func enqueueBatches(b *testing.B, s *claim.Store, n int, mk func(i int) claim.NewJob) {
+	for i := 0; i < n; i += 1000 {
+		batch := make([]claim.NewJob, min(1000, n-i))
+		for k := range batch {
+			batch[k] = mk(i + k)
+		}
+		if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

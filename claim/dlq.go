@@ -7,7 +7,9 @@ import (
 
 // Retry re-drives a dead job: pending now, attempts and lost runs back to 0.
 // Earlier runs stay in its history, and new runs number on from them so no
-// log is overwritten. Errors: ErrNotFound, ErrConflict (not dead).
+// log is overwritten. The jobs its death made dead ("dependency X ended
+// dead"), and theirs, are re-armed with it: pending, waiting for it again.
+// Errors: ErrNotFound, ErrConflict (not dead).
 func (s *Store) Retry(ctx context.Context, id string) (Job, error) {
 	return s.engine.Retry(ctx, id, s.Now())
 }
@@ -41,4 +43,42 @@ func (s *Store) PurgeFinished(ctx context.Context, state State, cutoff time.Time
 // unique_key: after RetryAll, the ones it left dead. Oldest first.
 func (s *Store) HeldDead(ctx context.Context) ([]Job, error) {
 	return s.engine.HeldDead(ctx)
+}
+
+// EndDependents makes dead, with "dependency ID ended STATE", the jobs
+// waiting for id, which has just ended in state (dead or canceled), and the
+// jobs waiting for those, down the chain. It returns them, so that the
+// caller can write their dead/ files and run their on_dead hooks. A job
+// waiting for a job that ended could never run; `dlq retry` of id re-arms
+// them all.
+func (s *Store) EndDependents(ctx context.Context, id string, state State) ([]Job, error) {
+	if !DependencyEnded(state) {
+		return nil, nil
+	}
+	return s.engine.EndDependents(ctx, EndDependentsParams{ID: id, State: state, Now: s.Now()})
+}
+
+// EndLeftDependents ends the jobs that still wait for a job that is dead
+// or canceled: a worker that crashed between a death and EndDependents
+// leaves them waiting. Workers call it at start-up.
+func (s *Store) EndLeftDependents(ctx context.Context) ([]Job, error) {
+	left, err := s.engine.EndedDependencies(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []Job
+	for _, p := range left {
+		ended, err := s.EndDependents(ctx, p.ID, p.State)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, ended...)
+	}
+	return out, nil
+}
+
+// HookDone records how a finish hook after run r ended ("on_success ok",
+// "on_dead failed: …"), for `show`.
+func (s *Store) HookDone(ctx context.Context, r Run, text string) error {
+	return s.engine.HookDone(ctx, r, text)
 }

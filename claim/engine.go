@@ -77,8 +77,20 @@ type Engine interface {
 	// EndedRuns returns up to limit runs ended after mark, in its order.
 	EndedRuns(ctx context.Context, after RunMark, limit int) ([]Run, error)
 
-	// Retry re-drives a dead job (RetryError, NotDeadError, ErrNotFound).
+	// Retry re-drives a dead job (RetryError, NotDeadError, ErrNotFound),
+	// and re-arms the jobs its death made dead (DeadBy), down the chain:
+	// pending again, still waiting for it.
 	Retry(ctx context.Context, id string, now time.Time) (Job, error)
+	// EndDependents makes dead the pending jobs waiting for p.ID, which
+	// ended in p.State, with error DependencyError, and those waiting for
+	// them, down the chain, in one transaction; it returns them.
+	EndDependents(ctx context.Context, p EndDependentsParams) ([]Job, error)
+	// EndedDependencies lists the dead or canceled jobs that pending jobs
+	// still wait for: what a crash between a death and its EndDependents
+	// left behind.
+	EndedDependencies(ctx context.Context) ([]EndDependentsParams, error)
+	// HookDone adds how a finish hook ended to the run it followed.
+	HookDone(ctx context.Context, r Run, text string) error
 	// RetryAll re-drives every dead job whose unique_key is free.
 	RetryAll(ctx context.Context, now time.Time) ([]Job, error)
 	// Purge deletes a dead job and its runs.
@@ -149,6 +161,13 @@ type FinishParams struct {
 	Now         time.Time
 }
 
+// EndDependentsParams names a job that ended for good.
+type EndDependentsParams struct {
+	ID    string
+	State State // dead or canceled
+	Now   time.Time
+}
+
 // RenewParams is one heartbeat of a worker.
 type RenewParams struct {
 	WorkerID   string
@@ -183,6 +202,12 @@ type NewRow struct {
 	Job       Job
 	IngestKey string
 	Redrive   bool
+	// After are the ids the job waits for, each once. The engine stores
+	// them with the job and sets Job.Waiting to those not completed, in
+	// the same transaction; an id no job has is refused with
+	// UnknownDependencyError (ErrInvalid), one that is dead or canceled
+	// with DeadDependencyError (ErrConflict).
+	After []string
 }
 
 // NewRun is the run record of claim c taking job j (already counted, so

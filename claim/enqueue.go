@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"os"
+	"slices"
 	"sync/atomic"
 	"time"
 )
@@ -50,9 +51,13 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 	if err != nil {
 		return nil, err
 	}
+	order, err := orderAfter(jobs)
+	if err != nil {
+		return nil, err
+	}
 	rows := make([]NewRow, len(jobs))
-	for i, nj := range jobs {
-		if rows[i], err = newRow(cfg, nj, s.Now()); err != nil {
+	for k, i := range order {
+		if rows[k], err = newRow(cfg, jobs[i], s.Now()); err != nil {
 			return nil, nth(i, len(jobs), err)
 		}
 	}
@@ -60,11 +65,15 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 	if err != nil {
 		var at *AtError
 		if errors.As(err, &at) {
-			return nil, nth(at.Index, len(jobs), at.Err)
+			return nil, nth(order[at.Index], len(jobs), at.Err)
 		}
 		return nil, err
 	}
-	return rs, nil
+	out := make([]Result, len(jobs))
+	for k, i := range order {
+		out[i] = rs[k]
+	}
+	return out, nil
 }
 
 // AtError is an engine's refusal of the job at Index of an all-or-nothing
@@ -96,7 +105,18 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 	out := make([]Result, len(jobs))
 	rows := make([]NewRow, 0, len(jobs))
 	index := make([]int, 0, len(jobs)) // rows[k] is jobs[index[k]]
-	for i, nj := range jobs {
+	// Jobs after jobs of the same batch go after them. With a cycle among
+	// them, the batch keeps its order, and the engine refuses each job of
+	// the cycle for waiting on one it has not stored.
+	order, err := orderAfter(jobs)
+	if err != nil {
+		order = make([]int, len(jobs))
+		for i := range order {
+			order[i] = i
+		}
+	}
+	for _, i := range order {
+		nj := jobs[i]
 		row, err := newRow(cfg, nj, s.Now())
 		if err != nil {
 			out[i] = Result{Err: err}
@@ -157,7 +177,8 @@ func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 	if len(nj.Env) > 0 {
 		j.Env = maps.Clone(nj.Env)
 	}
-	return NewRow{Job: j, IngestKey: nj.IngestKey, Redrive: nj.Redrive}, nil
+	j.Hooks, j.Limits = nj.Hooks, nj.Limits
+	return NewRow{Job: j, IngestKey: nj.IngestKey, Redrive: nj.Redrive, After: slices.Compact(slices.Sorted(slices.Values(nj.After)))}, nil
 }
 
 // nanoTime is t as stored: UTC, monotonic clock dropped; zero stays zero.

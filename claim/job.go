@@ -106,15 +106,21 @@ type Job struct {
 	UniqueKey   string
 	Hooks       Hooks
 	Limits      Limits
-	RunAt       time.Time
-	RunAfter    time.Time
-	WorkerID    string
-	LeaseUntil  time.Time
-	LastError   string
-	ExitCode    *int
-	CreatedAt   time.Time
-	UpdatedAt   time.Time
-	FinishedAt  time.Time
+	// Waiting counts the jobs this one waits for (after) that have not
+	// completed; WaitingOn names them. DeadBy is the dependency whose end
+	// made it dead.
+	Waiting    int
+	WaitingOn  []string
+	DeadBy     string
+	RunAt      time.Time
+	RunAfter   time.Time
+	WorkerID   string
+	LeaseUntil time.Time
+	LastError  string
+	ExitCode   *int
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+	FinishedAt time.Time
 }
 
 // Run is one attempt at a job, kept after the job moves on.
@@ -133,6 +139,12 @@ type Run struct {
 	Error      string
 	StdoutPath string
 	StderrPath string
+	// Hooks says how each finish hook after this run ended, a line each:
+	// "on_success ok", "on_dead failed: exit status 1: …".
+	Hooks string
+	// Confined is how the run's limits were set: "rlimit" or
+	// "cgroup+rlimit"; empty when it had none.
+	Confined string
 }
 
 // Run outcomes, recorded when a run ends.

@@ -13,9 +13,9 @@ import (
 // after it completed, OnFailure after each failed run, OnDead after it died.
 // Empty: none (the config's default, if any, applies).
 type Hooks struct {
-	OnSuccess string
-	OnFailure string
-	OnDead    string
+	OnSuccess string `json:"on_success,omitempty"`
+	OnFailure string `json:"on_failure,omitempty"`
+	OnDead    string `json:"on_dead,omitempty"`
 }
 
 // Or returns h with each empty hook taken from def.

@@ -61,6 +61,8 @@ func (ns *NewSchedule) Validate() error {
 		return invalidf("a schedule's job has no unique_key: each run has %q", ScheduleKey(ns.Name))
 	case !nj.RunAt.IsZero() || nj.Delay != 0:
 		return invalidf("a schedule's job has no run_at or delay: the cron expression says when it runs")
+	case len(nj.After) > 0:
+		return invalidf("a schedule's job has no after: each run is a new job, and the ids it would wait for are long gone")
 	case nj.Redrive:
 		return invalidf(`a schedule's job has no "dead" object`)
 	}
@@ -163,6 +165,14 @@ func (nj NewJob) SpecJSON() string {
 	}
 	if nj.Cwd != "" {
 		m["cwd"] = nj.Cwd
+	}
+	for k, v := range map[string]string{"on_success": nj.Hooks.OnSuccess, "on_failure": nj.Hooks.OnFailure, "on_dead": nj.Hooks.OnDead} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if !nj.Limits.IsZero() {
+		m["limits"] = nj.Limits
 	}
 	b, _ := json.Marshal(m)
 	return string(b)

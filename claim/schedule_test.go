@@ -136,6 +136,7 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", ID: "fixed"}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", UniqueKey: "k"}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", Delay: one}},
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", After: []string{"a"}}},
 		} {
 			if _, err := s.AddSchedule(t.Context(), ns); !errors.Is(err, claim.ErrInvalid) {
 				t.Errorf("AddSchedule(%+v) = %v, want ErrInvalid", ns, err)

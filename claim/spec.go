@@ -29,6 +29,9 @@ type NewJob struct {
 	Env         map[string]string
 	Cwd         string
 	UniqueKey   string
+	After       []string // ids of jobs that must complete first
+	Hooks       Hooks
+	Limits      Limits
 
 	// IngestKey names the spool file this job came from, so that a file seen
 	// again after a crash between commit and unlink makes no second job.
@@ -52,6 +55,11 @@ type spec struct {
 	Env         map[string]string `json:"env"`
 	Cwd         *string           `json:"cwd"`
 	UniqueKey   *string           `json:"unique_key"`
+	After       []string          `json:"after"`
+	OnSuccess   *string           `json:"on_success"`
+	OnFailure   *string           `json:"on_failure"`
+	OnDead      *string           `json:"on_dead"`
+	Limits      json.RawMessage   `json:"limits"`
 	Dead        json.RawMessage   `json:"dead"`
 }
 
@@ -164,7 +172,7 @@ func specError(err error) error {
 		return invalidf("job spec is not valid JSON at byte %d: %v", syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key", field)
+		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key, after, on_success, on_failure, on_dead, limits", field)
 	}
 	return invalidf("job spec: %v", err)
 }
@@ -178,6 +186,8 @@ func jsonKind(t reflect.Type) string {
 		return "a whole number"
 	case reflect.Map:
 		return "a JSON object of strings"
+	case reflect.Slice:
+		return "a JSON array of job ids"
 	}
 	return "a JSON " + t.String()
 }
@@ -208,6 +218,20 @@ func (s *spec) newJob() (NewJob, error) {
 	if s.UniqueKey != nil {
 		nj.UniqueKey = *s.UniqueKey
 	}
+	nj.After = s.After
+	for _, h := range []struct {
+		from *string
+		to   *string
+	}{{s.OnSuccess, &nj.Hooks.OnSuccess}, {s.OnFailure, &nj.Hooks.OnFailure}, {s.OnDead, &nj.Hooks.OnDead}} {
+		if h.from != nil {
+			*h.to = *h.from
+		}
+	}
+	limits, err := parseLimits(s.Limits)
+	if err != nil {
+		return NewJob{}, err
+	}
+	nj.Limits = limits
 	if s.RunAt != nil {
 		t, err := time.Parse(time.RFC3339, *s.RunAt)
 		if err != nil {
@@ -215,7 +239,6 @@ func (s *spec) newJob() (NewJob, error) {
 		}
 		nj.RunAt = t
 	}
-	var err error
 	if nj.Delay, err = specDuration("delay", s.Delay); err != nil {
 		return NewJob{}, err
 	}
@@ -317,6 +340,22 @@ func (nj *NewJob) Validate() error {
 		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", nj.Queue)
 	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):
 		return invalidf("unique_key and cwd must not contain NUL bytes")
+	}
+	for _, id := range nj.After {
+		if !ValidID(id) {
+			return invalidf("after: %q is not a job id", id)
+		}
+		if id == nj.ID {
+			return invalidf("after: job %s cannot wait for itself", id)
+		}
+	}
+	for _, h := range []string{nj.Hooks.OnSuccess, nj.Hooks.OnFailure, nj.Hooks.OnDead} {
+		if strings.ContainsRune(h, 0) {
+			return invalidf("a hook contains a NUL byte, which no shell can run")
+		}
+	}
+	if err := nj.Limits.validate(); err != nil {
+		return err
 	}
 	for k, v := range nj.Env {
 		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {

@@ -55,6 +55,14 @@ func TestParseSpec(t *testing.T) {
 		{"id of 128 characters", `{"id": "` + strings.Repeat("a", 128) + `", "command": "x"}`,
 			claim.NewJob{ID: strings.Repeat("a", 128), Command: "x"}},
 		{"unicode command", `{"command": "echo héllo ✓"}`, claim.NewJob{Command: "echo héllo ✓"}},
+		{"workflow fields", `{"id": "d", "command": "x", "after": ["b", "c"], "on_success": "notify-send ok",
+			"on_failure": "echo f", "on_dead": "mail", "limits": {"memory": "512M", "cpu": "10m", "nofile": 1024,
+			"nproc": 64, "fsize": 1073741824}}`,
+			claim.NewJob{ID: "d", Command: "x", After: []string{"b", "c"},
+				Hooks:  claim.Hooks{OnSuccess: "notify-send ok", OnFailure: "echo f", OnDead: "mail"},
+				Limits: claim.Limits{Memory: 512 << 20, CPU: 10 * time.Minute, NoFile: 1024, NProc: 64, FSize: 1 << 30}}},
+		{"cpu limit in seconds", `{"command": "x", "limits": {"cpu": 90}}`,
+			claim.NewJob{Command: "x", Limits: claim.Limits{CPU: 90 * time.Second}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -128,6 +136,15 @@ func TestParseSpecErrors(t *testing.T) {
 		{"duplicate escaped key", `{"command": "x", "comm\u0061nd": "y"}`, []string{`duplicate key "command" at byte 17`}},
 		{"command over the argument limit", `{"command": "` + strings.Repeat("x", 131072) + `"}`, []string{"131072 bytes", "at most 131071", "script"}},
 		{"env entry over the argument limit", `{"command": "x", "env": {"A": "` + strings.Repeat("x", 131070) + `"}}`, []string{`env entry "A"`, "at most 131071"}},
+		{"after not an array", `{"command": "x", "after": "a"}`, []string{`"after"`, "array of job ids"}},
+		{"after a bad id", `{"command": "x", "after": ["../a"]}`, []string{`after: "../a" is not a job id`}},
+		{"after itself", `{"id": "a", "command": "x", "after": ["a"]}`, []string{"cannot wait for itself"}},
+		{"unknown limit", `{"command": "x", "limits": {"ram": "1G"}}`, []string{`"limits" must be an object of memory, cpu`, "ram"}},
+		{"bad memory", `{"command": "x", "limits": {"memory": "lots"}}`, []string{"limits.memory", "not a size"}},
+		{"tiny memory", `{"command": "x", "limits": {"memory": 1000}}`, []string{"under 1M"}},
+		{"cpu under a second", `{"command": "x", "limits": {"cpu": "500ms"}}`, []string{"under a second"}},
+		{"negative nofile", `{"command": "x", "limits": {"nofile": -1}}`, []string{"negative"}},
+		{"hook not a string", `{"command": "x", "on_dead": 5}`, []string{`"on_dead"`, "string"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

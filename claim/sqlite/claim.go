@@ -33,7 +33,7 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
 	q, args := claimQuery(next)
 	fq, fargs := finishJob(done)
-	e.prepare(ctx, fq, endRunQuery, q, insertRun)
+	e.prepare(ctx, fq, endRunQuery, q, insertRun, countDownDependents, markDepsMet)
 	var none bool
 	err = e.write(ctx, light, func(tx *sql.Tx) error {
 		err := e.finishIn(ctx, tx, done, fq, fargs)
@@ -86,17 +86,17 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 		worker_id = ?, lease_until = ?, updated_at = ?
 	WHERE seq = (
 		SELECT seq FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND run_after <= ?` + filter + `
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + `
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
 	RETURNING ` + jobColumns, args
 }
 
 // Started records the process group of a run and when its command started.
 func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
-	const q = "UPDATE runs SET pgid = ?, exec_at = ? WHERE job_id = ? AND attempt = ?"
+	const q = "UPDATE runs SET pgid = ?, exec_at = ?, confined = ? WHERE job_id = ? AND attempt = ?"
 	e.prepare(ctx, q)
 	err := e.write(ctx, light, func(tx *sql.Tx) error {
-		_, err := e.exec(ctx, tx, q, pgid, at.UnixNano(), r.JobID, r.Attempt)
+		_, err := e.exec(ctx, tx, q, pgid, at.UnixNano(), nullString(r.Confined), r.JobID, r.Attempt)
 		return err
 	})
 	if err != nil {
@@ -171,6 +171,9 @@ var finishJobs = func() (qs [16]string) {
 func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
 	q, args := finishJob(p)
 	e.prepare(ctx, q, endRunQuery)
+	if p.State == claim.Completed {
+		e.prepare(ctx, countDownDependents, markDepsMet)
+	}
 	d := light
 	if p.Durable {
 		d = durable
@@ -194,8 +197,34 @@ func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams,
 	if n, _ := res.RowsAffected(); n == 0 {
 		return fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
 	}
+	if p.State == claim.Completed {
+		if err := e.dependencyMet(ctx, tx, p.Run.JobID); err != nil {
+			return err
+		}
+	}
 	return e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error)
 }
+
+// dependencyMet counts down the jobs waiting for id, which completed: one
+// probe of the deps key when nothing waits for it, which is nearly always.
+func (e *Engine) dependencyMet(ctx context.Context, tx *sql.Tx, id string) error {
+	res, err := e.exec(ctx, tx, countDownDependents, id)
+	if err != nil {
+		return fmt.Errorf("count down the dependents of %s: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil
+	}
+	if _, err := e.exec(ctx, tx, markDepsMet, id); err != nil {
+		return fmt.Errorf("count down the dependents of %s: %w", id, err)
+	}
+	return nil
+}
+
+const countDownDependents = `UPDATE jobs SET waiting = waiting - 1
+	WHERE id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)`
+
+const markDepsMet = `UPDATE deps SET met = 1 WHERE after_id = ? AND met = 0`
 
 const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
 	WHERE job_id = ? AND attempt = ?`
@@ -211,7 +240,7 @@ func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt i
 // HasWork looks for a job runnable now or failed and waiting.
 func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (bool, error) {
 	q := `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND (state = 'failed' OR run_after <= ?)`
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= ?)`
 	filter, queueArgs := inQueues(queues)
 	args := append([]any{now.UnixNano()}, queueArgs...)
 	var ok bool
@@ -225,7 +254,7 @@ func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (b
 func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Time) (time.Time, error) {
 	filter, queueArgs := inQueues(queues)
 	q := `SELECT min(run_after) FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND run_after > ?` + filter
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?` + filter
 	var next sql.NullInt64
 	if err := e.queryRow(ctx, nil, q, append([]any{now.UnixNano()}, queueArgs...)...).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)

@@ -49,12 +49,12 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 }
 
 const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = ?,
-	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = ?`
+	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = ?, dead_by = NULL`
 
 func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, error) {
 	j, err := scanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+retrySet+" WHERE id = ? AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano(), id))
 	if err == nil {
-		return j, nil
+		return j, rearm(ctx, tx, id, now)
 	}
 	if isUnique(err) {
 		return claim.Job{}, claim.HeldKeyError(id)
@@ -121,4 +121,110 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 			SELECT 1 FROM jobs AS l WHERE l.unique_key = d.unique_key
 			AND l.state IN ('pending', 'processing', 'failed'))
 		ORDER BY d.seq`)
+}
+
+// rearm re-drives the jobs that id's death made dead, and theirs, down the
+// chain. They wait for id again: their count of unmet dependencies never
+// changed.
+func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+	for frontier := []string{id}; len(frontier) > 0; {
+		next := frontier[0]
+		frontier = frontier[1:]
+		rows, err := tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE dead_by = ? AND state = 'dead' RETURNING id",
+			now.UnixNano(), now.UnixNano(), next)
+		if err != nil {
+			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+		}
+		for rows.Next() {
+			var dep string
+			if err := rows.Scan(&dep); err != nil {
+				rows.Close()
+				return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			}
+			frontier = append(frontier, dep)
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// EndDependents makes dead the jobs waiting for p.ID, and theirs.
+func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams) ([]claim.Job, error) {
+	var out []claim.Job
+	now := p.Now.UnixNano()
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		type ended struct {
+			id    string
+			state claim.State
+		}
+		for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
+			x := frontier[0]
+			frontier = frontier[1:]
+			rows, err := tx.QueryContext(ctx, `UPDATE jobs SET state = 'dead', last_error = ?, dead_by = ?,
+				finished_at = ?, updated_at = ?
+				WHERE state = 'pending' AND waiting > 0
+				AND id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)
+				RETURNING `+jobColumns, claim.DependencyError(x.id, x.state), x.id, now, now, x.id)
+			if err != nil {
+				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+			}
+			for rows.Next() {
+				j, err := scanJob(rows)
+				if err != nil {
+					rows.Close()
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				out = append(out, j)
+				frontier = append(frontier, ended{j.ID, claim.Dead})
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > 0 {
+		e.notify()
+	}
+	return out, nil
+}
+
+// HookDone appends text to the run's hook results.
+func (e *Engine) HookDone(ctx context.Context, r claim.Run, text string) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `UPDATE runs SET hooks = CASE WHEN hooks IS NULL THEN ? ELSE hooks || char(10) || ? END
+			WHERE job_id = ? AND attempt = ?`, text, text, r.JobID, r.Attempt)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record hook of %s: %w", r.JobID, err)
+	}
+	return nil
+}
+
+// EndedDependencies reads every unmet dependency: a start-up cost, never
+// a claim's.
+func (e *Engine) EndedDependencies(ctx context.Context) ([]claim.EndDependentsParams, error) {
+	rows, err := e.query(ctx, nil, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
+		WHERE d.met = 0 AND j.state IN ('dead', 'canceled')`)
+	if err != nil {
+		return nil, fmt.Errorf("find ended dependencies: %w", err)
+	}
+	defer rows.Close()
+	var out []claim.EndDependentsParams
+	for rows.Next() {
+		var p claim.EndDependentsParams
+		var st string
+		if err := rows.Scan(&p.ID, &st); err != nil {
+			return nil, fmt.Errorf("find ended dependencies: %w", err)
+		}
+		p.State = claim.State(st)
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }

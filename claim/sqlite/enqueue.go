@@ -52,7 +52,9 @@ func isRefusal(err error) bool {
 // nothing. Only a re-drive writes twice, and needs a savepoint to undo the
 // first when the batch goes on without it.
 func (e *Engine) enqueueOne(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row claim.NewRow, p claim.EnqueueParams) (claim.Result, error) {
-	savepoint := row.Redrive && p.Each
+	// A refusal after the insert (a dependency that does not exist) must
+	// take the insert back when the batch goes on without the job.
+	savepoint := (row.Redrive || len(row.After) > 0) && p.Each
 	if savepoint {
 		if _, err := tx.ExecContext(ctx, "SAVEPOINT job"); err != nil {
 			return claim.Result{}, err
@@ -98,8 +100,8 @@ const countPending = `INSERT INTO queue_counts (queue, state, n) VALUES (?, 'pen
 
 const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at)
-VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	created_at, updated_at, hooks, limits)
+VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
 // insert stores row in tx with ins, insertJob prepared in tx (nil: run it
@@ -111,9 +113,18 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 		b, _ := json.Marshal(j.Env)
 		env = sql.NullString{String: string(b), Valid: true}
 	}
+	var hooks, limits sql.NullString
+	if j.Hooks != (claim.Hooks{}) {
+		b, _ := json.Marshal(j.Hooks)
+		hooks = sql.NullString{String: string(b), Valid: true}
+	}
+	if !j.Limits.IsZero() {
+		b, _ := json.Marshal(j.Limits)
+		limits = sql.NullString{String: string(b), Valid: true}
+	}
 	args := []any{j.ID, j.Command, j.Queue, j.Priority, j.MaxRetries, j.BackoffBase, int64(j.Timeout),
 		env, nullString(j.Cwd), nullString(j.UniqueKey), nullString(row.IngestKey), nanos(j.RunAt),
-		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano()}
+		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits}
 	var res sql.Result
 	var err error
 	if ins != nil {
@@ -131,6 +142,12 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 	}
 	if j.Seq, err = res.LastInsertId(); err != nil {
 		return claim.Result{}, fmt.Errorf("insert job: %w", err)
+	}
+	if len(row.After) > 0 {
+		if j.WaitingOn, err = e.insertDeps(ctx, tx, j.ID, row.After); err != nil {
+			return claim.Result{}, err
+		}
+		j.Waiting = len(j.WaitingOn)
 	}
 	// The job as a SELECT would read it back, built from what was inserted
 	// rather than read back with RETURNING: a burst of spool files is
@@ -169,4 +186,49 @@ func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewR
 		return claim.Result{Job: j, Outcome: claim.Redriven}, err
 	}
 	return claim.Result{}, claim.ExistsError(j)
+}
+
+// insertDeps records that job waits for the jobs after, and counts those
+// not yet completed into its waiting column. It returns their ids. The
+// dependencies' states are read in the transaction that holds the write
+// lock, so none can complete between the count and the commit.
+func (e *Engine) insertDeps(ctx context.Context, tx *sql.Tx, job string, after []string) ([]string, error) {
+	states := map[string]claim.State{}
+	for _, id := range after {
+		var st string
+		err := tx.QueryRowContext(ctx, "SELECT state FROM jobs WHERE id = ?", id).Scan(&st)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("read dependency %s: %w", id, err)
+		}
+		states[id] = claim.State(st)
+	}
+	var unknown, unmet []string
+	for _, id := range after {
+		switch st, ok := states[id]; {
+		case !ok:
+			unknown = append(unknown, id)
+		case claim.DependencyEnded(st):
+			return nil, claim.DeadDependencyError(id, st)
+		case st != claim.Completed:
+			unmet = append(unmet, id)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, claim.UnknownDependencyError(unknown)
+	}
+	for _, id := range after {
+		met := states[id] == claim.Completed
+		if _, err := tx.ExecContext(ctx, "INSERT INTO deps (after_id, job_id, met) VALUES (?, ?, ?)", id, job, met); err != nil {
+			return nil, fmt.Errorf("record dependency %s of %s: %w", id, job, err)
+		}
+	}
+	if len(unmet) > 0 {
+		if _, err := tx.ExecContext(ctx, "UPDATE jobs SET waiting = ? WHERE id = ?", len(unmet), job); err != nil {
+			return nil, fmt.Errorf("record dependencies of %s: %w", job, err)
+		}
+	}
+	return unmet, nil
 }

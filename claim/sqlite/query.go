@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -14,7 +15,9 @@ import (
 
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
-	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at`
+	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
+	waiting, dead_by, hooks, limits,
+	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
 type scanner interface{ Scan(dest ...any) error }
 
@@ -23,14 +26,31 @@ func scanJob(row scanner) (claim.Job, error) {
 	var state string
 	var timeout int64
 	var env, cwd, uniqueKey, workerID, lastError sql.NullString
+	var deadBy, hooks, limits, waitingOn sql.NullString
 	var runAt, lease, finished sql.NullInt64
 	var runAfter, created, updated int64
 	var exitCode sql.NullInt64
 	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
 		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
-		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished)
+		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
+		&j.Waiting, &deadBy, &hooks, &limits, &waitingOn)
 	if err != nil {
 		return claim.Job{}, err
+	}
+	j.DeadBy = deadBy.String
+	if waitingOn.Valid {
+		j.WaitingOn = strings.Fields(waitingOn.String)
+		slices.Sort(j.WaitingOn)
+	}
+	if hooks.Valid {
+		if err := json.Unmarshal([]byte(hooks.String), &j.Hooks); err != nil {
+			return claim.Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
+		}
+	}
+	if limits.Valid {
+		if err := json.Unmarshal([]byte(limits.String), &j.Limits); err != nil {
+			return claim.Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
+		}
 	}
 	j.State = claim.State(state)
 	j.Timeout = time.Duration(timeout)
@@ -184,18 +204,19 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 }
 
 const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
-	outcome, exit_code, error, stdout_path, stderr_path`
+	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined`
 
 func scanRun(row scanner) (claim.Run, error) {
 	var r claim.Run
 	var pgid, execAt, ended, exitCode sql.NullInt64
 	var started int64
-	var outcome, errText, stdout, stderr sql.NullString
+	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
 	err := row.Scan(&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr)
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined)
 	if err != nil {
 		return claim.Run{}, err
 	}
+	r.Hooks, r.Confined = hooks.String, confined.String
 	r.PGID = int(pgid.Int64)
 	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
 	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String

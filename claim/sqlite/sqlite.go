@@ -49,9 +49,12 @@ var migration4 string
 //go:embed migration5.sql
 var migration5 string
 
+//go:embed migration6.sql
+var migration6 string
+
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6}
 
 // Engine is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.

@@ -1,0 +1,209 @@
+package claim_test
+
+import (
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// complete claims the next job, which must be want, and completes it.
+func complete(tb testing.TB, s *claim.Store, want string) {
+	tb.Helper()
+	j, r := mustClaim(tb, s, claimant(tb, "w"))
+	if j.ID != want {
+		tb.Fatalf("claimed %s, want %s", j.ID, want)
+	}
+	if err := s.Complete(tb.Context(), r); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func noClaim(tb testing.TB, s *claim.Store) {
+	tb.Helper()
+	if j, _, err := s.Claim(tb.Context(), claimant(tb, "w")); !errors.Is(err, claim.ErrNoJob) {
+		tb.Fatalf("Claim = %s, %v; want ErrNoJob: every job left waits", j.ID, err)
+	}
+}
+
+func job(id string, after ...string) claim.NewJob {
+	return claim.NewJob{ID: id, Command: "true", After: after}
+}
+
+// TestAfterFanOutAndJoin: a → {b, c} → d, enqueued as one batch with d
+// first. Each runs only once what it waits for completed.
+func TestAfterFanOutAndJoin(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		rs, err := s.EnqueueAll(t.Context(), []claim.NewJob{job("d", "b", "c"), job("b", "a"), job("c", "a"), job("a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rs[0].Job.ID != "d" || rs[0].Job.Waiting != 2 || !slices.Equal(rs[0].Job.WaitingOn, []string{"b", "c"}) {
+			t.Errorf("EnqueueAll result 0 = %s waiting %d on %v, want d waiting 2 on [b c]", rs[0].Job.ID, rs[0].Job.Waiting, rs[0].Job.WaitingOn)
+		}
+		if d := mustGet(t, s, "d"); d.State != claim.Pending || !slices.Equal(d.WaitingOn, []string{"b", "c"}) {
+			t.Errorf("d = %s waiting on %v, want pending waiting on [b c]", d.State, d.WaitingOn)
+		}
+		complete(t, s, "a")
+		j1, r1 := mustClaim(t, s, claimant(t, "w"))
+		j2, r2 := mustClaim(t, s, claimant(t, "w"))
+		if got := []string{j1.ID, j2.ID}; !slices.Equal(got, []string{"b", "c"}) {
+			t.Fatalf("after a completed, claimed %v, want [b c]", got)
+		}
+		noClaim(t, s)
+		if err := s.Complete(t.Context(), r1); err != nil {
+			t.Fatal(err)
+		}
+		if d := mustGet(t, s, "d"); !slices.Equal(d.WaitingOn, []string{"c"}) {
+			t.Errorf("d waits on %v after b completed, want [c]", d.WaitingOn)
+		}
+		noClaim(t, s)
+		// CompleteAndClaim counts down as Complete does, and claims d in the
+		// same transaction.
+		next, _, lost, err := s.CompleteAndClaim(t.Context(), r2, claimant(t, "w"))
+		if err != nil || lost || next.ID != "d" || next.Waiting != 0 || next.WaitingOn != nil {
+			t.Fatalf("CompleteAndClaim(c) = %s (waiting %d %v), lost %v, %v; want d", next.ID, next.Waiting, next.WaitingOn, lost, err)
+		}
+	})
+}
+
+func TestAfterCompletedDependencyIsMet(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		mustEnqueue(t, s, job("a"))
+		complete(t, s, "a")
+		b := mustEnqueue(t, s, job("b", "a"))
+		if b.Waiting != 0 || b.WaitingOn != nil {
+			t.Errorf("b after a completed job waits %d on %v, want nothing", b.Waiting, b.WaitingOn)
+		}
+		complete(t, s, "b")
+	})
+}
+
+func TestAfterRefusals(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		mustEnqueue(t, s, job("a"))
+		for _, tt := range []struct {
+			batch []claim.NewJob
+			is    error
+			want  string
+		}{
+			{[]claim.NewJob{job("x", "a", "nope", "gone")}, claim.ErrInvalid, "after: no job gone, nope"},
+			{[]claim.NewJob{job("x", "y"), job("y", "z"), job("z", "x")}, claim.ErrInvalid, "jobs x → y → z → x wait for each other"},
+			{[]claim.NewJob{job("x", "x")}, claim.ErrInvalid, "jobs x → x wait for each other"},
+		} {
+			_, err := s.EnqueueAll(ctx, tt.batch)
+			if !errors.Is(err, tt.is) || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("EnqueueAll(%v) = %v, want %v containing %q", tt.batch, err, tt.is, tt.want)
+			}
+		}
+		if _, err := s.Get(ctx, "x"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("a refused batch stored job x: %v", err)
+		}
+		// Spool files go one by one: the refused one is not stored, the
+		// others are.
+		rs, err := s.EnqueueEach(ctx, []claim.NewJob{job("p", "nope"), job("q", "a")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !errors.Is(rs[0].Err, claim.ErrInvalid) || rs[1].Err != nil || rs[1].Job.Waiting != 1 {
+			t.Errorf("EnqueueEach = %+v, want p refused (ErrInvalid), q stored waiting", rs)
+		}
+		if _, err := s.Get(ctx, "p"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("refused spool job p was stored: %v", err)
+		}
+	})
+}
+
+// TestDependencyDeathEndsTheChain: a → b → c. a dies: b and c die with it,
+// each naming the job it waited for. dlq retry of a re-arms both.
+func TestDependencyDeathEndsTheChain(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		a := claim.NewJob{ID: "a", Command: "false", MaxRetries: &one}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, job("b", "a"), job("c", "b"), job("other")}); err != nil {
+			t.Fatal(err)
+		}
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if j.ID != "a" {
+			t.Fatalf("claimed %s first, want a", j.ID)
+		}
+		next, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour)
+		if err != nil || next != claim.Dead {
+			t.Fatalf("Fail(a) = %s, %v; want dead", next, err)
+		}
+		ended, err := s.EndDependents(ctx, "a", claim.Dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ended) != 2 || ended[0].ID != "b" || ended[1].ID != "c" {
+			t.Fatalf("EndDependents(a) = %v, want b and c", ids(ended))
+		}
+		for id, want := range map[string]string{"b": "dependency a ended dead", "c": "dependency b ended dead"} {
+			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want || j.DeadBy == "" {
+				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
+			}
+		}
+		if _, err := s.Retry(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"b", "c"} {
+			if j := mustGet(t, s, id); j.State != claim.Pending || j.LastError != "" || j.Waiting != 1 {
+				t.Errorf("after dlq retry of a, %s = %s %q waiting %d; want pending, waiting 1", id, j.State, j.LastError, j.Waiting)
+			}
+		}
+		// Only a and other are runnable; b and c wait for a again, and run
+		// once it completes.
+		complete(t, s, "other")
+		complete(t, s, "a")
+		complete(t, s, "b")
+		complete(t, s, "c")
+	})
+}
+
+func TestAfterADeadJobIsRefused(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		one := 1
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "false", MaxRetries: &one})
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if _, err := s.Fail(t.Context(), j, r, intp(1), "exit status 1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enqueue(t.Context(), job("b", "a")); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job a is dead") {
+			t.Errorf("Enqueue after a dead job = %v, want ErrConflict naming a", err)
+		}
+	})
+}
+
+func TestHooksLimitsAndRunNotesAreStored(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		hooks := claim.Hooks{OnSuccess: "notify-send ok", OnDead: `mail -s "$QUEUECTL_JOB_ID" me`}
+		limits := claim.Limits{Memory: 512 << 20, CPU: time.Minute, NoFile: 64}
+		mustEnqueue(t, s, claim.NewJob{ID: "h", Command: "true", Hooks: hooks, Limits: limits})
+		j := mustGet(t, s, "h")
+		if j.Hooks != hooks || j.Limits != limits {
+			t.Errorf("stored hooks %+v limits %+v, want %+v %+v", j.Hooks, j.Limits, hooks, limits)
+		}
+		_, r := mustClaim(t, s, claimant(t, "w"))
+		r.Confined = "rlimit"
+		if err := s.Started(t.Context(), r, 4242); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Complete(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		for _, text := range []string{"on_success ok", "on_dead failed: exit status 1"} {
+			if err := s.HookDone(t.Context(), r, text); err != nil {
+				t.Fatal(err)
+			}
+		}
+		runs := mustRuns(t, s, "h")
+		if runs[0].Confined != "rlimit" || runs[0].Hooks != "on_success ok\non_dead failed: exit status 1" {
+			t.Errorf("run = confined %q hooks %q", runs[0].Confined, runs[0].Hooks)
+		}
+	})
+}
