@@ -37,6 +37,11 @@ type JobObject struct {
 	CreatedAt   string            `json:"created_at"`
 	UpdatedAt   string            `json:"updated_at"`
 	FinishedAt  string            `json:"finished_at,omitempty"`
+	WaitingOn   []string          `json:"waiting_on,omitempty"`
+	OnSuccess   string            `json:"on_success,omitempty"`
+	OnFailure   string            `json:"on_failure,omitempty"`
+	OnDead      string            `json:"on_dead,omitempty"`
+	Limits      *claim.Limits     `json:"limits,omitempty"`
 }
 
 // JobJSON returns the JSON shape of j. It depends on j alone (no clock),
@@ -55,6 +60,11 @@ func JobJSON(j claim.Job) JobObject {
 	}
 	if j.State == claim.Failed {
 		o.NextRetryAt = o.RunAfter // the name a reader of a failed job looks for
+	}
+	o.WaitingOn = j.WaitingOn
+	o.OnSuccess, o.OnFailure, o.OnDead = j.Hooks.OnSuccess, j.Hooks.OnFailure, j.Hooks.OnDead
+	if !j.Limits.IsZero() {
+		o.Limits = &j.Limits
 	}
 	return o
 }

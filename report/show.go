@@ -26,6 +26,10 @@ type RunObject struct {
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	Stdout     string `json:"stdout,omitempty"`
 	Stderr     string `json:"stderr,omitempty"`
+	// Hooks: how each finish hook after the run ended; Limits: how its
+	// resource limits were set (rlimit, cgroup+rlimit).
+	Hooks  []string `json:"hooks,omitempty"`
+	Limits string   `json:"limits,omitempty"`
 }
 
 // RunJSON returns the JSON shape of r.
@@ -34,7 +38,10 @@ func RunJSON(r claim.Run) RunObject {
 		Attempt: r.Attempt, Worker: r.WorkerID, Host: r.Host, PID: r.PID,
 		Outcome: r.Outcome, ExitCode: r.ExitCode, Error: r.Error,
 		StartedAt: stamp(r.StartedAt), EndedAt: stamp(r.EndedAt),
-		Stdout: r.StdoutPath, Stderr: r.StderrPath,
+		Stdout: r.StdoutPath, Stderr: r.StderrPath, Limits: r.Confined,
+	}
+	if r.Hooks != "" {
+		o.Hooks = strings.Split(r.Hooks, "\n")
 	}
 	if !r.EndedAt.IsZero() {
 		ms := r.EndedAt.Sub(r.StartedAt).Milliseconds()
@@ -86,7 +93,26 @@ func (p Printer) Job(j claim.Job, runs []claim.Run) error {
 	if _, err := io.WriteString(p.Out, "\n"); err != nil {
 		return err
 	}
-	return p.runs(runs)
+	if err := p.runs(runs); err != nil {
+		return err
+	}
+	// What did not fit the table: how limits were set, how hooks ended.
+	b.Reset()
+	for _, r := range runs {
+		if r.Confined != "" {
+			fmt.Fprintf(&b, "run %d limits: %s\n", r.Attempt, r.Confined)
+		}
+		for _, h := range strings.Split(r.Hooks, "\n") {
+			if h != "" {
+				fmt.Fprintf(&b, "run %d hook: %s\n", r.Attempt, oneLine(h))
+			}
+		}
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	_, err := io.WriteString(p.Out, "\n"+b.String())
+	return err
 }
 
 type field struct{ key, value string }
@@ -118,6 +144,11 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"created_at", p.when(j.CreatedAt)},
 		{"updated_at", p.when(j.UpdatedAt)},
 		{"finished_at", p.when(j.FinishedAt)},
+		{"waiting_on", strings.Join(j.WaitingOn, " ")},
+		{"on_success", oneLine(j.Hooks.OnSuccess)},
+		{"on_failure", oneLine(j.Hooks.OnFailure)},
+		{"on_dead", oneLine(j.Hooks.OnDead)},
+		{"limits", j.Limits.String()},
 	}
 }
 

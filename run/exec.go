@@ -158,6 +158,9 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 			return result{err: fmt.Sprintf("set limits: %v", err)}
 		}
 	}
+	if conf != nil {
+		r.Confined = conf.via
+	}
 	if err := w.Store.Started(context.WithoutCancel(hard), r, cmd.Process.Pid); err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}

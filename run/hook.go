@@ -18,7 +18,8 @@ import (
 // run (the last one too), on_dead after it died. The job's own hook wins over
 // the config's default. Hooks run in the background, one after another per
 // event, so that a slow hook never holds a slot; Run waits for them before it
-// returns. A hook's failure is logged (a warning event), and never
+// returns. A hook's failure is logged (a warning event) and recorded with the
+// run for `show`, and never
 // changes the job: its outcome was committed before the hook began. A worker
 // that dies between the commit and the hook loses that hook run, never the
 // job.
@@ -66,8 +67,25 @@ func (w *Worker) fireHooks(hard context.Context, ev hookEvent, hooks []hookRun) 
 		for _, h := range hooks {
 			res := w.runHook(hard, h, ev)
 			w.emit(Event{Kind: EventHook, Job: ev.job.ID, Run: ev.run.Attempt, Hook: h.name, Err: res})
+			w.recordHook(hard, ev, h, res)
 		}
 	}()
+}
+
+// recordHook stores how a hook ended with the run it followed, for `show`.
+func (w *Worker) recordHook(hard context.Context, ev hookEvent, h hookRun, failure string) {
+	if w.Store == nil {
+		return
+	}
+	text := h.name + " ok"
+	if failure != "" {
+		text = h.name + " failed: " + strings.Join(strings.Fields(failure), " ")
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 10*time.Second)
+	defer cancel()
+	if err := w.Store.HookDone(ctx, ev.run, text); err != nil {
+		w.logf("job %s: record %s hook: %v", ev.job.ID, h.name, err)
+	}
 }
 
 // hookOutputTail bounds how much of a failed hook's output the log and the

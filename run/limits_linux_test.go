@@ -103,3 +103,21 @@ func TestRunCgroupIsKilledWhole(t *testing.T) {
 		t.Errorf("run cgroups left behind: %v", entries)
 	}
 }
+
+func TestJobLimitsWinOverConfigDefaults(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Config.Limits = claim.Limits{NoFile: 64, FSize: 8 << 20}
+	enqueue(t, s, claim.NewJob{ID: "own", Command: "cat /proc/self/limits", Limits: claim.Limits{NoFile: 100}})
+	drain(t, w)
+	out := readFile(t, filepath.Join(w.LogDir, "own", "1.out"))
+	for _, want := range []string{`Max open files\s+100\s+100\s`, `Max file size\s+8388608\s+8388608\s`} {
+		if !regexp.MustCompile(want).MatchString(out) {
+			t.Errorf("the job's /proc/self/limits:\n%s\nwant a line matching %q", out, want)
+		}
+	}
+	runs, err := s.Runs(t.Context(), "own")
+	if err != nil || len(runs) != 1 || (runs[0].Confined != "rlimit" && runs[0].Confined != "cgroup+rlimit") {
+		t.Errorf("run = %+v, %v; want it to say how its limits were set", runs, err)
+	}
+}

@@ -88,6 +88,7 @@ func (w *Worker) lostDead(ctx context.Context, f claim.InFlight) {
 		return
 	}
 	w.fireHooks(ctx, hookEvent{job: j, run: f.Run, state: claim.Dead, err: j.LastError}, w.hooksFor(j, claim.Dead, false))
+	w.endDependents(ctx, ctx, j.ID, claim.Dead)
 }
 
 // killWait bounds how long a reaper waits for killed runs' processes to be

@@ -68,6 +68,13 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {
 		return err
 	}
+	// A worker that crashed between a job's death and the end of the jobs
+	// waiting for it left them waiting for ever: end them now.
+	ended, err := w.Store.EndLeftDependents(ctx)
+	if err != nil {
+		w.logf("end jobs waiting for dead ones: %v", err)
+	}
+	w.diedOfDependency(ctx, hard, ended)
 	defer w.Store.RemoveWorker(ctx, w.id)
 	w.emit(Event{Kind: EventStart, Worker: w.id, Slots: w.Slots, Queues: w.Queues})
 	defer w.emit(Event{Kind: EventStop, Worker: w.id})
@@ -323,6 +330,9 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	}
 	w.fireHooks(hard, hookEvent{job: j, run: r, state: next, exitCode: res.exitCode, err: res.err},
 		w.hooksFor(j, next, true))
+	if next == claim.Dead {
+		w.endDependents(ctx, hard, j.ID, next)
+	}
 	return nil
 }
 
@@ -340,6 +350,28 @@ func (w *Worker) ended(j claim.Job, r claim.Run, res result, next claim.State) {
 		e.Kind = EventDead
 	}
 	w.emit(e)
+}
+
+// endDependents makes dead the jobs waiting for id, which ended in state,
+// and gives each its dead/ file and on_dead hook (which hard ends).
+func (w *Worker) endDependents(ctx, hard context.Context, id string, state claim.State) {
+	ended, err := w.Store.EndDependents(ctx, id, state)
+	if err != nil {
+		w.logf("job %s ended %s, but the jobs waiting for it: %v", id, state, err)
+	}
+	w.diedOfDependency(ctx, hard, ended)
+}
+
+// diedOfDependency reports jobs made dead by a dependency's end.
+func (w *Worker) diedOfDependency(ctx, hard context.Context, ended []claim.Job) {
+	for _, j := range ended {
+		w.emit(Event{Kind: EventDead, Job: j.ID, Run: j.Runs, Attempt: j.Attempts, Err: j.LastError})
+		if w.OnDead != nil {
+			w.OnDead(ctx, j)
+		}
+		w.fireHooks(hard, hookEvent{job: j, run: claim.Run{JobID: j.ID, Attempt: j.Runs}, state: claim.Dead, err: j.LastError},
+			w.hooksFor(j, claim.Dead, false))
+	}
 }
 
 // dead hands a job that just died to OnDead.
