@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -95,4 +96,79 @@ func TestChaosSchedule(t *testing.T) {
 		}
 	}
 	t.Logf("schedule chaos: %d jobs, %d worker kills, seed %d", len(jobs), kills, seed)
+}
+
+// TestChaosDependencyChain runs chains of jobs (each step after the one
+// before, and a last step after every chain's end) from 3 worker processes
+// while they are SIGKILLed at random: every step runs only after the step
+// it waits for completed, every job completes, and a chain whose first
+// step dies takes every later step with it, each naming the step before.
+func TestChaosDependencyChain(t *testing.T) {
+	h := newHome(t)
+	for _, kv := range [][2]string{{"heartbeat-interval", "200ms"}, {"poll-interval", "100ms"}, {"max-retries", "10"}} {
+		h.must("config", "set", kv[0], kv[1])
+	}
+	dir := t.TempDir()
+	const chains, steps = 6, 5
+	var batch strings.Builder
+	var lasts []string
+	for c := range chains {
+		for s := range steps {
+			id := fmt.Sprintf("c%d-s%d", c, s)
+			// Each step checks that the step before left its mark, then
+			// leaves its own; the sleep gives the kills a running job.
+			check := "true"
+			var after []string
+			if s > 0 {
+				prev := fmt.Sprintf("c%d-s%d", c, s-1)
+				check = "{ test -e " + filepath.Join(dir, prev) + " || echo " + id + " >> " + filepath.Join(dir, "early") + "; }"
+				after = []string{prev}
+			}
+			spec := map[string]any{"id": id, "command": check + " && sleep 0.2 && touch " + filepath.Join(dir, id), "after": after}
+			b, _ := json.Marshal(spec)
+			batch.Write(append(b, '\n'))
+		}
+		lasts = append(lasts, fmt.Sprintf("c%d-s%d", c, steps-1))
+	}
+	join, _ := json.Marshal(map[string]any{"id": "join", "command": "true", "after": lasts})
+	batch.Write(join)
+	// The batch lists the join last but may list it anywhere: enqueue -
+	// orders a batch by its after.
+	cmd := h.command("enqueue", "-q", "-")
+	cmd.Stdin = strings.NewReader(batch.String())
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("enqueue -: %v\n%s", err, out)
+	}
+	// A chain whose first step dies.
+	h.must("enqueue", "--id", "doomed-0", "--max-retries", "1", "--command", "exit 3")
+	h.must("enqueue", "--id", "doomed-1", "--after", "doomed-0", "--command", "true")
+	h.must("enqueue", "--id", "doomed-2", "--after", "doomed-1", "--command", "true")
+
+	ws := []*proc{
+		h.start("worker", "start", "--count", "2", "--no-spool"),
+		h.start("worker", "start", "--count", "2", "--no-spool"),
+		h.start("worker", "start", "--count", "2", "--no-spool"),
+	}
+	seed := uint64(time.Now().UnixNano())
+	kills := killWorkers(t, h, ws, 6*time.Second, seed)
+	if _, _, code := h.run("wait", "--timeout", "2m", "join"); code != 0 {
+		t.Fatalf("wait join: exit %d (seed %d, %d kills)", code, seed, kills)
+	}
+	for _, j := range h.flowJobs() {
+		switch {
+		case strings.HasPrefix(j.ID, "doomed-"):
+		case j.State != "completed":
+			t.Errorf("job %s is %s, want completed (seed %d)", j.ID, j.State, seed)
+		}
+	}
+	if early, err := os.ReadFile(filepath.Join(dir, "early")); err == nil {
+		t.Errorf("steps ran before the step they wait for completed: %s (seed %d)", early, seed)
+	}
+	h.run("wait", "--timeout", "1m", "doomed-2")
+	for id, want := range map[string]string{"doomed-1": "dependency doomed-0 ended dead", "doomed-2": "dependency doomed-1 ended dead"} {
+		if v := h.show(id); v.State != "dead" || v.LastError != want {
+			t.Errorf("%s = %s %q, want dead %q", id, v.State, v.LastError, want)
+		}
+	}
+	t.Logf("dependency chaos: %d chains of %d, %d worker kills, seed %d", chains, steps, kills, seed)
 }

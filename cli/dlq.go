@@ -66,6 +66,11 @@ func dlqRetry(c *cli.Context, h *home) error {
 		}
 		removeDead(c, h, id)
 		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", id)
+		// Jobs its death made dead are pending again with it: their dead/
+		// files go too.
+		if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
+			logf(c)("dead/: %v", err)
+		}
 		return nil
 	})
 }

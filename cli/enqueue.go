@@ -148,13 +148,15 @@ func jobFlags() []cli.Flag {
 		&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
 		&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
+		&cli.StringSliceFlag{Name: "after", Usage: "wait until job `ID` completed (repeatable)"},
 	}
 }
 
 // jobFromFlags makes the job of the job flags, to run command.
 func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
-		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd")}
+		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd"),
+		After: c.StringSlice("after")}
 	if c.IsSet("max-retries") {
 		n := c.Int("max-retries")
 		nj.MaxRetries = &n

@@ -487,3 +487,60 @@ func TestMailOnDeadRecipe(t *testing.T) {
 		t.Errorf("sendmail got:\n%q\nwant (one mail, for the dead job only):\n%q", got, want)
 	}
 }
+
+// TestPipelineRecipe runs testdata/recipes/pipeline.mk with make: fetch,
+// then both builds, then package, each only once what it waits for
+// completed; and make fails, with every later step dead, when fetch dies.
+func TestPipelineRecipe(t *testing.T) {
+	makeBin, err := exec.LookPath("make")
+	if err != nil {
+		t.Skip("make is not installed")
+	}
+	makefile, err := filepath.Abs(filepath.Join(recipes, "pipeline.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHome(t)
+	h.must("config", "set", "max-retries", "1")
+	h.start("worker", "start", "--count", "2", "--no-spool")
+	dir := t.TempDir()
+	runMake := func(vars ...string) (string, int) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), runLimit)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, makeBin, append([]string{"-f", makefile, "-C", dir, "TIMEOUT=2m"}, vars...)...)
+		cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+		out, _ := cmd.CombinedOutput()
+		if ctx.Err() != nil {
+			t.Fatalf("make %v: still running after %v\n%s", vars, runLimit, out)
+		}
+		return string(out), cmd.ProcessState.ExitCode()
+	}
+	// Each build checks that fetch ran before it; package, that both did.
+	out, code := runMake("FETCH=echo fetch >> log",
+		"LINUX=grep -q fetch log && sleep 0.2 && echo linux >> log",
+		"MAC=grep -q fetch log && sleep 0.2 && echo mac >> log",
+		"PACKAGE=grep -q linux log && grep -q mac log && echo package >> log")
+	if code != 0 {
+		t.Fatalf("make release: exit %d, want 0\n%s", code, out)
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Fields(string(log))
+	if len(lines) != 4 || lines[0] != "fetch" || lines[3] != "package" {
+		t.Errorf("steps ran as %v, want fetch, the two builds, package", lines)
+	}
+
+	// fetch dies after the later steps were enqueued: they die with it.
+	out, code = runMake("FETCH=sleep 1; echo no network >&2; exit 1")
+	if code == 0 {
+		t.Fatalf("make release with a dying fetch: exit 0, want non-zero\n%s", out)
+	}
+	// Every step enqueued before fetch died died with it; a step enqueued
+	// after was refused, which fails make as well.
+	if dead, all := h.count("dead"), len(h.listAll()); dead < 2 || dead != all-4 {
+		t.Errorf("%d dead of %d jobs after fetch died, want fetch and every step enqueued after it dead", dead, all)
+	}
+}
