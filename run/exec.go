@@ -127,7 +127,8 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", gateScript, "/bin/sh", j.Command)
 	cmd.ExtraFiles = []*os.File{gate} // fd 3
 	cmd.Dir = j.Cwd
-	cmd.Env = mergeEnv(os.Environ(), j.Env, r)
+	mark := runMark(w.id, j.ID, r.Attempt)
+	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// Pdeathsig kills the shell if this worker dies; the reaper of whichever
 	// worker recovers the run kills the rest of the group.
@@ -138,7 +139,7 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	// process: keep this goroutine on one thread until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	err = cmd.Start()
+	err = startChild(cmd)
 	gate.Close()
 	stdout.Close()
 	stderr.Close()
@@ -153,7 +154,7 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 		runName := fmt.Sprintf("%d-%s-%d", os.Getpid(), j.ID, r.Attempt)
 		if conf, err = confine(cmd.Process.Pid, limits, runName); err != nil {
 			open.Close() // the gate reads EOF: the shell exits without running the command
-			cmd.Wait()
+			waitChild(cmd)
 			conf.end()
 			return result{err: fmt.Sprintf("set limits: %v", err)}
 		}
@@ -166,7 +167,10 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	}
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
-	err = cmd.Wait()
+	err = waitChild(cmd)
+	// Whatever the job left behind ends with it: its group, and what left
+	// the group but came back to this worker (the child subreaper).
+	stop(leftovers(cmd.Process.Pid, mark, false, false), leftoverGrace)
 	oomKilled := conf.end()
 	res := result{exitCode: exitCode(cmd)}
 	if conf != nil {
@@ -218,6 +222,10 @@ func signaled(cmd *exec.Cmd) bool {
 	return ok && ws.Signaled()
 }
 
+// leftoverGrace is how long what a run left behind has between TERM and
+// KILL once the run has ended.
+const leftoverGrace = time.Second
+
 // gateScript is the job's shell until the worker writes "go" to fd 3; then
 // the same shell runs the command (no second exec), with "shift" leaving its
 // positional parameters empty as under sh -c. EOF, when the worker died
@@ -239,12 +247,14 @@ func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
 	out := make([]string, 0, len(base)+len(env)+2)
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" {
+		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" && name != "QUEUECTL_RUN" {
 			out = append(out, kv)
 		}
 	}
 	for k, v := range env {
-		out = append(out, k+"="+v)
+		if k != "QUEUECTL_RUN" {
+			out = append(out, k+"="+v)
+		}
 	}
 	return append(out, "QUEUECTL_JOB_ID="+r.JobID, fmt.Sprintf("QUEUECTL_ATTEMPT=%d", r.Attempt))
 }

@@ -110,7 +110,10 @@ func (w *Worker) runHook(hard context.Context, h hookRun, ev hookEvent) string {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
-	err := cmd.Run()
+	err := startChild(cmd)
+	if err == nil {
+		err = waitChild(cmd)
+	}
 	var why string
 	switch {
 	case err == nil:

@@ -58,6 +58,11 @@ func (w *Worker) reapOnce(ctx context.Context) {
 				syscall.Kill(-pgid, syscall.SIGKILL)
 				groups = append(groups, pgid)
 			}
+			// What left the group (a setsid daemon) went to init when its
+			// worker died; its QUEUECTL_RUN mark still names the run.
+			for _, pid := range leftovers(0, runMark(f.WorkerID, f.JobID, f.Attempt), false, true) {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
 		}
 	}
 	// Every group is killed first and then waited for together: a dead

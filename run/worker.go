@@ -63,6 +63,35 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	}
 	w.host, _ = os.Hostname()
 	w.id = newWorkerID(w.host)
+	// The child subreaper of its jobs (children_linux.go): what a job
+	// leaves behind comes back to this worker, to be stopped and reaped.
+	defer becomeSubreaper()()
+	reaping := make(chan struct{})
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-reaping:
+				return
+			case <-t.C:
+				reapAdopted()
+			}
+		}
+	}()
+	defer func() {
+		// Nothing any run of this worker started outlives it.
+		stop(leftovers(0, w.id+":", true, false), leftoverGrace)
+		close(reaping)
+		<-reaped
+		// Reap what was adopted and has exited: nothing waits for it later.
+		for i := 0; i < 20 && adoptedAny(); i++ {
+			reapAdopted()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}()
 	ctx := context.WithoutCancel(hard)
 	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues}
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {

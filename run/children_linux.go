@@ -1,0 +1,227 @@
+package run
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A job's processes end with the job (SPEC §6). The worker makes itself the
+// child subreaper of everything it starts (PR_SET_CHILD_SUBREAPER): a
+// process a job leaves behind (`cmd &`, a `setsid` daemon, a double fork)
+// becomes the worker's child when its parent exits, instead of init's. So
+// when a run ends, whatever is left of it is still the worker's to find and
+// stop: the members of its process group, and the worker's descendants
+// that carry the run's QUEUECTL_RUN mark in their environment. Adopted
+// processes that exit are reaped here, since nothing else waits for them.
+
+// children are the processes this process started and waits for itself;
+// a zombie child that is not among them was adopted.
+var children = struct {
+	mu      sync.Mutex
+	pids    map[int]bool
+	zombies map[int]bool // adopted zombies seen by the last reapAdopted
+}{pids: map[int]bool{}}
+
+// startChild starts cmd as a child this process waits for (waitChild).
+func startChild(cmd *exec.Cmd) error {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	children.pids[cmd.Process.Pid] = true
+	return nil
+}
+
+// waitChild waits for a child started by startChild.
+func waitChild(cmd *exec.Cmd) error {
+	err := cmd.Wait()
+	children.mu.Lock()
+	delete(children.pids, cmd.Process.Pid)
+	children.mu.Unlock()
+	return err
+}
+
+var subreaper struct {
+	mu sync.Mutex
+	n  int
+}
+
+// becomeSubreaper makes this process the child subreaper of its
+// descendants until release is called by every worker that asked.
+func becomeSubreaper() (release func()) {
+	subreaper.mu.Lock()
+	defer subreaper.mu.Unlock()
+	if subreaper.n == 0 {
+		if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+			return func() {}
+		}
+	}
+	subreaper.n++
+	return func() {
+		subreaper.mu.Lock()
+		defer subreaper.mu.Unlock()
+		if subreaper.n--; subreaper.n == 0 {
+			unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 0, 0, 0, 0)
+		}
+	}
+}
+
+// directChildren lists this process's children, from the children file of
+// each of its threads.
+func directChildren() []int {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return nil
+	}
+	var out []int
+	for _, t := range tasks {
+		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		if err != nil {
+			continue
+		}
+		for _, f := range strings.Fields(string(data)) {
+			if pid, err := strconv.Atoi(f); err == nil {
+				out = append(out, pid)
+			}
+		}
+	}
+	return out
+}
+
+// reapAdopted reaps adopted children that have exited. A zombie is reaped
+// only when a second look finds it still there, so that a child some
+// other code of this process started, and is about to wait for, is never
+// taken from it.
+func reapAdopted() {
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	seen := map[int]bool{}
+	for _, pid := range directChildren() {
+		if children.pids[pid] {
+			continue
+		}
+		if p, ok := readProc(pid); ok && p.zombie {
+			if children.zombies[pid] {
+				var ws unix.WaitStatus
+				unix.Wait4(pid, &ws, unix.WNOHANG, nil)
+			} else {
+				seen[pid] = true
+			}
+		}
+	}
+	children.zombies = seen
+}
+
+// runMark is the QUEUECTL_RUN value of a run: the worker, job and attempt.
+func runMark(workerID, jobID string, attempt int) string {
+	return workerID + ":" + jobID + ":" + strconv.Itoa(attempt)
+}
+
+// marked reports whether process pid's environment holds QUEUECTL_RUN=mark,
+// or, when prefix is set, a QUEUECTL_RUN value starting with mark.
+func marked(pid int, mark string, prefix bool) bool {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for _, kv := range bytes.Split(data, []byte{0}) {
+		if v, ok := bytes.CutPrefix(kv, []byte("QUEUECTL_RUN=")); ok {
+			return string(v) == mark || prefix && strings.HasPrefix(string(v), mark)
+		}
+	}
+	return false
+}
+
+// leftovers finds what is left of a run: live members of process group
+// pgid (when > 0), and processes carrying its mark that descend from this
+// process (descendants only, unless anywhere: the run of a worker that
+// died, whose orphans went to init).
+func leftovers(pgid int, mark string, prefix, anywhere bool) []int {
+	groupAlive := pgid > 0 && syscall.Kill(-pgid, 0) == nil
+	if !anywhere && !groupAlive && !adoptedAny() {
+		return nil // the cheap case: nothing of it can be left
+	}
+	procs := listProcs()
+	parent := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parent[p.pid] = p.ppid
+	}
+	self := os.Getpid()
+	descends := func(pid int) bool {
+		for i := 0; i < 64 && pid > 1; i++ {
+			if pid = parent[pid]; pid == self {
+				return true
+			}
+		}
+		return false
+	}
+	var out []int
+	for _, p := range procs {
+		if p.zombie || p.pid == self {
+			continue
+		}
+		if pgid > 0 && p.pgrp == pgid || (anywhere || descends(p.pid)) && marked(p.pid, mark, prefix) {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// adoptedAny reports whether this process has a child it did not start.
+// The kernel gives an orphan to the subreaper's first live thread, the
+// main one, so only its children file is read: one read per run.
+func adoptedAny() bool {
+	self := strconv.Itoa(os.Getpid())
+	data, err := os.ReadFile("/proc/self/task/" + self + "/children")
+	if err != nil {
+		return true // cannot tell: look
+	}
+	children.mu.Lock()
+	defer children.mu.Unlock()
+	for _, f := range strings.Fields(string(data)) {
+		if pid, err := strconv.Atoi(f); err == nil && !children.pids[pid] {
+			return true
+		}
+	}
+	return false
+}
+
+// stop sends TERM to pids, waits up to grace for them to exit, then KILLs
+// what is left; adopted ones are reaped.
+func stop(pids []int, grace time.Duration) {
+	if len(pids) == 0 {
+		return
+	}
+	for _, pid := range pids {
+		syscall.Kill(pid, syscall.SIGTERM)
+	}
+	deadline := time.Now().Add(grace)
+	for len(pids) > 0 {
+		var left []int
+		for _, pid := range pids {
+			if p, ok := readProc(pid); ok && !p.zombie {
+				left = append(left, pid)
+			}
+		}
+		if pids = left; len(pids) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			for _, pid := range pids {
+				syscall.Kill(pid, syscall.SIGKILL)
+			}
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	reapAdopted()
+}

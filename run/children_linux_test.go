@@ -1,0 +1,83 @@
+package run
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// gone reports whether process pid has exited (or is a zombie, which holds
+// nothing).
+func gone(pid int) bool {
+	p, ok := readProc(pid)
+	return !ok || p.zombie
+}
+
+func pidIn(t *testing.T, path string) int {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(data)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pid
+}
+
+// What a job leaves behind ends with its run: a `cmd &` still in its
+// process group, and a setsid daemon that ignores TERM, which left the
+// group and came back to the worker, its child subreaper.
+func TestLeftoversStopWithTheRun(t *testing.T) {
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	bg, daemon := filepath.Join(dir, "bg"), filepath.Join(dir, "daemon")
+	enqueue(t, s, claim.NewJob{ID: "leaves", Command: "sleep 1000 & echo $! > " + bg +
+		"; setsid sh -c 'trap \"\" TERM; echo $$ > " + daemon + ".tmp; mv " + daemon + ".tmp " + daemon + "; while :; do sleep 1; done' &" +
+		" while [ ! -e " + daemon + " ]; do sleep 0.01; done"})
+	w := newWorker(t, s)
+	drain(t, w)
+	if j := get(t, s, "leaves"); j.State != claim.Completed {
+		t.Fatalf("job leaves: %s (%s), want completed", j.State, j.LastError)
+	}
+	for name, pid := range map[string]int{"the background job": pidIn(t, bg), "the setsid daemon": pidIn(t, daemon)} {
+		if !gone(pid) {
+			t.Errorf("%s (pid %d) outlived its run", name, pid)
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+}
+
+// A process that left a lost run's group (a setsid daemon, gone to init
+// with its worker) is found by its QUEUECTL_RUN mark and killed by the
+// reaper that recovers the run.
+func TestLostRunEscapeeIsKilled(t *testing.T) {
+	s := mustOpenStore(t)
+	leaders := lostRuns(t, s, 1)
+	escapee := exec.Command("sleep", "1000")
+	escapee.Env = append(os.Environ(), "QUEUECTL_RUN="+runMark("gone-worker", "lost-0", 1))
+	escapee.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := escapee.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { escapee.Process.Kill(); escapee.Wait() })
+	w := newWorker(t, s)
+	w.host, _ = os.Hostname()
+	w.id = "reaper"
+	w.reapOnce(context.Background())
+	if j := get(t, s, "lost-0"); j.State != claim.Pending {
+		t.Errorf("job lost-0: %s, want pending", j.State)
+	}
+	leaders[0].Wait()
+	if err := escapee.Wait(); err == nil {
+		t.Errorf("the lost run's setsid process was not killed")
+	}
+}

@@ -1,0 +1,25 @@
+//go:build !linux
+
+package run
+
+import (
+	"os/exec"
+	"strconv"
+	"time"
+)
+
+// Off Linux there is no child subreaper: what leaves a job's process group
+// is not found when the run ends (a timeout, a cancel and the reaper still
+// stop the group).
+
+func startChild(cmd *exec.Cmd) error { return cmd.Start() }
+func waitChild(cmd *exec.Cmd) error  { return cmd.Wait() }
+func becomeSubreaper() func()        { return func() {} }
+func reapAdopted()                   {}
+
+func runMark(workerID, jobID string, attempt int) string {
+	return workerID + ":" + jobID + ":" + strconv.Itoa(attempt)
+}
+
+func leftovers(pgid int, mark string, prefix, anywhere bool) []int { return nil }
+func stop(pids []int, grace time.Duration)                         {}
