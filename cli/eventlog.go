@@ -32,9 +32,14 @@ type eventLog struct {
 	w     io.Writer
 	json  bool
 	quiet bool
-	// home, db and spool complete the start-up line.
+	// home, db and watched complete the start-up line.
 	home, db string
 	watched  bool
+	// held keeps lines back until the worker's start-up line is out, so
+	// that it comes first although the spool is read before the worker
+	// registers; nil once it is out (or when nothing is held).
+	held []logLine
+	hold bool
 }
 
 func newEventLog(c *cli.Context) (*eventLog, error) {
@@ -97,8 +102,29 @@ func (l *eventLog) worker(e run.Event) {
 		}
 		line.Msg += fmt.Sprintf(", home %s, db %s, %s", l.home, l.db, watched)
 		line.Home, line.DB, line.Spool = l.home, l.db, &l.watched
+		l.print(line)
+		l.release()
+		return
 	}
 	l.print(line)
+}
+
+// holdUntilStart keeps every line back until the worker's start-up line.
+func (l *eventLog) holdUntilStart() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.hold = true
+}
+
+// release prints the lines held back, and holds no more.
+func (l *eventLog) release() {
+	l.mu.Lock()
+	held := l.held
+	l.held, l.hold = nil, false
+	l.mu.Unlock()
+	for _, line := range held {
+		l.print(line)
+	}
 }
 
 // spool prints a spool watcher's event.
@@ -123,6 +149,10 @@ func (l *eventLog) print(line logLine) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.hold && line.Event != string(run.EventStart) {
+		l.held = append(l.held, line)
+		return
+	}
 	if !l.json {
 		fmt.Fprintf(l.w, "queuectl: %s\n", line.Msg)
 		return
