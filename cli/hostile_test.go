@@ -637,3 +637,29 @@ func TestOtherUsersHomeRefused(t *testing.T) {
 		})
 	}
 }
+
+// Only queue.db deleted under an idle worker, its WAL and SHM left, and a
+// new file made by the next command: the worker ends, exit 1, saying why,
+// instead of spinning on I/O errors or idling deaf on the old file.
+func TestDatabaseFileOnlyDeletedUnderIdleWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "before", "--command", "true")
+	w := h.start("worker", "start")
+	h.must("wait", "--timeout", "30s", "before")
+	if err := os.Remove(filepath.Join(h.dir, "queue.db")); err != nil {
+		t.Fatal(err)
+	}
+	h.must("status") // makes a new queue.db
+	if code := w.exit(t, 30*time.Second); code != 1 || !strings.Contains(w.stderr.String(), "was deleted or replaced") {
+		t.Errorf("worker exit %d after its database was deleted, want 1 and why\n%s", code, w.stderr)
+	}
+	if n := strings.Count(w.stderr.String(), "disk I/O error"); n > 0 {
+		t.Errorf("the worker said disk I/O error %d times:\n%s", n, w.stderr)
+	}
+	h.must("enqueue", "--id", "after", "--command", "true")
+	h.must("worker", "start", "--drain")
+	if j := h.show("after"); j.State != "completed" {
+		t.Errorf("job after in the new file: %s, want completed", j.State)
+	}
+	checkIntegrity(t, filepath.Join(h.dir, "queue.db"))
+}
