@@ -19,7 +19,9 @@ type Claimant struct {
 // not-before time, then enqueue order — and records a new run of it. The
 // claim is one statement that no other claimant, in any process, can
 // interleave with (see the engine), so no two claimants take the same job.
-// It returns ErrNoJob when nothing is runnable.
+// A job of a queue that has as many jobs processing as its limit
+// (SetQueueLimit) is not runnable. It returns ErrNoJob when nothing is
+// runnable.
 func (s *Store) Claim(ctx context.Context, c Claimant) (Job, Run, error) {
 	return s.engine.Claim(ctx, ClaimParams{Claimant: c, Now: s.Now()})
 }

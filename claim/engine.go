@@ -35,7 +35,10 @@ type Engine interface {
 	Check() error
 
 	// Claim takes the next runnable job (priority DESC, run_after, seq)
-	// and records its run (NewRun), or returns ErrNoJob.
+	// and records its run (NewRun), or returns ErrNoJob. A job of a queue
+	// with as many jobs processing as its limit (SetQueueLimit, 0: none)
+	// is not runnable; the count is read in the claim's own statement, so
+	// that concurrent claims never both take a queue's last slot.
 	Claim(ctx context.Context, p ClaimParams) (Job, Run, error)
 	// CompleteAndClaim is Finish(done) then Claim(next) in one transaction.
 	// lost: done was no longer owned (ErrLost) and was dropped. ErrNoJob:
@@ -116,6 +119,15 @@ type Engine interface {
 	// SetConfig stores one canonical value, durably, if check (called in
 	// the same transaction with the stored config) accepts it.
 	SetConfig(ctx context.Context, key, value string, check func(stored map[string]string) error) error
+
+	// SetQueueLimit stores a queue's limit on processing jobs (0: none),
+	// durably, and wakes waiting workers.
+	SetQueueLimit(ctx context.Context, queue string, maxRunning int, now time.Time) error
+	// RemoveQueue deletes a queue's settings; false when it had none.
+	RemoveQueue(ctx context.Context, queue string) (bool, error)
+	// Queues lists the queues with settings by name, each with its jobs
+	// processing now.
+	Queues(ctx context.Context) ([]Queue, error)
 
 	// Schedules lists every schedule by name, with its last job's state.
 	Schedules(ctx context.Context) ([]Schedule, error)

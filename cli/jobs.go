@@ -37,6 +37,9 @@ func statusCommand() *cli.Command {
 				return err
 			}
 			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy}
+			if st.Queues, st.QueueCounts, err = queueSettings(c.Context, h); err != nil {
+				return err
+			}
 			if u := h.dirs.Unsafe(); u != nil {
 				st.SpoolUnsafe = fmt.Sprintf("%s (nothing is ingested); fix: %s", u.Problem, u.Fix)
 			}

@@ -64,7 +64,7 @@ Each command has --help with an example. Exit codes:
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
-			scheduleCommand(), completionCommand(), versionCommand(),
+			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

@@ -22,6 +22,8 @@ type Status struct {
 	// SpoolUnsafe says why the spool is refused and how to fix it; empty
 	// when it is safe. No file is ingested while it is set.
 	SpoolUnsafe string
+	Queues      []claim.Queue                  // queues with settings (claim.Store.Queues)
+	QueueCounts map[string]map[claim.State]int // claim.Store.QueueCounts, for JSON
 }
 
 // StatusObject is the JSON shape of `status` (see the package comment).
@@ -38,6 +40,7 @@ type StatusObject struct {
 	Busy         int            `json:"busy"`
 	Workers      []WorkerObject `json:"workers"`
 	SpoolUnsafe  string         `json:"spool_unsafe,omitempty"`
+	Queues       []QueueObject  `json:"queues"`
 }
 
 // WorkerObject is the JSON shape of one live worker process.
@@ -54,8 +57,9 @@ type WorkerObject struct {
 
 // Status renders `status`: two-space indented `key: value` lines (states in
 // claim.States order, then total, spool, rejected, workers, active (live
-// worker slots, every process) and busy (those running a job)),
-// then, when workers run, a blank line and a table of them. JSON: one
+// worker slots, every process) and busy (those running a job)), then one
+// `queue NAME: running/limit` line per queue with settings, then, when
+// workers run, a blank line and a table of them. JSON: one
 // object, see the package comment.
 func (p Printer) Status(s Status) error {
 	if p.JSON {
@@ -71,6 +75,9 @@ func (p Printer) Status(s Status) error {
 	}
 	fmt.Fprintf(&b, "  rejected: %d\n", s.Rejected)
 	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  busy: %d\n", len(s.Workers), slots(s.Workers), s.Busy)
+	for _, q := range s.Queues {
+		fmt.Fprintf(&b, "  queue %s: %s\n", q.Name, running(q))
+	}
 	if _, err := io.WriteString(p.Out, b.String()); err != nil {
 		return err
 	}
@@ -126,7 +133,7 @@ func StatusJSON(s Status) StatusObject {
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
 		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected, Active: slots(s.Workers), Busy: s.Busy,
-		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe,
+		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe, Queues: QueuesJSON(s.QueueCounts, s.Queues),
 	}
 }
 

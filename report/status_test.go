@@ -14,6 +14,11 @@ func TestStatus(t *testing.T) {
 		{ID: "w-box-100", Host: "box", PID: 100, Slots: 4, StartedAt: ago(time.Hour), HeartbeatAt: ago(2 * time.Second)},
 		{ID: "w-box-200", Host: "box", PID: 200, Slots: 1, Queues: []string{"ci", "nightly"},
 			StartedAt: ago(5 * time.Minute), HeartbeatAt: ago(1 * time.Second), Stopping: true},
+	}, Queues: []claim.Queue{
+		{Name: "heavy", MaxRunning: 2, Running: 2, UpdatedAt: ago(time.Hour)},
+		{Name: "mail", Running: 1, UpdatedAt: ago(time.Minute)},
+	}, QueueCounts: map[string]map[claim.State]int{
+		"heavy": {claim.Pending: 2, claim.Processing: 2}, "mail": {claim.Processing: 1, claim.Completed: 10},
 	}}
 	idle := Status{Counts: map[claim.State]int{}}
 	tests := []struct {

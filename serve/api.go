@@ -221,7 +221,12 @@ func (s *Server) apiQueues(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.QueuesJSON(counts))
+	limits, err := s.store.Queues(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.QueuesJSON(counts, limits))
 }
 
 // apiDLQ is `dlq list --json`.

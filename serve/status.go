@@ -23,7 +23,16 @@ func (s *Server) status(ctx context.Context) (report.Status, error) {
 	if err != nil {
 		return report.Status{}, err
 	}
-	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers}, nil
+	queues, err := s.store.Queues(ctx)
+	if err != nil {
+		return report.Status{}, err
+	}
+	perQueue, err := s.store.QueueCounts(ctx)
+	if err != nil {
+		return report.Status{}, err
+	}
+	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers,
+		Queues: queues, QueueCounts: perQueue}, nil
 }
 
 // liveWorkers lists the registered workers that still run: on this host by

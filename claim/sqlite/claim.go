@@ -86,7 +86,7 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 		worker_id = ?, lease_until = ?, updated_at = ?
 	WHERE seq = (
 		SELECT seq FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + `
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + underLimit + `
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
 	RETURNING ` + jobColumns, args
 }

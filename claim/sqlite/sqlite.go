@@ -52,9 +52,12 @@ var migration5 string
 //go:embed migration6.sql
 var migration6 string
 
+//go:embed migration7.sql
+var migration7 string
+
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7}
 
 // Engine is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.

@@ -1,0 +1,79 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// underLimit is the claim's condition that a job's queue has room: fewer of
+// its jobs processing than its limit. It is part of the claim statement, in
+// the claim's BEGIN IMMEDIATE transaction, and queue_counts is kept by
+// triggers in the transactions that change a job's state, so the count is
+// exact when the claim reads it: two claims never both take a queue's last
+// slot, and a run that ends (completed, failed, recovered after its worker
+// was lost) frees its slot in the same commit. The subquery does not depend
+// on the row, so SQLite evaluates it once per claim.
+const underLimit = `
+		AND queue NOT IN (SELECT l.queue FROM queue_limits l
+			JOIN queue_counts c ON c.queue = l.queue AND c.state = 'processing'
+			WHERE l.max_running > 0 AND c.n >= l.max_running)`
+
+// SetQueueLimit inserts or changes a queue's limit.
+func (e *Engine) SetQueueLimit(ctx context.Context, queue string, maxRunning int, now time.Time) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, `INSERT INTO queue_limits (queue, max_running, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (queue) DO UPDATE SET max_running = excluded.max_running, updated_at = excluded.updated_at`,
+			queue, maxRunning, now.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("set queue %s: %w", queue, err)
+	}
+	e.notify()
+	return nil
+}
+
+// RemoveQueue deletes a queue's settings.
+func (e *Engine) RemoveQueue(ctx context.Context, queue string) (bool, error) {
+	var n int64
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, "DELETE FROM queue_limits WHERE queue = ?", queue)
+		if err == nil {
+			n, err = res.RowsAffected()
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("remove queue %s: %w", queue, err)
+	}
+	if n > 0 {
+		e.notify()
+	}
+	return n > 0, nil
+}
+
+// Queues lists the queues with settings and their processing counts.
+func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
+	rows, err := e.query(ctx, nil, `SELECT l.queue, l.max_running, l.updated_at, coalesce(c.n, 0)
+		FROM queue_limits l LEFT JOIN queue_counts c ON c.queue = l.queue AND c.state = 'processing'
+		ORDER BY l.queue`)
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
+	}
+	defer rows.Close()
+	out := []claim.Queue{}
+	for rows.Next() {
+		var q claim.Queue
+		var updated int64
+		if err := rows.Scan(&q.Name, &q.MaxRunning, &updated, &q.Running); err != nil {
+			return nil, fmt.Errorf("list queues: %w", err)
+		}
+		q.UpdatedAt = time.Unix(0, updated).UTC()
+		out = append(out, q)
+	}
+	return out, rows.Err()
+}

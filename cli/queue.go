@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/urfave/cli/v2"
+)
+
+func queueCommand() *cli.Command {
+	return &cli.Command{
+		Name:            "queue",
+		Usage:           "per-queue settings: how many of a queue's jobs run at once",
+		Description:     "Example: queuectl queue set heavy --max-running 2",
+		HideHelpCommand: true,
+		Subcommands: []*cli.Command{{
+			Name:      "set",
+			Usage:     "limit how many jobs of a queue run at once, across every worker and host",
+			ArgsUsage: "NAME",
+			Description: `At most N jobs of the queue run at once, whichever workers run them; 0: no
+limit. Stored in the database; running workers apply it at their next claim.
+
+Example: queuectl queue set heavy --max-running 2`,
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "max-running", Usage: "at most `N` jobs of the queue at once (0: no limit)"},
+			},
+			Action: withHome(func(c *cli.Context, h *home) error {
+				a, err := args(c, 1, 1)
+				if err != nil {
+					return err
+				}
+				if !c.IsSet("max-running") {
+					return withHint(usagef("give the limit with --max-running N"), "queuectl queue set "+a[0]+" --max-running 2")
+				}
+				if err := h.store.SetQueueLimit(c.Context, a[0], c.Int("max-running")); err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "queue %s: max running %s\n", a[0], maxRunning(c.Int("max-running")))
+				return nil
+			}),
+		}, {
+			Name:        "list",
+			Usage:       "list every queue with jobs or settings: its limit and its jobs per state",
+			Description: "Example: queuectl queue list --json",
+			Flags:       []cli.Flag{jsonFlag},
+			Action: withHome(func(c *cli.Context, h *home) error {
+				if _, err := args(c, 0, 0); err != nil {
+					return err
+				}
+				limits, counts, err := queueSettings(c.Context, h)
+				if err != nil {
+					return err
+				}
+				return printer(c).Queues(counts, limits)
+			}),
+		}, {
+			Name:        "rm",
+			Usage:       "forget a queue's settings: its jobs run without limit",
+			ArgsUsage:   "NAME",
+			Description: "Example: queuectl queue rm heavy",
+			Action: withHome(func(c *cli.Context, h *home) error {
+				a, err := args(c, 1, 1)
+				if err != nil {
+					return err
+				}
+				return h.store.RemoveQueue(c.Context, a[0])
+			}),
+		}},
+	}
+}
+
+// queueSettings reads the queues' settings and their jobs per state.
+func queueSettings(ctx context.Context, h *home) ([]claim.Queue, map[string]map[claim.State]int, error) {
+	limits, err := h.store.Queues(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := h.store.QueueCounts(ctx)
+	return limits, counts, err
+}
+
+func maxRunning(n int) string {
+	if n == 0 {
+		return "no limit"
+	}
+	return fmt.Sprint(n)
+}
