@@ -12,29 +12,40 @@ import (
 
 // maxConcurrent replays a file of "+ ID" and "- ID" lines, which jobs
 // append as they start and end, and returns how many ran at once at most
-// per queue (the part of ID before its first '-'). A job writes "+" after
-// it started and "-" before it ends, so this is at most what really ran.
-func maxConcurrent(t *testing.T, path string) map[string]int {
+// per group of IDs. A job writes "+" after it started and "-" before it
+// ends, so this is at most what really ran.
+func maxConcurrent(t *testing.T, path string, group func(id string) string) map[string]int {
+	t.Helper()
+	running, most := map[string]int{}, map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(readFile(t, path)), "\n") {
+		sign, id, ok := strings.Cut(line, " ")
+		if !ok {
+			t.Fatalf("line %q in %s", line, path)
+		}
+		g := group(id)
+		if sign == "+" {
+			running[g]++
+		} else {
+			running[g]--
+		}
+		most[g] = max(most[g], running[g])
+	}
+	return most
+}
+
+// byQueue groups ids queue-n by queue.
+func byQueue(id string) string {
+	queue, _, _ := strings.Cut(id, "-")
+	return queue
+}
+
+func readFile(t *testing.T, path string) string {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	running, most := map[string]int{}, map[string]int{}
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		sign, id, ok := strings.Cut(line, " ")
-		if !ok {
-			t.Fatalf("line %q in %s", line, path)
-		}
-		queue, _, _ := strings.Cut(id, "-")
-		if sign == "+" {
-			running[queue]++
-		} else {
-			running[queue]--
-		}
-		most[queue] = max(most[queue], running[queue])
-	}
-	return most
+	return string(data)
 }
 
 // TestQueueLimitAcrossProcesses: three worker processes of 4 slots each
@@ -74,7 +85,7 @@ func TestQueueLimitAcrossProcesses(t *testing.T) {
 		ids = append(ids, fmt.Sprintf("light-%d", i))
 	}
 	h.must(append([]string{"wait"}, ids...)...)
-	most := maxConcurrent(t, log)
+	most := maxConcurrent(t, log, byQueue)
 	if most["heavy"] > limit {
 		t.Errorf("%d heavy jobs ran at once, limit %d", most["heavy"], limit)
 	}
