@@ -161,44 +161,46 @@ func enqueueBatches(b *testing.B, s *claim.Store, n int, mk func(i int) claim.Ne
 func BenchmarkClaimBesideLimitedQueue(b *testing.B) {
 	for _, backlog := range []int{0, 100, 1000} {
 		b.Run(fmt.Sprintf("backlog=%d", backlog), func(b *testing.B) {
-			s := mustOpenStore(b)
-			if backlog > 0 {
-				mustSetLimit(b, s, "heavy", 2)
-				heavy := make([]claim.NewJob, backlog+2)
-				for k := range heavy {
-					heavy[k] = claim.NewJob{Queue: "heavy", Command: "true"}
+			benchEngines(b, func(b *testing.B, db testDB) {
+				s := db.open(b)
+				if backlog > 0 {
+					mustSetLimit(b, s, "heavy", 2)
+					heavy := make([]claim.NewJob, backlog+2)
+					for k := range heavy {
+						heavy[k] = claim.NewJob{Queue: "heavy", Command: "true"}
+					}
+					if _, err := s.EnqueueAll(b.Context(), heavy); err != nil {
+						b.Fatal(err)
+					}
+					other := claimant(b, "heavy-runner")
+					other.Queues = []string{"heavy"}
+					mustClaim(b, s, other)
+					mustClaim(b, s, other) // heavy is full now
 				}
-				if _, err := s.EnqueueAll(b.Context(), heavy); err != nil {
-					b.Fatal(err)
+				for i := 0; i < b.N; i += 1000 {
+					batch := make([]claim.NewJob, min(1000, b.N-i))
+					for k := range batch {
+						batch[k] = claim.NewJob{Command: "true"}
+					}
+					if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+						b.Fatal(err)
+					}
 				}
-				other := claimant(b, "heavy-runner")
-				other.Queues = []string{"heavy"}
-				mustClaim(b, s, other)
-				mustClaim(b, s, other) // heavy is full now
-			}
-			for i := 0; i < b.N; i += 1000 {
-				batch := make([]claim.NewJob, min(1000, b.N-i))
-				for k := range batch {
-					batch[k] = claim.NewJob{Command: "true"}
+				c := claimant(b, "bench")
+				b.ResetTimer()
+				for range b.N {
+					j, r, err := s.Claim(b.Context(), c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if j.Queue != "default" {
+						b.Fatalf("claimed a job of queue %s, which is full", j.Queue)
+					}
+					if err := s.Complete(b.Context(), r); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
-					b.Fatal(err)
-				}
-			}
-			c := claimant(b, "bench")
-			b.ResetTimer()
-			for range b.N {
-				j, r, err := s.Claim(b.Context(), c)
-				if err != nil {
-					b.Fatal(err)
-				}
-				if j.Queue != "default" {
-					b.Fatalf("claimed a job of queue %s, which is full", j.Queue)
-				}
-				if err := s.Complete(b.Context(), r); err != nil {
-					b.Fatal(err)
-				}
-			}
+			})
 		})
 	}
 }
