@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -69,8 +70,10 @@ type Engine interface {
 
 	// Get returns one job or ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
-	// List returns the jobs f selects, in its order (f is checked).
-	List(ctx context.Context, f Filter) ([]Job, error)
+	// Jobs streams the jobs f selects, in its order (f is checked), one at
+	// a time: memory stays flat at any size. It stops at the first error,
+	// which it yields, or when the caller stops ranging.
+	Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error]
 	// QueueCounts returns the jobs per queue and state, without zeros.
 	QueueCounts(ctx context.Context) (map[string]map[State]int, error)
 	// Runs returns a job's runs, first attempt first.

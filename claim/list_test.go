@@ -1,11 +1,13 @@
 package claim_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -74,6 +76,52 @@ func TestListBadPrefix(t *testing.T) {
 			_, err := s.List(t.Context(), claim.Filter{IDPrefix: prefix})
 			if !errors.Is(err, claim.ErrInvalid) {
 				t.Errorf("List(IDPrefix %q) = %v, want ErrInvalid", prefix, err)
+			}
+		}
+	})
+}
+
+// TestJobsStream: the stream yields what List returns, one job at a time;
+// a caller that stops early frees the store at once; a bad prefix is an
+// error, yielded.
+func TestJobsStream(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		for i := range 25 {
+			mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("job-%02d", i), Command: "true", Queue: []string{"a", "b"}[i%2]})
+		}
+		for _, f := range []claim.Filter{{}, {Newest: true}, {Queue: "b"}, {Limit: 7}, {IDPrefix: "job-1"}, {State: claim.Dead}} {
+			want, err := s.List(t.Context(), f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []claim.Job
+			for j, err := range s.Jobs(t.Context(), f) {
+				if err != nil {
+					t.Fatalf("Jobs(%+v): %v", f, err)
+				}
+				got = append(got, j)
+			}
+			if ids(got) != ids(want) {
+				t.Errorf("Jobs(%+v) = %s, want %s", f, ids(got), ids(want))
+			}
+		}
+		n := 0
+		for _, err := range s.Jobs(t.Context(), claim.Filter{}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n++; n == 3 {
+				break
+			}
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+		defer cancel()
+		if _, err := s.Enqueue(ctx, claim.NewJob{ID: "after-break", Command: "true"}); err != nil {
+			t.Errorf("Enqueue after a stream stopped early = %v; the stream still holds the store", err)
+		}
+		for _, err := range s.Jobs(t.Context(), claim.Filter{IDPrefix: "-x"}) {
+			if !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("Jobs with a bad prefix yielded %v, want ErrInvalid", err)
 			}
 		}
 	})

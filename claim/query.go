@@ -1,6 +1,9 @@
 package claim
 
-import "context"
+import (
+	"context"
+	"iter"
+)
 
 // Get returns the job with the given id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (Job, error) {
@@ -25,13 +28,32 @@ type Filter struct {
 	AfterID string
 }
 
-// List returns jobs in enqueue order (see Filter for the others).
+// List returns jobs in enqueue order (see Filter for the others), all in
+// one slice: for pages. A listing of any size is Jobs.
 // Errors: ErrInvalid for an IDPrefix no job id can start with.
 func (s *Store) List(ctx context.Context, f Filter) ([]Job, error) {
-	if f.IDPrefix != "" && !ValidID(f.IDPrefix) {
-		return nil, invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
+	var out []Job
+	for j, err := range s.Jobs(ctx, f) {
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
 	}
-	return s.engine.List(ctx, f)
+	return out, nil
+}
+
+// Jobs streams the jobs f selects, in its order, one at a time, from the
+// store to the caller: memory stays flat at any size. The range ends at
+// the first error, which it yields: ErrInvalid for an IDPrefix no job id
+// can start with, or the engine's. While the caller ranges, the read holds
+// a connection (SQLite: the store's only one), so the loop's body must not
+// use the same Store.
+func (s *Store) Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error] {
+	if f.IDPrefix != "" && !ValidID(f.IDPrefix) {
+		err := invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
+		return func(yield func(Job, error) bool) { yield(Job{}, err) }
+	}
+	return s.engine.Jobs(ctx, f)
 }
 
 // IDPrefixEnd is the end of the range of ids that start with prefix (a

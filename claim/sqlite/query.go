@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strings"
 	"time"
@@ -82,14 +83,48 @@ func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
 	return j, nil
 }
 
-// List returns the jobs f selects, in f's order.
-func (e *Engine) List(ctx context.Context, f claim.Filter) ([]claim.Job, error) {
+// Jobs streams the jobs f selects, in f's order, one row in memory at a
+// time: `list` of a million jobs starts at once and stays small. The read
+// holds the engine's one connection until the caller stops ranging.
+func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, error] {
+	return func(yield func(claim.Job, error) bool) {
+		q, args, empty, err := e.listQuery(ctx, f)
+		if err != nil {
+			yield(claim.Job{}, err)
+			return
+		}
+		if empty {
+			return
+		}
+		rows, err := e.query(ctx, nil, q, args...)
+		if err != nil {
+			yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
+				return
+			}
+			if !yield(j, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
+		}
+	}
+}
+
+// listQuery builds the listing's statement; empty: nothing can match.
+func (e *Engine) listQuery(ctx context.Context, f claim.Filter) (q string, args []any, empty bool, err error) {
 	from, empty, err := e.listIndex(ctx, f)
 	if err != nil || empty {
-		return nil, err
+		return "", nil, empty, err
 	}
 	var where []string
-	var args []any
 	if f.State != "" {
 		where, args = append(where, "state = ?"), append(args, string(f.State))
 	}
@@ -116,7 +151,7 @@ func (e *Engine) List(ctx context.Context, f claim.Filter) ([]claim.Job, error) 
 	case f.After != 0:
 		where, args = append(where, "seq > ?"), append(args, f.After)
 	}
-	q := "SELECT " + jobColumns + " FROM jobs" + from
+	q = "SELECT " + jobColumns + " FROM jobs" + from
 	if len(where) > 0 {
 		q += " WHERE " + strings.Join(where, " AND ")
 	}
@@ -127,7 +162,7 @@ func (e *Engine) List(ctx context.Context, f claim.Filter) ([]claim.Job, error) 
 	if f.Limit > 0 {
 		q += fmt.Sprintf(" LIMIT %d", f.Limit)
 	}
-	return e.queryJobs(ctx, q, args...)
+	return q, args, false, nil
 }
 
 // listIndex picks the index for a listing by both state and queue, which
