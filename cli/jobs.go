@@ -97,11 +97,9 @@ Example: queuectl list --state failed --newest --limit 20`,
 				}
 				f.State = st
 			}
-			jobs, err := h.store.List(c.Context, f)
-			if err != nil {
-				return err
-			}
-			return printer(c).Jobs(jobs)
+			// Streamed from the store to stdout: a million jobs start
+			// at once, in flat memory.
+			return printer(c).JobStream(h.store.Jobs(c.Context, f))
 		}),
 	}
 }
