@@ -45,6 +45,7 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 		{"/api/v1/jobs?queue=later", []string{"list", "--queue", "later", "--json"}},
 		{"/api/v1/jobs/bad", []string{"show", "--json", "bad"}},
 		{"/api/v1/dlq", []string{"dlq", "list", "--json"}},
+		{"/api/v1/queues", []string{"queue", "list", "--json"}},
 	} {
 		resp, body := get(t, ts.URL+tc.path)
 		want, code := h.cli(t, tc.args...)
