@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
 )
 
 func mustOpenStore(tb testing.TB) *claim.Store {
