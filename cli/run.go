@@ -73,15 +73,20 @@ func runJob(c *cli.Context, h *home) error {
 	return jobExit(j)
 }
 
-// jobExit is run's exit for a finished job: its last attempt's exit code.
+// jobExit is run's exit for a finished job: its last attempt's exit code
+// when it is dead, 1 when someone else canceled it.
 func jobExit(j claim.Job) error {
-	if j.State == claim.Completed {
+	switch {
+	case j.State == claim.Completed:
 		return nil
-	}
-	if j.ExitCode != nil && *j.ExitCode > 0 && *j.ExitCode < 256 {
+	case j.State != claim.Dead:
+		return &exitStatus{exitFailure, fmt.Errorf("job %s was %s", j.ID, j.State)}
+	case j.ExitCode != nil && *j.ExitCode > 0 && *j.ExitCode < 256:
 		return &exitStatus{*j.ExitCode, nil}
+	case j.LastError == "":
+		return &exitStatus{exitFailure, fmt.Errorf("job %s is dead", j.ID)}
 	}
-	return &exitStatus{exitFailure, fmt.Errorf("job %s is %s: %s", j.ID, j.State, j.LastError)}
+	return &exitStatus{exitFailure, fmt.Errorf("job %s is dead: %s", j.ID, j.LastError)}
 }
 
 // runSpec makes the job of run's flags and arguments: the caller's
