@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"strings"
 	"time"
 
@@ -151,29 +150,22 @@ func shellQuote(words []string) string {
 	return b.String()
 }
 
-// checkWorkers says at once when no live worker serves queue, and refuses
-// to go on with --no-wait-for-worker.
+// checkWorkers says at once, as wait does, when no live worker serves
+// queue, and refuses to go on with --no-wait-for-worker.
 func checkWorkers(c *cli.Context, h *home, queue string) error {
 	if queue == "" {
 		queue = "default"
 	}
 	live, err := liveWorkers(c.Context, h)
-	if err != nil {
+	if err != nil || served(queue, live) {
 		return err
 	}
-	for _, w := range live {
-		if len(w.Queues) == 0 || slices.Contains(w.Queues, queue) {
-			return nil
-		}
-	}
-	start := "queuectl worker start"
-	if queue != "default" {
-		start += " --queue " + queue
-	}
+	hint := "queuectl worker start --queue " + queue
 	if c.Bool("no-wait-for-worker") {
-		return withHint(fmt.Errorf("no live worker serves queue %s", queue), "start one: "+start)
+		return withHint(fmt.Errorf("no live worker serves queue %s", queue), hint)
 	}
-	logf(c)("no live worker serves queue %s; waiting for one (start one: %s)", queue, start)
+	logf(c)("warning: no live worker serves queue %s; the job waits until one does", queue)
+	logf(c)("hint: %s", hint)
 	return nil
 }
 
