@@ -592,13 +592,7 @@ func TestOtherUsersHomeRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newHome(t)
-			// The other user's job: it must never run as us.
-			h.must("enqueue", "--id", "x", "--command", "touch "+marker)
-			w := h.start("worker", "start", "--no-spool")
-			waitFor(t, 30*time.Second, "the job to run", func() bool { _, err := os.Stat(marker); return err == nil })
-			h.must("worker", "stop", "--wait")
-			w.exit(t, 30*time.Second)
-			os.Remove(marker)
+			// A job that must not run from a home another user can write to.
 			h.must("enqueue", "--id", "y", "--command", "touch "+marker)
 			path := filepath.Join(h.dir, tc.path)
 			if _, err := os.Stat(path); err != nil {

@@ -257,12 +257,13 @@ func TestUnwritableLogsPostponeTheJob(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx, ctx) }()
 	defer func() { cancel(); <-done }()
+	var j claim.Job
 	waitFor(t, "the job to be put back with the reason", func() bool {
-		j := get(t, s, "loud")
+		j = get(t, s, "loud")
 		return j.State == claim.Pending && strings.Contains(j.LastError, "log directory "+blocker+" is not a directory")
 	})
-	if j := get(t, s, "loud"); j.Attempts != 0 {
-		t.Errorf("attempts %d after the logs could not be written, want 0", j.Attempts)
+	if j.Attempts != 0 || j.Lost != 0 {
+		t.Errorf("attempts %d, lost %d after the logs could not be written, want 0, 0", j.Attempts, j.Lost)
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Errorf("the job ran although its output could not be kept")
