@@ -3,8 +3,8 @@ package report
 import (
 	"fmt"
 	"io"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
