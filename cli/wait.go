@@ -146,7 +146,9 @@ func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
 // checkServed warns when no live worker serves some of queues, and says so
 // when that changes.
 func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
-	live, err := liveWorkers(ctx, w.h)
+	// A short --timeout must not cut the first look short: the warning is
+	// what tells a user why the wait timed out.
+	live, err := liveWorkers(context.WithoutCancel(ctx), w.h)
 	if err != nil {
 		return // the wait itself will meet the store's error
 	}
