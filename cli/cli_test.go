@@ -41,6 +41,11 @@ func TestHelpOfEveryCommand(t *testing.T) {
 		if code != 0 || errText != "" {
 			t.Errorf("%s --help: exit %d, stderr %q; want 0 and nothing", name, code, errText)
 		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Count(line, "(default: ") > 1 || strings.Contains(line, "(default: false)") {
+				t.Errorf("%s --help shows a doubled or empty default: %q", name, line)
+			}
+		}
 		example := regexp.MustCompile(`(?m)^\s*Example[^:]*: .*` + regexp.QuoteMeta(name) + `\b`)
 		if !example.MatchString(out) {
 			t.Errorf("%s --help has no example line using %q:\n%s", name, name, out)
