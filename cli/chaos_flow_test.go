@@ -64,6 +64,9 @@ func TestChaosSchedule(t *testing.T) {
 	}
 	seed := uint64(time.Now().UnixNano())
 	kills := killWorkers(t, h, ws, 8*time.Second, seed)
+	// The workers killWorkers leaves running go on until three due times
+	// have fired: a loaded machine may have fired fewer in the kill window.
+	waitFor(t, 2*time.Minute, "3 jobs of a schedule due every second", func() bool { return len(h.flowJobs()) >= 3 })
 	h.must("schedule", "pause", "tick")
 
 	jobs := h.flowJobs()
@@ -76,9 +79,6 @@ func TestChaosSchedule(t *testing.T) {
 			due[d] = j.ID
 		}
 		ids = append(ids, j.ID)
-	}
-	if len(jobs) < 3 {
-		t.Fatalf("%d jobs in 8s of a schedule due every second (seed %d, %d kills), want at least 3", len(jobs), seed, kills)
 	}
 	// The surviving workers recover what the killed ones held.
 	h.must(append([]string{"wait", "--timeout", "2m"}, ids...)...)
