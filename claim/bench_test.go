@@ -3,6 +3,10 @@ package claim_test
 import (
 	"errors"
 	"fmt"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -216,4 +220,149 @@ func cpuTime() time.Duration {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// largeEnv turns on the benchmarks at a million queued jobs, which take
+// minutes to fill: QUEUECTL_BENCH_LARGE=1 go test -run '^$' -bench Claimers ./claim
+const largeEnv = "QUEUECTL_BENCH_LARGE"
+
+// queuedSizes are the queue depths the scaling benchmarks run at.
+func queuedSizes(b *testing.B) []int {
+	if os.Getenv(largeEnv) == "" {
+		b.Log("at 1,000 queued jobs only; set " + largeEnv + "=1 for 1,000,000 as well")
+		return []int{1000}
+	}
+	return []int{1000, 1000000}
+}
+
+// fill enqueues n jobs running true, in batches of 10,000.
+func fill(b *testing.B, s *claim.Store, n int) {
+	b.Helper()
+	for i := 0; i < n; i += 10000 {
+		batch := make([]claim.NewJob, min(10000, n-i))
+		for k := range batch {
+			batch[k] = claim.NewJob{Command: "true"}
+		}
+		if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkClaimers measures 8 worker slots of one process each claiming
+// and completing jobs as fast as they can (CompleteAndClaim, as a busy
+// slot does), with 1,000 and 1,000,000 jobs queued: the claim must cost
+// the same at both. Each run first tops the queue up by the b.N jobs it
+// will take.
+func BenchmarkClaimers(b *testing.B) {
+	const slots = 8
+	for _, e := range testEngines {
+		b.Run(e.name, func(b *testing.B) {
+			for _, queued := range queuedSizes(b) {
+				db := testDB{engine: e.name, location: e.create(b)}
+				s := db.open(b)
+				fill(b, s, queued)
+				b.Run(fmt.Sprintf("queued=%d", queued), func(b *testing.B) {
+					fill(b, s, b.N)
+					var done atomic.Int64
+					var wg sync.WaitGroup
+					b.ResetTimer()
+					for g := range slots {
+						c := claimant(b, fmt.Sprintf("slot%d", g))
+						wg.Go(func() {
+							_, r, err := s.Claim(b.Context(), c)
+							for err == nil {
+								if done.Add(1) > int64(b.N) {
+									err = s.Complete(b.Context(), r)
+									break
+								}
+								_, r, _, err = s.CompleteAndClaim(b.Context(), r, c)
+							}
+							if err != nil && !errors.Is(err, claim.ErrNoJob) {
+								b.Error(err)
+							}
+						})
+					}
+					wg.Wait()
+					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkEnqueueToStart measures the time from an Enqueue's return to
+// an idle slot of another Store (another process would be the same)
+// claiming the job, woken by the engine's wake-ups (the wake file, NOTIFY)
+// rather than by a poll (the fallback poll here is a minute). It reports
+// the median and the 90th percentile.
+func BenchmarkEnqueueToStart(b *testing.B) {
+	benchEngines(b, func(b *testing.B, db testDB) {
+		producer, consumer := db.open(b), db.open(b)
+		changes, err := consumer.Changes(b.Context())
+		if err != nil {
+			b.Fatal(err)
+		}
+		claimed := make(chan time.Time)
+		go func() {
+			c := claimant(b, "idle")
+			for {
+				_, r, err := consumer.Claim(b.Context(), c)
+				if errors.Is(err, claim.ErrNoJob) {
+					select {
+					case <-changes:
+					case <-time.After(time.Minute):
+					case <-b.Context().Done():
+						return
+					}
+					continue
+				}
+				if err != nil {
+					return
+				}
+				at := time.Now()
+				consumer.Complete(b.Context(), r)
+				claimed <- at
+			}
+		}()
+		lat := make([]time.Duration, 0, b.N)
+		for b.Loop() {
+			if _, err := producer.Enqueue(b.Context(), claim.NewJob{Command: "true"}); err != nil {
+				b.Fatal(err)
+			}
+			enqueued := time.Now()
+			lat = append(lat, (<-claimed).Sub(enqueued))
+		}
+		slices.Sort(lat)
+		b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "p50-ms")
+		b.ReportMetric(float64(lat[len(lat)*9/10].Microseconds())/1000, "p90-ms")
+	})
+}
+
+// BenchmarkReadsAtScale measures what `status` and `list --limit 100`
+// read, with 1,000 and 1,000,000 jobs in the store.
+func BenchmarkReadsAtScale(b *testing.B) {
+	for _, e := range testEngines {
+		b.Run(e.name, func(b *testing.B) {
+			for _, queued := range queuedSizes(b) {
+				db := testDB{engine: e.name, location: e.create(b)}
+				s := db.open(b)
+				fill(b, s, queued)
+				b.Run(fmt.Sprintf("jobs=%d/counts", queued), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := s.Counts(b.Context()); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+				b.Run(fmt.Sprintf("jobs=%d/list100", queued), func(b *testing.B) {
+					for b.Loop() {
+						if js, err := s.List(b.Context(), claim.Filter{Limit: 100}); err != nil || len(js) != 100 {
+							b.Fatal(len(js), err)
+						}
+					}
+				})
+			}
+		})
+	}
 }

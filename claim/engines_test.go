@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/postgres"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	_ "github.com/queuectl/queuectl/claim/sqlite"
 )
 
@@ -20,9 +22,12 @@ type testEngine struct {
 	create func(tb testing.TB) string
 }
 
-// testEngines lists every engine, SQLite first.
+// testEngines lists every engine, SQLite first. PostgreSQL's tests run in
+// a schema of their own on the server QUEUECTL_TEST_POSTGRES names, and
+// skip (saying so) without it.
 var testEngines = []testEngine{
 	{claim.EngineSQLite, func(tb testing.TB) string { return tb.TempDir() + "/queue.db" }},
+	{claim.EnginePostgres, pgtest.DSN},
 }
 
 // testDB is one test's database; each open returns another Store on it, as

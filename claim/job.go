@@ -63,6 +63,10 @@ var (
 	// ErrDiskFull means a write failed because the file system holding the
 	// database has no space left. The message names the directory.
 	ErrDiskFull = errors.New("disk full")
+	// ErrUnavailable means the database server cannot be reached, or
+	// refuses the connection (authentication, no such database). It is
+	// the environment's fault, never a job's: a worker waits and retries.
+	ErrUnavailable = errors.New("database unavailable")
 )
 
 func invalidf(format string, args ...any) error {

@@ -34,7 +34,12 @@ var (
 // overlapping another, and a sound database.
 //
 //	go test -run TestChaos -chaos.long -timeout 2h -v .
-func TestChaos(t *testing.T) {
+func TestChaos(t *testing.T) { testChaos(t, newHome(t)) }
+
+// TestChaosPostgres is TestChaos with the store in PostgreSQL.
+func TestChaosPostgres(t *testing.T) { testChaos(t, newPostgresHome(t)) }
+
+func testChaos(t *testing.T, h *qhome) {
 	needTools(t, "flock")
 	rounds := 60
 	if *chaosLong {
@@ -48,7 +53,7 @@ func TestChaos(t *testing.T) {
 		seed = uint64(time.Now().UnixNano())
 	}
 	t.Logf("chaos: %d rounds, seed %d (-chaos.seed=%d repeats the schedule)", rounds, seed, seed)
-	c := newChaos(t, seed)
+	c := newChaos(t, h, seed)
 	began := time.Now()
 	for r := 0; r < rounds; r++ {
 		c.round()
@@ -113,9 +118,9 @@ type chaosStats struct {
 
 const chaosFailRetries = 2
 
-func newChaos(t *testing.T, seed uint64) *chaos {
+func newChaos(t *testing.T, h *qhome, seed uint64) *chaos {
 	dir := t.TempDir()
-	c := &chaos{t: t, h: newHome(t), rng: rand.New(rand.NewPCG(seed, seed>>1|1)),
+	c := &chaos{t: t, h: h, rng: rand.New(rand.NewPCG(seed, seed>>1|1)),
 		out: filepath.Join(dir, "out"), locks: filepath.Join(dir, "locks"),
 		jobs: map[string]*chaosJob{}, kills: map[string]int{}, killedPIDs: map[int]bool{}}
 	if err := os.Mkdir(c.locks, 0o700); err != nil {
@@ -392,9 +397,10 @@ func (c *chaos) settle() {
 // and every process's stderr.
 func (c *chaos) verify() {
 	t := c.t
-	dbPath := filepath.Join(c.h.dir, "queue.db")
-	checkIntegrity(t, dbPath)
-	s, err := claim.Open(dbPath)
+	if c.h.db == "" {
+		checkIntegrity(t, c.h.location())
+	}
+	s, err := claim.Open(c.h.location())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,14 +20,18 @@ var contentionFull = flag.Bool("contention.full", false, "contention test at ful
 // and no command, worker or job sees SQLITE_BUSY or "database is locked".
 //
 //	go test -run TestContention -contention.full -timeout 1h -v .
-func TestContention(t *testing.T) {
+func TestContention(t *testing.T) { testContention(t, newHome(t)) }
+
+// TestContentionPostgres is TestContention with the store in PostgreSQL.
+func TestContentionPostgres(t *testing.T) { testContention(t, newPostgresHome(t)) }
+
+func testContention(t *testing.T, h *qhome) {
 	const procs, slots, batch, enqueuers = 8, 8, 250, 4
 	jobs := 2000
 	if *contentionFull {
 		jobs = 20000
 	}
 	singles := jobs / 100
-	h := newHome(t)
 	h.must("status") // create the database before the crowd arrives
 	out := filepath.Join(t.TempDir(), "out")
 	command := func(i int) string { return fmt.Sprintf("echo c%05d >> %s", i, out) }
@@ -85,7 +89,7 @@ func TestContention(t *testing.T) {
 	if len(seen) != jobs {
 		t.Errorf("%d distinct jobs ran, want %d", len(seen), jobs)
 	}
-	s, err := claim.Open(filepath.Join(h.dir, "queue.db"))
+	s, err := claim.Open(h.location())
 	if err != nil {
 		t.Fatal(err)
 	}

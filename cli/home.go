@@ -107,7 +107,7 @@ func checkHome(h *home, withSpool bool) error {
 }
 
 // homePaths resolves the home directory (--home, $QUEUECTL_HOME, else
-// ~/.queuectl) and the database path (--db, $QUEUECTL_DB_PATH, else
+// ~/.queuectl) and the database (--db, $QUEUECTL_DB, $QUEUECTL_DB_PATH, else
 // HOME/queue.db), touching neither.
 func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 	dir = c.String("home")
@@ -122,6 +122,9 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 		dir = filepath.Join(userHome, ".queuectl")
 	}
 	dbPath = c.String("db")
+	if dbPath == "" {
+		dbPath = os.Getenv("QUEUECTL_DB")
+	}
 	if dbPath == "" {
 		dbPath = os.Getenv("QUEUECTL_DB_PATH")
 	}

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -38,6 +40,7 @@ func TestScripts(t *testing.T) {
 			return nil
 		},
 		Cmds:                scriptCmds,
+		Condition:           engineCondition(false),
 		RequireExplicitExec: true,
 	})
 }
@@ -66,5 +69,44 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", strings.Join(args[1:], " "), got, want)
+	}
+}
+
+// TestScriptsPostgres runs the same scripts with the store in PostgreSQL
+// (a schema of its own per script), but for those about the SQLite file.
+func TestScriptsPostgres(t *testing.T) {
+	server := pgtest.Server(t)
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			dsn, drop, err := pgtest.NewSchema(server)
+			if err != nil {
+				return err
+			}
+			env.Defer(func() {
+				if err := drop(); err != nil {
+					env.T().Fatal(err)
+				}
+			})
+			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
+			env.Setenv("QUEUECTL_DB", dsn)
+			env.Setenv("NO_COLOR", "1")
+			env.Setenv("GORACE", os.Getenv("GORACE"))
+			return nil
+		},
+		Cmds:                scriptCmds,
+		Condition:           engineCondition(true),
+		RequireExplicitExec: true,
+	})
+}
+
+// engineCondition gives scripts the condition [postgres]: whether the
+// store is in PostgreSQL (QUEUECTL_DB) rather than a file in the home.
+func engineCondition(postgres bool) func(string) (bool, error) {
+	return func(cond string) (bool, error) {
+		if cond == "postgres" {
+			return postgres, nil
+		}
+		return false, fmt.Errorf("unknown condition %q", cond)
 	}
 }

@@ -14,17 +14,39 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // qhome drives the real queuectl binary against one fresh home.
 type qhome struct {
 	t   *testing.T
 	dir string
+	db  string // a PostgreSQL store's URL; "": the home's queue.db
 }
 
 func newHome(t *testing.T) *qhome {
 	t.Helper()
 	return &qhome{t: t, dir: filepath.Join(t.TempDir(), "home")}
+}
+
+// newPostgresHome is a fresh home whose store is a fresh PostgreSQL schema
+// (QUEUECTL_TEST_POSTGRES; skipped without it).
+func newPostgresHome(t *testing.T) *qhome {
+	t.Helper()
+	h := newHome(t)
+	// Four connections a process: a test runs dozens of processes, and the
+	// server has room for 100 at most, shared with the other tests.
+	h.db = pgtest.DSN(t) + "&pool_max_conns=4"
+	return h
+}
+
+// location is the store as claim.Open takes it.
+func (h *qhome) location() string {
+	if h.db != "" {
+		return h.db
+	}
+	return filepath.Join(h.dir, "queue.db")
 }
 
 func (h *qhome) command(args ...string) *exec.Cmd {
@@ -34,6 +56,9 @@ func (h *qhome) command(args ...string) *exec.Cmd {
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+	if h.db != "" {
+		cmd.Env = append(cmd.Env, "QUEUECTL_DB="+h.db)
+	}
 	return cmd
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -145,10 +144,9 @@ func liveWorkers(ctx context.Context, h *home) ([]claim.WorkerInfo, error) {
 	if err != nil {
 		return nil, err
 	}
-	host, _ := os.Hostname()
 	var live []claim.WorkerInfo
 	for _, w := range all {
-		if !run.Gone(w, host, time.Now(), h.config.Lease) {
+		if !run.Gone(w, run.HostID(), time.Now(), h.config.Lease) {
 			live = append(live, w)
 		}
 	}

@@ -80,7 +80,7 @@ func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
 	lock.Close()
 
 	w := newWorker(t, s)
-	w.host, _ = os.Hostname()
+	w.host = HostID()
 	w.reapOnce(context.Background())
 	drain(t, w)
 	data, _ := os.ReadFile(out)
@@ -96,7 +96,7 @@ func gateChildWorker(t *testing.T, db string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, _ := os.Hostname()
+	host := HostID()
 	// No t.TempDir here: a killed child never removes it.
 	w := &Worker{Store: s, Config: claim.DefaultConfig(), LogDir: filepath.Join(filepath.Dir(db), "logs"),
 		host: host, id: "child"}

@@ -49,7 +49,11 @@ func (w *Worker) reapOnce(ctx context.Context) {
 			continue
 		}
 		localGone := f.Host == w.host && !alive(f.PID)
-		if !localGone && now.Before(f.LeaseUntil) {
+		expires := f.LeaseUntil
+		if f.Host != w.host {
+			expires = expires.Add(otherHostGrace)
+		}
+		if !localGone && now.Before(expires) {
 			continue
 		}
 		lost = append(lost, f)
@@ -160,12 +164,13 @@ func (w *Worker) reapWorkers(ctx context.Context, now time.Time) {
 }
 
 // Gone reports whether a registered worker is no longer running: its process
-// is gone from this host, or it has not renewed its heartbeat for a lease.
+// is gone from this host (host: a HostID), or it has not renewed its
+// heartbeat for a lease (and the grace for another host's clock).
 func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) bool {
 	if o.Host == host {
 		return !alive(o.PID)
 	}
-	return now.Sub(o.HeartbeatAt) > lease
+	return now.Sub(o.HeartbeatAt) > lease+otherHostGrace
 }
 
 // alive reports whether a process exists. A recycled pid reads as alive;

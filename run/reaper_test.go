@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
 	"os/exec"
 	"syscall"
 	"testing"
@@ -23,7 +22,7 @@ func lostRuns(t *testing.T, s *claim.Store, n int) []*exec.Cmd {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	host, _ := os.Hostname()
+	host := HostID()
 	c := claim.Claimant{WorkerID: "gone-worker", Host: host, PID: gone.Process.Pid, Lease: time.Hour, LogDir: t.TempDir()}
 	var leaders []*exec.Cmd
 	for i := 0; i < n; i++ {
@@ -54,7 +53,7 @@ func TestLostRunsRecoveredTogether(t *testing.T) {
 	s := mustOpenStore(t)
 	leaders := lostRuns(t, s, 8)
 	w := newWorker(t, s)
-	w.host, _ = os.Hostname()
+	w.host = HostID()
 	w.id = "reaper"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()

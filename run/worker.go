@@ -61,8 +61,8 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	if err := w.Config.Check(); err != nil {
 		return fmt.Errorf("worker config: %w", err)
 	}
-	w.host, _ = os.Hostname()
-	w.id = newWorkerID(w.host)
+	w.host = HostID()
+	w.id = newWorkerID(HostName(w.host))
 	// The child subreaper of its jobs (children_linux.go): what a job
 	// leaves behind comes back to this worker, to be stopped and reaped.
 	defer becomeSubreaper()()

@@ -123,7 +123,7 @@ func TestReaperRecoversRunOfDeadProcess(t *testing.T) {
 	if err := gone.Run(); err != nil {
 		t.Fatal(err)
 	}
-	host, _ := os.Hostname()
+	host := HostID()
 	c := claim.Claimant{WorkerID: "crashed", Host: host, PID: gone.Process.Pid, Lease: time.Hour, LogDir: t.TempDir()}
 	if _, _, err := s.Claim(context.Background(), c); err != nil {
 		t.Fatal(err)
@@ -141,7 +141,7 @@ func TestReaperRecoversRunOfDeadProcess(t *testing.T) {
 func TestReaperLeavesLiveLeasedRunAlone(t *testing.T) {
 	s := mustOpenStore(t)
 	enqueue(t, s, claim.NewJob{ID: "busy", Command: "true"})
-	host, _ := os.Hostname()
+	host := HostID()
 	c := claim.Claimant{WorkerID: "other", Host: host, PID: os.Getpid(), Lease: time.Hour, LogDir: t.TempDir()}
 	if _, _, err := s.Claim(context.Background(), c); err != nil {
 		t.Fatal(err)

@@ -22,13 +22,13 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 )
 
@@ -83,7 +83,7 @@ func New(o Options) (*Server, error) {
 	if now == nil {
 		now = time.Now
 	}
-	host, _ := os.Hostname()
+	host := run.HostID()
 	s := &Server{
 		store: o.Store, home: o.Home, dirs: spool.DirsOf(o.Home), logs: filepath.Join(o.Home, "logs"),
 		readOnly: o.ReadOnly, token: o.Token, csrf: hex.EncodeToString(secret), now: now,

@@ -1,0 +1,251 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Retry re-drives a dead job.
+func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job, error) {
+	var j claim.Job
+	err := e.write(ctx, durable, func(tx pgx.Tx) (err error) {
+		if j, err = e.retry(ctx, tx, id, now); err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	return j, err
+}
+
+const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = $1,
+	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = $1, dead_by = NULL`
+
+// RetryAll re-drives every dead job whose unique_key is free: of several
+// dead jobs sharing a free key, the oldest, as SQLite's UPDATE OR IGNORE
+// leaves it. The rows are locked first, in seq order, so that the keys
+// checked are the keys updated.
+func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
+	var out []claim.Job
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `WITH dead AS (
+				SELECT seq, unique_key FROM jobs WHERE state = 'dead' ORDER BY seq FOR UPDATE),
+			free AS (
+				SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
+				FROM dead d
+				WHERE d.unique_key IS NULL OR NOT EXISTS (
+					SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
+					AND l.state IN ('pending', 'processing', 'failed'))
+				ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
+			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq
+			RETURNING `+jobColumnsQualified, now.UnixNano())
+		if err != nil {
+			return fmt.Errorf("retry dead jobs: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				return fmt.Errorf("retry dead jobs: %w", err)
+			}
+			out = append(out, j)
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("retry dead jobs: %w", err)
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return e.notify(ctx, tx)
+	})
+	slices.SortFunc(out, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
+	return out, err
+}
+
+// retry re-drives job id in tx. A unique_key another live job holds is
+// refused by jobs_unique_key; a savepoint keeps tx usable after it.
+func (e *Engine) retry(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Job, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return claim.Job{}, err
+	}
+	j, err := scanJob(sp.QueryRow(ctx, "UPDATE jobs"+retrySet+" WHERE id = $2 AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), id))
+	if err == nil {
+		if err := rearm(ctx, sp, id, now); err != nil {
+			sp.Rollback(ctx)
+			return claim.Job{}, err
+		}
+		return j, sp.Commit(ctx)
+	}
+	sp.Rollback(ctx)
+	if isUnique(err) {
+		return claim.Job{}, claim.HeldKeyError(id)
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return claim.Job{}, fmt.Errorf("retry job %s: %w", id, err)
+	}
+	return claim.Job{}, notDead(ctx, tx, id)
+}
+
+// notDead explains why a job that should be dead could not be acted on.
+func notDead(ctx context.Context, tx pgx.Tx, id string) error {
+	var state string
+	err := tx.QueryRow(ctx, "SELECT state FROM jobs WHERE id = $1", id).Scan(&state)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claim.NotDeadError(id, "")
+	}
+	if err != nil {
+		return fmt.Errorf("job %s: %w", id, err)
+	}
+	return claim.NotDeadError(id, claim.State(state))
+}
+
+// Purge deletes the dead job id and its runs.
+func (e *Engine) Purge(ctx context.Context, id string) error {
+	return e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM jobs WHERE id = $1 AND state = 'dead'", id)
+		if err != nil {
+			return fmt.Errorf("purge job %s: %w", id, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return notDead(ctx, tx, id)
+		}
+		return nil
+	})
+}
+
+// PurgeFinished deletes jobs in state that finished before cutoff.
+func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff time.Time) ([]string, error) {
+	var ids []string
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM jobs WHERE state = $1 AND finished_at < $2 RETURNING id`,
+			string(state), cutoff.UnixNano())
+		if err != nil {
+			return fmt.Errorf("purge jobs: %w", err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				return fmt.Errorf("purge jobs: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		return rows.Err()
+	})
+	return ids, err
+}
+
+// HeldDead lists the dead jobs whose unique_key a live job holds.
+func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
+	return e.queryJobs(ctx, "SELECT "+jobColumns+` FROM jobs
+		WHERE state = 'dead' AND unique_key IS NOT NULL AND EXISTS (
+			SELECT 1 FROM jobs AS l WHERE l.unique_key = jobs.unique_key
+			AND l.state IN ('pending', 'processing', 'failed'))
+		ORDER BY seq`)
+}
+
+// rearm re-drives the jobs that id's death made dead, and theirs, down the
+// chain, in one statement. They wait for id again: their count of unmet
+// dependencies never changed. One whose unique_key a live job holds stays
+// dead, as on SQLite.
+func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
+	_, err := tx.Exec(ctx, `WITH RECURSIVE chain AS (
+			SELECT id, unique_key FROM jobs WHERE dead_by = $2 AND state = 'dead'
+			UNION
+			SELECT j.id, j.unique_key FROM jobs j JOIN chain c ON j.dead_by = c.id WHERE j.state = 'dead')
+		UPDATE jobs`+retrySet+` FROM chain WHERE jobs.id = chain.id
+		AND (chain.unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs l WHERE l.unique_key = chain.unique_key
+			AND l.state IN ('pending', 'processing', 'failed')))`, now.UnixNano(), id)
+	if err != nil {
+		return fmt.Errorf("re-arm the dependents of %s: %w", id, err)
+	}
+	return nil
+}
+
+// EndDependents makes dead the jobs waiting for p.ID, and theirs, down the
+// chain, in one transaction.
+func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams) ([]claim.Job, error) {
+	var out []claim.Job
+	now := p.Now.UnixNano()
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		type ended struct {
+			id    string
+			state claim.State
+		}
+		for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
+			x := frontier[0]
+			frontier = frontier[1:]
+			rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'dead', last_error = $1, dead_by = $2,
+				finished_at = $3, updated_at = $3
+				WHERE state = 'pending' AND waiting > 0
+				AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
+				RETURNING `+jobColumns, claim.DependencyError(x.id, x.state), x.id, now)
+			if err != nil {
+				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+			}
+			for rows.Next() {
+				j, err := scanJob(rows)
+				if err != nil {
+					rows.Close()
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				out = append(out, j)
+				frontier = append(frontier, ended{j.ID, claim.Dead})
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+		}
+		if len(out) == 0 {
+			return nil
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// HookDone appends text to the run's hook results.
+func (e *Engine) HookDone(ctx context.Context, r claim.Run, text string) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE runs SET hooks = CASE WHEN hooks IS NULL THEN $1 ELSE hooks || chr(10) || $1 END
+			WHERE job_id = $2 AND attempt = $3`, text, r.JobID, r.Attempt)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record hook of %s: %w", r.JobID, err)
+	}
+	return nil
+}
+
+// EndedDependencies reads every unmet dependency on a dead or canceled job.
+func (e *Engine) EndedDependencies(ctx context.Context) ([]claim.EndDependentsParams, error) {
+	rows, err := e.pool.Query(ctx, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
+		WHERE NOT d.met AND j.state IN ('dead', 'canceled')`)
+	if err != nil {
+		return nil, classify(fmt.Errorf("find ended dependencies: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.EndDependentsParams
+	for rows.Next() {
+		var p claim.EndDependentsParams
+		var st string
+		if err := rows.Scan(&p.ID, &st); err != nil {
+			return nil, fmt.Errorf("find ended dependencies: %w", err)
+		}
+		p.State = claim.State(st)
+		out = append(out, p)
+	}
+	return out, classify(rows.Err())
+}

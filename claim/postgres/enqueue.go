@@ -1,0 +1,302 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// insertJobs inserts a batch in one statement, its rows in order (so seq
+// follows the batch), skipping each that a unique constraint refuses: the
+// id, the spool file's ingest_key, a live job's unique_key (also one
+// inserted earlier in the same batch). It returns the ids and seqs of the
+// rows it inserted.
+const insertJobs = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
+	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
+	created_at, updated_at, hooks, limits)
+SELECT id, command, 'pending', queue, priority, max_retries, backoff_base, timeout_ns,
+	env, cwd, unique_key, ingest_key, run_at, run_after, created_at, created_at, hooks, limits
+FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::integer[],
+	$7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
+	$14::bigint[], $15::text[], $16::text[]) WITH ORDINALITY
+	AS b(id, command, queue, priority, max_retries, backoff_base, timeout_ns, env, cwd,
+	unique_key, ingest_key, run_at, run_after, created_at, hooks, limits, i)
+ORDER BY i
+ON CONFLICT DO NOTHING
+RETURNING id, seq`
+
+// countQuery adds the jobs a batch created to their queues' counts.
+const countQuery = `SELECT queuectl_count(q, 'pending', n) FROM unnest($1::text[], $2::bigint[]) AS c(q, n)`
+
+// Enqueue stores p.Jobs in one durable transaction: one statement inserts
+// them all, and only the rows it skipped are looked at one by one.
+func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Result, error) {
+	var out []claim.Result
+	err := e.write(ctx, durable, func(tx pgx.Tx) (err error) {
+		out, err = e.enqueueIn(ctx, tx, p)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// enqueueIn is the transaction of Enqueue.
+func (e *Engine) enqueueIn(ctx context.Context, tx pgx.Tx, p claim.EnqueueParams) ([]claim.Result, error) {
+	seqs, err := insertBatch(ctx, tx, p.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]claim.Result, len(p.Jobs))
+	for i, row := range p.Jobs {
+		// An id repeated in the batch: its first row is the one inserted.
+		if seq, ok := seqs[row.Job.ID]; ok {
+			delete(seqs, row.Job.ID)
+			r, err := insertDeps(ctx, tx, row, seq)
+			switch {
+			case err != nil && !isRefusal(err):
+				return nil, err
+			case err != nil && !p.Each:
+				return nil, &claim.AtError{Index: i, Err: err}
+			case err != nil:
+				r = claim.Result{Err: err}
+			}
+			out[i] = r
+			continue
+		}
+		r, err := e.explain(ctx, tx, row, p)
+		switch {
+		case err != nil && !isRefusal(err):
+			return nil, err
+		case err != nil && !p.Each:
+			return nil, &claim.AtError{Index: i, Err: err}
+		case err != nil:
+			r = claim.Result{Err: err}
+		}
+		out[i] = r
+	}
+	if err := e.countCreated(ctx, tx, out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func isRefusal(err error) bool {
+	return errors.Is(err, claim.ErrInvalid) || errors.Is(err, claim.ErrConflict)
+}
+
+// insertBatch runs insertJobs and returns the seq of each id inserted.
+func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[string]int64, error) {
+	n := len(rows)
+	var (
+		ids, commands, queues         = make([]string, n), make([]string, n), make([]string, n)
+		priorities, retries, backoffs = make([]int32, n), make([]int32, n), make([]int32, n)
+		timeouts, runAfters, created  = make([]int64, n), make([]int64, n), make([]int64, n)
+		envs, cwds, uniques, ingests  = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
+		hooks, limits                 = make([]*string, n), make([]*string, n)
+		runAts                        = make([]*int64, n)
+	)
+	for i, r := range rows {
+		j := r.Job
+		ids[i], commands[i], queues[i] = j.ID, j.Command, j.Queue
+		priorities[i], retries[i], backoffs[i] = int32(j.Priority), int32(j.MaxRetries), int32(j.BackoffBase)
+		timeouts[i], runAfters[i], created[i] = int64(j.Timeout), j.RunAfter.UnixNano(), j.CreatedAt.UnixNano()
+		if len(j.Env) > 0 {
+			b, _ := json.Marshal(j.Env)
+			envs[i] = ptr(string(b))
+		}
+		cwds[i], uniques[i], ingests[i] = optional(j.Cwd), optional(j.UniqueKey), optional(r.IngestKey)
+		if j.Hooks != (claim.Hooks{}) {
+			b, _ := json.Marshal(j.Hooks)
+			hooks[i] = ptr(string(b))
+		}
+		if !j.Limits.IsZero() {
+			b, _ := json.Marshal(j.Limits)
+			limits[i] = ptr(string(b))
+		}
+		if !j.RunAt.IsZero() {
+			runAts[i] = ptr(j.RunAt.UnixNano())
+		}
+	}
+	res, err := tx.Query(ctx, insertJobs, ids, commands, queues, priorities, retries, backoffs,
+		timeouts, envs, cwds, uniques, ingests, runAts, runAfters, created, hooks, limits)
+	if err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	defer res.Close()
+	seqs := make(map[string]int64, n)
+	for res.Next() {
+		var id string
+		var seq int64
+		if err := res.Scan(&id, &seq); err != nil {
+			return nil, fmt.Errorf("insert jobs: %w", err)
+		}
+		seqs[id] = seq
+	}
+	if err := res.Err(); err != nil {
+		return nil, fmt.Errorf("insert jobs: %w", err)
+	}
+	return seqs, nil
+}
+
+// countCreated adds the jobs created in tx to their queues' counts, and
+// wakes the listeners, in one round trip.
+func (e *Engine) countCreated(ctx context.Context, tx pgx.Tx, rs []claim.Result) error {
+	created := map[string]int64{}
+	var queues []string
+	for _, r := range rs {
+		if r.Outcome == claim.Created {
+			if created[r.Job.Queue] == 0 {
+				queues = append(queues, r.Job.Queue)
+			}
+			created[r.Job.Queue]++
+		}
+	}
+	counts := make([]int64, len(queues))
+	for i, q := range queues {
+		counts[i] = created[q]
+	}
+	b := &pgx.Batch{}
+	b.Queue(countQuery, queues, counts)
+	b.Queue(notifyQuery, e.channel)
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("count jobs: %w", err)
+	}
+	return nil
+}
+
+// explain finds which uniqueness rule refused row, and re-drives a dead
+// job whose file came back. In an EnqueueEach batch the re-drive runs in a
+// savepoint, so that its failure leaves the others' inserts.
+func (e *Engine) explain(ctx context.Context, tx pgx.Tx, row claim.NewRow, p claim.EnqueueParams) (claim.Result, error) {
+	if !row.Redrive || !p.Each {
+		return e.explainConflict(ctx, tx, row, p.Now)
+	}
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return claim.Result{}, err
+	}
+	r, err := e.explainConflict(ctx, sp, row, p.Now)
+	if err != nil {
+		sp.Rollback(ctx)
+		return r, err
+	}
+	return r, sp.Commit(ctx)
+}
+
+// explainConflict finds which uniqueness rule turned an insert into nothing.
+func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRow, now time.Time) (claim.Result, error) {
+	id := row.Job.ID
+	if row.IngestKey != "" {
+		j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = $1", row.IngestKey))
+		if err == nil {
+			return claim.Result{Job: j, Outcome: claim.Duplicate}, nil
+		}
+	}
+	if row.Job.UniqueKey != "" {
+		j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+` FROM jobs
+			WHERE unique_key = $1 AND state IN ('pending', 'processing', 'failed')`, row.Job.UniqueKey))
+		if err == nil {
+			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
+		}
+	}
+	j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	if err != nil {
+		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
+	}
+	if row.Redrive && j.State == claim.Dead {
+		j, err = e.retry(ctx, tx, id, now)
+		if err == nil && row.IngestKey != "" {
+			// Remember the dead file, so that seeing it again is a Duplicate.
+			if _, err = tx.Exec(ctx, "UPDATE jobs SET ingest_key = $1 WHERE id = $2", row.IngestKey, id); err != nil {
+				err = fmt.Errorf("redrive job %s: %w", id, err)
+			}
+		}
+		return claim.Result{Job: j, Outcome: claim.Redriven}, err
+	}
+	return claim.Result{}, claim.ExistsError(j)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// insertDeps records that the job row inserted (as seq) waits for
+// row.After, counts those not yet completed into its waiting column, and
+// returns the job as stored. The dependencies' rows are locked (FOR SHARE)
+// while they are read, so none can complete or die between the count and
+// the commit. A refusal (an unknown or ended dependency) deletes the job
+// again, so that the batch can go on without it.
+func insertDeps(ctx context.Context, tx pgx.Tx, row claim.NewRow, seq int64) (claim.Result, error) {
+	j := row.Job
+	j.Seq = seq
+	if len(row.After) == 0 {
+		return claim.Result{Job: j, Outcome: claim.Created}, nil
+	}
+	states := map[string]claim.State{}
+	rows, err := tx.Query(ctx, "SELECT id, state FROM jobs WHERE id = ANY($1) FOR SHARE", row.After)
+	if err != nil {
+		return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
+	}
+	for rows.Next() {
+		var id, st string
+		if err := rows.Scan(&id, &st); err != nil {
+			rows.Close()
+			return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
+		}
+		states[id] = claim.State(st)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
+	}
+	var unknown, unmet []string
+	var refusal error
+	for _, id := range row.After {
+		switch st, ok := states[id]; {
+		case !ok:
+			unknown = append(unknown, id)
+		case claim.DependencyEnded(st) && refusal == nil:
+			refusal = claim.DeadDependencyError(id, st)
+		case st != claim.Completed:
+			unmet = append(unmet, id)
+		}
+	}
+	if refusal == nil && len(unknown) > 0 {
+		refusal = claim.UnknownDependencyError(unknown)
+	}
+	if refusal != nil {
+		// The delete trigger counts the job out of pending, where enqueue
+		// had not yet counted it in: count it back.
+		_, err := tx.Exec(ctx, `WITH gone AS (DELETE FROM jobs WHERE seq = $1 RETURNING queue)
+			SELECT queuectl_count(queue, 'pending', 1) FROM gone`, seq)
+		if err != nil {
+			return claim.Result{}, err
+		}
+		return claim.Result{}, refusal
+	}
+	met := make([]bool, len(row.After))
+	for i, id := range row.After {
+		met[i] = states[id] == claim.Completed
+	}
+	_, err = tx.Exec(ctx, `WITH d AS (
+			INSERT INTO deps (after_id, job_id, met) SELECT a, $2, m FROM unnest($1::text[], $3::boolean[]) AS x(a, m))
+		UPDATE jobs SET waiting = $4 WHERE seq = $5`, row.After, j.ID, met, len(unmet), seq)
+	if err != nil {
+		return claim.Result{}, fmt.Errorf("record dependencies of %s: %w", j.ID, err)
+	}
+	j.Waiting, j.WaitingOn = len(unmet), unmet
+	return claim.Result{Job: j, Outcome: claim.Created}, nil
+}

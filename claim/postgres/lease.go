@@ -1,0 +1,93 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// InFlight returns the current run of every processing job.
+func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
+	rows, err := e.pool.Query(ctx, `SELECT `+runColumnsQualified+`, j.lease_until
+		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
+		WHERE j.state = 'processing'`)
+	if err != nil {
+		return nil, classify(fmt.Errorf("list runs in flight: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.InFlight
+	for rows.Next() {
+		var lease sql.NullInt64
+		r, err := scanRun(rows, &lease)
+		if err != nil {
+			return nil, fmt.Errorf("list runs in flight: %w", err)
+		}
+		out = append(out, claim.InFlight{Run: r, LeaseUntil: fromNanos(lease)})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("list runs in flight: %w", err))
+	}
+	return out, nil
+}
+
+// Renew extends the worker's leases and records its heartbeat, in one light
+// transaction of two statements sent together.
+func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool, err error) {
+	err = e.write(ctx, light, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`UPDATE jobs SET lease_until = $1 WHERE worker_id = $2 AND state = 'processing'`,
+			p.LeaseUntil.UnixNano(), p.WorkerID)
+		b.Queue(`UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping`, p.Now.UnixNano(), p.WorkerID)
+		res := tx.SendBatch(ctx, b)
+		defer res.Close()
+		if _, err := res.Exec(); err != nil {
+			return fmt.Errorf("renew leases: %w", err)
+		}
+		err := res.QueryRow().Scan(&stopping)
+		if errors.Is(err, pgx.ErrNoRows) {
+			// The row was reaped while this worker stalled; it is alive, so say so again.
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("record heartbeat: %w", err)
+		}
+		return res.Close()
+	})
+	return stopping, err
+}
+
+// Recover ends a lost run: the job is pending again, or dead once it has
+// lost p.MaxLost runs; the run is closed as lost. One statement.
+func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.State, error) {
+	now := p.Now.UnixNano()
+	var next string
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `WITH job AS (
+				UPDATE jobs SET
+					state = CASE WHEN lost + 1 >= $1 THEN 'dead' ELSE 'pending' END,
+					last_error = CASE WHEN lost + 1 >= $1 THEN $2 ELSE last_error END,
+					finished_at = CASE WHEN lost + 1 >= $1 THEN $3::bigint END,
+					lost = lost + 1, attempts = attempts - 1, run_after = $3,
+					worker_id = NULL, lease_until = NULL, updated_at = $3
+				WHERE id = $4 AND state = 'processing' AND runs = $5
+				RETURNING id, state),
+			run AS (
+				UPDATE runs SET ended_at = $3, outcome = $6, error = 'worker lost'
+				FROM job WHERE runs.job_id = job.id AND runs.attempt = $5)
+			SELECT job.state FROM job, pg_notify($7, '') AS wake`,
+			p.MaxLost, p.DeadError, now, p.JobID, p.Attempt, claim.OutcomeLost, e.channel).Scan(&next)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("recover job %s attempt %d: %w", p.JobID, p.Attempt, claim.ErrLost)
+		}
+		if err != nil {
+			return fmt.Errorf("recover job %s: %w", p.JobID, err)
+		}
+		return nil
+	})
+	return claim.State(next), err
+}

@@ -1,0 +1,96 @@
+// Package pgtest gives tests a PostgreSQL database of their own: a fresh
+// schema in the server that QUEUECTL_TEST_POSTGRES names, dropped when the
+// test ends, so that tests run in parallel and leave nothing behind.
+package pgtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Env names the variable that holds the test server's DSN.
+const Env = "QUEUECTL_TEST_POSTGRES"
+
+// Hint says how to run the PostgreSQL tests.
+const Hint = "PostgreSQL tests skipped: set " + Env + "=postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable to run them"
+
+// Server returns the test server's DSN, or skips tb with Hint when none is set.
+func Server(tb testing.TB) string {
+	tb.Helper()
+	dsn := os.Getenv(Env)
+	if dsn == "" {
+		tb.Skip(Hint)
+	}
+	return dsn
+}
+
+// DSN creates an empty schema in the test server and returns a DSN whose
+// connections use it (search_path). The schema is dropped, with all in it,
+// when tb ends; close what uses it first (tb.Cleanup runs last-in first).
+func DSN(tb testing.TB) string {
+	tb.Helper()
+	dsn, drop, err := NewSchema(Server(tb))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		if err := drop(); err != nil {
+			tb.Error(err)
+		}
+	})
+	return dsn
+}
+
+// NewSchema creates an empty schema in server and returns a DSN whose
+// connections use it, and the function that drops it.
+func NewSchema(server string) (dsn string, drop func() error, err error) {
+	u, err := url.Parse(server)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: %v", Env, err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	schema := "qtest_" + hex.EncodeToString(b[:])
+	if err := run(server, "CREATE SCHEMA "+schema); err != nil {
+		return "", nil, err
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String(), func() error { return run(server, "DROP SCHEMA "+schema+" CASCADE") }, nil
+}
+
+// Exec runs one statement on the test server, as a superuser would.
+func Exec(tb testing.TB, sql string) {
+	tb.Helper()
+	exec(tb, Server(tb), sql)
+}
+
+func exec(tb testing.TB, dsn, sql string) {
+	tb.Helper()
+	if err := run(dsn, sql); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func run(dsn, sql string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		return fmt.Errorf("connect to the test server (%s): %v", Env, err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, sql); err != nil {
+		return fmt.Errorf("%s: %v", sql, err)
+	}
+	return nil
+}

@@ -1,0 +1,216 @@
+// Package postgres is the store's PostgreSQL engine (claim.Engine): one
+// queue shared by workers on many hosts. It holds every PostgreSQL
+// statement of queuectl, the schema and its migrations (under an advisory
+// lock), and PostgreSQL's mechanisms: claims with FOR UPDATE SKIP LOCKED,
+// durability per transaction (SET LOCAL synchronous_commit), wake-ups by
+// LISTEN/NOTIFY, and the classification of the server's errors.
+//
+// The engine uses pgx's own interface and pool (pgxpool) rather than
+// database/sql: a listening connection must be a pgx.Conn of its own,
+// errors come back as *pgconn.PgError with their SQLSTATE, and pgx
+// prepares and caches each statement per connection by itself.
+//
+// Importing the package registers the engine with claim.Open.
+package postgres
+
+import (
+	"context"
+	_ "embed"
+	"errors"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func init() {
+	claim.RegisterEngine(claim.EnginePostgres, func(ctx context.Context, dsn string) (claim.Engine, error) {
+		return Open(ctx, dsn)
+	})
+}
+
+//go:embed schema.sql
+var schemaV1 string
+
+// migrations[i] takes a database from version i to i+1. Append only: a
+// database made by an older binary must open with a newer one.
+var migrations = []string{schemaV1}
+
+// Engine is the queue in a PostgreSQL database (in the schema first on the
+// connection's search_path). It is safe for concurrent use by many
+// goroutines, and any number of processes on any number of hosts may open
+// the same database.
+type Engine struct {
+	pool     *pgxpool.Pool
+	location string // the DSN without its password
+	schema   string // the schema the tables live in
+	channel  string // the NOTIFY channel of this schema
+	lockKey  int64  // the advisory lock of this schema's migrations
+	foldKey  int64  // the advisory lock of foldCounts
+	claimKey int64  // the advisory lock of claims while a queue has a limit
+
+	listen listener
+}
+
+var _ claim.Engine = (*Engine)(nil)
+
+// maxConns is the pool's default size: a worker's slots share it, and
+// every host's workers count against the server's max_connections (100 by
+// default). pool_max_conns in the DSN overrides it.
+const maxConns = 8
+
+// Open connects to the database dsn names (postgres:// or postgresql://),
+// checking that the server answers. Its schema is brought up to date by
+// Migrate. The caller owns the Engine and must Close it.
+func Open(ctx context.Context, dsn string) (*Engine, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, badURL(redact(dsn), err)
+	}
+	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
+		cfg.MaxConns = maxConns
+	}
+	// A server that does not answer is an error at once, not a hang: the
+	// connect timeout bounds each attempt, unless the DSN sets its own.
+	if cfg.ConnConfig.ConnectTimeout == 0 {
+		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	e := &Engine{location: redact(dsn)}
+	e.listen.config = cfg.ConnConfig.Copy()
+	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
+	}
+	if err := e.pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.schema); err != nil {
+		e.pool.Close()
+		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
+	}
+	if e.schema == "" {
+		e.pool.Close()
+		return nil, fmt.Errorf("open database %s: no schema on the search_path to keep the queue in; create one or set search_path", e.location)
+	}
+	e.channel = "queuectl_" + e.schema
+	e.lockKey, e.foldKey = lockKey("migrate "+e.schema), lockKey("fold counts "+e.schema)
+	e.claimKey = lockKey("claim " + e.schema)
+	e.listen.channel = e.channel
+	return e, nil
+}
+
+// redact returns dsn without its password, for messages.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return "the PostgreSQL URL"
+	}
+	return u.Redacted()
+}
+
+// lockKey is the advisory lock key named by "queuectl " + name, hashed
+// (FNV-1a) to 64 bits; names carry the schema, so that queues in different
+// schemas of one database lock independently.
+func lockKey(name string) int64 {
+	h := uint64(14695981039346656037)
+	for _, b := range []byte("queuectl " + name) {
+		h ^= uint64(b)
+		h *= 1099511628211
+	}
+	return int64(h)
+}
+
+// Location returns the DSN without its password.
+func (e *Engine) Location() string { return e.location }
+
+// Check has nothing to check: a PostgreSQL database cannot be replaced
+// under its connections the way a file can.
+func (e *Engine) Check() error { return nil }
+
+// Close stops the listener and closes every connection.
+func (e *Engine) Close() error {
+	e.listen.stop()
+	e.pool.Close()
+	return nil
+}
+
+// Migrate brings the schema up to date under a transaction-scoped advisory
+// lock: processes starting together on an empty database queue on the lock,
+// the first creates the tables, the others find them made.
+func (e *Engine) Migrate(ctx context.Context) error {
+	// Most opens find the schema current: read the version without the lock.
+	var version int
+	err := e.pool.QueryRow(ctx, "SELECT version FROM queuectl_schema").Scan(&version)
+	if err == nil && version == len(migrations) {
+		return e.foldCounts(ctx)
+	}
+	if err == nil && version > len(migrations) {
+		return newerSchema(version)
+	}
+	var pe *pgconn.PgError
+	if err != nil && !(errors.As(err, &pe) && pe.Code == codeUndefinedTable) && !errors.Is(err, pgx.ErrNoRows) {
+		return classify(fmt.Errorf("read schema version: %w", err))
+	}
+	err = e.write(ctx, durable, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", e.lockKey); err != nil {
+			return fmt.Errorf("lock schema: %w", err)
+		}
+		if _, err := tx.Exec(ctx, "CREATE TABLE IF NOT EXISTS queuectl_schema (version integer NOT NULL)"); err != nil {
+			return fmt.Errorf("create schema version: %w", err)
+		}
+		version := 0
+		err := tx.QueryRow(ctx, "SELECT version FROM queuectl_schema").Scan(&version)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			if _, err := tx.Exec(ctx, "INSERT INTO queuectl_schema (version) VALUES (0)"); err != nil {
+				return fmt.Errorf("set schema version: %w", err)
+			}
+		case err != nil:
+			return fmt.Errorf("read schema version: %w", err)
+		case version > len(migrations):
+			return newerSchema(version)
+		}
+		for v := version; v < len(migrations); v++ {
+			if _, err := tx.Exec(ctx, migrations[v]); err != nil {
+				return fmt.Errorf("migrate schema to version %d: %w", v+1, err)
+			}
+		}
+		if _, err := tx.Exec(ctx, "UPDATE queuectl_schema SET version = $1", len(migrations)); err != nil {
+			return fmt.Errorf("set schema version: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	return e.foldCounts(ctx)
+}
+
+func newerSchema(version int) error {
+	return fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+}
+
+// foldCounts adds the count rows of backends that are gone into shard 0
+// (schema.sql, queue_counts), so that the rows a reader sums stay as few
+// as the connections. One process folds at a time; the others skip it.
+func (e *Engine) foldCounts(ctx context.Context) error {
+	return e.write(ctx, light, func(tx pgx.Tx) error {
+		var locked bool
+		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", e.foldKey).Scan(&locked); err != nil || !locked {
+			return err
+		}
+		_, err := tx.Exec(ctx, `WITH gone AS (
+				DELETE FROM queue_counts WHERE shard <> 0
+				AND shard NOT IN (SELECT pid FROM pg_stat_activity WHERE pid IS NOT NULL)
+				RETURNING queue, state, n)
+			INSERT INTO queue_counts (queue, state, shard, n)
+			SELECT queue, state, 0, sum(n) FROM gone GROUP BY queue, state
+			ON CONFLICT (queue, state, shard) DO UPDATE SET n = queue_counts.n + excluded.n`)
+		if err != nil {
+			return fmt.Errorf("fold job counts: %w", err)
+		}
+		return nil
+	})
+}

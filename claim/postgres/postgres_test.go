@@ -1,0 +1,176 @@
+package postgres_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+	_ "github.com/queuectl/queuectl/claim/postgres"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+)
+
+// Tests of the PostgreSQL engine's own mechanisms: migrations under the
+// advisory lock, LISTEN across a lost connection, the server's errors.
+// Everything a Store promises is tested once per engine in claim's
+// conformance suite.
+
+func mustOpen(tb testing.TB, dsn string) *claim.Store {
+	tb.Helper()
+	s, err := claim.Open(dsn)
+	if err != nil {
+		tb.Fatalf("Open(%q) = %v", dsn, err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
+}
+
+// query runs one query on dsn outside the store and scans its first row.
+func query(tb testing.TB, dsn, sql string, dest ...any) {
+	tb.Helper()
+	conn, err := pgx.Connect(tb.Context(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if err := conn.QueryRow(tb.Context(), sql).Scan(dest...); err != nil {
+		tb.Fatalf("%s: %v", sql, err)
+	}
+}
+
+// TestOpenConcurrentEmpty: processes starting together on an empty
+// database all open it; the migrations ran once.
+func TestOpenConcurrentEmpty(t *testing.T) {
+	for range 5 {
+		dsn := pgtest.DSN(t)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 6 {
+			wg.Go(func() {
+				<-start
+				s, err := claim.Open(dsn)
+				if err != nil {
+					t.Errorf("Open alongside others = %v", err)
+					return
+				}
+				s.Close()
+			})
+		}
+		close(start)
+		wg.Wait()
+		var version, rows int
+		query(t, dsn, "SELECT max(version), count(*) FROM queuectl_schema", &version, &rows)
+		if version != 1 || rows != 1 {
+			t.Fatalf("queuectl_schema after concurrent opens: version %d in %d rows, want 1 in 1", version, rows)
+		}
+	}
+}
+
+// TestMigrateRefusesNewerSchema: a database migrated by a newer queuectl is
+// refused with the fix, and left as it is.
+func TestMigrateRefusesNewerSchema(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	mustOpen(t, dsn).Close()
+	var n int
+	query(t, dsn, "UPDATE queuectl_schema SET version = 9 RETURNING version", &n)
+	s, err := claim.Open(dsn)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open of a database at schema version 9 = nil error, want a refusal")
+	}
+	for _, want := range []string{"version 9", "newer", "upgrade queuectl"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Open error %q does not mention %q", err, want)
+		}
+	}
+}
+
+// TestChangesAfterTerminatedBackend: the listening connection is killed on
+// the server; the listener reconnects, listens again, and a change made
+// through another Store wakes the Changes channel.
+func TestChangesAfterTerminatedBackend(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	watcher, other := mustOpen(t, dsn), mustOpen(t, dsn)
+	ch, err := watcher.Changes(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	listening := func() int {
+		var pid int
+		deadline := time.Now().Add(30 * time.Second)
+		for time.Now().Before(deadline) {
+			conn, err := pgx.Connect(t.Context(), dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = conn.QueryRow(t.Context(), `SELECT pid FROM pg_stat_activity
+				WHERE query LIKE 'LISTEN %' AND query LIKE '%' || current_schema() || '%'`).Scan(&pid)
+			conn.Close(context.Background())
+			if err == nil {
+				return pid
+			}
+			time.Sleep(20 * time.Millisecond) // polling the server, with a deadline
+		}
+		t.Fatal("no backend LISTENs for the store within 30s")
+		return 0
+	}
+	wake := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no wake-up within 10s of %s", what)
+		}
+	}
+	first := listening()
+	var terminated bool
+	query(t, dsn, "SELECT pg_terminate_backend("+strconv.Itoa(first)+")", &terminated)
+	if !terminated {
+		t.Fatalf("pg_terminate_backend(%d) = false", first)
+	}
+	var second int
+	for second = listening(); second == first; second = listening() {
+	}
+	for len(ch) > 0 { // the wake-up of listening again
+		<-ch
+	}
+	if _, err := other.Enqueue(t.Context(), claim.NewJob{ID: "after", Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	wake("an Enqueue after the listener's backend was terminated")
+}
+
+// TestOpenErrors: a DSN that cannot work fails at Open with a message that
+// names what is wrong; an unreachable server and a refusal are
+// ErrUnavailable.
+func TestOpenErrors(t *testing.T) {
+	server := pgtest.Server(t)
+	tests := []struct {
+		name, dsn   string
+		unavailable bool
+		want        string
+	}{
+		{"unparseable", "postgres://%zz", false, "open database"},
+		{"unreachable", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5", true, "127.0.0.1"},
+		{"no such role", strings.Replace(server, "postgres@", "no_such_role_q@", 1), true, "no_such_role_q"},
+		{"no such database", strings.Replace(server, "/postgres?", "/no_such_db_q?", 1), true, "no_such_db_q"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s, err := claim.Open(tt.dsn)
+			if err == nil {
+				s.Close()
+				t.Fatalf("Open(%q) = nil error", tt.dsn)
+			}
+			if errors.Is(err, claim.ErrUnavailable) != tt.unavailable || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("Open(%q) = %v; want ErrUnavailable %v, naming %q", tt.dsn, err, tt.unavailable, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,316 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
+	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
+	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
+	waiting, dead_by, hooks, limits,
+	CASE WHEN waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
+
+// jobColumnsQualified is jobColumns of the jobs table, where another table
+// in the statement has columns of the same names.
+const jobColumnsQualified = `jobs.seq, jobs.id, jobs.command, jobs.state, jobs.queue,
+	jobs.priority, jobs.attempts, jobs.max_retries, jobs.backoff_base, jobs.runs, jobs.lost,
+	jobs.timeout_ns, jobs.env, jobs.cwd, jobs.unique_key, jobs.run_at, jobs.run_after,
+	jobs.worker_id, jobs.lease_until, jobs.last_error, jobs.exit_code, jobs.created_at,
+	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits,
+	CASE WHEN jobs.waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
+
+func scanJob(row pgx.Row) (claim.Job, error) {
+	var j claim.Job
+	var state string
+	var timeout int64
+	var env, cwd, uniqueKey, workerID, lastError sql.NullString
+	var deadBy, hooks, limits, waitingOn sql.NullString
+	var runAt, lease, finished sql.NullInt64
+	var runAfter, created, updated int64
+	var exitCode sql.NullInt64
+	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
+		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
+		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
+		&j.Waiting, &deadBy, &hooks, &limits, &waitingOn)
+	if err != nil {
+		return claim.Job{}, err
+	}
+	j.DeadBy = deadBy.String
+	if waitingOn.Valid {
+		j.WaitingOn = strings.Fields(waitingOn.String)
+		slices.Sort(j.WaitingOn)
+	}
+	if hooks.Valid {
+		if err := json.Unmarshal([]byte(hooks.String), &j.Hooks); err != nil {
+			return claim.Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
+		}
+	}
+	if limits.Valid {
+		if err := json.Unmarshal([]byte(limits.String), &j.Limits); err != nil {
+			return claim.Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
+		}
+	}
+	j.State = claim.State(state)
+	j.Timeout = time.Duration(timeout)
+	if env.Valid {
+		if err := json.Unmarshal([]byte(env.String), &j.Env); err != nil {
+			return claim.Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
+		}
+	}
+	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = cwd.String, uniqueKey.String, workerID.String, lastError.String
+	j.RunAt, j.LeaseUntil, j.FinishedAt = fromNanos(runAt), fromNanos(lease), fromNanos(finished)
+	j.RunAfter = time.Unix(0, runAfter).UTC()
+	j.CreatedAt, j.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	if exitCode.Valid {
+		code := int(exitCode.Int64)
+		j.ExitCode = &code
+	}
+	return j, nil
+}
+
+// Get returns the job with the given id, or ErrNotFound.
+func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
+	j, err := scanJob(e.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claim.Job{}, claim.NotFoundError(id)
+	}
+	if err != nil {
+		return claim.Job{}, classify(fmt.Errorf("get job %s: %w", id, err))
+	}
+	return j, nil
+}
+
+// Jobs streams the jobs f selects, in f's order, a row at a time.
+func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, error] {
+	return func(yield func(claim.Job, error) bool) {
+		q, args := listQuery(f)
+		rows, err := e.pool.Query(ctx, q, args...)
+		if err != nil {
+			yield(claim.Job{}, classify(fmt.Errorf("list jobs: %w", err)))
+			return
+		}
+		defer rows.Close()
+		for rows.Next() {
+			j, err := scanJob(rows)
+			if err != nil {
+				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
+				return
+			}
+			if !yield(j, nil) {
+				return
+			}
+		}
+		if err := rows.Err(); err != nil {
+			yield(claim.Job{}, classify(fmt.Errorf("list jobs: %w", err)))
+		}
+	}
+}
+
+// listQuery builds a listing's statement.
+func listQuery(f claim.Filter) (string, []any) {
+	var where []string
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	if f.State != "" {
+		where = append(where, "state = "+arg(string(f.State)))
+	}
+	if f.Queue != "" {
+		where = append(where, "queue = "+arg(f.Queue))
+	}
+	order, cursor, after := "seq", "seq", any(f.After)
+	if f.IDPrefix != "" {
+		// The prefix as a range of the id index (ids compare as bytes:
+		// COLLATE "C" in schema.sql).
+		where = append(where, "id >= "+arg(f.IDPrefix)+" AND id < "+arg(claim.IDPrefixEnd(f.IDPrefix)))
+		order, cursor, after = "id", "id", f.AfterID
+	}
+	if f.After != 0 || f.AfterID != "" {
+		op := " > "
+		if f.Newest {
+			op = " < "
+		}
+		where = append(where, cursor+op+arg(after))
+	}
+	q := "SELECT " + jobColumns + " FROM jobs"
+	if len(where) > 0 {
+		q += " WHERE " + strings.Join(where, " AND ")
+	}
+	q += " ORDER BY " + order
+	if f.Newest {
+		q += " DESC"
+	}
+	if f.Limit > 0 {
+		q += " LIMIT " + arg(f.Limit)
+	}
+	return q, args
+}
+
+func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.Job, error) {
+	rows, err := e.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, classify(fmt.Errorf("list jobs: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list jobs: %w", err)
+		}
+		out = append(out, j)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("list jobs: %w", err))
+	}
+	return out, nil
+}
+
+// QueueCounts sums the shards of queue_counts (schema.sql).
+func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]int, error) {
+	rows, err := e.pool.Query(ctx, `SELECT queue, state, sum(n) FROM queue_counts
+		GROUP BY queue, state HAVING sum(n) <> 0`)
+	if err != nil {
+		return nil, classify(fmt.Errorf("count jobs: %w", err))
+	}
+	defer rows.Close()
+	out := map[string]map[claim.State]int{}
+	for rows.Next() {
+		var queue, st string
+		var n int64
+		if err := rows.Scan(&queue, &st, &n); err != nil {
+			return nil, fmt.Errorf("count jobs: %w", err)
+		}
+		if out[queue] == nil {
+			out[queue] = map[claim.State]int{}
+		}
+		out[queue][claim.State(st)] = int(n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("count jobs: %w", err))
+	}
+	return out, nil
+}
+
+const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
+	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined`
+
+const runColumnsQualified = `r.job_id, r.attempt, r.worker_id, r.host, r.pid, r.pgid,
+	r.started_at, r.exec_at, r.ended_at, r.outcome, r.exit_code, r.error, r.stdout_path,
+	r.stderr_path, r.hooks, r.confined`
+
+func scanRun(row pgx.Row, more ...any) (claim.Run, error) {
+	var r claim.Run
+	var pgid, execAt, ended, exitCode sql.NullInt64
+	var started int64
+	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
+	err := row.Scan(append([]any{&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined}, more...)...)
+	if err != nil {
+		return claim.Run{}, err
+	}
+	r.Hooks, r.Confined = hooks.String, confined.String
+	r.PGID = int(pgid.Int64)
+	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
+	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
+	if exitCode.Valid {
+		code := int(exitCode.Int64)
+		r.ExitCode = &code
+	}
+	return r, nil
+}
+
+// Runs returns every run of a job, first attempt first.
+func (e *Engine) Runs(ctx context.Context, jobID string) ([]claim.Run, error) {
+	return e.queryRuns(ctx, "list runs", "SELECT "+runColumns+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+}
+
+func (e *Engine) queryRuns(ctx context.Context, what, q string, args ...any) ([]claim.Run, error) {
+	rows, err := e.pool.Query(ctx, q, args...)
+	if err != nil {
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
+	}
+	defer rows.Close()
+	var out []claim.Run
+	for rows.Next() {
+		r, err := scanRun(rows)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", what, err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
+	}
+	return out, nil
+}
+
+// RunsPerMinute counts ended runs per minute and outcome from runs_ended.
+func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.MinuteRuns, error) {
+	const minute = int64(time.Minute)
+	rows, err := e.pool.Query(ctx, `SELECT ended_at / $1 AS m, outcome, count(*) FROM runs
+		WHERE ended_at >= $2 GROUP BY m, outcome ORDER BY m, outcome`, minute, since.UnixNano())
+	if err != nil {
+		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.MinuteRuns
+	for rows.Next() {
+		var m, n int64
+		var r claim.MinuteRuns
+		if err := rows.Scan(&m, &r.Outcome, &n); err != nil {
+			return nil, fmt.Errorf("count runs per minute: %w", err)
+		}
+		r.Minute, r.N = time.Unix(0, m*minute).UTC(), int(n)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
+	}
+	return out, nil
+}
+
+// EndedRuns returns up to limit runs that ended after mark.
+func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) ([]claim.Run, error) {
+	var at int64
+	if !after.EndedAt.IsZero() {
+		at = after.EndedAt.UnixNano()
+	}
+	return e.queryRuns(ctx, "list ended runs", "SELECT "+runColumns+` FROM runs
+		WHERE ended_at >= $1 AND (ended_at > $1 OR job_id > $2 OR (job_id = $2 AND attempt > $3))
+		ORDER BY ended_at, job_id, attempt LIMIT $4`,
+		at, after.JobID, after.Attempt, limit)
+}
+
+func nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+func fromNanos(n sql.NullInt64) time.Time {
+	if !n.Valid {
+		return time.Time{}
+	}
+	return time.Unix(0, n.Int64).UTC()
+}
+
+func nullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}

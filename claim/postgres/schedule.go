@@ -1,0 +1,181 @@
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
+	s.last_due, s.created_at, s.updated_at, j.state`
+
+func scanSchedule(row pgx.Row) (claim.Schedule, error) {
+	var sc claim.Schedule
+	var lastJob, lastState sql.NullString
+	var lastDue sql.NullInt64
+	var next, created, updated int64
+	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
+		&lastDue, &created, &updated, &lastState)
+	if err != nil {
+		return claim.Schedule{}, err
+	}
+	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), fromNanos(lastDue)
+	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	sc.LastJob, sc.LastState = lastJob.String, claim.State(lastState.String)
+	return sc, nil
+}
+
+// Schedules lists every schedule by name, with its last job's state.
+func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
+	rows, err := e.pool.Query(ctx, `SELECT `+scheduleColumns+`
+		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job ORDER BY s.name`)
+	if err != nil {
+		return nil, classify(fmt.Errorf("list schedules: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.Schedule
+	for rows.Next() {
+		sc, err := scanSchedule(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list schedules: %w", err)
+		}
+		out = append(out, sc)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("list schedules: %w", err))
+	}
+	return out, nil
+}
+
+// Schedule returns one schedule, or ErrNotFound.
+func (e *Engine) Schedule(ctx context.Context, name string) (claim.Schedule, error) {
+	sc, err := scanSchedule(e.pool.QueryRow(ctx, `SELECT `+scheduleColumns+`
+		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job WHERE s.name = $1`, name))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return claim.Schedule{}, fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+	}
+	if err != nil {
+		return claim.Schedule{}, classify(fmt.Errorf("get schedule %s: %w", name, err))
+	}
+	return sc, nil
+}
+
+// InsertSchedule adds a schedule; ErrConflict when the name is taken.
+func (e *Engine) InsertSchedule(ctx context.Context, sc claim.Schedule) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
+			created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) ON CONFLICT DO NOTHING`,
+			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.File, sc.NextDue.UnixNano(),
+			sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: a schedule named %s exists already; remove it first or pick another name", claim.ErrConflict, sc.Name)
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil && !errors.Is(err, claim.ErrConflict) {
+		return fmt.Errorf("add schedule %s: %w", sc.Name, err)
+	}
+	return err
+}
+
+// PutFileSchedule inserts or replaces a file's schedule.
+func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
+			created_at, updated_at) VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8)
+			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
+				next_due = excluded.next_due, updated_at = excluded.updated_at
+			WHERE schedules.file`,
+			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.NextDue.UnixNano(), sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
+		if err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("store schedule %s: %w", sc.Name, err)
+	}
+	return nil
+}
+
+// DeleteSchedule removes a schedule; ErrNotFound when there is none.
+func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM schedules WHERE name = $1`, name)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("remove schedule: %w", err)
+	}
+	return nil
+}
+
+// SetSchedulePaused pauses or resumes a schedule, due next at next.
+func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `UPDATE schedules SET paused = $1, next_due = $2, updated_at = $3 WHERE name = $4`,
+			paused, next.UnixNano(), now.UnixNano(), name)
+		if err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("pause schedule %s: %w", name, err)
+	}
+	return nil
+}
+
+// FireSchedule moves the schedule's next due time from p.Due to p.Next
+// and enqueues p.Job (unless nil), in one transaction; ok is false (and
+// nothing is written) when the schedule is no longer due at p.Due. The
+// UPDATE's row lock makes a second worker firing the same due time wait,
+// then find next_due moved and change nothing.
+func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
+	err = e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, last_due = $2, updated_at = $3
+			WHERE name = $4 AND next_due = $2 AND NOT paused`,
+			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return nil
+		}
+		ok = true
+		if p.Job == nil {
+			return nil
+		}
+		rs, err := e.enqueueIn(ctx, tx, claim.EnqueueParams{Jobs: []claim.NewRow{*p.Job}, Each: true, Now: p.Now})
+		if err != nil {
+			return err
+		}
+		// A job refused (its id taken, say) is reported for this due time,
+		// which passes all the same: retrying it on every tick would only
+		// repeat the error.
+		if r = rs[0]; r.Err != nil {
+			return nil
+		}
+		_, err = tx.Exec(ctx, `UPDATE schedules SET last_job = $1 WHERE name = $2`, r.Job.ID, p.Name)
+		return err
+	})
+	if err != nil {
+		return claim.Result{}, false, fmt.Errorf("fire schedule %s: %w", p.Name, err)
+	}
+	return r, ok, nil
+}

@@ -1,0 +1,133 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// durability is what a committed write survives.
+type durability int
+
+const (
+	// durable commits wait for the server to flush them to its WAL (the
+	// server's synchronous_commit, on by default): enqueues, spool
+	// ingestion, config, failures, dlq, recovery, migrations.
+	durable durability = iota
+	// light commits (SET LOCAL synchronous_commit = off) return before the
+	// flush. A crash of the server can lose the last of them (a fraction
+	// of a second), never corrupt anything; the death of any client loses
+	// nothing. Only the per-job path of a worker uses it, as on SQLite:
+	// what a lost light commit takes back is a job that runs again.
+	light
+)
+
+// beginLight begins a transaction and makes it light in the same round
+// trip (a query without arguments goes as one simple-protocol message).
+var beginLight = pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL synchronous_commit = off"}
+
+// write runs fn in one READ COMMITTED transaction and commits it with
+// durability d. fn's errors are returned as they are; the server's are
+// classified (classify).
+func (e *Engine) write(ctx context.Context, d durability, fn func(pgx.Tx) error) error {
+	var opts pgx.TxOptions
+	if d == light {
+		opts = beginLight
+	}
+	return e.writeTx(ctx, opts, fn)
+}
+
+// writeTx is write with the transaction begun as opts says.
+func (e *Engine) writeTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
+	tx, err := e.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return classify(fmt.Errorf("begin: %w", err))
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback(context.WithoutCancel(ctx))
+		return classify(err)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return classify(fmt.Errorf("commit: %w", err))
+	}
+	return nil
+}
+
+// SQLSTATE codes the engine tells apart.
+const (
+	codeUniqueViolation = "23505"
+	codeUndefinedTable  = "42P01"
+	codeInvalidPassword = "28P01"
+	codeInvalidAuth     = "28000"
+	codeInvalidCatalog  = "3D000" // no such database
+)
+
+// isUnique reports whether err is a unique constraint violation.
+func isUnique(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == codeUniqueViolation
+}
+
+// classify marks errors that mean the server cannot be reached or refuses
+// us as claim.ErrUnavailable, with a hint at the fix, so that callers can
+// say what to check and workers can wait for the server instead of failing
+// jobs. Other errors come back as they are.
+func classify(err error) error {
+	if err == nil || errors.Is(err, claim.ErrUnavailable) {
+		return err
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == codeInvalidPassword || pe.Code == codeInvalidAuth:
+			return unavailable(err, "the server refused the user: check the user and password in --db (or $QUEUECTL_DB), and the server's pg_hba.conf")
+		case pe.Code == codeInvalidCatalog:
+			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in --db")
+		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57"): // connection exception, operator intervention
+			return unavailable(err, serverHint)
+		}
+		return err
+	}
+	var ne net.Error
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, net.ErrClosed) || pgconn.SafeToRetry(err) {
+		return unavailable(err, serverHint)
+	}
+	return err
+}
+
+const serverHint = "check that the PostgreSQL server is running and reachable at the host and port --db (or $QUEUECTL_DB) names"
+
+func unavailable(err error, hint string) error {
+	return &hinted{fmt.Errorf("%w: %w", claim.ErrUnavailable, err), hint}
+}
+
+// hinted is an error with the fix for it, which the command line prints as
+// `queuectl: hint: …`.
+type hinted struct {
+	err  error
+	hint string
+}
+
+func (h *hinted) Error() string { return h.err.Error() }
+func (h *hinted) Unwrap() error { return h.err }
+
+// Hint says how to fix the error.
+func (h *hinted) Hint() string { return h.hint }
+
+// badURL is the error of a DSN pgx cannot read.
+func badURL(location string, err error) error {
+	return &hinted{fmt.Errorf("open database %s: %w", location, err),
+		"a PostgreSQL URL looks like postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"}
+}

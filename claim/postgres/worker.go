@@ -1,0 +1,100 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// RegisterWorker adds a worker process to the registry.
+func (e *Engine) RegisterWorker(ctx context.Context, w claim.WorkerInfo) error {
+	err := e.write(ctx, light, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at)
+			VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","),
+			w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano())
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("register worker: %w", err)
+	}
+	return nil
+}
+
+// RemoveWorker deletes a worker from the registry and wakes the waiters
+// (`worker stop --wait`).
+func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
+	err := e.write(ctx, light, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "DELETE FROM workers WHERE id = $1", id); err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("remove worker: %w", err)
+	}
+	return nil
+}
+
+// Workers lists the registry, oldest first.
+func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
+	rows, err := e.pool.Query(ctx, `SELECT id, host, pid, slots, queues, started_at,
+		heartbeat_at, stopping FROM workers ORDER BY started_at`)
+	if err != nil {
+		return nil, classify(fmt.Errorf("list workers: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.WorkerInfo
+	for rows.Next() {
+		var w claim.WorkerInfo
+		var queues string
+		var started, beat int64
+		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping); err != nil {
+			return nil, fmt.Errorf("list workers: %w", err)
+		}
+		if queues != "" {
+			w.Queues = strings.Split(queues, ",")
+		}
+		w.StartedAt, w.HeartbeatAt = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
+		out = append(out, w)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("list workers: %w", err))
+	}
+	return out, nil
+}
+
+// RequestStop sets every worker's stop flag and wakes them, on every host.
+func (e *Engine) RequestStop(ctx context.Context) (int, error) {
+	var n int64
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "UPDATE workers SET stopping = true")
+		if err != nil {
+			return err
+		}
+		n = tag.RowsAffected()
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("request stop: %w", err)
+	}
+	return int(n), nil
+}
+
+// StopRequested reads worker id's stop flag.
+func (e *Engine) StopRequested(ctx context.Context, id string) (bool, error) {
+	var stopping bool
+	err := e.pool.QueryRow(ctx, "SELECT stopping FROM workers WHERE id = $1", id).Scan(&stopping)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, classify(fmt.Errorf("read worker %s: %w", id, err))
+	}
+	return stopping, nil
+}

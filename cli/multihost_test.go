@@ -1,0 +1,182 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+)
+
+// multiHostJobs is how many jobs TestManyHosts runs; QUEUECTL_TEST_HOST_JOBS
+// raises it (20000 for the full proof).
+func multiHostJobs(t *testing.T) int {
+	if v := os.Getenv("QUEUECTL_TEST_HOST_JOBS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			t.Fatalf("QUEUECTL_TEST_HOST_JOBS=%q: %v", v, err)
+		}
+		return n
+	}
+	return 2000
+}
+
+// TestManyHosts: four "hosts" (workers in UTS namespaces of their own, each
+// with its own hostname and home) × 8 slots share one PostgreSQL store.
+// Every job completes exactly once; one host's worker is killed with
+// SIGKILL while it runs jobs, and its runs are recovered by the other
+// hosts after the lease (its pids mean nothing to them); `worker stop`
+// from outside stops every host's worker.
+func TestManyHosts(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: unshare --uts needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("skipped: no unshare(1)")
+	}
+	bin, err := exec.LookPath("queuectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs := multiHostJobs(t)
+	outside := newHome(t)
+	env := func(h *qhome) []string {
+		return append(os.Environ(), "QUEUECTL_HOME="+h.dir, "QUEUECTL_DB="+dsn, "NO_COLOR=1")
+	}
+	admin := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin, args...)
+		cmd.Env = env(outside)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("queuectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return string(out)
+	}
+	// A short lease, so that the killed host's runs come back soon.
+	admin("config", "set", "heartbeat-interval", "1s")
+	admin("config", "set", "lease", "3s")
+
+	ran := t.TempDir() // one file per run: <job>.<attempt>.<hostname>
+	s, err := claim.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	batch := make([]claim.NewJob, jobs)
+	for i := range batch {
+		// Every 10th job takes a while, so that the killed host has runs
+		// in flight; the others are quick.
+		cmd := `touch "$RAN/$QUEUECTL_JOB_ID.$QUEUECTL_ATTEMPT.$(hostname)"`
+		if i%10 == 0 {
+			cmd = "sleep 0.5; " + cmd
+		}
+		batch[i] = claim.NewJob{ID: fmt.Sprintf("job-%05d", i), Command: cmd, Env: map[string]string{"RAN": ran}}
+	}
+	for i := 0; i < jobs; i += 1000 {
+		if _, err := s.EnqueueAll(t.Context(), batch[i:min(i+1000, jobs)]); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	hosts := make([]*proc, 4)
+	for i := range hosts {
+		h := newHome(t)
+		name := fmt.Sprintf("qhost-%d-%d", os.Getpid(), i)
+		p := &proc{stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+		p.cmd = exec.Command(unshare, "--uts", "sh", "-c", `hostname "$1" && exec "$2" worker start --count 8 --no-spool`, "sh", name, bin)
+		p.cmd.Env = env(h)
+		p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		go func() { p.err = p.cmd.Wait(); close(p.done) }()
+		t.Cleanup(func() {
+			p.cmd.Process.Kill()
+			<-p.done
+		})
+		hosts[i] = p
+	}
+
+	counts := func() map[claim.State]int {
+		c, err := s.Counts(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	// Kill host 0's worker once it is running jobs.
+	waitFor(t, 2*time.Minute, "host 0 running jobs", func() bool {
+		fs, err := s.InFlight(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if strings.HasPrefix(f.Host, fmt.Sprintf("qhost-%d-0/", os.Getpid())) {
+				return true
+			}
+		}
+		return false
+	})
+	if err := hosts[0].cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	hosts[0].exit(t, time.Minute)
+
+	waitFor(t, 5*time.Minute, fmt.Sprintf("%d jobs completed", jobs), func() bool { return counts()[claim.Completed] == jobs })
+	if c := counts(); c[claim.Pending]+c[claim.Processing]+c[claim.Failed]+c[claim.Dead] != 0 {
+		t.Errorf("counts after every job completed: %v", c)
+	}
+
+	// Each job completed once; a second run only after a lost one.
+	lost := 0
+	for i := range jobs {
+		id := fmt.Sprintf("job-%05d", i)
+		runs, err := s.Runs(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		completed := 0
+		for _, r := range runs {
+			switch r.Outcome {
+			case claim.OutcomeCompleted:
+				completed++
+			case claim.OutcomeLost:
+				lost++
+				if !strings.HasPrefix(r.Host, fmt.Sprintf("qhost-%d-0/", os.Getpid())) {
+					t.Errorf("job %s: run %d lost on %s, not on the killed host", id, r.Attempt, r.Host)
+				}
+			default:
+				t.Errorf("job %s: run %d ended %q", id, r.Attempt, r.Outcome)
+			}
+		}
+		if completed != 1 {
+			t.Errorf("job %s completed %d times, want once", id, completed)
+		}
+	}
+	if lost == 0 {
+		t.Error("no run of the killed host was recovered as lost")
+	}
+	t.Logf("%d jobs on 4 hosts × 8 slots; %d runs lost with the killed host, recovered by the others", jobs, lost)
+
+	// worker stop from outside every namespace stops every host's worker.
+	admin("worker", "stop", "--wait", "--timeout", "60s")
+	for i, p := range hosts[1:] {
+		if code := p.exit(t, time.Minute); code != 0 {
+			t.Errorf("host %d's worker exited %d after worker stop\nstderr: %s", i+1, code, p.stderr)
+		}
+	}
+	if files, _ := filepath.Glob(filepath.Join(ran, "*")); len(files) < jobs {
+		t.Errorf("%d run files for %d jobs", len(files), jobs)
+	}
+}
