@@ -70,7 +70,7 @@ func TestLostRunEscapeeIsKilled(t *testing.T) {
 	}
 	t.Cleanup(func() { escapee.Process.Kill(); escapee.Wait() })
 	w := newWorker(t, s)
-	w.host, _ = os.Hostname()
+	w.host = HostID()
 	w.id = "reaper"
 	w.reapOnce(context.Background())
 	if j := get(t, s, "lost-0"); j.State != claim.Pending {
