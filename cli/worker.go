@@ -86,7 +86,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c)}
 	go func() { scheduling <- sd.Run(watching) }()
 	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
-		LogDir: h.logs, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: log.worker}
+		LogDir: h.logs, Home: h.dir, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: log.worker}
 	endServe := serveEnqueues(c, h)
 	err = w.Run(soft, hard)
 	endServe()

@@ -129,6 +129,9 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	cmd.Dir = j.Cwd
 	mark := runMark(w.id, j.ID, r.Attempt)
 	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
+	if w.Home != "" {
+		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
+	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	// Pdeathsig kills the shell if this worker dies; the reaper of whichever
 	// worker recovers the run kills the rest of the group.

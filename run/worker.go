@@ -29,6 +29,9 @@ type Worker struct {
 	Slots  int
 	Queues []string // empty: every queue
 	LogDir string
+	// Home is the queuectl home, given to every job as QUEUECTL_HOME so
+	// that a job can enqueue into the queue it runs from.
+	Home string
 	// Drain makes Run return once nothing in its queues is runnable or
 	// waiting for a retry, and its slots are idle.
 	Drain bool
