@@ -47,7 +47,8 @@ func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
 // Complete marks the run and its job completed. ErrLost: the run was
 // recovered by another worker meanwhile, and the job is no longer ours.
 func (s *Store) Complete(ctx context.Context, r Run) error {
-	return s.engine.Finish(ctx, completed(r, s.Now()))
+	_, err := s.engine.Finish(ctx, completed(r, s.Now()))
+	return err
 }
 
 // completed is the end of a successful run. Light: a completion a power cut
@@ -59,7 +60,9 @@ func completed(r Run, now time.Time) FinishParams {
 
 // Fail records a failed run of j (as claimed). The job waits
 // backoff_base^attempts, capped at maxBackoff, or is dead when its attempts
-// reach max_retries. It returns the job's new state.
+// reach max_retries; canceled, when `cancel` was asked of it meanwhile (a
+// cancel committed while the job is unfinished always wins). It returns
+// the job's new state.
 func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText string, maxBackoff time.Duration) (State, error) {
 	now := s.Now()
 	next := Failed
@@ -68,27 +71,30 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 	}
 	// Durable: a dead job gets a dead/ file, and someone may act on the
 	// failure; failures are rare enough to pay for the fsync.
-	err := s.engine.Finish(ctx, FinishParams{Run: r, State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
+	return s.engine.Finish(ctx, FinishParams{Run: r, State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
 		Error: errText, RunAfter: now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff)),
 		Finished: next == Dead, Outcome: OutcomeFailed, Durable: true, Now: now})
-	return next, err
 }
 
 // Release puts an interrupted run's job back to pending without counting the
-// attempt, for a worker stopped by a second signal.
+// attempt, for a worker stopped by a second signal (canceled, when `cancel`
+// was asked of it meanwhile).
 func (s *Store) Release(ctx context.Context, r Run, reason string) error {
 	now := s.Now()
-	return s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, Error: reason,
+	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, Error: reason,
 		RunAfter: now, Outcome: OutcomeInterrupted, Durable: true, Now: now})
+	return err
 }
 
 // Postpone puts a job whose run could not start for a cause outside the job
 // (its log directory unwritable, a full disk, no memory to fork) back to
 // pending until until, without counting the attempt; reason becomes its
-// last_error, so that status and show say why it waits.
+// last_error, so that status and show say why it waits (canceled, when
+// `cancel` was asked of it meanwhile).
 func (s *Store) Postpone(ctx context.Context, r Run, reason string, until time.Time) error {
-	return s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, SetError: true, Error: reason,
+	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, SetError: true, Error: reason,
 		RunAfter: until, Outcome: OutcomeInterrupted, Durable: true, Now: s.Now()})
+	return err
 }
 
 // Backoff is how long a job waits after its n-th failed run: base^n seconds,
@@ -109,7 +115,8 @@ func Backoff(base, n int, max time.Duration) time.Duration {
 
 func intPtr(n int) *int { return &n }
 
-// HasWork reports whether any job in queues (all queues when empty) is
+// HasWork reports whether any job in queues (all queues when empty, paused
+// ones never) is
 // runnable now or failed and waiting for its backoff: what a draining
 // worker must still wait for. Jobs scheduled for later do not count.
 func (s *Store) HasWork(ctx context.Context, queues []string) (bool, error) {

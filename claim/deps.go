@@ -75,7 +75,7 @@ func orderAfter(batch []NewJob) (order []int, err error) {
 
 // DependencyEnded reports whether a job in state st can never complete any
 // more, so that the jobs waiting for it die: dead, or canceled.
-func DependencyEnded(st State) bool { return st == Dead || st == "canceled" }
+func DependencyEnded(st State) bool { return st == Dead || st == Canceled }
 
 // UnknownDependencyError is the ErrInvalid of a job whose after names ids
 // that no job has.

@@ -28,12 +28,12 @@ func (s *Store) Purge(ctx context.Context, id string) error {
 	return s.engine.Purge(ctx, id)
 }
 
-// PurgeFinished deletes jobs in state (completed or dead) that finished
+// PurgeFinished deletes jobs in state (completed, dead or canceled) that finished
 // before cutoff, with their runs, and returns their ids so the caller can
 // remove their logs.
 func (s *Store) PurgeFinished(ctx context.Context, state State, cutoff time.Time) ([]string, error) {
-	if state != Completed && state != Dead {
-		return nil, invalidf("purge takes --state completed or dead, not %s: other jobs are not finished", state)
+	if !state.Finished() {
+		return nil, invalidf("purge takes --state completed, dead or canceled, not %s: other jobs are not finished", state)
 	}
 	return s.engine.PurgeFinished(ctx, state, cutoff)
 }

@@ -49,7 +49,7 @@ type Engine interface {
 	Started(ctx context.Context, r Run, pgid int, at time.Time) error
 	// Finish ends a run and moves its job as p says; ErrLost when the run
 	// is no longer the processing job's current run of its worker.
-	Finish(ctx context.Context, p FinishParams) error
+	Finish(ctx context.Context, p FinishParams) (State, error)
 	// HasWork: a job in queues is runnable at now, or failed and waiting.
 	HasWork(ctx context.Context, queues []string, now time.Time) (bool, error)
 	// NextRunAfter: the earliest run_after after now of a waiting job in
@@ -151,6 +151,57 @@ type Engine interface {
 
 	// Changes: see Store.Changes.
 	Changes(ctx context.Context) (<-chan struct{}, error)
+
+	// Steering (cancel.go, restart.go, pause.go). A job marked by Cancel
+	// while processing (CancelAt) must end canceled through every ending
+	// of its run: Finish and Recover return Canceled for it, whatever state
+	// they were asked for, and set its finished time.
+
+	// Cancel cancels a pending or failed job at once, and marks a
+	// processing one (CancelAt, the first request kept), returning the job
+	// as the change left it; changed is false, with the job as it is, when
+	// it was none of those (ErrNotFound when there is no such job).
+	Cancel(ctx context.Context, p CancelParams) (j Job, changed bool, err error)
+	// CancelQueue does what Cancel does to every such job of p.Queue.
+	CancelQueue(ctx context.Context, p CancelParams) ([]Job, error)
+	// CancelRequested lists the marked processing jobs of a worker.
+	CancelRequested(ctx context.Context, workerID string) ([]RunID, error)
+	// Restart makes finished jobs pending again (p.ID's, or every one in
+	// p.State) as RestartParams says; for p.ID: the job as it is with
+	// changed false when it is not finished, RestartHeldError when a live
+	// job holds its unique_key. For p.State, jobs whose key is held stay.
+	Restart(ctx context.Context, p RestartParams) (jobs []Job, changed bool, err error)
+	// Remove deletes a finished job and its runs; it returns the job's
+	// state when it is not finished ("" and ErrNotFound when there is none).
+	Remove(ctx context.Context, id string) (State, error)
+	// SetPaused pauses or resumes queue (AllQueues: every queue; resume of
+	// AllQueues resumes them all) and reports whether every queue is
+	// paused afterwards.
+	SetPaused(ctx context.Context, queue string, paused bool, now time.Time) (allPaused bool, err error)
+	// Paused lists the paused queues by name.
+	Paused(ctx context.Context) ([]string, error)
+}
+
+// CancelParams is a cancel: of job ID, or of every unfinished job of Queue.
+type CancelParams struct {
+	ID, Queue string
+	Now       time.Time
+}
+
+// RestartParams is a restart: of job ID, or of every job in State. The job
+// becomes pending at Now with attempts and lost runs 0, its last result
+// and cancel forgotten; its runs counter is kept, so new runs number on
+// from the old ones.
+type RestartParams struct {
+	ID    string
+	State State
+	Now   time.Time
+}
+
+// RunID names one run: a job and its attempt.
+type RunID struct {
+	JobID   string
+	Attempt int
 }
 
 // ClaimParams is a claim as the Store asks an engine for it.

@@ -28,10 +28,17 @@ const (
 	// Dead jobs failed max_retries times (or were lost too often); only
 	// `dlq retry` brings them back.
 	Dead State = "dead"
+	// Canceled jobs were stopped for good by `cancel`; only `restart`
+	// brings them back. A processing job becomes canceled once its worker
+	// has stopped its processes (Job.CancelAt marks it meanwhile).
+	Canceled State = "canceled"
 )
 
 // States lists every state in life order.
-var States = []State{Pending, Processing, Completed, Failed, Dead}
+var States = []State{Pending, Processing, Completed, Failed, Dead, Canceled}
+
+// Finished reports whether st is an end state: completed, dead or canceled.
+func (st State) Finished() bool { return st == Completed || st == Dead || st == Canceled }
 
 // ParseState returns the State named s, or an ErrInvalid error.
 func ParseState(s string) (State, error) {
@@ -40,7 +47,7 @@ func ParseState(s string) (State, error) {
 			return st, nil
 		}
 	}
-	return "", invalidf("unknown state %q (want one of pending, processing, completed, failed, dead)", s)
+	return "", invalidf("unknown state %q (want one of pending, processing, completed, failed, dead, canceled)", s)
 }
 
 // Errors that callers tell apart with errors.Is. main maps them to exit codes.
@@ -125,6 +132,9 @@ type Job struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt time.Time
+	// CancelAt is when `cancel` was asked of the job; while it is still
+	// processing, its worker is stopping it. Cleared by restart.
+	CancelAt time.Time
 }
 
 // Run is one attempt at a job, kept after the job moves on.
@@ -157,6 +167,7 @@ const (
 	OutcomeFailed      = "failed"
 	OutcomeLost        = "lost"
 	OutcomeInterrupted = "interrupted"
+	OutcomeCanceled    = "canceled" // stopped by its worker for `cancel`
 )
 
 // MaxLost is how many runs a job may lose to crashed workers before it is dead.

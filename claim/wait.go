@@ -5,7 +5,8 @@ import (
 	"time"
 )
 
-// Wait blocks until every job in ids is completed or dead, and returns them.
+// Wait blocks until every job in ids is completed, dead or canceled, and
+// returns them.
 // It wakes on store changes from any process (see Changes) and polls every
 // poll as a fallback. It returns ErrNotFound for an unknown id, and ctx's
 // error when ctx ends first.
@@ -67,7 +68,7 @@ func (s *Store) finished(ctx context.Context, ids []string) ([]Job, bool, error)
 			return nil, false, err
 		}
 		jobs[i] = j
-		done = done && (j.State == Completed || j.State == Dead)
+		done = done && j.State.Finished()
 	}
 	return jobs, done, nil
 }

@@ -27,11 +27,15 @@ var (
 )
 
 // TestChaos SIGKILLs workers and ingesters at random instants, round after
-// round, while jobs arrive through `enqueue` and spool files, then checks
+// round, while jobs arrive through `enqueue` and spool files, are canceled
+// (pending or running, by `cancel` processes that may be killed too) and
+// the queue is paused and resumed, then checks
 // SPEC §6: every accepted job completed (or dead by its own failures), none
 // stuck, each spool file exactly one job, a job run twice only when a kill
 // cut a run (counted), dead/ agreeing with the database, no run of a job
-// overlapping another, and a sound database.
+// overlapping another, and a sound database. A job whose cancel succeeded
+// ends canceled with no process left in its runs' groups; one whose cancel
+// found it finished, or that no cancel touched, ends as it would have.
 //
 //	go test -run TestChaos -chaos.long -timeout 2h -v .
 func TestChaos(t *testing.T) { testChaos(t, newHome(t)) }
@@ -95,7 +99,7 @@ type actor struct {
 type oneShot struct {
 	role   string
 	p      *proc
-	tokens []string // the jobs it enqueues
+	tokens []string // the jobs it enqueues (or cancels)
 }
 
 // chaosJob is a job the test asked for. Its token is in its command, so
@@ -107,11 +111,15 @@ type chaosJob struct {
 	// accepted: its spool file was dropped, or its enqueue exited 0.
 	// Otherwise its enqueue was killed, and it may or may not exist.
 	accepted bool
-	batch    []string // the tokens enqueued with it (all or none exist)
+	// canceled: a `cancel` of it exited 0, so it must end canceled;
+	// mayCancel: one was killed, or exited 0 (it may end canceled).
+	canceled, mayCancel bool
+	batch               []string // the tokens enqueued with it (all or none exist)
 }
 
 type chaosStats struct {
 	jobs, completed, deadOwn, deadLost    int
+	canceled, cancelsLate, pauses         int
 	runs, lostRuns, reRuns, dupCompletion int
 	killedEnqueueStored, orphanReasons    int
 }
@@ -190,6 +198,10 @@ func (c *chaos) round() {
 	if c.rng.IntN(3) == 0 {
 		c.oneShot("ingest", nil, "", "ingest")
 	}
+	if c.rng.IntN(2) == 0 {
+		c.cancelOne()
+	}
+	c.pauseOrResume()
 	c.randomInstant(time.Second)
 	c.killOne()
 	if c.rng.IntN(4) == 0 {
@@ -279,6 +291,42 @@ func (c *chaos) enqueue() {
 	c.oneShot("enqueue", batch, stdin.String(), "enqueue", "-q", "-")
 }
 
+// cancelOne starts a `cancel` of a recent job enqueued with its id: it may
+// be pending, running, finished, or not stored yet; half the time it waits
+// for a running job's processes to stop. The cancel may be killed too.
+func (c *chaos) cancelOne() {
+	var ids []string
+	for tok := range c.jobs {
+		if strings.HasPrefix(tok, "e") {
+			ids = append(ids, tok)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	sort.Strings(ids)
+	ids = ids[max(0, len(ids)-8):] // the newest: likely pending or running
+	tok := ids[c.rng.IntN(len(ids))]
+	args := []string{"cancel", tok}
+	if c.rng.IntN(2) == 0 {
+		args = []string{"cancel", "--no-wait", tok}
+	}
+	c.jobs[tok].mayCancel = true
+	c.oneShot("cancel", []string{tok}, "", args...)
+}
+
+// pauseOrResume pauses the default queue (where every chaos job is) now and
+// then, and resumes it a round or so later.
+func (c *chaos) pauseOrResume() {
+	switch c.rng.IntN(6) {
+	case 0:
+		c.stats.pauses++
+		c.oneShot("pause", nil, "", "pause", "--queue", "default")
+	case 1, 2:
+		c.oneShot("resume", nil, "", "resume")
+	}
+}
+
 func (c *chaos) oneShot(role string, tokens []string, stdin string, args ...string) {
 	p := c.h.startInput(stdin, args...)
 	c.inFlight = append(c.inFlight, &oneShot{role: role, p: p, tokens: tokens})
@@ -352,11 +400,25 @@ func (c *chaos) reapOneShots(all bool) {
 			still = append(still, o)
 			continue
 		}
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(o.p.err, &ee) {
+			code = ee.ExitCode()
+		}
 		switch {
+		case o.role == "cancel" && killed(o.p):
+		case o.role == "cancel" && code == exitOK:
+			c.jobs[o.tokens[0]].canceled = true
+		case o.role == "cancel" && code == exitConflict:
+			c.stats.cancelsLate++ // it was completed or dead already
+		case o.role == "cancel" && code == exitNotFound:
+			// its enqueue had not committed yet (or never will)
+		case (o.role == "pause" || o.role == "resume") && (killed(o.p) || o.p.err == nil):
 		case killed(o.p):
 			c.uncertain += len(o.tokens)
 		case o.p.err != nil:
 			c.t.Errorf("queuectl %v: %v\n%s", o.p.cmd.Args[1:], o.p.err, o.p.stderr)
+		case o.role == "cancel" || o.role == "pause" || o.role == "resume":
 		default:
 			c.enqueued += len(o.tokens)
 			for _, tok := range o.tokens {
@@ -371,6 +433,7 @@ func (c *chaos) reapOneShots(all bool) {
 // stops them gracefully.
 func (c *chaos) settle() {
 	c.reapOneShots(true)
+	c.h.must("resume")
 	c.checkActors()
 	quiet := 0
 	waitFor(c.t, 3*time.Minute, "every job finished and the spool empty", func() bool {
@@ -506,6 +569,18 @@ func (c *chaos) checkJob(cj *chaosJob, j claim.Job, runs []claim.Run, m mark) {
 		c.stats.reRuns += m.started - 1
 	}
 	switch {
+	case cj.canceled && j.State != claim.Canceled:
+		t.Errorf("job %s: its cancel exited 0, but it is %s", j.ID, j.State)
+	case j.State == claim.Canceled:
+		c.stats.canceled++
+		if !cj.mayCancel {
+			t.Errorf("job %s is canceled, but no cancel of it ran", j.ID)
+		}
+		for _, r := range runs {
+			if r.PGID > 0 && groupAlive(r.PGID) {
+				t.Errorf("canceled job %s: process group %d of run %d is still alive", j.ID, r.PGID, r.Attempt)
+			}
+		}
 	case j.State == claim.Dead && j.LastError == fmt.Sprintf("worker lost %d times", claim.MaxLost):
 		c.stats.deadLost++
 		if lost < claim.MaxLost {
@@ -662,9 +737,11 @@ func (c *chaos) figures(rounds int) string {
 	s := c.stats
 	return fmt.Sprintf("rounds %d; kills %d (%s); jobs %d (spool files %d, enqueued %d, from killed enqueues %d of %d); "+
 		"completed %d, dead by own failures %d, dead as lost %d times %d; lost 0; runs %d, cut by a kill %d, re-runs %d, duplicate completions %d; "+
-		"bad spool files %d, each rejected once (reasons orphaned by a kill: %d)",
+		"bad spool files %d, each rejected once (reasons orphaned by a kill: %d); "+
+		"canceled %d (cancels that found the job finished %d), pauses %d",
 		rounds, kills, strings.Join(roles, ", "), s.jobs, c.dropped, c.enqueued, s.killedEnqueueStored, c.uncertain,
-		s.completed, s.deadOwn, claim.MaxLost, s.deadLost, s.runs, s.lostRuns, s.reRuns, s.dupCompletion, len(c.bad), s.orphanReasons)
+		s.completed, s.deadOwn, claim.MaxLost, s.deadLost, s.runs, s.lostRuns, s.reRuns, s.dupCompletion, len(c.bad), s.orphanReasons,
+		s.canceled, s.cancelsLate, s.pauses)
 }
 
 // queueStatus is `status --json`, the part the tests read.

@@ -63,7 +63,7 @@ func completeWith(cmd *cli.Command, args []string) cli.BashCompleteFunc {
 		switch name, _ := flagName(last); {
 		case last == "":
 		case name == "state" && strings.HasPrefix(last, "-"):
-			for _, st := range append(claim.States, claim.State("canceled")) {
+			for _, st := range claim.States {
 				fmt.Fprintln(out, st)
 			}
 			return

@@ -131,14 +131,14 @@ func purgeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "purge",
 		Usage: "delete finished jobs with their runs, logs and dead/ files (retention)",
-		Description: `Deletes the jobs in --state (completed or dead) that finished more than --older-than ago.
+		Description: `Deletes the jobs in --state (completed, dead or canceled) that finished more than --older-than ago.
 
 Says on stderr how many it deleted, and nothing when there were none (cron mails only
 when something happened); -q: nothing at all.
 
 Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed or dead"},
+			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed, dead or canceled"},
 			durationFlag("older-than", 0, "that finished more than `D` ago, e.g. 168h or 604800 (seconds); required"),
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print nothing"},
 		},

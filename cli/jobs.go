@@ -36,7 +36,12 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy}
+			paused, err := h.store.Paused(c.Context)
+			if err != nil {
+				return err
+			}
+			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy,
+				Paused: paused}
 			if st.Queues, st.QueueCounts, err = queueSettings(c.Context, h); err != nil {
 				return err
 			}
@@ -76,7 +81,7 @@ func listCommand() *cli.Command {
 
 Example: queuectl list --state failed --newest --limit 20`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead)"},
+			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead, canceled)"},
 			&cli.StringFlag{Name: "queue", Usage: "only jobs of queue `Q`"},
 			&cli.IntFlag{Name: "limit", Usage: "only the first `N` jobs in the order shown (default: 0, all)"},
 			&cli.BoolFlag{Name: "newest", Usage: "newest first"},

@@ -65,6 +65,7 @@ Each command has --help with an example. Exit codes:
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
+			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

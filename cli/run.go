@@ -242,12 +242,30 @@ func (f *follower) announce(format string, a ...any) {
 	}
 }
 
-// stop cancels the job, outside the command's ended context.
+// stopWait bounds how long run waits, once interrupted or timed out, for
+// its job's worker to stop the job's processes.
+const stopWait = 5 * time.Second
+
+// stop cancels the job, outside the command's ended context, and waits a
+// little for its processes to be stopped.
 func (f *follower) stop() {
-	logf(f.c)("job %s goes on: this build of queuectl cannot cancel it yet", f.id)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.c.Context), stopWait)
+	defer cancel()
+	_, _, err := f.h.store.Cancel(ctx, f.id)
+	if errors.Is(err, claim.ErrConflict) {
+		return // it finished meanwhile
+	}
+	if err == nil {
+		_, err = f.h.store.Wait(ctx, []string{f.id}, f.h.config.PollInterval)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.id)
+	case err != nil:
+		logf(f.c)("job %s: cancel: %v", f.id, err)
+	}
 }
 
-// finished reports whether a job is done for good: completed or dead.
-func finished(s claim.State) bool {
-	return s == claim.Completed || s == claim.Dead
-}
+// finished reports whether a job is done for good: completed, dead or
+// canceled.
+func finished(s claim.State) bool { return s.Finished() }

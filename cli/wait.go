@@ -19,9 +19,9 @@ import (
 func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
-		Usage:     "block until jobs are completed or dead",
+		Usage:     "block until jobs are completed, dead or canceled",
 		ArgsUsage: "ID...",
-		Description: `Exit 0 when all completed, 1 when any is dead, 124 on timeout. Warns on stderr
+		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
 when no live worker serves the jobs' queues (and again when that changes); on a terminal,
 shows how many are done.
 
@@ -69,7 +69,7 @@ func endedAs(jobs []claim.Job) error {
 		return nil
 	}
 	var says []string
-	for _, st := range []claim.State{claim.Dead, claim.State("canceled")} {
+	for _, st := range []claim.State{claim.Dead, claim.Canceled} {
 		if ids := byState[st]; len(ids) > 0 {
 			says = append(says, fmt.Sprintf("%s: %s", st, strings.Join(ids, " ")))
 		}
@@ -132,7 +132,7 @@ func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
 	}
 	if w.progress && len(jobs) > 0 {
 		var parts []string
-		for _, st := range append(claim.States, claim.State("canceled")) {
+		for _, st := range claim.States {
 			if counts[st] > 0 {
 				parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 			}

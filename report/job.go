@@ -42,6 +42,7 @@ type JobObject struct {
 	OnFailure   string            `json:"on_failure,omitempty"`
 	OnDead      string            `json:"on_dead,omitempty"`
 	Limits      *claim.Limits     `json:"limits,omitempty"`
+	CancelAt    string            `json:"cancel_requested_at,omitempty"`
 }
 
 // JobJSON returns the JSON shape of j. It depends on j alone (no clock),
@@ -54,6 +55,7 @@ func JobJSON(j claim.Job) JobObject {
 		Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey, Worker: j.WorkerID,
 		LeaseUntil: stamp(j.LeaseUntil), LastError: j.LastError, ExitCode: j.ExitCode,
 		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), FinishedAt: stamp(j.FinishedAt),
+		CancelAt: stamp(j.CancelAt),
 	}
 	if waiting(j) {
 		o.RunAfter = stamp(j.RunAfter)

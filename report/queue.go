@@ -17,6 +17,7 @@ type QueueObject struct {
 	Completed  int    `json:"completed"`
 	Failed     int    `json:"failed"`
 	Dead       int    `json:"dead"`
+	Canceled   int    `json:"canceled"`
 	Total      int    `json:"total"`
 	MaxRunning int    `json:"max_running"` // 0: no limit
 }
@@ -35,7 +36,7 @@ func QueuesJSON(counts map[string]map[claim.State]int, limits []claim.Queue) []Q
 	}
 	for q, c := range counts {
 		out = append(out, QueueObject{Queue: q, Pending: c[claim.Pending], Processing: c[claim.Processing],
-			Completed: c[claim.Completed], Failed: c[claim.Failed], Dead: c[claim.Dead], Total: total(c),
+			Completed: c[claim.Completed], Failed: c[claim.Failed], Dead: c[claim.Dead], Canceled: c[claim.Canceled], Total: total(c),
 			MaxRunning: max[q]})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Queue < out[j].Queue })

@@ -31,20 +31,23 @@
 //	worker       id of the worker holding it (while processing)
 //	lease_until  while processing
 //	last_error, exit_code (a number; 0 is shown), finished_at
+//	cancel_requested_at  when `cancel` was asked of it (while processing:
+//	             its worker is stopping it)
 //
 // `show --json` prints the job object plus "runs": an array of run
 // objects, first run first. The count is called run_count, not runs, so
 // that no key changes its type from one command to the next.
 //
 // A run object always has attempt, worker, host, pid, started_at; and when
-// set: outcome (completed, failed, lost, interrupted; absent while running),
+// set: outcome (completed, failed, lost, interrupted, canceled; absent while running),
 // exit_code, error, ended_at, duration_ms (a number, once ended), stdout
 // and stderr (log file paths).
 //
 // `status --json` is one object: pending, processing, completed, failed,
-// dead, total, spool_waiting, rejected, and workers, an array of
-// {id, host, pid, slots, queues, started_at, heartbeat_at, stopping};
-// queues is [] for a worker that serves every queue.
+// dead, canceled, total, spool_waiting, rejected, workers, an array of
+// {id, host, pid, slots, queues, started_at, heartbeat_at, stopping}
+// (queues is [] for a worker that serves every queue), and paused_queues,
+// an array of queue names ("*": every queue is paused), [] when none.
 //
 // `enqueue --json` prints one job object for one job, an array for several.
 //

@@ -149,6 +149,7 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"on_failure", oneLine(j.Hooks.OnFailure)},
 		{"on_dead", oneLine(j.Hooks.OnDead)},
 		{"limits", j.Limits.String()},
+		{"cancel_requested_at", p.when(j.CancelAt)},
 	}
 }
 

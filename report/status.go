@@ -24,6 +24,9 @@ type Status struct {
 	SpoolUnsafe string
 	Queues      []claim.Queue                  // queues with settings (claim.Store.Queues)
 	QueueCounts map[string]map[claim.State]int // claim.Store.QueueCounts, for JSON
+	// Paused lists the paused queues (claim.Store.Paused); claim.AllQueues
+	// when every queue is.
+	Paused []string
 }
 
 // StatusObject is the JSON shape of `status` (see the package comment).
@@ -33,6 +36,7 @@ type StatusObject struct {
 	Completed    int            `json:"completed"`
 	Failed       int            `json:"failed"`
 	Dead         int            `json:"dead"`
+	Canceled     int            `json:"canceled"`
 	Total        int            `json:"total"`
 	SpoolWaiting int            `json:"spool_waiting"`
 	Rejected     int            `json:"rejected"`
@@ -41,6 +45,7 @@ type StatusObject struct {
 	Workers      []WorkerObject `json:"workers"`
 	SpoolUnsafe  string         `json:"spool_unsafe,omitempty"`
 	Queues       []QueueObject  `json:"queues"`
+	PausedQueues []string       `json:"paused_queues"`
 }
 
 // WorkerObject is the JSON shape of one live worker process.
@@ -56,9 +61,9 @@ type WorkerObject struct {
 }
 
 // Status renders `status`: two-space indented `key: value` lines (states in
-// claim.States order, then total, spool, rejected, workers, active (live
-// worker slots, every process) and busy (those running a job)), then one
-// `queue NAME: running/limit` line per queue with settings, then, when
+// claim.States order, then total, spool, rejected, paused, workers, active
+// (live worker slots, every process) and busy (those running a job)), then
+// one `queue NAME: running/limit` line per queue with settings, then, when
 // workers run, a blank line and a table of them. JSON: one
 // object, see the package comment.
 func (p Printer) Status(s Status) error {
@@ -74,6 +79,7 @@ func (p Printer) Status(s Status) error {
 		fmt.Fprintf(&b, "  spool unsafe: %s\n", s.SpoolUnsafe)
 	}
 	fmt.Fprintf(&b, "  rejected: %d\n", s.Rejected)
+	fmt.Fprintf(&b, "  paused: %s\n", pausedWords(s.Paused))
 	fmt.Fprintf(&b, "  workers: %d\n  active: %d\n  busy: %d\n", len(s.Workers), slots(s.Workers), s.Busy)
 	for _, q := range s.Queues {
 		fmt.Fprintf(&b, "  queue %s: %s\n", q.Name, running(q))
@@ -131,10 +137,20 @@ func StatusJSON(s Status) StatusObject {
 	return StatusObject{
 		Pending: s.Counts[claim.Pending], Processing: s.Counts[claim.Processing],
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
-		Dead: s.Counts[claim.Dead], Total: total(s.Counts),
+		Dead: s.Counts[claim.Dead], Canceled: s.Counts[claim.Canceled], Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected, Active: slots(s.Workers), Busy: s.Busy,
 		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe, Queues: QueuesJSON(s.QueueCounts, s.Queues),
+		PausedQueues: append([]string{}, s.Paused...),
 	}
+}
+
+// pausedWords is the text of the paused queues: "-" when none, "*" (every
+// queue) first.
+func pausedWords(paused []string) string {
+	if len(paused) == 0 {
+		return none
+	}
+	return strings.Join(paused, ",")
 }
 
 // WorkersJSON is the JSON shape of a list of workers; never nil.

@@ -9,8 +9,8 @@ import (
 )
 
 func TestStatus(t *testing.T) {
-	counts := map[claim.State]int{claim.Pending: 2, claim.Processing: 3, claim.Completed: 10, claim.Failed: 1, claim.Dead: 1}
-	busy := Status{Counts: counts, SpoolWaiting: 1, Rejected: 2, Workers: []claim.WorkerInfo{
+	counts := map[claim.State]int{claim.Pending: 2, claim.Processing: 3, claim.Completed: 10, claim.Failed: 1, claim.Dead: 1, claim.Canceled: 4}
+	busy := Status{Counts: counts, SpoolWaiting: 1, Rejected: 2, Paused: []string{"nightly"}, Workers: []claim.WorkerInfo{
 		{ID: "w-box-100", Host: "box", PID: 100, Slots: 4, StartedAt: ago(time.Hour), HeartbeatAt: ago(2 * time.Second)},
 		{ID: "w-box-200", Host: "box", PID: 200, Slots: 1, Queues: []string{"ci", "nightly"},
 			StartedAt: ago(5 * time.Minute), HeartbeatAt: ago(1 * time.Second), Stopping: true},

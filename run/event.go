@@ -49,6 +49,9 @@ const (
 	EventInterrupted EventKind = "interrupted" // a hard stop put the job back to pending: Job, Run
 	EventLost        EventKind = "lost"        // a run lost with its worker was recovered: Job, Run, Worker, PID, Host
 	EventDropped     EventKind = "dropped"     // this worker's run had been recovered by another: result dropped
+	EventCanceled    EventKind = "canceled"    // the job was canceled: its run stopped: Job, Run, ExitCode, Duration
+	EventPaused      EventKind = "paused"      // queues this worker serves are paused: Queues ("*": every queue)
+	EventResumed     EventKind = "resumed"     // queues this worker serves were resumed: Queues
 	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs still running
 	EventStop        EventKind = "stop"        // Run is returning: Worker
 	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
@@ -95,6 +98,13 @@ func (e Event) String() string {
 		return fmt.Sprintf("%s: run %d lost with worker %s (pid %d on %s) recovered; pending again", run, e.Run, e.Worker, e.PID, e.Host)
 	case EventDropped:
 		return fmt.Sprintf("%s: run %d was recovered by another worker while it ran; its result is dropped", run, e.Run)
+	case EventCanceled:
+		return fmt.Sprintf("%s canceled: run %d stopped after %s (%s)", run, e.Run, seconds(e.Duration), why(e))
+	case EventPaused:
+		return fmt.Sprintf("paused: %s; no new job starts there until `queuectl resume%s` (running jobs go on)",
+			pausedWords(e.Queues), resumeFlag(e.Queues))
+	case EventResumed:
+		return fmt.Sprintf("resumed: %s", pausedWords(e.Queues))
 	case EventStopping:
 		return fmt.Sprintf("stopping: letting %d running job(s) finish; signal again to stop them now", e.Slots)
 	case EventStop:

@@ -23,6 +23,7 @@ type result struct {
 	exitCode    *int
 	err         string // empty when the job exited 0
 	interrupted bool   // stopped by a hard stop: the job goes back to pending
+	canceled    bool   // stopped because its job was canceled
 	confinedBy  string // how limits were set ("rlimit", "cgroup+rlimit"), or ""
 	// lost: the run was killed after its lease expired. A reaper recovers
 	// it as a lost run, not a failed attempt, so the slot records nothing.
@@ -37,8 +38,9 @@ type result struct {
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
 // process group of its own, so that a timeout, a hard stop or a reaper can
 // kill everything it started; its stdout and stderr stream through pipes to
-// log files made on their first byte (see output). hard cancels the run.
-func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result {
+// log files made on their first byte (see output). run cancels the run: a
+// hard stop, or its job's cancel (cause errCanceled).
+func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's.
 	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
@@ -53,12 +55,12 @@ func (w *Worker) execute(hard context.Context, j claim.Job, r claim.Run) result 
 		stdout.finish()
 		return result{fault: err.Error()}
 	}
-	res := w.start(hard, j, r, stdout.w, stderr.w)
+	res := w.start(run, j, r, stdout.w, stderr.w)
 	// The run is over once its output is in the files: whoever reads the
 	// logs after the job ended reads all of it. Output lost to a disk that
 	// filled while the job ran does not change the job's own result: it
 	// ran, and running it again could repeat what it did.
-	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted {
+	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted && !res.canceled {
 		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: output lost: %v", j.ID, r.Attempt, err)})
 	}
 	return res
@@ -108,8 +110,8 @@ func envFault(err error) bool {
 // start runs the job with the job's ends of its output pipes, and closes
 // the worker's copies once the job has them, so that EOF on a pipe means
 // the job's processes are done with it.
-func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File) result {
-	ctx, cancel := context.WithCancel(hard)
+func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File) result {
+	ctx, cancel := context.WithCancel(run)
 	defer cancel()
 	var timedOut atomic.Bool
 	if j.Timeout > 0 {
@@ -146,10 +148,14 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	gate.Close()
 	stdout.Close()
 	stderr.Close()
-	if err != nil && envFault(err) {
+	switch {
+	case err != nil && errors.Is(context.Cause(run), errCanceled):
+		return result{canceled: true, err: "canceled before it started"}
+	case err != nil && run.Err() != nil:
+		return result{interrupted: true, err: "interrupted by worker shutdown"}
+	case err != nil && envFault(err):
 		return result{fault: fmt.Sprintf("start: %v", err)}
-	}
-	if err != nil {
+	case err != nil:
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
 	var conf *confinement
@@ -165,7 +171,7 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 	if conf != nil {
 		r.Confined = conf.via
 	}
-	if err := w.Store.Started(context.WithoutCancel(hard), r, cmd.Process.Pid); err != nil {
+	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil {
 		w.logf("job %s: %v", j.ID, err)
 	}
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
@@ -180,14 +186,17 @@ func (w *Worker) start(hard context.Context, j claim.Job, r claim.Run, stdout, s
 		res.confinedBy = conf.via
 	}
 	switch {
-	case hard.Err() != nil:
+	case errors.Is(context.Cause(run), errCanceled):
+		w.awaitGroup(cmd.Process.Pid)
+		res.canceled, res.err = true, "canceled"
+	case run.Err() != nil:
 		res.interrupted, res.err = true, "interrupted by worker shutdown"
 	case timedOut.Load():
 		res.err = fmt.Sprintf("timed out after %v", j.Timeout)
 	case err == nil:
 	case conf.explain(cmd.ProcessState, oomKilled) != "":
 		res.err = conf.explain(cmd.ProcessState, oomKilled)
-	case signaled(cmd) && w.leaseExpired(hard, j.ID, r.Attempt):
+	case signaled(cmd) && w.leaseExpired(run, j.ID, r.Attempt):
 		res.lost, res.err = true, describeExit(err)+" (lease expired)"
 	default:
 		res.err = describeExit(err) + conf.memoryNote()

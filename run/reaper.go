@@ -83,6 +83,9 @@ func (w *Worker) reapOnce(ctx context.Context) {
 			w.emit(Event{Kind: EventDead, Job: f.JobID, Run: f.Attempt, Err: fmt.Sprintf("worker lost %d times", claim.MaxLost)})
 			w.dead(ctx, f.JobID)
 			w.lostDead(ctx, f)
+		case next == claim.Canceled: // its worker died stopping it for a cancel
+			w.emit(Event{Kind: EventCanceled, Job: f.JobID, Run: f.Attempt, Err: "worker lost"})
+			w.endDependents(ctx, ctx, f.JobID, next)
 		default:
 			w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
 		}

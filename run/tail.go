@@ -39,10 +39,8 @@ type TailEvent struct {
 }
 
 // finished reports whether a job has reached a state it leaves only when
-// someone acts (dlq retry): what Follow waits for.
-func finished(s claim.State) bool {
-	return s == claim.Completed || s == claim.Dead
-}
+// someone acts (dlq retry, restart): what Follow waits for.
+func finished(s claim.State) bool { return s.Finished() }
 
 // Follow streams job id's runs until the job is finished and every run's
 // output is written out, and returns the job. It returns ctx's error when

@@ -51,6 +51,8 @@ type Worker struct {
 	// faultRetry overrides faultRetry (tests).
 	faultRetry time.Duration
 	hooks      sync.WaitGroup
+	steer      steering // the runs in the slots, to stop one whose job is canceled
+	pauses     pauseNotes
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -117,6 +119,18 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Cancels are watched until the last slot is done: a job still running
+	// in a worker that is stopping can be canceled too.
+	watching, unwatch := context.WithCancel(ctx)
+	defer unwatch()
+	cancels, err := w.Store.Changes(watching)
+	if err != nil {
+		return err
+	}
+	w.notePauses(ctx)
+	var watcher sync.WaitGroup
+	watcher.Go(func() { w.watchCancels(watching, cancels) })
+
 	var bg sync.WaitGroup
 	bg.Go(func() { w.sayStopping(soft, hard) })
 	bg.Go(func() { w.watchFile(soft, stop) })
@@ -139,11 +153,15 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	}
 	slots.Wait()
 	stop()
+	unwatch()
+	watcher.Wait()
 	bg.Wait()
 	w.hooks.Wait() // each is bounded by hook-timeout, and ends with hard
 	// Store.Changes closes its channel as its goroutine ends: draining it
 	// waits for that goroutine too.
 	for range changes {
+	}
+	for range cancels {
 	}
 	if w.failed != nil {
 		return w.failed
@@ -225,8 +243,16 @@ func (w *Worker) drained(ctx context.Context) bool {
 // same transaction and returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (bool, *claimed) {
 	w.emit(Event{Kind: EventStarted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries})
+	// The run's own context: hard, or its job's cancel (errCanceled). It is
+	// registered until the run's end is recorded, so a cancel that comes
+	// meanwhile is seen (the run then ends canceled either way).
+	run, stopRun := context.WithCancelCause(hard)
+	defer stopRun(nil)
+	id := claim.RunID{JobID: j.ID, Attempt: r.Attempt}
+	w.steer.add(id, stopRun)
+	defer w.steer.remove(id)
 	began := time.Now()
-	res := w.execute(hard, j, r)
+	res := w.execute(run, j, r)
 	res.took = time.Since(began)
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
@@ -337,6 +363,13 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
 	switch {
+	case res.canceled:
+		err := w.Store.EndCanceled(ctx, r, res.exitCode)
+		if err == nil {
+			w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
+			w.endDependents(ctx, hard, j.ID, claim.Canceled)
+		}
+		return err
 	case res.interrupted:
 		err := w.Store.Release(ctx, r, res.err)
 		if err == nil {
@@ -355,6 +388,11 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	next, err := w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
 	if err != nil {
 		return err
+	}
+	if next == claim.Canceled { // a cancel came while it failed
+		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
+		w.endDependents(ctx, hard, j.ID, next)
+		return nil
 	}
 	w.ended(j, r, res, next)
 	if next == claim.Dead {

@@ -20,7 +20,7 @@ import (
 // follows jobs_runnable, so it costs the same at any number of jobs.
 const claimQuery = `WITH next AS (
 	SELECT seq FROM jobs
-	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1` + underLimit + `
+	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1` + underLimit + notPaused + `
 	ORDER BY priority DESC, run_after, seq
 	LIMIT 1
 	FOR UPDATE SKIP LOCKED)
@@ -32,7 +32,7 @@ RETURNING ` + jobColumnsQualified
 // claimQueuesQuery is claimQuery for some queues only.
 const claimQueuesQuery = `WITH next AS (
 	SELECT seq FROM jobs
-	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1 AND queue = ANY($4)` + underLimit + `
+	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1 AND queue = ANY($4)` + underLimit + notPaused + `
 	ORDER BY priority DESC, run_after, seq
 	LIMIT 1
 	FOR UPDATE SKIP LOCKED)
@@ -78,7 +78,7 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
 	var none bool
 	err = e.writeTx(ctx, e.beginClaim(), func(tx pgx.Tx) error {
-		err := e.finishIn(ctx, tx, done)
+		_, err := e.finishIn(ctx, tx, done)
 		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
 			return err
 		}
@@ -139,32 +139,37 @@ func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Tim
 // and the run, ended by whoever recovered it, is left alone). It wakes the
 // listeners when it commits.
 const finishQuery = `WITH job AS (
-	UPDATE jobs SET state = $1, attempts = attempts - $2,
+	UPDATE jobs SET state = CASE WHEN cancel_at IS NULL THEN $1 ELSE 'canceled' END, attempts = attempts - $2,
 		exit_code = CASE WHEN $3::boolean THEN $4::integer ELSE exit_code END,
 		last_error = CASE WHEN $5::boolean THEN $6::text ELSE last_error END,
 		run_after = coalesce($7, run_after), worker_id = NULL, lease_until = NULL,
-		updated_at = $8, finished_at = $9
+		updated_at = $8, finished_at = CASE WHEN cancel_at IS NULL THEN $9::bigint ELSE $8::bigint END
 	WHERE id = $10 AND state = 'processing' AND runs = $11 AND worker_id = $12
-	RETURNING id),
+	RETURNING id, state),
 run AS (
 	UPDATE runs SET ended_at = $8, outcome = $13, exit_code = $4, error = $6
 	FROM job WHERE runs.job_id = job.id AND runs.attempt = $11)
-SELECT job.id FROM job, pg_notify($14, '') AS wake`
+SELECT job.state FROM job, pg_notify($14, '') AS wake`
 
-// Finish applies p in one transaction, durable or light as p says.
-func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
+// Finish applies p in one transaction, durable or light as p says, and
+// returns the job's new state: canceled, whatever p says, for a job that
+// `cancel` marked.
+func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) (claim.State, error) {
 	d := light
 	if p.Durable {
 		d = durable
 	}
-	return e.write(ctx, d, func(tx pgx.Tx) error {
-		return e.finishIn(ctx, tx, p)
+	var next claim.State
+	err := e.write(ctx, d, func(tx pgx.Tx) (err error) {
+		next, err = e.finishIn(ctx, tx, p)
+		return err
 	})
+	return next, err
 }
 
 // finishIn is the transaction of Finish: ErrLost when the job is no longer
 // the run's.
-func (e *Engine) finishIn(ctx context.Context, tx pgx.Tx, p claim.FinishParams) error {
+func (e *Engine) finishIn(ctx context.Context, tx pgx.Tx, p claim.FinishParams) (claim.State, error) {
 	now := p.Now.UnixNano()
 	var finished sql.NullInt64
 	if p.Finished {
@@ -174,20 +179,20 @@ func (e *Engine) finishIn(ctx context.Context, tx pgx.Tx, p claim.FinishParams) 
 	if p.Uncount {
 		uncount = 1
 	}
-	var id string
+	var next string
 	err := tx.QueryRow(ctx, finishQuery, string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError,
 		nullString(p.Error), nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID,
-		p.Outcome, e.channel).Scan(&id)
+		p.Outcome, e.channel).Scan(&next)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
+		return "", fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
 	}
 	if err != nil {
-		return fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
+		return "", fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
 	}
-	if p.State == claim.Completed {
-		return dependencyMet(ctx, tx, p.Run.JobID)
+	if claim.State(next) == claim.Completed {
+		return claim.Completed, dependencyMet(ctx, tx, p.Run.JobID)
 	}
-	return nil
+	return claim.State(next), nil
 }
 
 // dependencyMet counts down the jobs waiting for id, which completed, and
@@ -208,7 +213,7 @@ func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (b
 	var ok bool
 	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
 		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= $1)
-		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2)))`, now.UnixNano(), queues).Scan(&ok)
+		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))`+notPaused+`)`, now.UnixNano(), queues).Scan(&ok)
 	if err != nil {
 		return false, classify(fmt.Errorf("look for work: %w", err))
 	}
@@ -220,7 +225,7 @@ func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Tim
 	var next sql.NullInt64
 	err := e.pool.QueryRow(ctx, `SELECT min(run_after) FROM jobs
 		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > $1
-		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))`, now.UnixNano(), queues).Scan(&next)
+		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))`+notPaused, now.UnixNano(), queues).Scan(&next)
 	if err != nil {
 		return time.Time{}, classify(fmt.Errorf("look for scheduled work: %w", err))
 	}

@@ -69,9 +69,10 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH job AS (
 				UPDATE jobs SET
-					state = CASE WHEN lost + 1 >= $1 THEN 'dead' ELSE 'pending' END,
-					last_error = CASE WHEN lost + 1 >= $1 THEN $2 ELSE last_error END,
-					finished_at = CASE WHEN lost + 1 >= $1 THEN $3::bigint END,
+					state = CASE WHEN cancel_at IS NOT NULL THEN 'canceled'
+						WHEN lost + 1 >= $1 THEN 'dead' ELSE 'pending' END,
+					last_error = CASE WHEN cancel_at IS NULL AND lost + 1 >= $1 THEN $2 ELSE last_error END,
+					finished_at = CASE WHEN cancel_at IS NOT NULL OR lost + 1 >= $1 THEN $3::bigint END,
 					lost = lost + 1, attempts = attempts - 1, run_after = $3,
 					worker_id = NULL, lease_until = NULL, updated_at = $3
 				WHERE id = $4 AND state = 'processing' AND runs = $5

@@ -20,7 +20,7 @@ import (
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
 	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
-	waiting, dead_by, hooks, limits,
+	waiting, dead_by, hooks, limits, cancel_at,
 	CASE WHEN waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
 // jobColumnsQualified is jobColumns of the jobs table, where another table
@@ -29,7 +29,7 @@ const jobColumnsQualified = `jobs.seq, jobs.id, jobs.command, jobs.state, jobs.q
 	jobs.priority, jobs.attempts, jobs.max_retries, jobs.backoff_base, jobs.runs, jobs.lost,
 	jobs.timeout_ns, jobs.env, jobs.cwd, jobs.unique_key, jobs.run_at, jobs.run_after,
 	jobs.worker_id, jobs.lease_until, jobs.last_error, jobs.exit_code, jobs.created_at,
-	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits,
+	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits, jobs.cancel_at,
 	CASE WHEN jobs.waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
 func scanJob(row pgx.Row) (claim.Job, error) {
@@ -38,17 +38,17 @@ func scanJob(row pgx.Row) (claim.Job, error) {
 	var timeout int64
 	var env, cwd, uniqueKey, workerID, lastError sql.NullString
 	var deadBy, hooks, limits, waitingOn sql.NullString
-	var runAt, lease, finished sql.NullInt64
+	var runAt, lease, finished, cancelAt sql.NullInt64
 	var runAfter, created, updated int64
 	var exitCode sql.NullInt64
 	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
 		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
 		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
-		&j.Waiting, &deadBy, &hooks, &limits, &waitingOn)
+		&j.Waiting, &deadBy, &hooks, &limits, &cancelAt, &waitingOn)
 	if err != nil {
 		return claim.Job{}, err
 	}
-	j.DeadBy = deadBy.String
+	j.DeadBy, j.CancelAt = deadBy.String, fromNanos(cancelAt)
 	if waitingOn.Valid {
 		j.WaitingOn = strings.Fields(waitingOn.String)
 		slices.Sort(j.WaitingOn)

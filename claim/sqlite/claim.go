@@ -36,7 +36,7 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 	e.prepare(ctx, fq, endRunQuery, q, insertRun, countDownDependents, markDepsMet)
 	var none bool
 	err = e.write(ctx, light, func(tx *sql.Tx) error {
-		err := e.finishIn(ctx, tx, done, fq, fargs)
+		_, err := e.finishIn(ctx, tx, done, fq, fargs)
 		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
 			return err
 		}
@@ -86,7 +86,7 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 		worker_id = ?, lease_until = ?, updated_at = ?
 	WHERE seq = (
 		SELECT seq FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + underLimit + `
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + underLimit + notPaused + `
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
 	RETURNING ` + jobColumns, args
 }
@@ -134,7 +134,7 @@ func finishJob(p claim.FinishParams) (string, []any) {
 	if p.Finished {
 		finished = sql.NullInt64{Int64: now, Valid: true}
 	}
-	return finishJobs[shape], append(args, now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID)
+	return finishJobs[shape], append(args, now, finished, now, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID)
 }
 
 // The parts of finishJob's statement that not every ending has.
@@ -146,9 +146,13 @@ const (
 )
 
 // finishJobs holds finishJob's statement for each combination of its parts.
+// A job that `cancel` marked (cancel_at) ends canceled whatever state the
+// Store asked for, in the same statement, so that a cancel committed while
+// the job was unfinished wins every race with the end of its run; the
+// statement returns the state it set.
 var finishJobs = func() (qs [16]string) {
 	for shape := range qs {
-		q := "UPDATE jobs SET state = ?"
+		q := "UPDATE jobs SET state = CASE WHEN cancel_at IS NULL THEN ? ELSE 'canceled' END"
 		if shape&finishUncount != 0 {
 			q += ", attempts = attempts - 1"
 		}
@@ -161,14 +165,17 @@ var finishJobs = func() (qs [16]string) {
 		if shape&finishRunAfter != 0 {
 			q += ", run_after = ?"
 		}
-		qs[shape] = q + `, worker_id = NULL, lease_until = NULL, updated_at = ?, finished_at = ?
-	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?`
+		qs[shape] = q + `, worker_id = NULL, lease_until = NULL, updated_at = ?,
+		finished_at = CASE WHEN cancel_at IS NULL THEN ? ELSE ? END
+	WHERE id = ? AND state = 'processing' AND runs = ? AND worker_id = ?
+	RETURNING state`
 	}
 	return qs
 }()
 
-// Finish applies p in one transaction, durable or light as p says.
-func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
+// Finish applies p in one transaction, durable or light as p says, and
+// returns the job's new state.
+func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) (claim.State, error) {
 	q, args := finishJob(p)
 	e.prepare(ctx, q, endRunQuery)
 	if p.State == claim.Completed {
@@ -178,31 +185,34 @@ func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) error {
 	if p.Durable {
 		d = durable
 	}
-	err := e.write(ctx, d, func(tx *sql.Tx) error {
-		return e.finishIn(ctx, tx, p, q, args)
+	var next claim.State
+	err := e.write(ctx, d, func(tx *sql.Tx) (err error) {
+		next, err = e.finishIn(ctx, tx, p, q, args)
+		return err
 	})
 	if err == nil {
 		e.notify()
 	}
-	return err
+	return next, err
 }
 
 // finishIn is the transaction of Finish, with q and args of finishJob(p):
 // ErrLost when the job is no longer the run's.
-func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams, q string, args []any) error {
-	res, err := e.exec(ctx, tx, q, args...)
+func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams, q string, args []any) (claim.State, error) {
+	var next claim.State
+	err := e.queryRow(ctx, tx, q, args...).Scan(&next)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
+	}
 	if err != nil {
-		return fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
+		return "", fmt.Errorf("finish job %s: %w", p.Run.JobID, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
-	}
-	if p.State == claim.Completed {
+	if next == claim.Completed {
 		if err := e.dependencyMet(ctx, tx, p.Run.JobID); err != nil {
-			return err
+			return "", err
 		}
 	}
-	return e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error)
+	return next, e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error)
 }
 
 // dependencyMet counts down the jobs waiting for id, which completed: one
@@ -240,7 +250,7 @@ func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt i
 // HasWork looks for a job runnable now or failed and waiting.
 func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (bool, error) {
 	q := `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= ?)`
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= ?)` + notPaused
 	filter, queueArgs := inQueues(queues)
 	args := append([]any{now.UnixNano()}, queueArgs...)
 	var ok bool
@@ -254,7 +264,7 @@ func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (b
 func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Time) (time.Time, error) {
 	filter, queueArgs := inQueues(queues)
 	q := `SELECT min(run_after) FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?` + filter
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?` + filter + notPaused
 	var next sql.NullInt64
 	if err := e.queryRow(ctx, nil, q, append([]any{now.UnixNano()}, queueArgs...)...).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)

@@ -49,15 +49,17 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool,
 }
 
 // Recover ends a lost run: the job is pending again, or dead once it has
-// lost p.MaxLost runs.
+// lost p.MaxLost runs; canceled when `cancel` marked it (its worker died
+// stopping it).
 func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.State, error) {
 	now := p.Now.UnixNano()
 	var next claim.State
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		err := e.queryRow(ctx, tx, `UPDATE jobs SET
-				state = CASE WHEN lost + 1 >= ? THEN 'dead' ELSE 'pending' END,
-				last_error = CASE WHEN lost + 1 >= ? THEN ? ELSE last_error END,
-				finished_at = CASE WHEN lost + 1 >= ? THEN ? END,
+				state = CASE WHEN cancel_at IS NOT NULL THEN 'canceled'
+					WHEN lost + 1 >= ? THEN 'dead' ELSE 'pending' END,
+				last_error = CASE WHEN cancel_at IS NULL AND lost + 1 >= ? THEN ? ELSE last_error END,
+				finished_at = CASE WHEN cancel_at IS NOT NULL OR lost + 1 >= ? THEN ? END,
 				lost = lost + 1, attempts = attempts - 1, run_after = ?,
 				worker_id = NULL, lease_until = NULL, updated_at = ?
 			WHERE id = ? AND state = 'processing' AND runs = ?

@@ -17,7 +17,7 @@ import (
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
 	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
-	waiting, dead_by, hooks, limits,
+	waiting, dead_by, hooks, limits, cancel_at,
 	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
 type scanner interface{ Scan(dest ...any) error }
@@ -28,17 +28,17 @@ func scanJob(row scanner) (claim.Job, error) {
 	var timeout int64
 	var env, cwd, uniqueKey, workerID, lastError sql.NullString
 	var deadBy, hooks, limits, waitingOn sql.NullString
-	var runAt, lease, finished sql.NullInt64
+	var runAt, lease, finished, cancelAt sql.NullInt64
 	var runAfter, created, updated int64
 	var exitCode sql.NullInt64
 	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
 		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
 		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
-		&j.Waiting, &deadBy, &hooks, &limits, &waitingOn)
+		&j.Waiting, &deadBy, &hooks, &limits, &cancelAt, &waitingOn)
 	if err != nil {
 		return claim.Job{}, err
 	}
-	j.DeadBy = deadBy.String
+	j.DeadBy, j.CancelAt = deadBy.String, fromNanos(cancelAt)
 	if waitingOn.Valid {
 		j.WaitingOn = strings.Fields(waitingOn.String)
 		slices.Sort(j.WaitingOn)

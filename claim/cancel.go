@@ -1,0 +1,74 @@
+package claim
+
+import (
+	"context"
+	"fmt"
+)
+
+// Cancel stops job id for good. A pending or failed job is canceled at once
+// (and the jobs waiting for it with `after` die, see EndDependents; the
+// caller gives them their dead/ files). A processing job is marked: the
+// worker that runs it, in whichever process, stops its processes (TERM,
+// then KILL after stop-timeout) and ends the run canceled (EndCanceled);
+// wait for that with Wait. Every other ending of a marked job's run ends it
+// canceled too (see Engine), so a cancel committed while the job is
+// unfinished always wins. It returns the job as the change left it:
+// canceled, or processing with CancelAt set, and the jobs that died with
+// it. Canceling a canceled job changes nothing and is no error. Errors:
+// ErrNotFound; ErrConflict for a completed or dead job.
+func (s *Store) Cancel(ctx context.Context, id string) (Job, []Job, error) {
+	j, changed, err := s.engine.Cancel(ctx, CancelParams{ID: id, Now: s.Now()})
+	if err != nil {
+		return Job{}, nil, err
+	}
+	if !changed && j.State != Canceled {
+		return Job{}, nil, fmt.Errorf("%w: job %s is %s already; only unfinished jobs can be canceled", ErrConflict, id, j.State)
+	}
+	if !changed || j.State != Canceled {
+		return j, nil, nil
+	}
+	died, err := s.EndDependents(ctx, id, Canceled)
+	return j, died, err
+}
+
+// CancelQueue cancels every pending, failed and processing job of queue as
+// Cancel does, in one statement, and returns them as the change left them,
+// and the jobs that died with them.
+func (s *Store) CancelQueue(ctx context.Context, queue string) ([]Job, []Job, error) {
+	if queue == AllQueues || !ValidID(queue) {
+		return nil, nil, invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", queue)
+	}
+	jobs, err := s.engine.CancelQueue(ctx, CancelParams{Queue: queue, Now: s.Now()})
+	if err != nil {
+		return nil, nil, err
+	}
+	var died []Job
+	for _, j := range jobs {
+		if j.State == Canceled {
+			d, err := s.EndDependents(ctx, j.ID, Canceled)
+			if err != nil {
+				return jobs, died, err
+			}
+			died = append(died, d...)
+		}
+	}
+	return jobs, died, nil
+}
+
+// CancelRequested returns the runs of worker workerID whose jobs `cancel`
+// was asked of: the worker must stop them. Cheap (processing jobs are few,
+// and found by index), so a worker may ask on every store change.
+func (s *Store) CancelRequested(ctx context.Context, workerID string) ([]RunID, error) {
+	return s.engine.CancelRequested(ctx, workerID)
+}
+
+// EndCanceled ends run r, which its worker stopped because its job was
+// canceled: the run's outcome is canceled (with the exit code of its
+// shell, if any), and the job is canceled. ErrLost: the run was recovered
+// by another worker meanwhile. The caller ends the job's dependents
+// (EndDependents).
+func (s *Store) EndCanceled(ctx context.Context, r Run, exitCode *int) error {
+	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Canceled, ExitCode: exitCode, Error: "canceled",
+		Finished: true, Outcome: OutcomeCanceled, Durable: true, Now: s.Now()})
+	return err
+}

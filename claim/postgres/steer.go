@@ -1,0 +1,234 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// notPaused is the claim's condition (and HasWork's, NextRunAfter's) that
+// a job's queue is not paused: part of the claim statement, so a pause
+// holds for every claim that commits after it.
+const notPaused = `
+	AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')
+	AND NOT EXISTS (SELECT 1 FROM paused_queues p WHERE p.queue = jobs.queue)`
+
+// cancelSet is the one change `cancel` makes to a pending, failed or
+// processing job ($1: now): one that is not running is canceled at once; a
+// running one keeps its state and is marked (the first request kept). Under
+// READ COMMITTED a row a claim or a finish holds is re-read once it is
+// free, so the state tested is the state changed.
+const cancelSet = ` SET
+	state = CASE WHEN state = 'processing' THEN state ELSE 'canceled' END,
+	cancel_at = coalesce(cancel_at, $1),
+	finished_at = CASE WHEN state = 'processing' THEN finished_at ELSE $1 END,
+	updated_at = $1`
+
+const unfinished = ` AND state IN ('pending', 'failed', 'processing')`
+
+// Cancel is one UPDATE … RETURNING of the job, or a read of it as it is.
+func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {
+	err = e.write(ctx, durable, func(tx pgx.Tx) error {
+		j, err = scanJob(tx.QueryRow(ctx, "UPDATE jobs"+cancelSet+" WHERE id = $2"+unfinished+" RETURNING "+jobColumns,
+			p.Now.UnixNano(), p.ID))
+		if err == nil {
+			changed = true
+			return e.notify(ctx, tx)
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		j, err = scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return claim.NotFoundError(p.ID)
+		}
+		return err
+	})
+	if err != nil {
+		return claim.Job{}, false, fmt.Errorf("cancel job %s: %w", p.ID, err)
+	}
+	return j, changed, nil
+}
+
+// CancelQueue is Cancel's change to every unfinished job of the queue.
+func (e *Engine) CancelQueue(ctx context.Context, p claim.CancelParams) ([]claim.Job, error) {
+	var out []claim.Job
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, "UPDATE jobs"+cancelSet+" WHERE queue = $2"+unfinished+" RETURNING "+jobColumns,
+			p.Now.UnixNano(), p.Queue)
+		if out, err = collectJobs(rows, err); err != nil || len(out) == 0 {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("cancel queue %s: %w", p.Queue, err)
+	}
+	return out, nil
+}
+
+// CancelRequested reads the worker's marked processing jobs.
+func (e *Engine) CancelRequested(ctx context.Context, workerID string) ([]claim.RunID, error) {
+	rows, err := e.pool.Query(ctx, `SELECT id, runs FROM jobs
+		WHERE state = 'processing' AND worker_id = $1 AND cancel_at IS NOT NULL`, workerID)
+	if err != nil {
+		return nil, classify(fmt.Errorf("look for canceled runs: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.RunID
+	for rows.Next() {
+		var r claim.RunID
+		if err := rows.Scan(&r.JobID, &r.Attempt); err != nil {
+			return nil, fmt.Errorf("look for canceled runs: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, classify(rows.Err())
+}
+
+// restartSet is RestartParams' change ($1: now).
+const restartSet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = $1,
+	last_error = NULL, exit_code = NULL, finished_at = NULL, cancel_at = NULL, dead_by = NULL,
+	worker_id = NULL, lease_until = NULL, updated_at = $1`
+
+// Restart restarts one job, or every job in a state whose unique_key is
+// free (the oldest of several sharing one), as RetryAll does.
+func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []claim.Job, changed bool, err error) {
+	now := p.Now.UnixNano()
+	err = e.write(ctx, durable, func(tx pgx.Tx) error {
+		if p.ID == "" {
+			rows, err := tx.Query(ctx, `WITH done AS (
+					SELECT seq, unique_key FROM jobs WHERE state = $2 ORDER BY seq FOR UPDATE),
+				free AS (
+					SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
+					FROM done d
+					WHERE d.unique_key IS NULL OR NOT EXISTS (
+						SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
+						AND l.state IN ('pending', 'processing', 'failed'))
+					ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
+				UPDATE jobs`+restartSet+` FROM free WHERE jobs.seq = free.seq
+				RETURNING `+jobColumnsQualified, now, string(p.State))
+			if jobs, err = collectJobs(rows, err); err != nil {
+				return err
+			}
+		} else {
+			j, err := scanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
+				" WHERE id = $2 AND state IN ('completed', 'dead', 'canceled') RETURNING "+jobColumns, now, p.ID))
+			switch {
+			case isUnique(err):
+				return claim.RestartHeldError(p.ID)
+			case errors.Is(err, pgx.ErrNoRows):
+				j, err = scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
+				if errors.Is(err, pgx.ErrNoRows) {
+					return claim.NotFoundError(p.ID)
+				}
+				jobs = []claim.Job{j}
+				return err
+			case err != nil:
+				return err
+			}
+			jobs = []claim.Job{j}
+		}
+		changed = true
+		for _, j := range jobs {
+			if err := rearm(ctx, tx, j.ID, p.Now); err != nil {
+				return err
+			}
+		}
+		if len(jobs) == 0 {
+			return nil
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("restart: %w", err)
+	}
+	return jobs, changed, nil
+}
+
+// Remove deletes a finished job; its runs go with it (ON DELETE CASCADE).
+func (e *Engine) Remove(ctx context.Context, id string) (claim.State, error) {
+	var st string
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, "DELETE FROM jobs WHERE id = $1 AND state IN ('completed', 'dead', 'canceled')", id)
+		if err != nil || tag.RowsAffected() > 0 {
+			return err
+		}
+		err = tx.QueryRow(ctx, "SELECT state FROM jobs WHERE id = $1", id).Scan(&st)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return claim.NotFoundError(id)
+		}
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("remove job %s: %w", id, err)
+	}
+	return claim.State(st), nil
+}
+
+// SetPaused inserts or deletes the queue's row of paused_queues.
+func (e *Engine) SetPaused(ctx context.Context, queue string, paused bool, now time.Time) (all bool, err error) {
+	err = e.write(ctx, durable, func(tx pgx.Tx) error {
+		var err error
+		switch {
+		case paused:
+			_, err = tx.Exec(ctx, `INSERT INTO paused_queues (queue, paused_at) VALUES ($1, $2)
+				ON CONFLICT (queue) DO NOTHING`, queue, now.UnixNano())
+		case queue == claim.AllQueues:
+			_, err = tx.Exec(ctx, "DELETE FROM paused_queues")
+		default:
+			_, err = tx.Exec(ctx, "DELETE FROM paused_queues WHERE queue = $1", queue)
+		}
+		if err != nil {
+			return err
+		}
+		if err := tx.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')").Scan(&all); err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return false, fmt.Errorf("pause or resume %s: %w", queue, err)
+	}
+	return all, nil
+}
+
+// Paused lists paused_queues.
+func (e *Engine) Paused(ctx context.Context) ([]string, error) {
+	rows, err := e.pool.Query(ctx, "SELECT queue FROM paused_queues ORDER BY queue")
+	if err != nil {
+		return nil, classify(fmt.Errorf("list paused queues: %w", err))
+	}
+	defer rows.Close()
+	out := []string{}
+	for rows.Next() {
+		var q string
+		if err := rows.Scan(&q); err != nil {
+			return nil, fmt.Errorf("list paused queues: %w", err)
+		}
+		out = append(out, q)
+	}
+	return out, classify(rows.Err())
+}
+
+// collectJobs scans the rows of a statement RETURNING jobColumns.
+func collectJobs(rows pgx.Rows, err error) ([]claim.Job, error) {
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []claim.Job
+	for rows.Next() {
+		j, err := scanJob(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, j)
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,55 @@
+package claim
+
+import (
+	"context"
+	"fmt"
+)
+
+// Restart makes a completed, dead or canceled job pending again, as new
+// runs: attempts and lost runs back to 0, its last result and its cancel
+// forgotten. Its earlier runs stay in its history and new runs number on
+// from them, so no log is overwritten. The caller removes a dead job's
+// dead/ file. Errors: ErrNotFound; ErrConflict for an unfinished job, or
+// one whose unique_key another pending, processing or failed job holds.
+func (s *Store) Restart(ctx context.Context, id string) (Job, error) {
+	jobs, changed, err := s.engine.Restart(ctx, RestartParams{ID: id, Now: s.Now()})
+	if err != nil {
+		return Job{}, err
+	}
+	if !changed {
+		return Job{}, notFinishedError(id, jobs[0].State)
+	}
+	return jobs[0], nil
+}
+
+// RestartAll restarts every job in state (completed, dead or canceled) and
+// returns them. Like RetryAll, it leaves a job whose unique_key a live job
+// holds (or an older job of the batch took) as it was.
+func (s *Store) RestartAll(ctx context.Context, state State) ([]Job, error) {
+	if !state.Finished() {
+		return nil, invalidf("restart takes --state completed, dead or canceled, not %s: other jobs are not finished", state)
+	}
+	jobs, _, err := s.engine.Restart(ctx, RestartParams{State: state, Now: s.Now()})
+	return jobs, err
+}
+
+// Remove forgets a completed, dead or canceled job and its runs; the caller
+// removes its logs and dead/ file. Errors: ErrNotFound, ErrConflict for an
+// unfinished job.
+func (s *Store) Remove(ctx context.Context, id string) error {
+	st, err := s.engine.Remove(ctx, id)
+	if err == nil && st != "" {
+		return notFinishedError(id, st)
+	}
+	return err
+}
+
+// RestartHeldError is the ErrConflict of a restart whose unique_key a live
+// job holds.
+func RestartHeldError(id string) error {
+	return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; restart it once that job is done", ErrConflict, id)
+}
+
+func notFinishedError(id string, st State) error {
+	return fmt.Errorf("%w: job %s is %s, not finished (completed, dead or canceled); cancel it first", ErrConflict, id, st)
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/spool"
+	"github.com/urfave/cli/v2"
+)
+
+func cancelCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "cancel",
+		Usage:     "stop jobs for good: pending and failed ones at once, running ones by stopping their processes",
+		ArgsUsage: "ID... | --queue Q",
+		Description: `A running job's whole process group gets TERM, then KILL after stop-timeout, from
+the worker that runs it; cancel returns once it is stopped (--no-wait: at once).
+A canceled job never runs again unless restarted. Exit 3 for an unknown job,
+4 for a completed or dead one.
+
+Example: queuectl cancel nightly-db`,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "queue", Usage: "cancel every unfinished job of queue `Q`"},
+			&cli.BoolFlag{Name: "no-wait", Usage: "return without waiting for running jobs to stop"},
+		},
+		Action: withHome(cancelJobs),
+	}
+}
+
+func cancelJobs(c *cli.Context, h *home) error {
+	ids, err := args(c, 0, -1)
+	if err != nil {
+		return err
+	}
+	if c.IsSet("queue") == (len(ids) > 0) {
+		return withHint(usagef("give job ids or --queue"), "queuectl cancel ID...  or  queuectl cancel --queue Q")
+	}
+	var stopping []string // running jobs, marked: their workers stop them
+	said := func(j claim.Job) {
+		if j.State == claim.Canceled {
+			fmt.Fprintf(c.App.Writer, "Canceled job %s\n", j.ID)
+		} else {
+			stopping = append(stopping, j.ID)
+		}
+	}
+	if c.IsSet("queue") {
+		jobs, died, err := h.store.CancelQueue(c.Context, c.String("queue"))
+		diedWith(c, h, died)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			said(j)
+		}
+		if len(jobs) == 0 {
+			logf(c)("no unfinished job in queue %s", c.String("queue"))
+		}
+		return awaitCanceled(c, h, stopping, nil)
+	}
+	failed := eachID(c, ids, func(id string) error {
+		j, died, err := h.store.Cancel(c.Context, id)
+		if err == nil {
+			said(j)
+		}
+		diedWith(c, h, died)
+		return err
+	})
+	return awaitCanceled(c, h, stopping, failed)
+}
+
+// diedWith writes the dead/ files of jobs that died waiting for a job just
+// canceled, and says so.
+func diedWith(c *cli.Context, h *home, died []claim.Job) {
+	for _, j := range died {
+		runs, err := h.store.Runs(c.Context, j.ID)
+		if err == nil {
+			err = spool.WriteDead(h.dirs.Dead, j, runs)
+		}
+		if err != nil {
+			logf(c)("job %s is dead (%s), but dead/%s.json: %v", j.ID, j.LastError, j.ID, err)
+			continue
+		}
+		logf(c)("job %s is dead: %s", j.ID, j.LastError)
+	}
+}
+
+// awaitCanceled waits until the running jobs ids are stopped, unless
+// --no-wait, and returns failed (the exit status of the ids that could not
+// be canceled) when that works.
+func awaitCanceled(c *cli.Context, h *home, ids []string, failed error) error {
+	if len(ids) == 0 {
+		return failed
+	}
+	if c.Bool("no-wait") {
+		for _, id := range ids {
+			fmt.Fprintf(c.App.Writer, "Canceling job %s: its worker is stopping it\n", id)
+		}
+		return failed
+	}
+	if live, err := liveWorkers(c.Context, h); err == nil && len(live) == 0 {
+		logf(c)("no worker is running: %s is stopped once a worker starts and recovers its run", strings.Join(ids, " "))
+	}
+	jobs, err := h.store.Wait(c.Context, ids, h.config.PollInterval)
+	if errors.Is(err, context.Canceled) {
+		return &exitStatus{exitInterrupted, nil}
+	}
+	if err != nil {
+		return err
+	}
+	for _, j := range jobs {
+		if j.State != claim.Canceled {
+			// Unreachable by the store's rules (a marked job always ends
+			// canceled); said rather than hidden if it ever happens.
+			return fmt.Errorf("job %s ended %s, not canceled", j.ID, j.State)
+		}
+		fmt.Fprintf(c.App.Writer, "Canceled job %s: its processes are stopped\n", j.ID)
+	}
+	return failed
+}
+
+func restartCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "restart",
+		Usage:     "run completed, dead or canceled jobs again, as new runs (old runs and logs are kept)",
+		ArgsUsage: "ID... | --all --state S",
+		Description: `The job goes back to pending with attempts 0; its runs number on from the
+old ones, so no log is overwritten. A dead job's dead/ file is removed. Exit 4
+for a job that is not finished.
+
+Example: queuectl restart nightly-db`,
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "all", Usage: "restart every job in --state"},
+			&cli.StringFlag{Name: "state", Usage: "with --all: completed, dead or canceled"},
+		},
+		Action: withHome(restartJobs),
+	}
+}
+
+func restartJobs(c *cli.Context, h *home) error {
+	ids, err := args(c, 0, -1)
+	if err != nil {
+		return err
+	}
+	if c.Bool("all") == (len(ids) > 0) || c.Bool("all") != c.IsSet("state") {
+		return withHint(usagef("give job ids, or --all with --state"), "queuectl restart ID...  or  queuectl restart --all --state canceled")
+	}
+	if c.Bool("all") {
+		st, err := claim.ParseState(c.String("state"))
+		if err != nil {
+			return err
+		}
+		jobs, err := h.store.RestartAll(c.Context, st)
+		if err != nil {
+			return err
+		}
+		for _, j := range jobs {
+			restarted(c, h, j.ID)
+		}
+		return nil
+	}
+	return eachID(c, ids, func(id string) error {
+		if _, err := h.store.Restart(c.Context, id); err != nil {
+			return err
+		}
+		restarted(c, h, id)
+		return nil
+	})
+}
+
+func restarted(c *cli.Context, h *home, id string) {
+	removeDead(c, h, id)
+	fmt.Fprintf(c.App.Writer, "Restarting job %s\n", id)
+}
+
+func rmCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "rm",
+		Usage:     "forget finished or canceled jobs with their runs, logs and dead/ files",
+		ArgsUsage: "ID...",
+		Description: `Exit 3 for an unknown job, 4 for one not finished (cancel it first).
+
+Example: queuectl rm nightly-db`,
+		Action: withHome(func(c *cli.Context, h *home) error {
+			ids, err := args(c, 1, -1)
+			if err != nil {
+				return err
+			}
+			return eachID(c, ids, func(id string) error {
+				if err := h.store.Remove(c.Context, id); err != nil {
+					return err
+				}
+				removeFiles(c, h, id)
+				fmt.Fprintf(c.App.Writer, "Removed job %s\n", id)
+				return nil
+			})
+		}),
+	}
+}

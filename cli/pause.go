@@ -1,0 +1,89 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/urfave/cli/v2"
+)
+
+var queueFlag = &cli.StringFlag{Name: "queue", Usage: "only queue `Q` (default: every queue)"}
+
+func pauseCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "pause",
+		Usage: "stop every worker from starting jobs of a queue (running jobs go on)",
+		Description: `Persisted in the store until resume; every worker, in every process, stops
+claiming at once. --wait returns once no job of the queue runs.
+
+Example: queuectl pause --queue mail --wait`,
+		Flags: []cli.Flag{queueFlag, &cli.BoolFlag{Name: "wait", Usage: "return once nothing of it runs"}},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			q := queueArg(c)
+			if err := h.store.Pause(c.Context, q); err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "Paused %s\n", queueWords(q))
+			if !c.Bool("wait") {
+				return nil
+			}
+			err := h.store.WaitUntil(c.Context, h.config.PollInterval, func() (bool, error) {
+				n, err := h.store.Running(c.Context, q)
+				return n == 0, err
+			})
+			if errors.Is(err, context.Canceled) {
+				return &exitStatus{exitInterrupted, nil}
+			}
+			if err == nil {
+				fmt.Fprintf(c.App.Writer, "No job of %s runs\n", queueWords(q))
+			}
+			return err
+		}),
+	}
+}
+
+func resumeCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "resume",
+		Usage: "let workers start jobs of a paused queue again",
+		Description: `Without --queue, resumes every queue. Exit 4 for one queue while every queue
+is paused.
+
+Example: queuectl resume --queue mail`,
+		Flags: []cli.Flag{queueFlag},
+		Action: withHome(func(c *cli.Context, h *home) error {
+			if _, err := args(c, 0, 0); err != nil {
+				return err
+			}
+			q := queueArg(c)
+			err := h.store.Resume(c.Context, q)
+			if errors.Is(err, claim.ErrConflict) {
+				return withHint(err, "queuectl resume")
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "Resumed %s\n", queueWords(q))
+			return nil
+		}),
+	}
+}
+
+func queueArg(c *cli.Context) string {
+	if c.IsSet("queue") {
+		return c.String("queue")
+	}
+	return claim.AllQueues
+}
+
+func queueWords(q string) string {
+	if q == claim.AllQueues {
+		return "every queue"
+	}
+	return "queue " + q
+}

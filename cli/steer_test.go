@@ -1,0 +1,155 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func init() {
+	scriptCmds["groupgone"] = cmdGroupGone
+	scriptCmds["waitfile"] = cmdWaitFile
+}
+
+// cmdGroupGone checks that no live process is left in the process group
+// whose id is in FILE (a job wrote its $$ there):
+//
+//	groupgone long.pgid
+func cmdGroupGone(ts *testscript.TestScript, neg bool, args []string) {
+	if len(args) != 1 {
+		ts.Fatalf("usage: groupgone FILE")
+	}
+	pgid, err := strconv.Atoi(strings.TrimSpace(ts.ReadFile(args[0])))
+	ts.Check(err)
+	if alive := groupAlive(pgid); alive != neg {
+		ts.Fatalf("process group %d: alive %v", pgid, alive)
+	}
+}
+
+// cmdWaitFile waits (up to the script's deadline) until FILE exists and
+// ends in a newline: a job wrote it.
+func cmdWaitFile(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: waitfile FILE")
+	}
+	path := ts.MkAbs(args[0])
+	deadline := time.Now().Add(time.Minute)
+	for {
+		data, err := os.ReadFile(path)
+		if err == nil && bytes.HasSuffix(data, []byte("\n")) {
+			return
+		}
+		if time.Now().After(deadline) {
+			ts.Fatalf("timed out waiting for %s", args[0])
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// groupAlive reports whether a process of group pgid is alive: found by
+// its group, not by looking for names in the process table. Zombies, which
+// have exited, do not count.
+func groupAlive(pgid int) bool {
+	if syscall.Kill(-pgid, 0) != nil {
+		return false
+	}
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range entries {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+			return true
+		}
+	}
+	return false
+}
+
+// readPGID waits for a job to write its shell's pid ($$: its process group)
+// to path.
+func readPGID(t *testing.T, path string) int {
+	t.Helper()
+	var pgid int
+	waitFor(t, time.Minute, "the job to start", func() bool {
+		data, err := os.ReadFile(path)
+		if err != nil || !bytes.HasSuffix(data, []byte("\n")) {
+			return false
+		}
+		pgid, err = strconv.Atoi(strings.TrimSpace(string(data)))
+		return err == nil
+	})
+	return pgid
+}
+
+// A worker SIGKILLed while it stops a canceled job (its group got TERM and
+// ignores it; the worker waits for stop-timeout): the next worker's reaper
+// kills what is left of the group and ends the job canceled, the waiting
+// `cancel` returns 0, and the job never runs again.
+func TestCancelSurvivesWorkerKill(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	pgidFile, termFile := filepath.Join(dir, "pgid"), filepath.Join(dir, "term")
+	h.must("enqueue", "--id", "stubborn", "--command", fmt.Sprintf(
+		`(trap '' TERM; exec sleep 300) & trap 'echo term > %s' TERM; echo $$ > %s; while :; do sleep 0.05; done`,
+		termFile, pgidFile))
+	w1 := h.start("worker", "start", "--no-spool")
+	pgid := readPGID(t, pgidFile)
+	cancel := h.start("cancel", "stubborn")
+	waitFor(t, time.Minute, "the worker to send TERM", func() bool {
+		_, err := os.Stat(termFile)
+		return err == nil
+	})
+	w1.cmd.Process.Signal(syscall.SIGKILL)
+	<-w1.done
+	if !groupAlive(pgid) {
+		t.Fatalf("process group %d died with the worker: the test proves nothing", pgid)
+	}
+	h.start("worker", "start", "--no-spool")
+	if code := cancel.exit(t, runLimit); code != 0 {
+		t.Fatalf("cancel exited %d after the worker was killed\n%s", code, cancel.stderr)
+	}
+	if out := cancel.stdout.String(); out != "Canceled job stubborn: its processes are stopped\n" {
+		t.Errorf("cancel said %q", out)
+	}
+	if groupAlive(pgid) {
+		t.Errorf("process group %d outlived the cancel", pgid)
+	}
+	v := h.show("stubborn")
+	if v.State != "canceled" || len(v.Runs) != 1 || v.Runs[0].Outcome != "lost" {
+		t.Errorf("job = %+v, want canceled with its one run lost", v)
+	}
+}
+
+// Ctrl-C on `run` cancels its job: the worker stops it, and run exits 130.
+func TestRunInterruptedCancelsItsJob(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	g := newGate(t)
+	r := h.start("run", "--id", "foreground", "--shell", g.command())
+	g.waitStarted(t)
+	r.signal(t, syscall.SIGINT)
+	if code := r.exit(t, 30*time.Second); code != 130 {
+		t.Fatalf("run exit %d after SIGINT, want 130\nstderr: %s", code, r.stderr)
+	}
+	v := h.show("foreground")
+	if v.State != "canceled" || len(v.Runs) != 1 || v.Runs[0].Outcome != "canceled" {
+		t.Errorf("job after Ctrl-C on run = %+v, want canceled, its run stopped", v)
+	}
+}
