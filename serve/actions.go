@@ -28,14 +28,20 @@ var jobActions = map[string]struct {
 	when []claim.State
 	action
 }{
+	"cancel": {(*Server).cancel, []claim.State{claim.Pending, claim.Failed, claim.Processing},
+		action{Name: "cancel", Label: "Cancel", Confirm: "Cancel this job for good? A running job's processes are stopped.", Danger: true}},
 	"retry": {(*Server).retry, []claim.State{claim.Dead},
 		action{Name: "retry", Label: "Retry"}},
+	"restart": {(*Server).restart, []claim.State{claim.Completed, claim.Canceled},
+		action{Name: "restart", Label: "Restart"}},
+	"rm": {(*Server).remove, []claim.State{claim.Completed, claim.Canceled},
+		action{Name: "rm", Label: "Remove", Confirm: "Forget this job, its runs and logs for good?", Danger: true}},
 	"purge": {(*Server).purge, []claim.State{claim.Dead},
 		action{Name: "purge", Label: "Purge", Confirm: "Delete this dead job, its runs and logs for good?", Danger: true}},
 }
 
 // actionOrder is the order of the buttons.
-var actionOrder = []string{"retry", "purge"}
+var actionOrder = []string{"cancel", "retry", "restart", "purge", "rm"}
 
 // actionsFor lists the actions that apply to j now; none when read-only.
 func (s *Server) actionsFor(j claim.Job) []action {
@@ -61,6 +67,48 @@ func (s *Server) retry(ctx context.Context, id string) (bool, error) {
 		return false, err
 	}
 	return false, spool.RemoveDead(s.dirs.Dead, id)
+}
+
+// cancel is `cancel ID`: a pending or failed job is canceled at once; a
+// running one is marked, and its worker stops its processes (the job page
+// follows it to canceled).
+func (s *Server) cancel(ctx context.Context, id string) (bool, error) {
+	_, died, err := s.store.Cancel(ctx, id)
+	if err != nil {
+		return false, err
+	}
+	// Jobs that waited for it (after) died with it: their dead/ files, as
+	// the CLI writes them.
+	for _, j := range died {
+		runs, err := s.store.Runs(ctx, j.ID)
+		if err == nil {
+			err = spool.WriteDead(s.dirs.Dead, j, runs)
+		}
+		if err != nil {
+			return false, err
+		}
+	}
+	return false, nil
+}
+
+// restart is `restart ID`: pending again, as new runs; a dead job's dead/
+// file removed.
+func (s *Server) restart(ctx context.Context, id string) (bool, error) {
+	if _, err := s.store.Restart(ctx, id); err != nil {
+		return false, err
+	}
+	return false, spool.RemoveDead(s.dirs.Dead, id)
+}
+
+// remove is `rm ID`: the finished job, its runs, logs and dead/ file.
+func (s *Server) remove(ctx context.Context, id string) (bool, error) {
+	if err := s.store.Remove(ctx, id); err != nil {
+		return false, err
+	}
+	if err := spool.RemoveDead(s.dirs.Dead, id); err != nil {
+		return true, err
+	}
+	return true, run.RemoveLogs(s.logs, id)
 }
 
 // purge is `dlq purge ID`: the dead job, its runs, logs and dead/ file.

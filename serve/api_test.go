@@ -348,3 +348,74 @@ func TestSchedules(t *testing.T) {
 		t.Errorf("resume of an unknown schedule = %d, want 404", resp.StatusCode)
 	}
 }
+
+// TestSteering: cancel, restart and rm answer as the CLI's verbs do, and a
+// paused queue shows in /api/v1/status as in `status --json`.
+func TestSteering(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "a", Command: "true", Queue: "q"})
+	h.enqueue(t, claim.NewJob{ID: "b", Command: "true", Queue: "q"})
+	ts := h.serve(t, serve.Options{})
+	csrf := csrfToken(t, ts.URL)
+	post := func(path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", ts.URL+path, nil)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, body := do(t, req)
+		return resp.StatusCode, body
+	}
+	for _, tc := range []struct {
+		path   string
+		status int
+		state  string   // the job's state after, when 200
+		args   []string // the CLI's verb for the same, on a job in the same state
+		exit   int
+	}{
+		{"/api/v1/jobs/a/cancel", 200, "canceled", nil, 0},
+		{"/api/v1/jobs/a/cancel", 200, "canceled", []string{"cancel", "a"}, 0},
+		{"/api/v1/jobs/b/rm", 409, "", []string{"rm", "b"}, 4},
+		{"/api/v1/jobs/b/restart", 409, "", []string{"restart", "b"}, 4},
+		{"/api/v1/jobs/a/restart", 200, "pending", nil, 0},
+		{"/api/v1/jobs/a/cancel", 200, "canceled", nil, 0},
+		{"/api/v1/jobs/a/rm", 204, "", nil, 0},
+		{"/api/v1/jobs/a/rm", 404, "", []string{"rm", "a"}, 3},
+		{"/api/v1/jobs/b/explode", 404, "", nil, 0},
+	} {
+		status, body := post(tc.path)
+		if status != tc.status {
+			t.Errorf("POST %s = %d %s, want %d", tc.path, status, body, tc.status)
+			continue
+		}
+		if tc.state != "" && !strings.Contains(body, `"state": "`+tc.state+`"`) {
+			t.Errorf("POST %s: job not %s:\n%s", tc.path, tc.state, body)
+		}
+		if tc.args != nil {
+			if _, code := h.cli(t, tc.args...); code != tc.exit {
+				t.Errorf("queuectl %s: exit %d, want %d as for HTTP %d", strings.Join(tc.args, " "), code, tc.exit, tc.status)
+			}
+		}
+	}
+	for _, step := range []struct{ path, paused string }{
+		{"/api/v1/queues/q/pause", `["q"]`},
+		{"/api/v1/queues/q/resume", `[]`},
+		{"/api/v1/queues/*/pause", `["*"]`},
+	} {
+		if status, body := post(step.path); status != 200 {
+			t.Fatalf("POST %s = %d %s", step.path, status, body)
+		}
+		_, body := get(t, ts.URL+"/api/v1/status")
+		want, _ := h.cli(t, "status", "--json")
+		var got, cli struct {
+			PausedQueues []string `json:"paused_queues"`
+		}
+		json.Unmarshal([]byte(body), &got)
+		json.Unmarshal([]byte(want), &cli)
+		g, c := fmt.Sprintf("%q", got.PausedQueues), fmt.Sprintf("%q", cli.PausedQueues)
+		if g != step.paused || c != step.paused {
+			t.Errorf("after %s: paused_queues %s in the API, %s in status --json; want %s", step.path, g, c, step.paused)
+		}
+	}
+	if _, page := get(t, ts.URL+"/", "Accept", "text/html"); !strings.Contains(page, "Every queue is paused") {
+		t.Errorf("the overview does not say every queue is paused")
+	}
+}

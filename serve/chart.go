@@ -83,7 +83,7 @@ func newChart(perMinute []claim.MinuteRuns, now time.Time) chart {
 		x := chartLeft + float64(i)*slotW + 1
 		y := c.BaseY
 		at := first.Add(time.Duration(i) * time.Minute).UTC().Format("15:04")
-		for _, outcome := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted} {
+		for _, outcome := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted, claim.OutcomeCanceled} {
 			n := m[outcome]
 			if n == 0 {
 				continue

@@ -100,15 +100,9 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 	} else {
 		v.EventsURL = "/jobs/" + url.PathEscape(j.ID) + "/events"
 	}
-	v.Follow = v.Live || !finished(j.State)
+	v.Follow = v.Live || !j.State.Finished()
 	v.Actions = s.actionsFor(j)
 	s.render(w, r, http.StatusOK, "job", v)
-}
-
-// finished reports whether a job in state st is done for good, unless
-// someone acts on it: nothing more will happen to it by itself.
-func finished(st claim.State) bool {
-	return st != claim.Pending && st != claim.Processing && st != claim.Failed
 }
 
 // jobState is what the job page's script compares to decide to reload.
@@ -185,7 +179,7 @@ func (s *Server) sendEvents(ctx context.Context, w io.Writer, id string, attempt
 			return true, err
 		}
 	}
-	if (attempt == 0 || ended) && finished(j.State) {
+	if (attempt == 0 || ended) && j.State.Finished() {
 		return true, writeEvent(w, "end", st)
 	}
 	return false, nil

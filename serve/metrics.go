@@ -72,7 +72,7 @@ func newMetrics(s *Server) *metrics {
 			Buckets: latencyBuckets,
 		}),
 	}
-	for _, o := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted} {
+	for _, o := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted, claim.OutcomeCanceled} {
 		m.runs.WithLabelValues(o) // every outcome shows, at 0 until it happens
 	}
 	reg := prometheus.NewRegistry()

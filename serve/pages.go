@@ -20,6 +20,7 @@ type queueRow struct {
 	Queue  string
 	Counts []int // in claim.States order
 	Total  int
+	Paused bool
 }
 
 type workerRow struct {
@@ -37,6 +38,7 @@ type overviewView struct {
 	Slots, Busy  int
 	SpoolWaiting int
 	Rejected     int
+	AllPaused    bool // every queue is paused (pause without --queue)
 	Chart        chart
 	Attention    []jobRow
 }
@@ -78,7 +80,8 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.States = append(v.States, stateCount{state, st.Counts[state]})
 		v.Total += st.Counts[state]
 	}
-	v.Queues = queueRows(byQueue)
+	v.Queues = queueRows(byQueue, st.Paused)
+	v.AllPaused = slices.Contains(st.Paused, claim.AllQueues)
 	p := s.printer()
 	for _, w := range st.Workers {
 		queues := "every queue"
@@ -91,10 +94,16 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "overview", v)
 }
 
-func queueRows(byQueue map[string]map[claim.State]int) []queueRow {
+// queueRows lists every queue with jobs, and every queue paused by name.
+func queueRows(byQueue map[string]map[claim.State]int, paused []string) []queueRow {
 	var rows []queueRow
+	for _, q := range paused {
+		if _, ok := byQueue[q]; !ok && q != claim.AllQueues {
+			byQueue[q] = nil
+		}
+	}
 	for q, counts := range byQueue {
-		row := queueRow{Queue: q}
+		row := queueRow{Queue: q, Paused: isPaused(paused, q)}
 		for _, st := range claim.States {
 			row.Counts = append(row.Counts, counts[st])
 			row.Total += counts[st]

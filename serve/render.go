@@ -75,6 +75,7 @@ var funcs = template.FuncMap{
 	"list":        func(s ...string) []string { return s },
 	"rejectedURL": rejectedURL,
 	"scheduleURL": scheduleURL,
+	"queueURL":    queueURL,
 }
 
 // frame is what every page gets: the navigation's numbers, the CSRF token

@@ -113,6 +113,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /rejected", s.rejectedPage)
 	m.HandleFunc("POST /jobs/{id}/{action}", s.jobAction)
 	m.HandleFunc("POST /rejected/{name}/{action}", s.rejectedAction)
+	m.HandleFunc("POST /queues/{name}/{action}", s.queueAction)
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 	m.HandleFunc("POST /schedules/{name}/{action}", s.scheduleAction)
 
@@ -126,6 +127,7 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /api/v1/dlq", s.apiDLQ)
 	m.HandleFunc("GET /api/v1/rejected", s.apiRejected)
 	m.HandleFunc("POST /api/v1/rejected/{name}/{action}", s.apiRejectedAction)
+	m.HandleFunc("POST /api/v1/queues/{name}/{action}", s.apiQueueAction)
 	m.HandleFunc("GET /api/v1/schedules", s.apiSchedules)
 	m.HandleFunc("POST /api/v1/schedules/{name}/{action}", s.apiScheduleAction)
 	m.HandleFunc("GET /api/v1/csrf", s.apiCSRF)

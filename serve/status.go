@@ -31,8 +31,12 @@ func (s *Server) status(ctx context.Context) (report.Status, error) {
 	if err != nil {
 		return report.Status{}, err
 	}
+	paused, err := s.store.Paused(ctx)
+	if err != nil {
+		return report.Status{}, err
+	}
 	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers,
-		Queues: queues, QueueCounts: perQueue}, nil
+		Queues: queues, QueueCounts: perQueue, Paused: paused}, nil
 }
 
 // liveWorkers lists the registered workers that still run: on this host by
