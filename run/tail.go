@@ -78,6 +78,12 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 				if r.EndedAt.IsZero() && !finished(j.State) {
 					break
 				}
+				if j.State == claim.Processing && j.Runs == r.Attempt {
+					// The job was read before this run ended (the runs
+					// after it): read both again for the job's state.
+					look = true
+					break
+				}
 				if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 					return claim.Job{}, err
 				}
