@@ -22,7 +22,9 @@ func runCommand() *cli.Command {
 --shell 'CMD', in this directory and with this environment unless --cwd and --env say
 otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
 attempt after attempt, and exits with its last attempt's exit code. --timeout limits each
-attempt: when one runs out of time, run exits 124. Ctrl-C exits 130.
+attempt: when one runs out of time, the job is canceled and run exits 124. Ctrl-C cancels
+the job and exits 130 (--detach-on-interrupt leaves it running). A job canceled elsewhere ends
+run with 1.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 		Flags: append(jobFlags(),

@@ -67,3 +67,38 @@ func TestRunTimeout(t *testing.T) {
 		t.Errorf("run does not say the job timed out:\n%s", stderr)
 	}
 }
+
+// TestRunCancelsItsJob: Ctrl-C, and an attempt that outlives --timeout,
+// cancel run's job; a cancel from elsewhere ends run with 1.
+func TestRunCancelsItsJob(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+
+	g := newGate(t)
+	r := h.start("run", "--id", "interrupted", "--shell", g.command())
+	g.waitStarted(t)
+	r.signal(t, syscall.SIGINT)
+	if code := r.exit(t, 30*time.Second); code != 130 {
+		t.Fatalf("run exit %d after SIGINT, want 130\nstderr: %s", code, r.stderr)
+	}
+	if j := h.show("interrupted"); j.State != "canceled" {
+		t.Errorf("job after Ctrl-C of its run: %s, want canceled", j.State)
+	}
+
+	g = newGate(t)
+	if _, stderr, code := h.run("run", "--id", "slow", "--timeout", "1s", "--shell", g.command()); code != 124 {
+		t.Fatalf("run --timeout 1s: exit %d, want 124\nstderr: %s", code, stderr)
+	}
+	waitFor(t, 30*time.Second, "the timed-out job to be canceled", func() bool { return h.show("slow").State == "canceled" })
+
+	g = newGate(t)
+	r = h.start("run", "--id", "elsewhere", "--shell", g.command())
+	g.waitStarted(t)
+	h.must("cancel", "elsewhere")
+	if code := r.exit(t, 30*time.Second); code != 1 {
+		t.Fatalf("run exit %d after its job was canceled elsewhere, want 1\nstderr: %s", code, r.stderr)
+	}
+	if !strings.Contains(r.stderr.String(), "queuectl: error: job elsewhere was canceled") {
+		t.Errorf("run does not say its job was canceled:\n%s", r.stderr)
+	}
+}
