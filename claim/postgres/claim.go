@@ -105,7 +105,7 @@ func claimIn(ctx context.Context, tx pgx.Tx, p claim.ClaimParams) (claim.Job, cl
 	if len(p.Queues) > 0 {
 		q, args = claimQueuesQuery, append(args, p.Queues)
 	}
-	j, err := scanJob(tx.QueryRow(ctx, q, args...))
+	j, err := claim.ScanJob(tx.QueryRow(ctx, q, args...))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claim.Job{}, claim.Run{}, claim.ErrNoJob
 	}

@@ -51,7 +51,7 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 		}
 		defer rows.Close()
 		for rows.Next() {
-			j, err := scanJob(rows)
+			j, err := claim.ScanJob(rows)
 			if err != nil {
 				return fmt.Errorf("retry dead jobs: %w", err)
 			}
@@ -76,7 +76,7 @@ func (e *Engine) retry(ctx context.Context, tx pgx.Tx, id string, now time.Time)
 	if err != nil {
 		return claim.Job{}, err
 	}
-	j, err := scanJob(sp.QueryRow(ctx, "UPDATE jobs"+retrySet+" WHERE id = $2 AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), id))
+	j, err := claim.ScanJob(sp.QueryRow(ctx, "UPDATE jobs"+retrySet+" WHERE id = $2 AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), id))
 	if err == nil {
 		if err := rearm(ctx, sp, id, now); err != nil {
 			sp.Rollback(ctx)
@@ -192,7 +192,7 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
 			for rows.Next() {
-				j, err := scanJob(rows)
+				j, err := claim.ScanJob(rows)
 				if err != nil {
 					rows.Close()
 					return fmt.Errorf("end the dependents of %s: %w", x.id, err)

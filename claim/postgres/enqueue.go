@@ -195,19 +195,19 @@ func (e *Engine) explain(ctx context.Context, tx pgx.Tx, row claim.NewRow, p cla
 func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRow, now time.Time) (claim.Result, error) {
 	id := row.Job.ID
 	if row.IngestKey != "" {
-		j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = $1", row.IngestKey))
+		j, err := claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = $1", row.IngestKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Duplicate}, nil
 		}
 	}
 	if row.Job.UniqueKey != "" {
-		j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+` FROM jobs
+		j, err := claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+` FROM jobs
 			WHERE unique_key = $1 AND state IN ('pending', 'processing', 'failed')`, row.Job.UniqueKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
 		}
 	}
-	j, err := scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	j, err := claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
 	if err != nil {
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}

@@ -3,11 +3,9 @@ package postgres
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,58 +30,9 @@ const jobColumnsQualified = `jobs.seq, jobs.id, jobs.command, jobs.state, jobs.q
 	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits, jobs.cancel_at,
 	CASE WHEN jobs.waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
-func scanJob(row pgx.Row) (claim.Job, error) {
-	var j claim.Job
-	var state string
-	var timeout int64
-	var env, cwd, uniqueKey, workerID, lastError sql.NullString
-	var deadBy, hooks, limits, waitingOn sql.NullString
-	var runAt, lease, finished, cancelAt sql.NullInt64
-	var runAfter, created, updated int64
-	var exitCode sql.NullInt64
-	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
-		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
-		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
-		&j.Waiting, &deadBy, &hooks, &limits, &cancelAt, &waitingOn)
-	if err != nil {
-		return claim.Job{}, err
-	}
-	j.DeadBy, j.CancelAt = deadBy.String, fromNanos(cancelAt)
-	if waitingOn.Valid {
-		j.WaitingOn = strings.Fields(waitingOn.String)
-		slices.Sort(j.WaitingOn)
-	}
-	if hooks.Valid {
-		if err := json.Unmarshal([]byte(hooks.String), &j.Hooks); err != nil {
-			return claim.Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
-		}
-	}
-	if limits.Valid {
-		if err := json.Unmarshal([]byte(limits.String), &j.Limits); err != nil {
-			return claim.Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
-		}
-	}
-	j.State = claim.State(state)
-	j.Timeout = time.Duration(timeout)
-	if env.Valid {
-		if err := json.Unmarshal([]byte(env.String), &j.Env); err != nil {
-			return claim.Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
-		}
-	}
-	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = cwd.String, uniqueKey.String, workerID.String, lastError.String
-	j.RunAt, j.LeaseUntil, j.FinishedAt = fromNanos(runAt), fromNanos(lease), fromNanos(finished)
-	j.RunAfter = time.Unix(0, runAfter).UTC()
-	j.CreatedAt, j.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	if exitCode.Valid {
-		code := int(exitCode.Int64)
-		j.ExitCode = &code
-	}
-	return j, nil
-}
-
 // Get returns the job with the given id, or ErrNotFound.
 func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
-	j, err := scanJob(e.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	j, err := claim.ScanJob(e.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claim.Job{}, claim.NotFoundError(id)
 	}
@@ -104,7 +53,7 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 		}
 		defer rows.Close()
 		for rows.Next() {
-			j, err := scanJob(rows)
+			j, err := claim.ScanJob(rows)
 			if err != nil {
 				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
 				return
@@ -169,7 +118,7 @@ func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.
 	defer rows.Close()
 	var out []claim.Job
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := claim.ScanJob(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}

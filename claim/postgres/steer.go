@@ -34,7 +34,7 @@ const unfinished = ` AND state IN ('pending', 'failed', 'processing')`
 // Cancel is one UPDATE … RETURNING of the job, or a read of it as it is.
 func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
-		j, err = scanJob(tx.QueryRow(ctx, "UPDATE jobs"+cancelSet+" WHERE id = $2"+unfinished+" RETURNING "+jobColumns,
+		j, err = claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+cancelSet+" WHERE id = $2"+unfinished+" RETURNING "+jobColumns,
 			p.Now.UnixNano(), p.ID))
 		if err == nil {
 			changed = true
@@ -43,7 +43,7 @@ func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job,
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return err
 		}
-		j, err = scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
+		j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return claim.NotFoundError(p.ID)
 		}
@@ -117,13 +117,13 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 				return err
 			}
 		} else {
-			j, err := scanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
+			j, err := claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
 				" WHERE id = $2 AND state IN ('completed', 'dead', 'canceled') RETURNING "+jobColumns, now, p.ID))
 			switch {
 			case isUnique(err):
 				return claim.RestartHeldError(p.ID)
 			case errors.Is(err, pgx.ErrNoRows):
-				j, err = scanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
+				j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
 				if errors.Is(err, pgx.ErrNoRows) {
 					return claim.NotFoundError(p.ID)
 				}
@@ -224,7 +224,7 @@ func collectJobs(rows pgx.Rows, err error) ([]claim.Job, error) {
 	defer rows.Close()
 	var out []claim.Job
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := claim.ScanJob(rows)
 		if err != nil {
 			return nil, err
 		}

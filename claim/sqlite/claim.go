@@ -60,7 +60,7 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 
 // claimIn claims with the claim query q (of claimQuery) in tx.
 func (e *Engine) claimIn(ctx context.Context, tx *sql.Tx, p claim.ClaimParams, q string, args []any) (claim.Job, claim.Run, error) {
-	j, err := scanJob(e.queryRow(ctx, tx, q, args...))
+	j, err := claim.ScanJob(e.queryRow(ctx, tx, q, args...))
 	if errors.Is(err, sql.ErrNoRows) {
 		return claim.Job{}, claim.Run{}, claim.ErrNoJob
 	}

@@ -34,7 +34,7 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 		}
 		defer rows.Close()
 		for rows.Next() {
-			j, err := scanJob(rows)
+			j, err := claim.ScanJob(rows)
 			if err != nil {
 				return fmt.Errorf("retry dead jobs: %w", err)
 			}
@@ -52,7 +52,7 @@ const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = ?,
 	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = ?, dead_by = NULL`
 
 func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, error) {
-	j, err := scanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+retrySet+" WHERE id = ? AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano(), id))
+	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+retrySet+" WHERE id = ? AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano(), id))
 	if err == nil {
 		return j, rearm(ctx, tx, id, now)
 	}
@@ -171,7 +171,7 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
 			for rows.Next() {
-				j, err := scanJob(rows)
+				j, err := claim.ScanJob(rows)
 				if err != nil {
 					rows.Close()
 					return fmt.Errorf("end the dependents of %s: %w", x.id, err)

@@ -159,19 +159,19 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewRow, now time.Time) (claim.Result, error) {
 	id := row.Job.ID
 	if row.IngestKey != "" {
-		j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = ?", row.IngestKey))
+		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = ?", row.IngestKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Duplicate}, nil
 		}
 	}
 	if row.Job.UniqueKey != "" {
-		j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+` FROM jobs
+		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+` FROM jobs
 			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed')`, row.Job.UniqueKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
 		}
 	}
-	j, err := scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
 	if err != nil {
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}

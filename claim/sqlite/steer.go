@@ -33,12 +33,12 @@ const unfinished = ` AND state IN ('pending', 'failed', 'processing')`
 func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {
 	now := p.Now.UnixNano()
 	err = e.tx(ctx, func(tx *sql.Tx) error {
-		j, err = scanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+cancelSet+" WHERE id = ?"+unfinished+" RETURNING "+jobColumns,
+		j, err = claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+cancelSet+" WHERE id = ?"+unfinished+" RETURNING "+jobColumns,
 			now, now, now, p.ID))
 		if changed = err == nil; !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		j, err = scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
+		j, err = claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
 		if errors.Is(err, sql.ErrNoRows) {
 			return claim.NotFoundError(p.ID)
 		}
@@ -110,13 +110,13 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 				now, now, string(p.State)))
 		} else {
 			var j claim.Job
-			j, err = scanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+restartSet+" WHERE id = ? AND"+finished+" RETURNING "+jobColumns,
+			j, err = claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+restartSet+" WHERE id = ? AND"+finished+" RETURNING "+jobColumns,
 				now, now, p.ID))
 			switch {
 			case isUnique(err):
 				return claim.RestartHeldError(p.ID)
 			case errors.Is(err, sql.ErrNoRows):
-				j, err = scanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
+				j, err = claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
 				if errors.Is(err, sql.ErrNoRows) {
 					return claim.NotFoundError(p.ID)
 				}
@@ -219,7 +219,7 @@ func collectJobs(rows *sql.Rows, err error) ([]claim.Job, error) {
 	defer rows.Close()
 	var out []claim.Job
 	for rows.Next() {
-		j, err := scanJob(rows)
+		j, err := claim.ScanJob(rows)
 		if err != nil {
 			return nil, err
 		}
