@@ -2,12 +2,12 @@ package serve
 
 import (
 	"context"
+	"maps"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/queuectl/queuectl/claim"
 )
 
@@ -23,10 +23,9 @@ type metrics struct {
 	mu       sync.Mutex // one scrape at a time: it moves mark and snap
 	mark     claim.RunMark
 	snap     snapshot
-	handler  http.Handler
-	runs     *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	latency  prometheus.Histogram
+	runs     map[string]uint64     // by outcome
+	duration map[string]*histogram // by outcome, once a run of it ended
+	latency  *histogram
 }
 
 // snapshot is what one scrape read for the gauges.
@@ -35,19 +34,16 @@ type snapshot struct {
 	waiting, rejected, workers, slots, busy int
 }
 
-var (
-	jobsDesc = prometheus.NewDesc("queuectl_jobs", "Jobs by state and queue.", []string{"state", "queue"}, nil)
-	gauges   = []struct {
-		desc *prometheus.Desc
-		get  func(snapshot) int
-	}{
-		{prometheus.NewDesc("queuectl_spool_waiting", "Files in spool/ waiting to become jobs.", nil, nil), func(s snapshot) int { return s.waiting }},
-		{prometheus.NewDesc("queuectl_rejected", "Files in rejected/.", nil, nil), func(s snapshot) int { return s.rejected }},
-		{prometheus.NewDesc("queuectl_workers", "Live worker processes.", nil, nil), func(s snapshot) int { return s.workers }},
-		{prometheus.NewDesc("queuectl_slots", "Job slots of the live workers.", nil, nil), func(s snapshot) int { return s.slots }},
-		{prometheus.NewDesc("queuectl_busy_slots", "Slots running a job (jobs processing).", nil, nil), func(s snapshot) int { return s.busy }},
-	}
-)
+var gauges = []struct {
+	name, help string
+	get        func(snapshot) int
+}{
+	{"queuectl_spool_waiting", "Files in spool/ waiting to become jobs.", func(s snapshot) int { return s.waiting }},
+	{"queuectl_rejected", "Files in rejected/.", func(s snapshot) int { return s.rejected }},
+	{"queuectl_workers", "Live worker processes.", func(s snapshot) int { return s.workers }},
+	{"queuectl_slots", "Job slots of the live workers.", func(s snapshot) int { return s.slots }},
+	{"queuectl_busy_slots", "Slots running a job (jobs processing).", func(s snapshot) int { return s.busy }},
+}
 
 // Buckets: runs take from milliseconds to hours; a claim turns into a
 // running command in milliseconds unless the machine is struggling.
@@ -58,26 +54,15 @@ var (
 
 func newMetrics(s *Server) *metrics {
 	m := &metrics{
-		s:    s,
-		mark: claim.RunMark{EndedAt: s.now()},
-		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "queuectl_runs_total", Help: "Runs ended since this server started, by outcome.",
-		}, []string{"outcome"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "queuectl_run_duration_seconds", Help: "How long runs took, from claim to end, by outcome.",
-			Buckets: durationBuckets,
-		}, []string{"outcome"}),
-		latency: prometheus.NewHistogram(prometheus.HistogramOpts{
-			Name: "queuectl_claim_to_start_seconds", Help: "From a run's claim to its command's start.",
-			Buckets: latencyBuckets,
-		}),
+		s:        s,
+		mark:     claim.RunMark{EndedAt: s.now()},
+		runs:     map[string]uint64{},
+		duration: map[string]*histogram{},
+		latency:  newHistogram(latencyBuckets),
 	}
 	for _, o := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted, claim.OutcomeCanceled} {
-		m.runs.WithLabelValues(o) // every outcome shows, at 0 until it happens
+		m.runs[o] = 0 // every outcome shows, at 0 until it happens
 	}
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(gaugeCollector{m}, m.runs, m.duration, m.latency)
-	m.handler = promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorHandling: promhttp.HTTPErrorOnError})
 	return m
 }
 
@@ -85,8 +70,8 @@ func newMetrics(s *Server) *metrics {
 // on a busy queue long ago and not scraped since) is read over a few.
 const feedMax = 50000
 
-// ServeHTTP reads the store and the spool, then lets promhttp write the
-// text format from what was read.
+// ServeHTTP reads the store and the spool, then writes the text format
+// from what was read.
 func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
 	defer cancel()
@@ -100,7 +85,10 @@ func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		m.s.failErr(w, r, err)
 		return
 	}
-	m.handler.ServeHTTP(w, r)
+	var p promText
+	m.write(&p)
+	w.Header().Set("Content-Type", promTextType)
+	w.Write(p.Bytes())
 }
 
 // feed observes every run that ended since the last scrape.
@@ -111,10 +99,15 @@ func (m *metrics) feed(ctx context.Context) error {
 			return err
 		}
 		for _, r := range runs {
-			m.runs.WithLabelValues(r.Outcome).Inc()
-			m.duration.WithLabelValues(r.Outcome).Observe(r.EndedAt.Sub(r.StartedAt).Seconds())
+			m.runs[r.Outcome]++
+			h := m.duration[r.Outcome]
+			if h == nil {
+				h = newHistogram(durationBuckets)
+				m.duration[r.Outcome] = h
+			}
+			h.observe(r.EndedAt.Sub(r.StartedAt).Seconds())
 			if !r.ExecAt.IsZero() {
-				m.latency.Observe(r.ExecAt.Sub(r.StartedAt).Seconds())
+				m.latency.observe(r.ExecAt.Sub(r.StartedAt).Seconds())
 			}
 			m.mark = r.Mark()
 		}
@@ -144,27 +137,28 @@ func (m *metrics) read(ctx context.Context) error {
 	return nil
 }
 
-// gaugeCollector hands the scrape's snapshot to the registry.
-type gaugeCollector struct{ m *metrics }
-
-func (c gaugeCollector) Describe(ch chan<- *prometheus.Desc) {
-	ch <- jobsDesc
-	for _, g := range gauges {
-		ch <- g.desc
-	}
-}
-
-// Collect runs inside ServeHTTP, under m.mu.
-func (c gaugeCollector) Collect(ch chan<- prometheus.Metric) {
-	snap := c.m.snap
-	for queue, counts := range snap.jobs {
+// write writes every family, under m.mu.
+func (m *metrics) write(p *promText) {
+	p.family("queuectl_jobs", "gauge", "Jobs by state and queue.")
+	for _, queue := range slices.Sorted(maps.Keys(m.snap.jobs)) {
 		// Every state of a queue that has jobs, zeros too, so that a
 		// state emptying shows as 0 rather than as a vanished series.
 		for _, st := range claim.States {
-			ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(counts[st]), string(st), queue)
+			p.sample("queuectl_jobs", float64(m.snap.jobs[queue][st]), "queue", queue, "state", string(st))
 		}
 	}
+	p.family("queuectl_runs_total", "counter", "Runs ended since this server started, by outcome.")
+	for _, o := range slices.Sorted(maps.Keys(m.runs)) {
+		p.sample("queuectl_runs_total", float64(m.runs[o]), "outcome", o)
+	}
+	p.family("queuectl_run_duration_seconds", "histogram", "How long runs took, from claim to end, by outcome.")
+	for _, o := range slices.Sorted(maps.Keys(m.duration)) {
+		p.histogram("queuectl_run_duration_seconds", m.duration[o], "outcome", o)
+	}
+	p.family("queuectl_claim_to_start_seconds", "histogram", "From a run's claim to its command's start.")
+	p.histogram("queuectl_claim_to_start_seconds", m.latency)
 	for _, g := range gauges {
-		ch <- prometheus.MustNewConstMetric(g.desc, prometheus.GaugeValue, float64(g.get(snap)))
+		p.family(g.name, "gauge", g.help)
+		p.sample(g.name, float64(g.get(m.snap)))
 	}
 }
