@@ -68,7 +68,7 @@ func (s *Store) CancelRequested(ctx context.Context, workerID string) ([]RunID, 
 // by another worker meanwhile. The caller ends the job's dependents
 // (EndDependents).
 func (s *Store) EndCanceled(ctx context.Context, r Run, exitCode *int) error {
-	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Canceled, ExitCode: exitCode, Error: "canceled",
+	_, err := s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Canceled, ExitCode: exitCode, Error: "canceled",
 		Finished: true, Outcome: OutcomeCanceled, Durable: true, Now: s.Now()})
 	return err
 }

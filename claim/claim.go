@@ -44,7 +44,9 @@ func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
 	return s.engine.Started(ctx, r, pgid, s.Now())
 }
 
-// Complete marks the run and its job completed. ErrLost: the run was
+// Complete marks the run and its job completed, and keeps r.Tails with
+// the run, as every end of a run does (Fail, Release, Postpone,
+// EndCanceled, CompleteAndClaim): cut to their last TailBytes. ErrLost: the run was
 // recovered by another worker meanwhile, and the job is no longer ours.
 func (s *Store) Complete(ctx context.Context, r Run) error {
 	_, err := s.engine.Finish(ctx, completed(r, s.Now()))
@@ -54,7 +56,7 @@ func (s *Store) Complete(ctx context.Context, r Run) error {
 // completed is the end of a successful run. Light: a completion a power cut
 // takes back is a job that runs again.
 func completed(r Run, now time.Time) FinishParams {
-	return FinishParams{Run: r, State: Completed, SetExitCode: true, SetError: true, ExitCode: intPtr(0),
+	return FinishParams{Run: ending(r), State: Completed, SetExitCode: true, SetError: true, ExitCode: intPtr(0),
 		Finished: true, Outcome: OutcomeCompleted, Now: now}
 }
 
@@ -71,7 +73,7 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 	}
 	// Durable: a dead job gets a dead/ file, and someone may act on the
 	// failure; failures are rare enough to pay for the fsync.
-	return s.engine.Finish(ctx, FinishParams{Run: r, State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
+	return s.engine.Finish(ctx, FinishParams{Run: ending(r), State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
 		Error: errText, RunAfter: now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff)),
 		Finished: next == Dead, Outcome: OutcomeFailed, Durable: true, Now: now})
 }
@@ -81,7 +83,7 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 // was asked of it meanwhile).
 func (s *Store) Release(ctx context.Context, r Run, reason string) error {
 	now := s.Now()
-	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, Error: reason,
+	_, err := s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Pending, Uncount: true, Error: reason,
 		RunAfter: now, Outcome: OutcomeInterrupted, Durable: true, Now: now})
 	return err
 }
@@ -92,7 +94,7 @@ func (s *Store) Release(ctx context.Context, r Run, reason string) error {
 // last_error, so that status and show say why it waits (canceled, when
 // `cancel` was asked of it meanwhile).
 func (s *Store) Postpone(ctx context.Context, r Run, reason string, until time.Time) error {
-	_, err := s.engine.Finish(ctx, FinishParams{Run: r, State: Pending, Uncount: true, SetError: true, Error: reason,
+	_, err := s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Pending, Uncount: true, SetError: true, Error: reason,
 		RunAfter: until, Outcome: OutcomeInterrupted, Durable: true, Now: s.Now()})
 	return err
 }
@@ -114,6 +116,13 @@ func Backoff(base, n int, max time.Duration) time.Duration {
 }
 
 func intPtr(n int) *int { return &n }
+
+// ending is run r as its end is stored: with its tails, if it has any, cut
+// to what the store keeps (Tails.Kept).
+func ending(r Run) Run {
+	r.Tails = r.Tails.Kept()
+	return r
+}
 
 // HasWork reports whether any job in queues (all queues when empty, paused
 // ones never) is

@@ -47,8 +47,9 @@ type Engine interface {
 	CompleteAndClaim(ctx context.Context, done FinishParams, next ClaimParams) (Job, Run, bool, error)
 	// Started records a run's process group and when its command started.
 	Started(ctx context.Context, r Run, pgid int, at time.Time) error
-	// Finish ends a run and moves its job as p says; ErrLost when the run
-	// is no longer the processing job's current run of its worker.
+	// Finish ends a run and moves its job as p says, keeping p.Run.Tails
+	// with the run; ErrLost when the run is no longer the processing job's
+	// current run of its worker.
 	Finish(ctx context.Context, p FinishParams) (State, error)
 	// HasWork: a job in queues is runnable at now, or failed and waiting.
 	HasWork(ctx context.Context, queues []string, now time.Time) (bool, error)
@@ -61,8 +62,8 @@ type Engine interface {
 	// Renew extends the worker's leases and heartbeat; it reports whether
 	// the worker was asked to stop.
 	Renew(ctx context.Context, p RenewParams) (bool, error)
-	// Recover ends a lost run as p says; ErrLost when it is not the
-	// current run of a processing job.
+	// Recover ends a lost run as p says, keeping p.Tails with it; ErrLost
+	// when it is not the current run of a processing job.
 	Recover(ctx context.Context, p RecoverParams) (State, error)
 
 	// Enqueue stores jobs in one transaction, durably.
@@ -76,8 +77,9 @@ type Engine interface {
 	Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error]
 	// QueueCounts returns the jobs per queue and state, without zeros.
 	QueueCounts(ctx context.Context) (map[string]map[State]int, error)
-	// Runs returns a job's runs, first attempt first.
-	Runs(ctx context.Context, jobID string) ([]Run, error)
+	// Runs returns a job's runs, first attempt first; their Tails' Data
+	// only when tails is true.
+	Runs(ctx context.Context, jobID string, tails bool) ([]Run, error)
 	// RunsPerMinute counts runs ended since, per minute and outcome.
 	RunsPerMinute(ctx context.Context, since time.Time) ([]MinuteRuns, error)
 	// EndedRuns returns up to limit runs ended after mark, in its order.
@@ -247,6 +249,7 @@ type RenewParams struct {
 type RecoverParams struct {
 	JobID     string
 	Attempt   int
+	Tails     *Tails // nil: none kept
 	MaxLost   int
 	DeadError string
 	Now       time.Time

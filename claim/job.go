@@ -159,6 +159,48 @@ type Run struct {
 	// Confined is how the run's limits were set: "rlimit" or
 	// "cgroup+rlimit"; empty when it had none.
 	Confined string
+	// Tails is the end of the run's output, kept with the run when it
+	// ended, so that its logs can be read where its files are not (another
+	// host, a file removed). Nil when none was kept: the run has not ended,
+	// or was lost where no reaper could read its files. Runs leaves the
+	// bytes out (Size only); RunsWithTails reads them.
+	Tails *Tails
+}
+
+// TailBytes is how much of each stream of a run's output the store keeps:
+// its last 64 KiB.
+const TailBytes = 64 << 10
+
+// Tails is the end of a run's stdout and stderr.
+type Tails struct {
+	Stdout, Stderr Tail
+}
+
+// Tail is the end of one stream of a run's output.
+type Tail struct {
+	Data []byte // the stream's last TailBytes bytes at most
+	Size int64  // how many bytes the stream wrote in all
+}
+
+// Truncated reports whether the stream wrote more than Data holds.
+func (t Tail) Truncated() bool { return t.Size > int64(len(t.Data)) }
+
+// kept is t as the store keeps it: its last TailBytes bytes, and a size no
+// smaller than what is kept.
+func (t Tail) kept() Tail {
+	if len(t.Data) > TailBytes {
+		t.Data = t.Data[len(t.Data)-TailBytes:]
+	}
+	t.Size = max(t.Size, int64(len(t.Data)))
+	return t
+}
+
+// Kept is ts as the store keeps it (see Tail), nil for nil.
+func (ts *Tails) Kept() *Tails {
+	if ts == nil {
+		return nil
+	}
+	return &Tails{Stdout: ts.Stdout.kept(), Stderr: ts.Stderr.kept()}
 }
 
 // Run outcomes, recorded when a run ends.

@@ -29,8 +29,9 @@ func (s *Store) Renew(ctx context.Context, workerID string, lease time.Duration)
 // run as a failed attempt; after MaxLost losses the job is dead. Only the
 // current run of a processing job can be recovered, so of several reapers
 // racing for one run exactly one wins; the others get ErrLost. It returns
-// the job's new state.
+// the job's new state. f.Tails, when the reaper could read the run's files
+// (on the run's host), are kept with the run.
 func (s *Store) Recover(ctx context.Context, f InFlight) (State, error) {
-	return s.engine.Recover(ctx, RecoverParams{JobID: f.JobID, Attempt: f.Attempt, MaxLost: MaxLost,
+	return s.engine.Recover(ctx, RecoverParams{JobID: f.JobID, Attempt: f.Attempt, Tails: f.Tails.Kept(), MaxLost: MaxLost,
 		DeadError: fmt.Sprintf("worker lost %d times", MaxLost), Now: s.Now()})
 }

@@ -88,7 +88,15 @@ func (s *Store) QueueCounts(ctx context.Context) (map[string]map[State]int, erro
 	return s.engine.QueueCounts(ctx)
 }
 
-// Runs returns every run of a job, first attempt first.
+// Runs returns every run of a job, first attempt first, without the bytes
+// of their tails (Tail.Size is there): what most readers need, light at
+// any output size.
 func (s *Store) Runs(ctx context.Context, jobID string) ([]Run, error) {
-	return s.engine.Runs(ctx, jobID)
+	return s.engine.Runs(ctx, jobID, false)
+}
+
+// RunsWithTails is Runs with the bytes of every run's tails: up to
+// 2 × TailBytes a run, for `logs` and `show` where the files are not.
+func (s *Store) RunsWithTails(ctx context.Context, jobID string) ([]Run, error) {
+	return s.engine.Runs(ctx, jobID, true)
 }

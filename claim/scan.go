@@ -71,3 +71,38 @@ func nanosTime(n sql.NullInt64) time.Time {
 	}
 	return time.Unix(0, n.Int64).UTC()
 }
+
+// ScanTails makes a run's Tails from its size columns: nil when they are
+// NULL (nothing was kept). The bytes are the caller's to add (SetTailData).
+func ScanTails(stdoutSize, stderrSize sql.NullInt64) *Tails {
+	if !stdoutSize.Valid || !stderrSize.Valid {
+		return nil
+	}
+	return &Tails{Stdout: Tail{Size: stdoutSize.Int64}, Stderr: Tail{Size: stderrSize.Int64}}
+}
+
+// SetTailData puts the bytes of a run's tail columns into r.Tails; a run
+// without tails keeps none.
+func SetTailData(r *Run, stdout, stderr []byte) {
+	if r.Tails != nil {
+		r.Tails.Stdout.Data, r.Tails.Stderr.Data = stdout, stderr
+	}
+}
+
+// TailColumns are the values of a run's tail columns, in the order both
+// engines store them: stdout_size, stderr_size, stdout_tail, stderr_tail.
+// All NULL for nil; a stream that printed nothing has a NULL tail.
+func (ts *Tails) TailColumns() [4]any {
+	if ts == nil {
+		return [4]any{}
+	}
+	return [4]any{ts.Stdout.Size, ts.Stderr.Size, blob(ts.Stdout.Data), blob(ts.Stderr.Data)}
+}
+
+// blob is b as a column value: NULL when empty.
+func blob(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}

@@ -147,7 +147,8 @@ const finishQuery = `WITH job AS (
 	WHERE id = $10 AND state = 'processing' AND runs = $11 AND worker_id = $12
 	RETURNING id, state),
 run AS (
-	UPDATE runs SET ended_at = $8, outcome = $13, exit_code = $4, error = $6
+	UPDATE runs SET ended_at = $8, outcome = $13, exit_code = $4, error = $6,
+		stdout_size = $15, stderr_size = $16, stdout_tail = $17, stderr_tail = $18
 	FROM job WHERE runs.job_id = job.id AND runs.attempt = $11)
 SELECT job.state FROM job, pg_notify($14, '') AS wake`
 
@@ -180,9 +181,10 @@ func (e *Engine) finishIn(ctx context.Context, tx pgx.Tx, p claim.FinishParams) 
 		uncount = 1
 	}
 	var next string
+	t := p.Run.Tails.TailColumns()
 	err := tx.QueryRow(ctx, finishQuery, string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError,
 		nullString(p.Error), nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID,
-		p.Outcome, e.channel).Scan(&next)
+		p.Outcome, e.channel, t[0], t[1], t[2], t[3]).Scan(&next)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", fmt.Errorf("finish job %s attempt %d: %w", p.Run.JobID, p.Run.Attempt, claim.ErrLost)
 	}

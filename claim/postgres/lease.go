@@ -65,6 +65,7 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool,
 // lost p.MaxLost runs; the run is closed as lost. One statement.
 func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.State, error) {
 	now := p.Now.UnixNano()
+	t := p.Tails.TailColumns()
 	var next string
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `WITH job AS (
@@ -78,10 +79,12 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 				WHERE id = $4 AND state = 'processing' AND runs = $5
 				RETURNING id, state),
 			run AS (
-				UPDATE runs SET ended_at = $3, outcome = $6, error = 'worker lost'
+				UPDATE runs SET ended_at = $3, outcome = $6, error = 'worker lost',
+					stdout_size = $8, stderr_size = $9, stdout_tail = $10, stderr_tail = $11
 				FROM job WHERE runs.job_id = job.id AND runs.attempt = $5)
 			SELECT job.state FROM job, pg_notify($7, '') AS wake`,
-			p.MaxLost, p.DeadError, now, p.JobID, p.Attempt, claim.OutcomeLost, e.channel).Scan(&next)
+			p.MaxLost, p.DeadError, now, p.JobID, p.Attempt, claim.OutcomeLost, e.channel,
+			t[0], t[1], t[2], t[3]).Scan(&next)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("recover job %s attempt %d: %w", p.JobID, p.Attempt, claim.ErrLost)
 		}

@@ -40,9 +40,12 @@ var schemaV1 string
 //go:embed migration2.sql
 var migration2 string
 
+//go:embed migration3.sql
+var migration3 string
+
 // migrations[i] takes a database from version i to i+1. Append only: a
 // database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2}
+var migrations = []string{schemaV1, migration2, migration3}
 
 // Engine is the queue in a PostgreSQL database (in the schema first on the
 // connection's search_path). It is safe for concurrent use by many

@@ -157,22 +157,24 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 }
 
 const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
-	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined`
+	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined, stdout_size, stderr_size`
 
 const runColumnsQualified = `r.job_id, r.attempt, r.worker_id, r.host, r.pid, r.pgid,
 	r.started_at, r.exec_at, r.ended_at, r.outcome, r.exit_code, r.error, r.stdout_path,
-	r.stderr_path, r.hooks, r.confined`
+	r.stderr_path, r.hooks, r.confined, r.stdout_size, r.stderr_size`
 
 func scanRun(row pgx.Row, more ...any) (claim.Run, error) {
 	var r claim.Run
-	var pgid, execAt, ended, exitCode sql.NullInt64
+	var pgid, execAt, ended, exitCode, stdoutSize, stderrSize sql.NullInt64
 	var started int64
 	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
 	err := row.Scan(append([]any{&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined}, more...)...)
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined,
+		&stdoutSize, &stderrSize}, more...)...)
 	if err != nil {
 		return claim.Run{}, err
 	}
+	r.Tails = claim.ScanTails(stdoutSize, stderrSize)
 	r.Hooks, r.Confined = hooks.String, confined.String
 	r.PGID = int(pgid.Int64)
 	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
@@ -184,9 +186,31 @@ func scanRun(row pgx.Row, more ...any) (claim.Run, error) {
 	return r, nil
 }
 
-// Runs returns every run of a job, first attempt first.
-func (e *Engine) Runs(ctx context.Context, jobID string) ([]claim.Run, error) {
-	return e.queryRuns(ctx, "list runs", "SELECT "+runColumns+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+// Runs returns every run of a job, first attempt first, with the bytes of
+// their tails when tails is set.
+func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
+	if !tails {
+		return e.queryRuns(ctx, "list runs", "SELECT "+runColumns+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+	}
+	rows, err := e.pool.Query(ctx, "SELECT "+runColumns+", stdout_tail, stderr_tail FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+	if err != nil {
+		return nil, classify(fmt.Errorf("list runs: %w", err))
+	}
+	defer rows.Close()
+	var out []claim.Run
+	for rows.Next() {
+		var stdout, stderr []byte
+		r, err := scanRun(rows, &stdout, &stderr)
+		if err != nil {
+			return nil, fmt.Errorf("list runs: %w", err)
+		}
+		claim.SetTailData(&r, stdout, stderr)
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, classify(fmt.Errorf("list runs: %w", err))
+	}
+	return out, nil
 }
 
 func (e *Engine) queryRuns(ctx context.Context, what, q string, args ...any) ([]claim.Run, error) {

@@ -212,7 +212,7 @@ func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams,
 			return "", err
 		}
 	}
-	return next, e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error)
+	return next, e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error, p.Run.Tails)
 }
 
 // dependencyMet counts down the jobs waiting for id, which completed: one
@@ -236,11 +236,14 @@ const countDownDependents = `UPDATE jobs SET waiting = waiting - 1
 
 const markDepsMet = `UPDATE deps SET met = 1 WHERE after_id = ? AND met = 0`
 
-const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?
+const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?,
+	stdout_size = ?, stderr_size = ?, stdout_tail = ?, stderr_tail = ?
 	WHERE job_id = ? AND attempt = ?`
 
-func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now time.Time, outcome string, exitCode *int, errText string) error {
-	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, nullString(errText), jobID, attempt)
+func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now time.Time, outcome string, exitCode *int, errText string, tails *claim.Tails) error {
+	t := tails.TailColumns()
+	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, nullString(errText),
+		t[0], t[1], t[2], t[3], jobID, attempt)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)
 	}

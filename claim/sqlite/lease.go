@@ -72,7 +72,7 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 		if err != nil {
 			return fmt.Errorf("recover job %s: %w", p.JobID, err)
 		}
-		return e.endRun(ctx, tx, p.JobID, p.Attempt, p.Now, claim.OutcomeLost, nil, "worker lost")
+		return e.endRun(ctx, tx, p.JobID, p.Attempt, p.Now, claim.OutcomeLost, nil, "worker lost", p.Tails)
 	})
 	if err == nil {
 		e.notify()

@@ -188,18 +188,20 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 }
 
 const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
-	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined`
+	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined, stdout_size, stderr_size`
 
 func scanRun(row scanner) (claim.Run, error) {
 	var r claim.Run
-	var pgid, execAt, ended, exitCode sql.NullInt64
+	var pgid, execAt, ended, exitCode, stdoutSize, stderrSize sql.NullInt64
 	var started int64
 	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
 	err := row.Scan(&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined)
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined,
+		&stdoutSize, &stderrSize)
 	if err != nil {
 		return claim.Run{}, err
 	}
+	r.Tails = claim.ScanTails(stdoutSize, stderrSize)
 	r.Hooks, r.Confined = hooks.String, confined.String
 	r.PGID = int(pgid.Int64)
 	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
@@ -211,19 +213,30 @@ func scanRun(row scanner) (claim.Run, error) {
 	return r, nil
 }
 
-// Runs returns every run of a job, first attempt first.
-func (e *Engine) Runs(ctx context.Context, jobID string) ([]claim.Run, error) {
-	rows, err := e.query(ctx, nil, "SELECT "+runColumns+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
+// Runs returns every run of a job, first attempt first, with the bytes of
+// their tails when tails is set.
+func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
+	cols := runColumns
+	if tails {
+		cols += ", stdout_tail, stderr_tail"
+	}
+	rows, err := e.query(ctx, nil, "SELECT "+cols+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
 	if err != nil {
 		return nil, fmt.Errorf("list runs: %w", err)
 	}
 	defer rows.Close()
 	var out []claim.Run
 	for rows.Next() {
-		r, err := scanRun(rows)
+		var stdout, stderr []byte
+		row := scanner(rows)
+		if tails {
+			row = withExtra{rows, []any{&stdout, &stderr}}
+		}
+		r, err := scanRun(row)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
+		claim.SetTailData(&r, stdout, stderr)
 		out = append(out, r)
 	}
 	return out, rows.Err()

@@ -161,7 +161,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 8
+const schemaVersion = 9
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
@@ -202,21 +202,21 @@ func TestMigrationsRefuseNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Close()
-	if _, err := rawDB(t, path).Exec("PRAGMA user_version = 9"); err != nil {
+	if _, err := rawDB(t, path).Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion+1)); err != nil {
 		t.Fatal(err)
 	}
 	s, err = claim.Open(path)
 	if err == nil {
 		s.Close()
-		t.Fatal("Open of a database at user_version 9 = nil error, want a refusal")
+		t.Fatalf("Open of a database at user_version %d = nil error, want a refusal", schemaVersion+1)
 	}
-	for _, want := range []string{"version 9", "newer", "upgrade queuectl"} {
+	for _, want := range []string{fmt.Sprintf("version %d", schemaVersion+1), "newer", "upgrade queuectl"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open error %q does not mention %q", err, want)
 		}
 	}
-	if v := userVersion(t, path); v != 9 {
-		t.Errorf("refused database now at user_version %d, want it left at 9", v)
+	if v := userVersion(t, path); v != schemaVersion+1 {
+		t.Errorf("refused database now at user_version %d, want it left at %d", v, schemaVersion+1)
 	}
 }
 
