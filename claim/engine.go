@@ -182,6 +182,18 @@ type Engine interface {
 	SetPaused(ctx context.Context, queue string, paused bool, now time.Time) (allPaused bool, err error)
 	// Paused lists the paused queues by name.
 	Paused(ctx context.Context) ([]string, error)
+
+	// Copying (copy.go).
+
+	// Export calls fn with one consistent snapshot of the engine's tables,
+	// valid until fn returns. It changes nothing.
+	Export(ctx context.Context, fn func(Snapshot) error) error
+	// Import copies p.Tables from p.From into the engine, rows as they
+	// are, in one durable transaction that writers wait for, once p.Check
+	// accepts what the tables hold; then it counts the copied jobs per
+	// queue and state, and sets the jobs' seq to go on after the last one
+	// copied. It returns the rows copied per table.
+	Import(ctx context.Context, p ImportParams) (map[string]int64, error)
 }
 
 // CancelParams is a cancel: of job ID, or of every unfinished job of Queue.
@@ -317,6 +329,7 @@ type Opener func(ctx context.Context, location string) (Engine, error)
 var (
 	enginesMu sync.Mutex
 	engines   = map[string]Opener{}
+	readers   = map[string]Opener{}
 )
 
 // Engine names, as engines register themselves.
@@ -343,10 +356,21 @@ func EngineFor(location string) string {
 	return EngineSQLite
 }
 
-func opener(name string) (Opener, error) {
+// RegisterReader makes an engine's read-only open available to
+// OpenReadOnly: an engine that changes nothing in the database, nor
+// creates it, and refuses a schema that is not up to date.
+func RegisterReader(name string, open Opener) {
 	enginesMu.Lock()
 	defer enginesMu.Unlock()
-	if open, ok := engines[name]; ok {
+	readers[name] = open
+}
+
+func opener(name string) (Opener, error) { return lookup(engines, name) }
+
+func lookup(registry map[string]Opener, name string) (Opener, error) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if open, ok := registry[name]; ok {
 		return open, nil
 	}
 	return nil, fmt.Errorf("open database: this queuectl has no %s engine (import github.com/queuectl/queuectl/claim/%s)", name, name)

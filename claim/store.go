@@ -36,6 +36,22 @@ func Open(location string) (*Store, error) {
 	return New(e), nil
 }
 
+// OpenReadOnly opens the store at location to read it only, as the source
+// of a copy: nothing it does changes the database, it never creates one,
+// and it refuses a schema older than this binary's (that Open would
+// migrate). The caller owns the Store and must Close it.
+func OpenReadOnly(location string) (*Store, error) {
+	open, err := lookup(readers, EngineFor(location))
+	if err != nil {
+		return nil, err
+	}
+	e, err := open(context.Background(), location)
+	if err != nil {
+		return nil, err
+	}
+	return New(e), nil
+}
+
 // New returns a Store over an open, migrated engine, which it then owns.
 func New(e Engine) *Store {
 	return &Store{engine: e, Now: time.Now}

@@ -65,7 +65,7 @@ Each command has --help with an example. Exit codes:
 			dlqCommand(), configCommand(), watchCommand(), ingestCommand(), waitCommand(), logsCommand(),
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
-			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(),
+			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

@@ -32,6 +32,9 @@ func init() {
 	claim.RegisterEngine(claim.EnginePostgres, func(ctx context.Context, dsn string) (claim.Engine, error) {
 		return Open(ctx, dsn)
 	})
+	claim.RegisterReader(claim.EnginePostgres, func(ctx context.Context, dsn string) (claim.Engine, error) {
+		return OpenReadOnly(ctx, dsn)
+	})
 }
 
 //go:embed schema.sql
@@ -73,7 +76,10 @@ const maxConns = 8
 // Open connects to the database dsn names (postgres:// or postgresql://),
 // checking that the server answers. Its schema is brought up to date by
 // Migrate. The caller owns the Engine and must Close it.
-func Open(ctx context.Context, dsn string) (*Engine, error) {
+func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, dsn, nil) }
+
+// open is Open, with params set on every connection.
+func open(ctx context.Context, dsn string, params map[string]string) (*Engine, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, badURL(redact(dsn), err)
@@ -85,6 +91,9 @@ func Open(ctx context.Context, dsn string) (*Engine, error) {
 	// connect timeout bounds each attempt, unless the DSN sets its own.
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	for k, v := range params {
+		cfg.ConnConfig.RuntimeParams[k] = v
 	}
 	e := &Engine{location: redact(dsn)}
 	e.listen.config = cfg.ConnConfig.Copy()

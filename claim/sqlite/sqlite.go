@@ -32,6 +32,9 @@ func init() {
 	claim.RegisterEngine(claim.EngineSQLite, func(_ context.Context, path string) (claim.Engine, error) {
 		return Open(path)
 	})
+	claim.RegisterReader(claim.EngineSQLite, func(ctx context.Context, path string) (claim.Engine, error) {
+		return OpenReadOnly(ctx, path)
+	})
 }
 
 //go:embed schema.sql
@@ -80,6 +83,8 @@ type Engine struct {
 	stmts stmtCache
 	level syncState
 	wake  wakeFile
+	// readOnly: every connection refuses to write (OpenReadOnly).
+	readOnly bool
 }
 
 var _ claim.Engine = (*Engine)(nil)
@@ -93,23 +98,32 @@ func Open(path string) (*Engine, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	e := &Engine{path: path, pin: pin}
-	if e.file, err = pin.Stat(); err == nil {
-		e.id, err = identify(pin)
+	if err := e.connect(); err != nil {
+		pin.Close()
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	return e, nil
+}
+
+// connect identifies the pinned file and makes the connection pool.
+func (e *Engine) connect() error {
+	var err error
+	if e.file, err = e.pin.Stat(); err == nil {
+		e.id, err = identify(e.pin)
 	}
 	var conn driver.Connector
 	if err == nil {
 		conn, err = newConnector(e)
 	}
 	if err != nil {
-		pin.Close()
-		return nil, fmt.Errorf("open database: %w", err)
+		return err
 	}
 	// Every connection opens behind the WAL guard (walguard.go).
 	e.db = sql.OpenDB(conn)
 	// One connection per process: writers in one process queue in Go instead
 	// of spinning in SQLite's busy handler; other processes wait on the lock.
 	e.db.SetMaxOpenConns(1)
-	return e, nil
+	return nil
 }
 
 // dsn puts the pragmas in the connection string so that every connection the

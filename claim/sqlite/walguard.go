@@ -59,7 +59,11 @@ type guardedConnector struct {
 }
 
 func newConnector(e *Engine) (driver.Connector, error) {
-	inner, err := sqlite.NewConnector(dsn(e.path))
+	name := dsn(e.path)
+	if e.readOnly {
+		name += "&_pragma=query_only(1)"
+	}
+	inner, err := sqlite.NewConnector(name)
 	if err != nil {
 		return nil, err
 	}

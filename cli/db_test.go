@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+	"github.com/queuectl/queuectl/report"
+)
+
+// TestDBCopy moves a SQLite home up to PostgreSQL with the real binary:
+// refused while a worker runs, then copied, after which every command
+// shows the same on both; refused again once the target holds the copy;
+// and the SQLite file is the same as before.
+func TestDBCopy(t *testing.T) {
+	target, second := pgtest.DSN(t), pgtest.DSN(t)
+	h := newHome(t)
+	h.must("config", "set", "max-retries", "2")
+	h.must("queue", "set", "heavy", "--max-running", "1")
+	h.must("pause", "--queue", "frozen")
+	h.must("schedule", "add", "tick", "--cron", "@hourly", "--command", "date")
+	h.must("enqueue", "--id", "ok", "--command", "echo hello; echo oops >&2")
+	h.must("enqueue", "--id", "bad", "--max-retries", "1", "--command", "echo nope; exit 3")
+	h.must("enqueue", "--id", "then", "--command", "true", "--queue", "heavy")
+	h.must("enqueue", "--id", "cold", "--command", "true", "--queue", "frozen")
+	h.must("worker", "start", "--drain", "--no-spool", "--quiet")
+	h.must("enqueue", `{"id": "after", "command": "true", "after": ["cold"]}`)
+
+	w := h.start("worker", "start", "--no-spool", "--quiet")
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		return strings.Contains(h.must("status"), "workers: 1")
+	})
+	out, errText, code := h.run("db", "copy", "--to", target)
+	if code != 1 || out != "" || !regexp.MustCompile(`(?m)^queuectl: error: 1 worker\(s\) still run on .*queue\.db \(pid \d+ on .*\): what they do during a copy would not be copied\nqueuectl: hint: stop them first: queuectl worker stop --wait`).MatchString(errText) {
+		t.Fatalf("db copy beside a worker: exit %d, stdout %q, stderr %q; want exit 1 and why", code, out, errText)
+	}
+	h.must("worker", "stop", "--wait")
+	w.exit(t, 30*time.Second)
+
+	views := []string{"list --json", "show --json ok", "show --json bad", "show --json after", "logs ok",
+		"logs ok --stderr", "logs bad", "dlq list --json", "queue list --json", "schedule list --json",
+		"config list --json", "status --json"}
+	before := map[string]string{}
+	for _, v := range views {
+		before[v] = h.must(strings.Fields(v)...)
+	}
+	sum := sha256.Sum256([]byte(readFile(t, filepath.Join(h.dir, "queue.db"))))
+
+	out = h.must("db", "copy", "--to", target)
+	if !regexp.MustCompile(`^Copied 5 jobs, 3 runs, 1 dependency, 1 schedule, 1 queue limit, 1 paused queue, 1 setting from .*queue\.db to postgres://.* in \d`).MatchString(out) {
+		t.Errorf("db copy printed %q", out)
+	}
+	if sha256.Sum256([]byte(readFile(t, filepath.Join(h.dir, "queue.db")))) != sum {
+		t.Errorf("db copy changed the SQLite file it copied from")
+	}
+	for _, v := range views {
+		got := h.must(append([]string{"--db", target}, strings.Fields(v)...)...)
+		if v == "status --json" {
+			got, before[v] = withoutTimes(got), withoutTimes(before[v])
+		}
+		if got != before[v] {
+			t.Errorf("%s after the copy:\n%s\nbefore, on SQLite:\n%s", v, got, before[v])
+		}
+	}
+
+	out, errText, code = h.run("db", "copy", "--to", target)
+	want := "queuectl: error: copy " + filepath.Join(h.dir, "queue.db") + " to " + target +
+		": the target is not empty: it holds 5 jobs, 3 runs, 1 dependency, 1 schedule, 1 queue limit, 1 paused queue, config max-retries=2; nothing was copied\n" +
+		"queuectl: hint: copy into a new, empty database (createdb NAME), or a new schema (add &search_path=NAME to the URL)\n"
+	if code != 1 || out != "" || errText != want {
+		t.Errorf("db copy to the copy: exit %d, stdout %q, stderr\n%s\nwant exit 1, stderr\n%s", code, out, errText, want)
+	}
+
+	var st report.CopyStats
+	if err := json.Unmarshal([]byte(h.must("db", "copy", "--json", "--to", second)), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Jobs != 5 || st.Runs != 3 || st.Dependencies != 1 || st.Schedules != 1 || st.Settings != 1 || st.To != second {
+		t.Errorf("db copy --json = %+v", st)
+	}
+
+	for _, c := range []struct {
+		args []string
+		code int
+		err  string
+	}{
+		{[]string{"db", "copy"}, 2, "queuectl: error: usage: name the database to copy into with --to\nqueuectl: hint: queuectl db copy --to postgres://USER@HOST/DATABASE\n"},
+		{[]string{"db", "copy", "--to", filepath.Join(h.dir, "queue.db")}, 2, "queuectl: error: usage: --to names the store copied from (" + filepath.Join(h.dir, "queue.db") + ")\nqueuectl: hint: copy into another database: --to postgres://USER@HOST/DATABASE\n"},
+		{[]string{"--home", t.TempDir(), "db", "copy", "--to", second}, 1, "no store to copy at "},
+	} {
+		out, errText, code := h.run(c.args...)
+		if code != c.code || out != "" || !strings.Contains(errText, c.err) {
+			t.Errorf("queuectl %v: exit %d, stdout %q, stderr %q; want exit %d, stderr %q", c.args, code, out, errText, c.code, c.err)
+		}
+	}
+}
+
+// withoutTimes drops the fields of status that are ages, read at each run.
+func withoutTimes(s string) string {
+	return regexp.MustCompile(`(?m)^.*"(started_at|heartbeat_at|spool_unsafe)".*$`).ReplaceAllString(s, "")
+}
