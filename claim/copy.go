@@ -26,7 +26,8 @@ var CopyTables = []string{"jobs", "runs", "deps", "schedules", "queue_limits", "
 // Export call that gave it runs.
 type Snapshot interface {
 	// Table returns table's columns and its rows in primary key order, one
-	// in memory at a time. A value is nil, an integer, a bool or a string.
+	// in memory at a time. A value is nil, an integer, a bool, a string or
+	// a []byte.
 	Table(ctx context.Context, table string) (columns []string, rows iter.Seq2[[]any, error], err error)
 }
 

@@ -71,11 +71,14 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 		clk.Advance(time.Second)
 	}
 	fail := func(j claim.Job, r claim.Run) {
+		// Output that is not text, and more than the tail keeps.
+		r.Tails = &claim.Tails{Stderr: claim.Tail{Data: []byte("\x00\xff\xfe" + j.ID), Size: 1 << 20}}
 		_, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour)
 		must(err)
 	}
 	step("retrying", fail) // priority 3 first; back after its backoff
 	step("done", func(_ claim.Job, r claim.Run) {
+		r.Tails = &claim.Tails{Stdout: claim.Tail{Data: []byte("hello\n"), Size: 6}}
 		must(s.Complete(ctx, r))
 		must(s.HookDone(ctx, r, "on_success ok"))
 	})
@@ -182,7 +185,8 @@ func viewOf(t *testing.T, s *claim.Store) storeView {
 	check("List newest", err)
 	v.Runs = map[string][]claim.Run{}
 	for _, j := range v.Jobs {
-		v.Runs[j.ID] = mustRuns(t, s, j.ID)
+		v.Runs[j.ID], err = s.RunsWithTails(ctx, j.ID)
+		check("RunsWithTails", err)
 	}
 	v.Counts, err = s.QueueCounts(ctx)
 	check("QueueCounts", err)
@@ -283,6 +287,9 @@ func TestCopyTo(t *testing.T) {
 			if want.Counts == nil || countOf(want.Counts, st) == 0 {
 				t.Errorf("the populated store has no %s job: the test covers less than it says", st)
 			}
+		}
+		if r := want.Runs["flaky"]; len(r) != 2 || r[1].Tails == nil || len(r[1].Tails.Stderr.Data) == 0 {
+			t.Errorf("flaky's runs = %+v, want two, with output kept: the test covers less than it says", r)
 		}
 		sameClaims(t, src, dst, clk.Now())
 	})

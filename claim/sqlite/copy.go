@@ -105,11 +105,6 @@ func (s *snapshot) Table(ctx context.Context, table string) ([]string, iter.Seq2
 				yield(nil, fmt.Errorf("export %s: %w", table, err))
 				return
 			}
-			for i, v := range row {
-				if b, ok := v.([]byte); ok {
-					row[i] = string(b)
-				}
-			}
 			if !yield(row, nil) {
 				return
 			}
