@@ -82,6 +82,7 @@ type Engine struct {
 
 	stmts stmtCache
 	level syncState
+	group writeGroup
 	wake  wakeFile
 	// readOnly: every connection refuses to write (OpenReadOnly).
 	readOnly bool

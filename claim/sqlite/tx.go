@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"sync"
+	"sync/atomic"
 )
 
 // durability is what a committed write survives.
@@ -32,8 +33,150 @@ func (e *Engine) tx(ctx context.Context, fn func(*sql.Tx) error) error {
 // write runs fn in one BEGIN IMMEDIATE transaction and commits it with
 // durability d. Every write of the store goes through here, so that the
 // connection's synchronous level is always the one the write asked for.
+//
+// Writes that come while another is being committed are committed together
+// (group commit, see commitGroup): the process has one connection, so they
+// would queue for it anyway, and one transaction writes the pages they share
+// (the job rows, the indexes, the runs) to the WAL once instead of once each.
 func (e *Engine) write(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
-	return e.fault(e.writeOnce(ctx, d, fn))
+	w := &pendingWrite{ctx: ctx, d: d, fn: fn, turn: make(chan bool, 1)}
+	g := &e.group
+	g.mu.Lock()
+	g.queue = append(g.queue, w)
+	lead := !g.busy
+	g.busy = true
+	g.mu.Unlock()
+	if !lead {
+		lead = <-w.turn // false: a leader committed w
+	}
+	if lead {
+		e.lead()
+	}
+	return e.fault(w.err)
+}
+
+// pendingWrite is one call of write waiting for its commit.
+type pendingWrite struct {
+	ctx  context.Context
+	d    durability
+	fn   func(*sql.Tx) error
+	err  error     // how it ended; read after turn
+	turn chan bool // true: lead the next group; false: done
+}
+
+// writeGroup queues the writes that wait while one group is committed.
+type writeGroup struct {
+	mu    sync.Mutex
+	queue []*pendingWrite
+	busy  bool // a leader is committing
+}
+
+// maxGroup bounds the writes of one transaction, so that none waits for
+// more than a few others.
+const maxGroup = 32
+
+// lead commits the writes queued now (the leader's own among them), then
+// hands the lead to the first write that came meanwhile, if any: a leader
+// commits one group, so no caller is held committing others' writes.
+func (e *Engine) lead() {
+	g := &e.group
+	g.mu.Lock()
+	n := min(len(g.queue), maxGroup)
+	group := g.queue[:n:n]
+	g.queue = g.queue[n:]
+	g.mu.Unlock()
+	e.commitGroup(group)
+	g.mu.Lock()
+	var next *pendingWrite
+	if len(g.queue) > 0 {
+		next = g.queue[0]
+	} else {
+		g.busy = false
+		g.queue = nil
+	}
+	g.mu.Unlock()
+	for _, w := range group {
+		w.turn <- false
+	}
+	if next != nil {
+		next.turn <- true
+	}
+}
+
+// commitGroup commits group in one transaction, each write in a savepoint
+// of its own when there are several: a write that fails (ErrLost, ErrNoJob,
+// a refusal) is undone alone, and the others commit. The commit is durable
+// if any write asked for it. A failure to begin or commit fails them all:
+// none is on disk.
+func (e *Engine) commitGroup(group []*pendingWrite) {
+	if len(group) == 1 {
+		w := group[0]
+		w.err = e.writeOnce(w.ctx, w.d, w.fn)
+		return
+	}
+	d := light
+	for _, w := range group {
+		if w.d == durable {
+			d = durable
+		}
+	}
+	ctx, cancel := groupContext(group)
+	defer cancel()
+	e.prepare(ctx, savepoint, releaseSavepoint, rollbackSavepoint)
+	err := e.writeOnce(ctx, d, func(tx *sql.Tx) error {
+		for _, w := range group {
+			if w.err = w.ctx.Err(); w.err != nil {
+				continue
+			}
+			if _, err := e.exec(ctx, tx, savepoint); err != nil {
+				return err
+			}
+			if w.err = w.fn(tx); w.err != nil {
+				if _, err := e.exec(ctx, tx, rollbackSavepoint); err != nil {
+					return err
+				}
+			}
+			if _, err := e.exec(ctx, tx, releaseSavepoint); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		for _, w := range group {
+			w.err = err
+		}
+	}
+}
+
+// The savepoint of each write in a group. ROLLBACK TO keeps the savepoint
+// open, so it is released as well.
+const (
+	savepoint         = "SAVEPOINT grouped"
+	releaseSavepoint  = "RELEASE grouped"
+	rollbackSavepoint = "ROLLBACK TO grouped"
+)
+
+// groupContext is the context of a group's transaction: it ends when the
+// context of every write in the group has ended, so that no caller's
+// cancel stops the others' commit.
+func groupContext(group []*pendingWrite) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.WithoutCancel(group[0].ctx))
+	left := int32(len(group))
+	stops := make([]func() bool, 0, len(group))
+	for _, w := range group {
+		stops = append(stops, context.AfterFunc(w.ctx, func() {
+			if atomic.AddInt32(&left, -1) == 0 {
+				cancel()
+			}
+		}))
+	}
+	return ctx, func() {
+		for _, stop := range stops {
+			stop()
+		}
+		cancel()
+	}
 }
 
 func (e *Engine) writeOnce(ctx context.Context, d durability, fn func(*sql.Tx) error) error {
