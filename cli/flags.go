@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -188,13 +189,16 @@ func durationOf(c *cli.Context, name string) time.Duration {
 }
 
 // flagValueError matches the flag package's error for a value it cannot
-// parse; urfave/cli hands it on as text only.
-var flagValueError = regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+// parse; urfave/cli hands it on as text only. Compiled when first needed,
+// not at every command's start.
+var flagValueError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^invalid value "(.*)" for flag -([^:]+): (.*)$`)
+})
 
 // explainFlagError rewrites a flag parse error to say what to write:
 // `--priority "high": write a whole number, e.g. --priority 10`.
 func explainFlagError(c *cli.Context, err error) error {
-	m := flagValueError.FindStringSubmatch(err.Error())
+	m := flagValueError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
 	}
