@@ -225,3 +225,10 @@ func stop(pids []int, grace time.Duration) {
 	}
 	reapAdopted()
 }
+
+// childAttr puts the job in its own process group. Pdeathsig kills the shell
+// if this worker dies; the reaper of whichever worker recovers the run kills
+// the rest of the group.
+func childAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}

@@ -5,6 +5,7 @@ package run
 import (
 	"os/exec"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -16,6 +17,11 @@ func startChild(cmd *exec.Cmd) error { return cmd.Start() }
 func waitChild(cmd *exec.Cmd) error  { return cmd.Wait() }
 func becomeSubreaper() func()        { return func() {} }
 func reapAdopted()                   {}
+func adoptedAny() bool               { return false }
+
+// childAttr puts the job in its own process group, so a cancel or timeout
+// stops the whole group.
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func runMark(workerID, jobID string, attempt int) string {
 	return workerID + ":" + jobID + ":" + strconv.Itoa(attempt)

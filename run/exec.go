@@ -135,9 +135,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
-	// Pdeathsig kills the shell if this worker dies; the reaper of whichever
-	// worker recovers the run kills the rest of the group.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error { return w.killGroup(cmd.Process.Pid) }
 
 	// Pdeathsig fires when the thread that forked the child exits, not the
