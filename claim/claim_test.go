@@ -154,6 +154,27 @@ func TestClaimRecordsRun(t *testing.T) {
 	})
 }
 
+// TestRunLogPaths: the log paths a run records are filepath.Join's of the
+// claimant's log directory, however it is spelt.
+func TestRunLogPaths(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		for i, dir := range []string{"", "logs", "./logs/", "/", "/var/q/../logs/", "/var/q//logs"} {
+			id := fmt.Sprintf("j%d", i)
+			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "true"})
+			c := claimant(t, "w1")
+			c.LogDir = dir
+			_, r := mustClaim(t, s, c)
+			if want := filepath.Join(dir, id, "1.out"); r.StdoutPath != want {
+				t.Errorf("LogDir %q: run logs to %s, want %s", dir, r.StdoutPath, want)
+			}
+			if runs := mustRuns(t, s, id); len(runs) != 1 || runs[0] != r {
+				t.Errorf("LogDir %q: Runs(%s) = %+v, want [%+v]", dir, id, runs, r)
+			}
+		}
+	})
+}
+
 func TestComplete(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()

@@ -62,6 +62,51 @@ func (e *Engine) writeTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx
 	return nil
 }
 
+// syncOff makes the transaction it runs in light. A batch runs in one
+// implicit transaction, not a transaction block, where SET LOCAL would only
+// warn; set_config(…, true) holds until that transaction ends.
+const syncOff = "SELECT set_config('synchronous_commit', 'off', true)"
+
+// sendLight sends the statements queue adds to a batch, after syncOff, in
+// one round trip; read reads their results in order. They run in one
+// implicit transaction, which the server commits after the last statement
+// (a batch ends with a single Sync) or rolls back at the first error: what
+// read makes of the results can no longer change what commits, so every
+// decision of such a transaction lives in its statements.
+func (e *Engine) sendLight(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	b := &pgx.Batch{}
+	b.Queue(syncOff)
+	queue(b)
+	return e.send(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("make the commit light: %w", err)
+		}
+		return read(br)
+	})
+}
+
+// sendDurable is sendLight with the server's synchronous_commit.
+func (e *Engine) sendDurable(ctx context.Context, queue func(*pgx.Batch), read func(pgx.BatchResults) error) error {
+	b := &pgx.Batch{}
+	queue(b)
+	return e.send(ctx, b, read)
+}
+
+// send sends b and reads its results with read. The error is read's, the
+// server's (classify) when the batch failed: read's says which statement,
+// unless it is only the answer ErrNoJob or ErrLost, with the batch's own
+// error (a failed commit) more to the point.
+func (e *Engine) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResults) error) error {
+	br := e.pool.SendBatch(ctx, b)
+	err := read(br)
+	closeErr := br.Close()
+	answer := errors.Is(err, claim.ErrNoJob) || errors.Is(err, claim.ErrLost)
+	if closeErr != nil && (err == nil || answer) {
+		return classify(closeErr)
+	}
+	return classify(err)
+}
+
 // SQLSTATE codes the engine tells apart.
 const (
 	codeUniqueViolation = "23505"
