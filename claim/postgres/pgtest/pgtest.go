@@ -94,3 +94,35 @@ func run(dsn, sql string) error {
 	}
 	return nil
 }
+
+// Fill adds n pending jobs running command to the queue that dsn's schema
+// holds (migrated), runnable now, in one statement: a million take seconds,
+// where enqueueing them in batches takes minutes. Their ids are fill-<x>-<i>
+// with x new on every call. The statement also counts them (queue_counts)
+// and analyzes the table, as autovacuum would after such a load, so that
+// the planner knows its size.
+func Fill(tb testing.TB, dsn string, n int, command string) {
+	tb.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	now := time.Now().UnixNano()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		tb.Fatalf("connect to the test server (%s): %v", Env, err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, `INSERT INTO jobs (id, command, state, max_retries, backoff_base, run_after, created_at, updated_at)
+		SELECT $1 || g, $2, 'pending', 3, 2, $3, $3, $3 FROM generate_series(1, $4::bigint) AS g`,
+		"fill-"+hex.EncodeToString(b[:])+"-", command, now, n)
+	if err != nil {
+		tb.Fatalf("fill %d jobs: %v", n, err)
+	}
+	if _, err := conn.Exec(ctx, "SELECT queuectl_count('default', 'pending', $1)", n); err != nil {
+		tb.Fatalf("count %d jobs: %v", n, err)
+	}
+	if _, err := conn.Exec(ctx, "ANALYZE jobs"); err != nil {
+		tb.Fatalf("analyze jobs: %v", err)
+	}
+}
