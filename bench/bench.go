@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,10 +34,17 @@ type Suite struct {
 	// Only names the scenario groups to run (throughput, ingest, latency,
 	// scale, footprint); empty runs them all.
 	Only []string
+	// DB, when set, names a database server (postgres://…): each scenario's
+	// store is then a scratch database made on it and dropped at the end
+	// (claim.Scratch), and every process runs with QUEUECTL_DB set to it,
+	// instead of a SQLite file in the scenario's home.
+	DB string
 	// Log receives progress lines; may be nil.
 	Log func(format string, args ...any)
 
-	run string // this run's directory in Dir
+	run   string            // this run's directory in Dir
+	dbs   map[string]string // a home's store, when not its queue.db
+	drops []func(context.Context) error
 }
 
 // Groups are the scenario groups, in the order Run runs them.
@@ -70,6 +78,11 @@ func (b *Suite) Run(ctx context.Context) ([]Result, error) {
 			return nil, fmt.Errorf("%w: no bench scenario %q (want one of %s)", claim.ErrInvalid, g, strings.Join(Groups, ", "))
 		}
 	}
+	if b.DB != "" {
+		if err := claim.CanScratch(b.DB); err != nil {
+			return nil, err
+		}
+	}
 	// A new directory for every run: deleting an earlier run's homes just
 	// before would make this one's file creation slower on some file
 	// systems (ext4 without a journal scans recently deleted inodes).
@@ -78,6 +91,10 @@ func (b *Suite) Run(ctx context.Context) ([]Result, error) {
 		return nil, fmt.Errorf("create bench directory: %w", err)
 	}
 	b.logf("bench: %d CPUs, %s, scratch homes in %s", runtime.NumCPU(), runtime.Version(), b.run)
+	if b.DB != "" {
+		b.logf("bench: each scenario's store is a scratch database on %s, dropped at the end", redact(b.DB))
+	}
+	defer b.dropScratch(ctx)
 	var out []Result
 	for _, g := range Groups {
 		if len(b.Only) > 0 && !slices.Contains(b.Only, g) {
@@ -151,18 +168,66 @@ func quantile(xs []float64, q float64) float64 {
 
 func millis(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// home makes a fresh scratch home for a scenario in this run's directory.
-func (b *Suite) home(name string) (string, error) {
+// home makes a fresh scratch home for a scenario in this run's directory,
+// with a scratch database of its own when the suite runs on a server.
+func (b *Suite) home(ctx context.Context, name string) (string, error) {
 	home := filepath.Join(b.run, name)
 	if err := os.Mkdir(home, 0o700); err != nil {
 		return "", fmt.Errorf("create scratch home: %w", err)
 	}
+	if b.DB == "" {
+		return home, nil
+	}
+	db, drop, err := claim.Scratch(ctx, b.DB)
+	if err != nil {
+		return "", err
+	}
+	b.drops = append(b.drops, drop)
+	b.share(home, db)
+	b.logf("bench: %s: store %s", name, redact(db))
 	return home, nil
+}
+
+// share makes home's store db, as a second host's home shares the first's.
+func (b *Suite) share(home, db string) {
+	if b.dbs == nil {
+		b.dbs = map[string]string{}
+	}
+	b.dbs[home] = db
+}
+
+// store is where home's store is: its scratch database, else its queue.db.
+func (b *Suite) store(home string) string {
+	if db, ok := b.dbs[home]; ok {
+		return db
+	}
+	return filepath.Join(home, "queue.db")
 }
 
 // open opens the store of a scratch home.
 func (b *Suite) open(home string) (*claim.Store, error) {
-	return claim.Open(filepath.Join(home, "queue.db"))
+	return claim.Open(b.store(home))
+}
+
+// dropScratch drops the scratch databases of the run, once every scenario
+// has closed its stores and its processes have ended.
+func (b *Suite) dropScratch(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	for _, drop := range b.drops {
+		if err := drop(ctx); err != nil {
+			b.logf("bench: %v", err)
+		}
+	}
+	b.drops = nil
+}
+
+// redact is a URL without its password, for messages.
+func redact(location string) string {
+	if u, err := url.Parse(location); err == nil {
+		return u.Redacted()
+	}
+	return location
 }
 
 // fill enqueues n jobs running command into home's store, in batches of
@@ -232,8 +297,13 @@ func (b *Suite) command(ctx context.Context, home string, args ...string) (cmd *
 	}
 	cmd = exec.CommandContext(ctx, b.Exe, append([]string{"--home", home}, args...)...)
 	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "QUEUECTL_HOME=") || strings.HasPrefix(kv, "QUEUECTL_DB_PATH=")
+		return strings.HasPrefix(kv, "QUEUECTL_HOME=") || strings.HasPrefix(kv, "QUEUECTL_DB_PATH=") ||
+			strings.HasPrefix(kv, "QUEUECTL_DB=")
 	}), "NO_COLOR=1")
+	if db, ok := b.dbs[home]; ok {
+		// In the environment rather than --db, where ps would show its password.
+		cmd.Env = append(cmd.Env, "QUEUECTL_DB="+db)
+	}
 	cmd.Stderr = log
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 30 * time.Second

@@ -23,7 +23,7 @@ import (
 // the fork). Each sample waits for the job to finish and lets the worker
 // go idle before the next.
 func (b *Suite) latency(ctx context.Context) ([]Result, error) {
-	home, err := b.home("latency")
+	home, err := b.home(ctx, "latency")
 	if err != nil {
 		return nil, err
 	}
@@ -64,9 +64,20 @@ func (b *Suite) latency(ctx context.Context) ([]Result, error) {
 		}
 		pause(i)
 	}
+	// On a server, enqueue runs from a home of its own, as on another host:
+	// the job reaches the worker through the store and its NOTIFY, where in
+	// the worker's home it would go over the worker's socket.
+	from, door := home, "latency: enqueue (other process) to job start"
+	if b.DB != "" {
+		from, door = filepath.Join(b.run, "latency-other-host"), "latency: enqueue (other host's home) to job start, via NOTIFY"
+		if err := os.Mkdir(from, 0o700); err != nil {
+			return nil, fmt.Errorf("create scratch home: %w", err)
+		}
+		b.share(from, b.store(home))
+	}
 	for i := range b.Samples {
 		id := fmt.Sprintf("enqueue-%d", i)
-		if _, err := b.timeRun(ctx, home, "enqueue", "-q", "--id", id, "--command", "true"); err != nil {
+		if _, err := b.timeRun(ctx, from, "enqueue", "-q", "--id", id, "--command", "true"); err != nil {
 			return nil, err
 		}
 		started, err := waitStarted(ctx, s, changes, id)
@@ -82,7 +93,7 @@ func (b *Suite) latency(ctx context.Context) ([]Result, error) {
 	}
 	return []Result{
 		atMost("latency: spool drop to job start, idle worker", quantile(dropped, 0.5), quantile(dropped, 0.99), "ms", 10, 50),
-		atMost("latency: enqueue (other process) to job start", quantile(enqueued, 0.5), quantile(enqueued, 0.99), "ms", 10, 50),
+		atMost(door, quantile(enqueued, 0.5), quantile(enqueued, 0.99), "ms", 10, 50),
 	}, nil
 }
 
@@ -154,7 +165,7 @@ func waitStarted(ctx context.Context, s *claim.Store, changes <-chan struct{}, i
 // none (the command writes the store). The jobs are scheduled an hour
 // ahead, so that running them does not compete with the next sample.
 func (b *Suite) footprint(ctx context.Context) ([]Result, error) {
-	home, err := b.home("footprint")
+	home, err := b.home(ctx, "footprint")
 	if err != nil {
 		return nil, err
 	}

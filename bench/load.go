@@ -18,7 +18,7 @@ import (
 // against a bare loop that runs `sh -c true` Slots at a time. The bare loop
 // runs before and after the worker, and the limit is their mean.
 func (b *Suite) throughput(ctx context.Context) ([]Result, error) {
-	home, err := b.home("throughput")
+	home, err := b.home(ctx, "throughput")
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +80,7 @@ func bareShell(ctx context.Context, n, slots int) (time.Duration, error) {
 // parse, fsync'd batch commit, unlink), against a bare loop that reads and
 // unlinks as many files in the same file system, before and after.
 func (b *Suite) ingest(ctx context.Context) ([]Result, error) {
-	home, err := b.home("ingest")
+	home, err := b.home(ctx, "ingest")
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func (b *Suite) scale(ctx context.Context) ([]Result, error) {
 	var stores []*claim.Store
 	var homes []string
 	for _, n := range []int{1000, b.Scale} {
-		home, err := b.home(fmt.Sprintf("scale-%d", n))
+		home, err := b.home(ctx, fmt.Sprintf("scale-%d", n))
 		if err != nil {
 			return nil, err
 		}

@@ -26,11 +26,25 @@ func RegisterScratch(name string, m ScratchMaker) {
 // `bench --db` to run on, and returns its location and the function that
 // drops it. A location that names no server (a SQLite file) is ErrInvalid.
 func Scratch(ctx context.Context, location string) (string, func(context.Context) error, error) {
-	enginesMu.Lock()
-	m, ok := scratchMakers[EngineFor(location)]
-	enginesMu.Unlock()
-	if !ok {
-		return "", nil, fmt.Errorf("%w: %s names no database server to make scratch databases on (a postgres:// URL)", ErrInvalid, location)
+	m, err := scratchMaker(location)
+	if err != nil {
+		return "", nil, err
 	}
 	return m(ctx, location)
+}
+
+// CanScratch is the error Scratch returns at once for location, if any:
+// ErrInvalid when it names no database server.
+func CanScratch(location string) error {
+	_, err := scratchMaker(location)
+	return err
+}
+
+func scratchMaker(location string) (ScratchMaker, error) {
+	enginesMu.Lock()
+	defer enginesMu.Unlock()
+	if m, ok := scratchMakers[EngineFor(location)]; ok {
+		return m, nil
+	}
+	return nil, fmt.Errorf("%w: %s names no database server to make scratch databases on (a postgres:// URL)", ErrInvalid, location)
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/queuectl/queuectl/bench"
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
 	"github.com/urfave/cli/v2"
 )
@@ -21,7 +22,13 @@ func benchCommand() *cli.Command {
 same run (a bare loop doing the same work) or a fixed target. Takes a few minutes; --only picks
 scenarios: throughput, ingest, latency, scale, footprint.
 
-Example: queuectl bench --jobs 10000 --slots 4`,
+With --db postgres://USER@HOST/DATABASE, every scenario runs the same on that server instead: its
+store is a scratch database that bench creates (the user needs the CREATEDB right) and drops at
+the end; in the latency scenario, enqueue runs from another home, as from another host, so that
+the job reaches the worker through NOTIFY. $QUEUECTL_DB is not used: only --db picks a server.
+
+Example: queuectl bench --jobs 10000 --slots 4
+         queuectl bench --db postgres://postgres@db1/postgres --only latency --only scale`,
 		Flags: []cli.Flag{
 			&cli.IntFlag{Name: "jobs", Value: 10000, Usage: "`N` jobs and spool files for throughput and ingestion"},
 			&cli.IntFlag{Name: "slots", Value: 4, Usage: "`N` worker slots for throughput"},
@@ -54,7 +61,12 @@ Example: queuectl bench --jobs 10000 --slots 4`,
 			}
 			defer scratchLeft(c, dir, before, c.String("dir") == "")
 			b := &bench.Suite{Exe: exe, Dir: dir, Jobs: c.Int("jobs"), Slots: c.Int("slots"), Scale: c.Int("scale"),
-				Samples: c.Int("samples"), Only: c.StringSlice("only"), Log: logf(c)}
+				Samples: c.Int("samples"), Only: c.StringSlice("only"), DB: c.String("db"), Log: logf(c)}
+			if b.DB != "" {
+				if err := claim.CanScratch(b.DB); err != nil {
+					return withHint(err, "bench makes its own stores: SQLite files in scratch homes without --db, scratch databases on the server of a --db postgres://USER@HOST/DATABASE")
+				}
+			}
 			results, err := b.Run(c.Context)
 			if len(results) == 0 && err != nil {
 				return err

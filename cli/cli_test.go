@@ -15,7 +15,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/urfave/cli/v2"
+
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // Tests of the command surface through the real binary: every command's
@@ -502,6 +505,47 @@ func TestBenchDir(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
 		t.Errorf("%s holds %d entries after a run without --keep, want only the kept one", dir, len(entries))
+	}
+}
+
+// TestBenchOnPostgres: bench --db runs a scenario on a scratch database of
+// the server, enqueue waking the worker through NOTIFY, and drops the
+// database at the end.
+func TestBenchOnPostgres(t *testing.T) {
+	server := pgtest.Server(t)
+	h := newHome(t)
+	out, errText, code := h.run("bench", "--db", server, "--only", "latency", "--samples", "3", "--json")
+	if code != 0 {
+		t.Fatalf("bench --db: exit %d\n%s", code, errText)
+	}
+	if !strings.Contains(out, "via NOTIFY") {
+		t.Errorf("bench --db --only latency printed no NOTIFY row:\n%s", out)
+	}
+	made := regexp.MustCompile(`queuectl: bench: latency: store postgres://[^/]*/(queuectl_scratch_[0-9a-f]+)`).FindStringSubmatch(errText)
+	if made == nil {
+		t.Fatalf("bench --db did not say which scratch database it made:\n%s", errText)
+	}
+	conn, err := pgx.Connect(t.Context(), server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var n int
+	if err := conn.QueryRow(t.Context(), "SELECT count(*) FROM pg_database WHERE datname = $1", made[1]).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("scratch database %s is still there after bench", made[1])
+	}
+}
+
+// TestBenchDBNotAServer: bench --db with a file's path is refused at once.
+func TestBenchDBNotAServer(t *testing.T) {
+	h := newHome(t)
+	_, errText, code := h.run("bench", "--db", filepath.Join(t.TempDir(), "queue.db"), "--only", "latency")
+	if code != 2 || !strings.Contains(errText, "queuectl: error: ") || !strings.Contains(errText, "names no database server") ||
+		!strings.Contains(errText, "queuectl: hint: ") {
+		t.Errorf("bench --db FILE: exit %d, stderr\n%s\nwant exit 2, an error and a hint", code, errText)
 	}
 }
 
