@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -40,7 +41,19 @@ type eventLog struct {
 	// registers; nil once it is out (or when nothing is held).
 	held []logLine
 	hold bool
+	// out holds lines not yet written: a busy worker or ingester prints a
+	// line or two per job, and one write per line cost it a system call
+	// each. They are written once no line has been pending for flushDelay,
+	// at a warning at once, and by close.
+	out     bytes.Buffer
+	flusher *time.Timer
 }
+
+// flushDelay is how late a line may reach stderr.
+const flushDelay = 10 * time.Millisecond
+
+// flushSize is how many bytes of lines are written at once at most late.
+const flushSize = 64 << 10
 
 func newEventLog(c *cli.Context) (*eventLog, error) {
 	l := &eventLog{w: c.App.ErrWriter, quiet: c.Bool("quiet")}
@@ -154,11 +167,42 @@ func (l *eventLog) print(line logLine) {
 		return
 	}
 	if !l.json {
-		fmt.Fprintf(l.w, "queuectl: %s\n", line.Msg)
-		return
+		fmt.Fprintf(&l.out, "queuectl: %s\n", line.Msg)
+	} else {
+		line.Time = line.Time.UTC()
+		enc := json.NewEncoder(&l.out)
+		enc.SetEscapeHTML(false) // a command's > and & stay as they are
+		enc.Encode(line)
 	}
-	line.Time = line.Time.UTC()
-	enc := json.NewEncoder(l.w)
-	enc.SetEscapeHTML(false) // a command's > and & stay as they are
-	enc.Encode(line)
+	switch {
+	case line.Level != "info" || l.out.Len() >= flushSize:
+		l.flushLocked()
+	case l.flusher == nil:
+		l.flusher = time.AfterFunc(flushDelay, l.flush)
+	}
+}
+
+// flush writes the pending lines.
+func (l *eventLog) flush() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.flushLocked()
+}
+
+func (l *eventLog) flushLocked() {
+	if l.flusher != nil {
+		l.flusher.Stop()
+		l.flusher = nil
+	}
+	if l.out.Len() > 0 {
+		l.w.Write(l.out.Bytes())
+		l.out.Reset()
+	}
+}
+
+// close writes the lines still pending, the held ones included; the
+// command's last word (an error, say) comes after them.
+func (l *eventLog) close() {
+	l.release()
+	l.flush()
 }

@@ -26,6 +26,7 @@ Example: queuectl watch --log-format json`,
 			if err != nil {
 				return err
 			}
+			defer log.close()
 			err = newWatcher(h, log).Run(c.Context)
 			if c.Context.Err() != nil {
 				err = nil
@@ -59,6 +60,7 @@ Example (crontab): * * * * * queuectl ingest -q`,
 				return err
 			}
 			log := &eventLog{w: c.App.ErrWriter, quiet: c.Bool("quiet")}
+			defer log.close()
 			st, err := newWatcher(h, log).Pass(c.Context)
 			if err != nil {
 				return err

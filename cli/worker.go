@@ -60,7 +60,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	}
 	log.home, log.db, log.watched = h.dir, h.db, !c.Bool("no-spool")
 	log.holdUntilStart()
-	defer log.release() // if the worker never started
+	defer log.close() // with the lines held if the worker never started
 	soft := c.Context
 	if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
 		log.warnf("dead/: %v", err)
