@@ -48,6 +48,10 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 			continue
 		}
 		text := fmt.Sprintf("%s\nfix: %s\n", p.what, p.fix(target, filepath.Join(s.Dirs.Spool, name)))
+		if s.from != "" {
+			// tells `rejected retry` where the file goes back to
+			text += "from: " + s.from + "\n"
+		}
 		_, werr := reason.WriteString(text)
 		if werr == nil {
 			werr = reason.Sync() // a full disk may only say so here

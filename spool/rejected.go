@@ -48,7 +48,8 @@ func ListRejected(d Dirs) ([]Rejected, error) {
 			return nil, fmt.Errorf("list rejected files: %w", err)
 		}
 		r := Rejected{Name: name, Size: fi.Size(), At: fi.ModTime().UTC()}
-		r.Reason, r.Fix, r.At = readReason(filepath.Join(d.Rejected, name+reasonExt), r.At)
+		why, at := readReason(filepath.Join(d.Rejected, name+reasonExt), r.At)
+		r.Reason, r.Fix, r.At = why.what, why.fix, at
 		out = append(out, r)
 	}
 	sort.Slice(out, func(i, j int) bool {
@@ -65,40 +66,60 @@ func ListRejected(d Dirs) ([]Rejected, error) {
 const maxReason = 64 << 10
 
 // readReason reads a reason file without following a link: its first line,
-// the fix, and when it was written (else at).
-func readReason(path string, at time.Time) (reason, fix string, when time.Time) {
+// the fix, the directory the file came from, and when it was written (else
+// at).
+func readReason(path string, at time.Time) (r reason, when time.Time) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return "", "", at
+		return r, at
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil || !fi.Mode().IsRegular() {
-		return "", "", at
+		return r, at
 	}
 	buf := make([]byte, min(fi.Size(), maxReason))
 	n, _ := f.ReadAt(buf, 0)
-	what, rest, _ := strings.Cut(strings.TrimRight(string(buf[:n]), "\n"), "\n")
-	return what, strings.TrimPrefix(rest, "fix: "), fi.ModTime().UTC()
+	return parseReason(string(buf[:n])), fi.ModTime().UTC()
 }
 
-// RetryRejected moves rejected/name back into spool/ under the same name
-// (after the user fixed it), and removes its reason. It never replaces a
-// file in spool/: a name taken there is ErrConflict. An unknown name is
-// ErrNotFound, a name with a slash ErrInvalid.
+// reason is a reason file's content.
+type reason struct{ what, fix, from string }
+
+// parseReason splits a reason file: what is wrong, then "fix: …" (which
+// may run over several lines), then "from: DIR" (absent in older files).
+func parseReason(text string) reason {
+	var r reason
+	text = strings.TrimRight(text, "\n")
+	if i := strings.LastIndex(text, "\nfrom: "); i >= 0 {
+		text, r.from = text[:i], text[i+len("\nfrom: "):]
+	}
+	what, rest, _ := strings.Cut(text, "\n")
+	r.what, r.fix = what, strings.TrimPrefix(rest, "fix: ")
+	return r
+}
+
+// RetryRejected moves rejected/name back where it came from, spool/ or
+// schedules/, under the same name (after the user fixed it), and removes its
+// reason. It never replaces a file there: a name taken is ErrConflict. An
+// unknown name is ErrNotFound, a name with a slash ErrInvalid.
 func RetryRejected(d Dirs, name string) error {
 	src, err := rejectedPath(d, name)
 	if err != nil {
 		return err
 	}
-	dst := filepath.Join(d.Spool, name)
+	dir, where := d.Spool, "the spool"
+	if why, _ := readReason(src+reasonExt, time.Time{}); why.from != "" && why.from == d.Schedules {
+		dir, where = d.Schedules, "schedules/"
+	}
+	dst := filepath.Join(dir, name)
 	// link+remove rather than rename: rename would silently replace a
 	// spool file of the same name, which is someone's job.
 	err = os.Link(src, dst)
 	switch {
 	case errors.Is(err, fs.ErrExist):
-		return kindf(claim.ErrConflict, "%s exists in the spool already; move it away first, or retry this file under another name: mv %s %s",
-			name, quote(src), quote(filepath.Join(d.Spool, "other-"+name)))
+		return kindf(claim.ErrConflict, "%s exists in %s already; move it away first, or retry this file under another name: mv %s %s",
+			name, where, quote(src), quote(filepath.Join(dir, "other-"+name)))
 	case err != nil:
 		return fmt.Errorf("retry rejected %s: %w", name, err)
 	}

@@ -50,7 +50,7 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	}
 	// Rejections go through a spool session whose "spool" is schedules/,
 	// so that a reason's fix moves the file back here.
-	rej := &session{Watcher: &Watcher{Dirs: Dirs{Spool: d.Dirs.Schedules, Rejected: d.Dirs.Rejected}, Log: d.Log}}
+	rej := &session{Watcher: &Watcher{Dirs: Dirs{Spool: d.Dirs.Schedules, Rejected: d.Dirs.Rejected}, Log: d.Log}, from: d.Dirs.Schedules}
 	var defs []claim.NewSchedule
 	var waiting []string
 	files := map[string]string{}

@@ -20,6 +20,7 @@ type session struct {
 	uid     int
 	settle  time.Duration
 	ignored map[string]bool // names already logged as ignored
+	from    string          // the directory rejected files came from, when not the spool
 }
 
 // tally is the outcome of one pass.
