@@ -4,8 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"fmt"
 	"iter"
+	"strconv"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -103,7 +103,7 @@ func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 			return err
 		}
 		if err := t.add([]string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
-			fmt.Sprint(j.Priority), p.age(j.UpdatedAt), command(j.Command)}); err != nil {
+			strconv.Itoa(j.Priority), p.age(j.UpdatedAt), command(j.Command)}); err != nil {
 			return err
 		}
 	}
@@ -174,7 +174,7 @@ func JobsJSON(jobs []claim.Job) []JobObject {
 
 // Attempts reads "1/3": runs used of runs allowed.
 func Attempts(j claim.Job) string {
-	return fmt.Sprintf("%d/%d", j.Attempts, j.MaxRetries)
+	return strconv.Itoa(j.Attempts) + "/" + strconv.Itoa(j.MaxRetries)
 }
 
 // command fits a command in the last column: one line, about 60 cells.
