@@ -2,8 +2,6 @@ package report
 
 import (
 	"bufio"
-	"bytes"
-	"encoding/json"
 	"iter"
 	"strconv"
 
@@ -66,7 +64,8 @@ func JobJSON(j claim.Job) JobObject {
 	o.WaitingOn = j.WaitingOn
 	o.OnSuccess, o.OnFailure, o.OnDead = j.Hooks.OnSuccess, j.Hooks.OnFailure, j.Hooks.OnDead
 	if !j.Limits.IsZero() {
-		o.Limits = &j.Limits
+		l := j.Limits // not &j.Limits, which would put every j on the heap
+		o.Limits = &l
 	}
 	return o
 }
@@ -114,26 +113,24 @@ func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 // byte for byte, one object at a time.
 func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
 	w := bufio.NewWriterSize(p.Out, 64<<10)
-	var obj bytes.Buffer
-	enc := json.NewEncoder(&obj)
-	enc.SetIndent("  ", "  ")
-	enc.SetEscapeHTML(false)
+	var obj []byte
 	n := 0
 	for j, err := range seq {
 		if err != nil {
 			w.Flush()
 			return err
 		}
-		obj.Reset()
-		if err := enc.Encode(JobJSON(j)); err != nil {
+		obj = append(obj[:0], ",\n  "...)
+		if n == 0 {
+			obj[0] = '['
+		}
+		o := JobJSON(j)
+		if obj, err = appendJobObject(obj, &o); err != nil {
 			return err
 		}
-		sep := ",\n  "
-		if n == 0 {
-			sep = "[\n  "
+		if _, err := w.Write(obj); err != nil {
+			return err
 		}
-		w.WriteString(sep)
-		w.Write(bytes.TrimSuffix(obj.Bytes(), []byte("\n")))
 		n++
 	}
 	if n == 0 {
