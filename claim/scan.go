@@ -16,49 +16,66 @@ type Scanner interface{ Scan(dest ...any) error }
 // ScanJob reads a job from a row of the jobs columns, in the order both
 // engines select them, so that the two engines decode a job one way.
 func ScanJob(row Scanner) (Job, error) {
-	var j Job
-	var state string
-	var timeout int64
-	var env, cwd, uniqueKey, workerID, lastError sql.NullString
-	var deadBy, hooks, limits, waitingOn sql.NullString
-	var runAt, lease, finished, cancelAt sql.NullInt64
-	var runAfter, created, updated int64
-	var exitCode sql.NullInt64
-	err := row.Scan(&j.Seq, &j.ID, &j.Command, &state, &j.Queue, &j.Priority, &j.Attempts,
-		&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &timeout, &env, &cwd, &uniqueKey,
-		&runAt, &runAfter, &workerID, &lease, &lastError, &exitCode, &created, &updated, &finished,
-		&j.Waiting, &deadBy, &hooks, &limits, &cancelAt, &waitingOn)
-	if err != nil {
+	var s JobScanner
+	return s.Scan(row)
+}
+
+// JobScanner reads jobs as ScanJob does, from row after row, into
+// destinations it keeps: the driver is handed the same pointers for every
+// row, so a listing of a million jobs does not allocate some twenty
+// variables a row. Not safe for concurrent use; the zero value is ready.
+type JobScanner struct {
+	j                                        Job
+	state                                    string
+	timeout, runAfter, created, updated      int64
+	env, cwd, uniqueKey, workerID, lastError sql.NullString
+	deadBy, hooks, limits, waitingOn         sql.NullString
+	runAt, lease, finished, cancelAt         sql.NullInt64
+	exitCode                                 sql.NullInt64
+	dest                                     []any
+}
+
+// Scan reads the job in row.
+func (s *JobScanner) Scan(row Scanner) (Job, error) {
+	if s.dest == nil {
+		j := &s.j
+		s.dest = []any{&j.Seq, &j.ID, &j.Command, &s.state, &j.Queue, &j.Priority, &j.Attempts,
+			&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &s.timeout, &s.env, &s.cwd, &s.uniqueKey,
+			&s.runAt, &s.runAfter, &s.workerID, &s.lease, &s.lastError, &s.exitCode, &s.created,
+			&s.updated, &s.finished, &j.Waiting, &s.deadBy, &s.hooks, &s.limits, &s.cancelAt, &s.waitingOn}
+	}
+	if err := row.Scan(s.dest...); err != nil {
 		return Job{}, err
 	}
-	j.DeadBy, j.CancelAt = deadBy.String, nanosTime(cancelAt)
-	if waitingOn.Valid {
-		j.WaitingOn = strings.Fields(waitingOn.String)
+	j := s.j // s.j holds the scanned fields only; the rest are set below
+	j.DeadBy, j.CancelAt = s.deadBy.String, nanosTime(s.cancelAt)
+	if s.waitingOn.Valid {
+		j.WaitingOn = strings.Fields(s.waitingOn.String)
 		slices.Sort(j.WaitingOn)
 	}
-	if hooks.Valid {
-		if err := json.Unmarshal([]byte(hooks.String), &j.Hooks); err != nil {
+	if s.hooks.Valid {
+		if err := json.Unmarshal([]byte(s.hooks.String), &j.Hooks); err != nil {
 			return Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
 		}
 	}
-	if limits.Valid {
-		if err := json.Unmarshal([]byte(limits.String), &j.Limits); err != nil {
+	if s.limits.Valid {
+		if err := json.Unmarshal([]byte(s.limits.String), &j.Limits); err != nil {
 			return Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
 		}
 	}
-	j.State = State(state)
-	j.Timeout = time.Duration(timeout)
-	if env.Valid {
-		if err := json.Unmarshal([]byte(env.String), &j.Env); err != nil {
+	j.State = State(s.state)
+	j.Timeout = time.Duration(s.timeout)
+	if s.env.Valid {
+		if err := json.Unmarshal([]byte(s.env.String), &j.Env); err != nil {
 			return Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
 		}
 	}
-	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = cwd.String, uniqueKey.String, workerID.String, lastError.String
-	j.RunAt, j.LeaseUntil, j.FinishedAt = nanosTime(runAt), nanosTime(lease), nanosTime(finished)
-	j.RunAfter = time.Unix(0, runAfter).UTC()
-	j.CreatedAt, j.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	if exitCode.Valid {
-		code := int(exitCode.Int64)
+	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = s.cwd.String, s.uniqueKey.String, s.workerID.String, s.lastError.String
+	j.RunAt, j.LeaseUntil, j.FinishedAt = nanosTime(s.runAt), nanosTime(s.lease), nanosTime(s.finished)
+	j.RunAfter = time.Unix(0, s.runAfter).UTC()
+	j.CreatedAt, j.UpdatedAt = time.Unix(0, s.created).UTC(), time.Unix(0, s.updated).UTC()
+	if s.exitCode.Valid {
+		code := int(s.exitCode.Int64)
 		j.ExitCode = &code
 	}
 	return j, nil

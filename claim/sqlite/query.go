@@ -51,8 +51,9 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 			return
 		}
 		defer rows.Close()
+		var scan claim.JobScanner
 		for rows.Next() {
-			j, err := claim.ScanJob(rows)
+			j, err := scan.Scan(rows)
 			if err != nil {
 				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
 				return
@@ -152,8 +153,9 @@ func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.
 	}
 	defer rows.Close()
 	var out []claim.Job
+	var scan claim.JobScanner
 	for rows.Next() {
-		j, err := claim.ScanJob(rows)
+		j, err := scan.Scan(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
