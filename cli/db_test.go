@@ -3,9 +3,11 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -103,4 +105,39 @@ func TestDBCopy(t *testing.T) {
 // withoutTimes drops the fields of status that are ages, read at each run.
 func withoutTimes(s string) string {
 	return regexp.MustCompile(`(?m)^.*"(started_at|heartbeat_at|spool_unsafe)".*$`).ReplaceAllString(s, "")
+}
+
+// TestDBCopyLeftProcessing: a job whose worker was killed mid-run is
+// copied as it is, processing, and the first worker on the new store
+// recovers it as a lost run and runs it again.
+func TestDBCopyLeftProcessing(t *testing.T) {
+	target := pgtest.DSN(t)
+	h := newHome(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	h.must("enqueue", "--id", "long", "--env", "M="+marker,
+		"--command", `if [ -e "$M" ]; then echo again; else touch "$M"; exec sleep 600; fi`)
+	w := h.start("worker", "start", "--no-spool", "--quiet")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, 30*time.Second)
+
+	h.must("db", "copy", "--to", target)
+	h.db = target
+	if v := h.show("long"); v.State != "processing" || len(v.Runs) != 1 {
+		t.Fatalf("copied job = %+v, want processing with its one run", v)
+	}
+	h.start("worker", "start", "--no-spool", "--quiet")
+	waitFor(t, 60*time.Second, "the job to be recovered and run again", func() bool {
+		return h.show("long").State == "completed"
+	})
+	v := h.show("long")
+	if len(v.Runs) != 2 || v.Runs[0].Outcome != "lost" || v.Runs[1].Outcome != "completed" {
+		t.Errorf("runs after the copy = %+v, want lost, then completed", v.Runs)
+	}
+	if out := h.must("logs", "long", "--attempt", "2"); out != "again\n" {
+		t.Errorf("logs of the run on the new store = %q, want %q", out, "again\n")
+	}
 }
