@@ -2,6 +2,8 @@ package run
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -57,5 +59,40 @@ func TestLeaseExpiredKillIsLostNotFailed(t *testing.T) {
 	if j.State == claim.Dead || j.State == claim.Failed || j.Attempts > 1 {
 		t.Errorf("after its lease expired: state %s, attempts %d, error %q; want it run again, not failed\n%s",
 			j.State, j.Attempts, j.LastError, said())
+	}
+}
+
+// A stopping worker waits for its running jobs and keeps renewing their
+// leases meanwhile: a job that outlives its lease after `worker stop` must
+// not look lost to another host, which would run it a second time.
+func TestStoppingWorkerRenewsLeases(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Drain = false
+	w.Slots = 1
+	w.Config.HeartbeatInterval = 100 * time.Millisecond
+	w.Config.Lease = 2 * time.Second
+	release := filepath.Join(t.TempDir(), "release")
+	enqueue(t, s, claim.NewJob{ID: "long", Command: "while [ ! -e " + release + " ]; do sleep 0.02; done"})
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	defer stopHard()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(soft, hard) }()
+	waitFor(t, "the job to start", func() bool { return get(t, s, "long").State == claim.Processing })
+
+	stopSoft()
+	stoppedAt := time.Now()
+	waitFor(t, "the lease to be renewed after the stop", func() bool {
+		return get(t, s, "long").LeaseUntil.After(stoppedAt.Add(w.Config.Lease))
+	})
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v, want nil after a soft stop", err)
+	}
+	if j := get(t, s, "long"); j.State != claim.Completed || j.Attempts != 1 {
+		t.Errorf("job after the stop: state %s, attempts %d; want completed in one attempt", j.State, j.Attempts)
 	}
 }

@@ -130,12 +130,14 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	w.notePauses(ctx)
 	var watcher sync.WaitGroup
 	watcher.Go(func() { w.watchCancels(watching, cancels) })
+	// Leases are renewed until the last slot is done too: a job still
+	// running in a stopping worker must not look lost to other hosts.
+	watcher.Go(func() { w.heartbeat(watching, stop) })
 
 	var bg sync.WaitGroup
 	bg.Go(func() { w.sayStopping(soft, hard) })
 	bg.Go(func() { w.watchFile(soft, stop) })
 	bg.Go(func() { w.dispatch(soft, stop, changes) })
-	bg.Go(func() { w.heartbeat(soft, stop) })
 	bg.Go(func() { w.reap(soft) })
 	bg.Go(func() { w.schedule(soft, stop) })
 
@@ -499,23 +501,23 @@ func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes
 	}
 }
 
-// heartbeat renews the leases of running jobs until the worker ends, and
+// heartbeat renews the leases of running jobs until the last one ends, and
 // stops the worker if `worker stop` asked while a wake-up was missed.
-func (w *Worker) heartbeat(soft context.Context, stop context.CancelFunc) {
+func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 	t := time.NewTicker(w.Config.HeartbeatInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-soft.Done():
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		stopping, err := w.Store.Renew(soft, w.id, w.Config.Lease)
+		stopping, err := w.Store.Renew(ctx, w.id, w.Config.Lease)
 		if errors.Is(err, claim.ErrReplaced) {
 			w.fail(err, stop)
 			return
 		}
-		if err != nil && soft.Err() == nil {
+		if err != nil && ctx.Err() == nil {
 			w.logf("renew leases: %v", err)
 		}
 		if stopping {
