@@ -1,0 +1,45 @@
+package sqlite_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A store opened read-only, as the source of a copy, refuses every write,
+// and a schema older than the binary's instead of migrating it.
+func TestOpenReadOnly(t *testing.T) {
+	path := t.TempDir() + "/queue.db"
+	mustEnqueue(t, mustOpenPath(t, path), claim.NewJob{ID: "a", Command: "true"})
+
+	s, err := claim.OpenReadOnly(path)
+	if err != nil {
+		t.Fatalf("OpenReadOnly = %v", err)
+	}
+	defer s.Close()
+	if _, err := s.Get(context.Background(), "a"); err != nil {
+		t.Errorf("Get(a) on the read-only store = %v", err)
+	}
+	if _, _, err := s.SetConfig(context.Background(), "max-retries", "9"); err == nil || !strings.Contains(err.Error(), "readonly") {
+		t.Errorf("SetConfig on the read-only store = %v, want a read-only error", err)
+	}
+	if _, err := s.Enqueue(context.Background(), claim.NewJob{ID: "b", Command: "true"}); err == nil {
+		t.Errorf("Enqueue on the read-only store succeeded")
+	}
+	s.Close()
+
+	db := rawDB(t, path)
+	if _, err := db.Exec(fmt.Sprintf("PRAGMA user_version = %d", schemaVersion-1)); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if s, err := claim.OpenReadOnly(path); err == nil || !strings.Contains(err.Error(), "older than this queuectl's") {
+		if s != nil {
+			s.Close()
+		}
+		t.Errorf("OpenReadOnly(older schema) = %v, want it refused", err)
+	}
+}
