@@ -10,6 +10,7 @@ package claim
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -167,6 +168,13 @@ type Run struct {
 	Tails *Tails
 }
 
+// HostName is the hostname part of r.Host (a hostname, a slash and a boot
+// id), for people: where r's log files are.
+func (r Run) HostName() string {
+	name, _, _ := strings.Cut(r.Host, "/")
+	return name
+}
+
 // TailBytes is how much of each stream of a run's output the store keeps:
 // its last 64 KiB.
 const TailBytes = 64 << 10
@@ -182,8 +190,10 @@ type Tail struct {
 	Size int64  // how many bytes the stream wrote in all
 }
 
-// Truncated reports whether the stream wrote more than Data holds.
-func (t Tail) Truncated() bool { return t.Size > int64(len(t.Data)) }
+// Truncated reports whether the stream wrote more than the store keeps of
+// it (TailBytes), so that Data is only its end. Size alone tells, so it
+// holds also for the tails of Runs, which leave Data out.
+func (t Tail) Truncated() bool { return t.Size > TailBytes }
 
 // kept is t as the store keeps it: its last TailBytes bytes, and a size no
 // smaller than what is kept.

@@ -11,6 +11,7 @@ import (
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
@@ -157,7 +158,14 @@ func printer(c *cli.Context) report.Printer {
 	noColor := os.Getenv("NO_COLOR") != "" // no-color.org: only a non-empty value
 	f, isFile := c.App.Writer.(*os.File)
 	color := !noColor && isFile && isatty.IsTerminal(f.Fd())
-	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now}
+	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now,
+		Host: run.HostID(), FromTail: fromTail}
+}
+
+// fromTail says whether a stream of run r is read here from the tail kept
+// with it: r ran on another host, or its log file is gone.
+func fromTail(r claim.Run, stderr bool) bool {
+	return run.Log{Run: r, Stderr: stderr}.Origin() == run.FromTail
 }
 
 // args checks the count of positional arguments.

@@ -125,7 +125,9 @@ func showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			runs, err := h.store.Runs(c.Context, j.ID)
+			// With the tails' bytes: show prints those of runs whose
+			// files are not here (report.Printer.FromTail).
+			runs, err := h.store.RunsWithTails(c.Context, j.ID)
 			if err != nil {
 				return err
 			}

@@ -44,7 +44,8 @@ func logs(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
-	runs, err := h.store.Runs(c.Context, id)
+	// With the tails' bytes, for runs whose files are not here.
+	runs, err := h.store.RunsWithTails(c.Context, id)
 	if err != nil {
 		return err
 	}
@@ -100,11 +101,9 @@ type logPrinter struct {
 	id string
 }
 
-func (l *logPrinter) path(r claim.Run) string {
-	if l.c.Bool("stderr") {
-		return r.StderrPath
-	}
-	return r.StdoutPath
+// log is the stream of run r that l prints.
+func (l *logPrinter) log(r claim.Run) run.Log {
+	return run.Log{Run: r, Stderr: l.c.Bool("stderr")}
 }
 
 func (l *logPrinter) header(r claim.Run) error {
@@ -114,11 +113,38 @@ func (l *logPrinter) header(r claim.Run) error {
 	return report.RunHeader(l.c.App.Writer, r)
 }
 
+// print writes run r's stream: its log file here, else the tail kept with
+// the run, saying so on stderr.
 func (l *logPrinter) print(r claim.Run) error {
 	if err := l.header(r); err != nil {
 		return err
 	}
-	return run.Copy(l.c.App.Writer, l.path(r))
+	from, err := l.log(r).Copy(l.c.App.Writer)
+	if err != nil {
+		return err
+	}
+	l.note(l.log(r), from)
+	return nil
+}
+
+// note says on stderr where a stream printed from elsewhere than its file
+// came from, and where the full file is: stdout carries the output alone.
+func (l *logPrinter) note(lg run.Log, from run.Origin) {
+	r, say := lg.Run, logf(l.c)
+	switch {
+	case from == run.FromNowhere && r.EndedAt.IsZero():
+		say("run %d of job %s runs on %s: its %s is in %s; its last %s are kept with the run when it ends (logs -f prints them then)",
+			r.Attempt, r.JobID, r.HostName(), lg.Name(), lg.Where(), report.Bytes(claim.TailBytes))
+	case from == run.FromNowhere:
+		say("run %d of job %s ended %s on %s, which kept none of its %s: it is in %s",
+			r.Attempt, r.JobID, r.Outcome, r.HostName(), lg.Name(), lg.Where())
+	case from == run.FromTail && lg.Elsewhere():
+		say("run %d of job %s ran on %s: printed %s of its %s, kept with the run; the full log is %s",
+			r.Attempt, r.JobID, r.HostName(), report.KeptText(*lg.Kept()), lg.Name(), lg.Where())
+	case from == run.FromTail:
+		say("the %s log of run %d of job %s is gone (%s): printed %s of it, kept with the run",
+			lg.Name(), r.Attempt, r.JobID, lg.Path(), report.KeptText(*lg.Kept()))
+	}
 }
 
 // follow streams run r as it grows, then each later run, until the job has
@@ -126,14 +152,16 @@ func (l *logPrinter) print(r claim.Run) error {
 func (l *logPrinter) follow(r claim.Run) error {
 	ctx := l.c.Context
 	for {
-		if err := l.header(r); err != nil {
-			return err
+		var err error
+		if l.log(r).Elsewhere() {
+			err = l.followElsewhere(r)
+		} else if err = l.header(r); err == nil {
+			err = run.Follow(ctx, l.c.App.Writer, l.log(r).Path(), 100*time.Millisecond, func() (bool, error) {
+				runs, err := l.h.store.Runs(ctx, l.id)
+				got, ok := runByAttempt(runs, r.Attempt)
+				return err != nil || !ok || !got.EndedAt.IsZero(), err
+			})
 		}
-		err := run.Follow(ctx, l.c.App.Writer, l.path(r), 100*time.Millisecond, func() (bool, error) {
-			runs, err := l.h.store.Runs(ctx, l.id)
-			got, ok := runByAttempt(runs, r.Attempt)
-			return err != nil || !ok || !got.EndedAt.IsZero(), err
-		})
 		if err != nil {
 			return l.interrupted(err)
 		}
@@ -149,6 +177,33 @@ func (l *logPrinter) follow(r claim.Run) error {
 		}
 		r = *next
 	}
+}
+
+// followElsewhere follows run r of another host, whose file cannot be read
+// here: it waits for the run's end, polling the store, and then prints the
+// tail kept with it, as `logs` would.
+func (l *logPrinter) followElsewhere(r claim.Run) error {
+	ctx := l.c.Context
+	if r.EndedAt.IsZero() {
+		logf(l.c)("run %d of job %s runs on %s (its %s is in %s): waiting for its end, to print the last %s kept with it",
+			r.Attempt, l.id, r.HostName(), l.log(r).Name(), l.log(r).Where(), report.Bytes(claim.TailBytes))
+	}
+	err := l.h.store.WaitUntil(ctx, l.h.config.PollInterval, func() (bool, error) {
+		runs, err := l.h.store.Runs(ctx, l.id)
+		got, ok := runByAttempt(runs, r.Attempt)
+		return err != nil || !ok || !got.EndedAt.IsZero(), err
+	})
+	if err != nil {
+		return err
+	}
+	runs, err := l.h.store.RunsWithTails(ctx, l.id)
+	if err != nil {
+		return err
+	}
+	if ended, ok := runByAttempt(runs, r.Attempt); ok {
+		r = ended
+	}
+	return l.print(r)
 }
 
 // next waits for the run after r, or for the job to finish without one.

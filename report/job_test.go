@@ -149,6 +149,51 @@ func TestJob(t *testing.T) {
 	}
 }
 
+// show of a job whose runs ran on another host: their files are named
+// host:path, and the latest run's output is printed from the tails kept
+// with it (cut to its last 64 KiB, which the heading says).
+func TestJobOtherHost(t *testing.T) {
+	j := sampleJobs()[4]
+	big := strings.Repeat("x", claim.TailBytes-6) + "\nlast\n"
+	runs := []claim.Run{
+		{JobID: j.ID, Attempt: 1, WorkerID: "db1-1-1", Host: "db1/0a1b2c3d", PID: 100, StartedAt: ago(30 * time.Second),
+			EndedAt: ago(29 * time.Second), Outcome: claim.OutcomeFailed, ExitCode: intp(1), Error: "exit status 1",
+			StdoutPath: "/home/u/.queuectl/logs/x/1.out", StderrPath: "/home/u/.queuectl/logs/x/1.err",
+			Tails: &claim.Tails{Stdout: claim.Tail{Data: []byte("one\n"), Size: 4}}},
+		{JobID: j.ID, Attempt: 2, WorkerID: "db1-1-1", Host: "db1/0a1b2c3d", PID: 100, StartedAt: ago(5 * time.Second),
+			EndedAt: ago(4 * time.Second), Outcome: claim.OutcomeFailed, ExitCode: intp(2), Error: "exit status 2",
+			StdoutPath: "/home/u/.queuectl/logs/x/2.out", StderrPath: "/home/u/.queuectl/logs/x/2.err",
+			Tails: &claim.Tails{Stdout: claim.Tail{Data: []byte(big), Size: 200 << 10},
+				Stderr: claim.Tail{Data: []byte("no such table"), Size: 13}}},
+	}
+	for _, json := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "json"}[json], func(t *testing.T) { showOtherHost(t, j, runs, json) })
+	}
+}
+
+func showOtherHost(t *testing.T, j claim.Job, runs []claim.Run, json bool) {
+	{
+		p, buf := printer(json, false)
+		p.Host = "here/ffffffff"
+		p.FromTail = func(r claim.Run, stderr bool) bool { return r.Host != p.Host }
+		if err := p.Job(j, runs); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		end := "x\nlast\n"
+		if json {
+			end = `x\nlast\n"`
+		}
+		for _, want := range []string{"db1:/home/u/.queuectl/logs/x/2.out", "no such table", end} {
+			if !strings.Contains(out, want) {
+				t.Errorf("show (json %v) does not mention %q:\n%.2000s", json, want, out)
+			}
+		}
+		// The golden keeps the long tail out; its end is checked above.
+		golden(t, []byte(strings.ReplaceAll(out, strings.Repeat("x", 60), "")))
+	}
+}
+
 func TestDeadJobs(t *testing.T) {
 	dead := sampleJobs()[4:]
 	dead = append(dead, claim.Job{ID: "lost-job", Command: "sleep 100", State: claim.Dead,

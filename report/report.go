@@ -66,6 +66,8 @@ import (
 	"encoding/json"
 	"io"
 	"time"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // Printer renders to Out. JSON selects JSON output. Color enables ANSI
@@ -77,6 +79,13 @@ type Printer struct {
 	JSON  bool
 	Color bool
 	Now   func() time.Time
+	// Host is this host's id (run.HostID): show names the log files of
+	// other hosts' runs as host:path. Empty: no run is told apart.
+	Host string
+	// FromTail says which streams of a run show reads from the tail kept
+	// with the run, as its log file cannot be read here (another host's
+	// run, a file removed): show prints those tails. Nil: none.
+	FromTail func(r claim.Run, stderr bool) bool
 }
 
 func (p Printer) now() time.Time {

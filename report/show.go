@@ -30,10 +30,25 @@ type RunObject struct {
 	// resource limits were set (rlimit, cgroup+rlimit).
 	Hooks  []string `json:"hooks,omitempty"`
 	Limits string   `json:"limits,omitempty"`
+	// What the store kept of each stream once the run ended (SPEC §9):
+	// how many bytes it wrote, and whether the tail kept is only its last
+	// 64 KiB; in show, for a stream whose log file cannot be read here,
+	// the tail's text and the full file as host:path.
+	StdoutSize      *int64  `json:"stdout_size,omitempty"`
+	StdoutTruncated *bool   `json:"stdout_truncated,omitempty"`
+	StdoutTail      *string `json:"stdout_tail,omitempty"`
+	StdoutFile      string  `json:"stdout_file,omitempty"`
+	StderrSize      *int64  `json:"stderr_size,omitempty"`
+	StderrTruncated *bool   `json:"stderr_truncated,omitempty"`
+	StderrTail      *string `json:"stderr_tail,omitempty"`
+	StderrFile      string  `json:"stderr_file,omitempty"`
 }
 
-// RunJSON returns the JSON shape of r.
-func RunJSON(r claim.Run) RunObject {
+// RunJSON returns the JSON shape of r, with the sizes of what the store
+// kept of its streams (not their text: see Printer.FromTail).
+func RunJSON(r claim.Run) RunObject { return Printer{}.runJSON(r) }
+
+func (p Printer) runJSON(r claim.Run) RunObject {
 	o := RunObject{
 		Attempt: r.Attempt, Worker: r.WorkerID, Host: r.Host, PID: r.PID,
 		Outcome: r.Outcome, ExitCode: r.ExitCode, Error: r.Error,
@@ -47,6 +62,7 @@ func RunJSON(r claim.Run) RunObject {
 		ms := r.EndedAt.Sub(r.StartedAt).Milliseconds()
 		o.DurationMS = &ms
 	}
+	p.tailFields(&o, r)
 	return o
 }
 
@@ -58,15 +74,19 @@ type ShownJob struct {
 
 // ShowJSON returns the JSON shape of `show`: j with its runs, first run
 // first ("runs" is [] before the first).
-func ShowJSON(j claim.Job, runs []claim.Run) ShownJob {
-	return ShownJob{JobObject: JobJSON(j), Runs: RunsJSON(runs)}
+func ShowJSON(j claim.Job, runs []claim.Run) ShownJob { return Printer{}.showJSON(j, runs) }
+
+func (p Printer) showJSON(j claim.Job, runs []claim.Run) ShownJob {
+	return ShownJob{JobObject: JobJSON(j), Runs: p.runsJSON(runs)}
 }
 
 // RunsJSON is the JSON shape of a job's runs; never nil.
-func RunsJSON(runs []claim.Run) []RunObject {
+func RunsJSON(runs []claim.Run) []RunObject { return Printer{}.runsJSON(runs) }
+
+func (p Printer) runsJSON(runs []claim.Run) []RunObject {
 	out := make([]RunObject, len(runs))
 	for i, r := range runs {
-		out[i] = RunJSON(r)
+		out[i] = p.runJSON(r)
 	}
 	return out
 }
@@ -76,7 +96,7 @@ func RunsJSON(runs []claim.Run) []RunObject {
 // "runs", the array of run objects.
 func (p Printer) Job(j claim.Job, runs []claim.Run) error {
 	if p.JSON {
-		return WriteJSON(p.Out, ShowJSON(j, runs))
+		return WriteJSON(p.Out, p.showJSON(j, runs))
 	}
 	var b strings.Builder
 	for _, f := range p.jobFields(j) {
@@ -108,10 +128,15 @@ func (p Printer) Job(j claim.Job, runs []claim.Run) error {
 			}
 		}
 	}
-	if b.Len() == 0 {
-		return nil
+	if b.Len() > 0 {
+		if _, err := io.WriteString(p.Out, "\n"+b.String()); err != nil {
+			return err
+		}
 	}
-	_, err := io.WriteString(p.Out, "\n"+b.String())
+	// The latest run's output, where its files cannot be read here.
+	b.Reset()
+	p.keptTails(&b, runs)
+	_, err := io.WriteString(p.Out, b.String())
 	return err
 }
 
@@ -217,7 +242,7 @@ func (p Printer) runs(runs []claim.Run) error {
 		}
 		rows[i] = []string{strconv.Itoa(r.Attempt), orNone(r.WorkerID), orNone(exitCode(r.ExitCode)),
 			p.state(outcome), p.age(r.StartedAt), p.age(r.EndedAt), p.runDuration(r),
-			orNone(r.StdoutPath), orNone(r.StderrPath)}
+			orNone(p.logPath(r, r.StdoutPath)), orNone(p.logPath(r, r.StderrPath))}
 	}
 	return writeTable(p.Out, []string{"ATTEMPT", "WORKER", "EXIT", "OUTCOME", "STARTED", "ENDED", "DURATION", "STDOUT", "STDERR"}, rows)
 }

@@ -13,12 +13,22 @@ import (
 // slots: claim, log files, fork and exec behind the gate, process group
 // record, completion. Compare with BenchmarkBareShell, the same processes
 // started with nothing else (queuectl bench holds the two side by side).
-func BenchmarkWorker(b *testing.B) {
+func BenchmarkWorker(b *testing.B) { benchWorker(b, "true") }
+
+// BenchmarkWorkerOutput is BenchmarkWorker with jobs that print a line on
+// each stream: two log files, and two tails kept with each run.
+func BenchmarkWorkerOutput(b *testing.B) { benchWorker(b, "echo out; echo err >&2") }
+
+// BenchmarkWorkerBigOutput is BenchmarkWorker with jobs that print 1 MiB:
+// the copy to the log file, and the tail that keeps its last 64 KiB.
+func BenchmarkWorkerBigOutput(b *testing.B) { benchWorker(b, "head -c 1048576 /dev/zero") }
+
+func benchWorker(b *testing.B, command string) {
 	s := mustOpenStore(b)
 	for i := 0; i < b.N; i += 1000 {
 		batch := make([]claim.NewJob, min(1000, b.N-i))
 		for k := range batch {
-			batch[k] = claim.NewJob{Command: "true"}
+			batch[k] = claim.NewJob{Command: command}
 		}
 		if _, err := s.EnqueueAll(context.Background(), batch); err != nil {
 			b.Fatal(err)

@@ -33,6 +33,9 @@ type result struct {
 	// and is tried again, without counting the attempt.
 	fault string
 	took  time.Duration
+	// tails: the end of each stream, kept with the run when it ends; nil
+	// when the job did not start.
+	tails *claim.Tails
 }
 
 // execute runs one claimed job to its end. The job runs as /bin/sh -c in a
@@ -62,6 +65,9 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// ran, and running it again could repeat what it did.
 	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted && !res.canceled {
 		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: output lost: %v", j.ID, r.Attempt, err)})
+	}
+	if res.fault == "" {
+		res.tails = tails(stdout, stderr)
 	}
 	return res
 }

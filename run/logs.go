@@ -1,11 +1,14 @@
 package run
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -26,6 +29,9 @@ type output struct {
 	r, w *os.File // w is the job's end: the worker closes its copy once the job started
 	done chan struct{}
 	err  error // the first failure to create or write the file; read after done
+	// last keeps the stream's last TailBytes as they pass, for the store:
+	// read after done. It is kept also when the file cannot be written.
+	last ring
 }
 
 // outputGrace bounds how long a run's end waits for the rest of its output
@@ -64,6 +70,9 @@ func (o *output) copy() {
 	defer copyBuffers.Put(buf)
 	for {
 		n, rerr := o.r.Read(*buf)
+		if n > 0 {
+			o.last.write((*buf)[:n])
+		}
 		if n > 0 && o.err == nil {
 			if f == nil {
 				f, o.err = createLog(o.path)
@@ -82,11 +91,17 @@ func (o *output) copy() {
 
 // finish waits, after the job's shell has exited, for the rest of the
 // stream, at most outputGrace, and reports whether the log could be written.
+// The stream's tail is ready once it returns.
 func (o *output) finish() error {
 	o.w.Close()
 	o.r.SetReadDeadline(time.Now().Add(outputGrace)) // os.Pipe's read end is pollable on Linux
 	<-o.done
 	return o.err
+}
+
+// tails is what two finished streams kept, for the store.
+func tails(stdout, stderr *output) *claim.Tails {
+	return &claim.Tails{Stdout: stdout.last.tail(), Stderr: stderr.last.tail()}
 }
 
 // createLog creates a run's log file, and the job's log directory if this
@@ -105,16 +120,43 @@ func createLog(path string) (*os.File, error) {
 	return f, nil
 }
 
-// Copy writes the log file at path to w. A stream that printed nothing (so
-// far) has no file: that is an empty log, not an error.
-func Copy(w io.Writer, path string) error {
+// ReadTail reads the end of the log file at path as the store keeps it: its
+// last claim.TailBytes and its size. A stream that printed nothing (no file)
+// has an empty tail.
+func ReadTail(path string) (claim.Tail, error) {
 	f, err := openLog(path)
 	if f == nil {
-		return err
+		return claim.Tail{}, err
 	}
 	defer f.Close()
-	_, err = io.Copy(w, f)
-	return err
+	fi, err := f.Stat()
+	if err != nil {
+		return claim.Tail{}, fmt.Errorf("read log: %w", err)
+	}
+	from := max(0, fi.Size()-claim.TailBytes)
+	data := make([]byte, fi.Size()-from)
+	n, err := f.ReadAt(data, from)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return claim.Tail{}, fmt.Errorf("read log: %w", err)
+	}
+	if n == 0 {
+		data = nil
+	}
+	return claim.Tail{Data: data[:n], Size: from + int64(n)}, nil
+}
+
+// readTails reads both streams' tails of a run from its files, nil when
+// either cannot be read.
+func readTails(r claim.Run) *claim.Tails {
+	stdout, err := ReadTail(r.StdoutPath)
+	if err != nil {
+		return nil
+	}
+	stderr, err := ReadTail(r.StderrPath)
+	if err != nil {
+		return nil
+	}
+	return &claim.Tails{Stdout: stdout, Stderr: stderr}
 }
 
 // Follow writes the log file at path to w as it grows, until ended reports
@@ -164,4 +206,105 @@ func RemoveLogs(logDir, id string) error {
 		return fmt.Errorf("remove logs of %s: %w", id, err)
 	}
 	return nil
+}
+
+// Log is one stream of one run as this host reads it: from the log file
+// when the run ran here (HostID) and the file is there, else from the tail
+// the store kept with the run (SPEC §9: logs from any host). A run of
+// another host is never read from a local file of the same path: that file,
+// if any, belongs to another run of a job of the same id.
+type Log struct {
+	Run    claim.Run // from claim.Store.RunsWithTails, for the tail's bytes
+	Stderr bool      // stderr, else stdout
+}
+
+// Origin is where a Log's text came from.
+type Origin int
+
+const (
+	// FromFile: the log file here (none: the stream printed nothing).
+	FromFile Origin = iota
+	// FromTail: the tail kept with the run, which ran on another host or
+	// whose file is gone (log-retention, rm by hand).
+	FromTail
+	// FromNowhere: the run ran on another host and nothing was kept: it
+	// has not ended yet, or was lost there.
+	FromNowhere
+)
+
+// Name is "stdout" or "stderr".
+func (l Log) Name() string {
+	if l.Stderr {
+		return "stderr"
+	}
+	return "stdout"
+}
+
+// Path is the log file on the run's host.
+func (l Log) Path() string {
+	if l.Stderr {
+		return l.Run.StderrPath
+	}
+	return l.Run.StdoutPath
+}
+
+// Where names the log file for people on any host: hostname:path.
+func (l Log) Where() string { return l.Run.HostName() + ":" + l.Path() }
+
+// Elsewhere reports whether the run ran on another host than this one.
+func (l Log) Elsewhere() bool { return l.Run.Host != HostID() }
+
+// Kept is the tail the store kept of the stream, nil when none.
+func (l Log) Kept() *claim.Tail {
+	if l.Run.Tails == nil {
+		return nil
+	}
+	if l.Stderr {
+		return &l.Run.Tails.Stderr
+	}
+	return &l.Run.Tails.Stdout
+}
+
+// Open returns the stream's text from where this host can read it, and
+// says from where; the caller closes it. A stream that printed nothing, or
+// a run of another host that kept nothing, reads as empty.
+func (l Log) Open() (io.ReadCloser, Origin, error) {
+	kept := l.Kept()
+	if l.Elsewhere() {
+		if kept == nil {
+			return io.NopCloser(strings.NewReader("")), FromNowhere, nil
+		}
+		return io.NopCloser(bytes.NewReader(kept.Data)), FromTail, nil
+	}
+	f, err := openLog(l.Path())
+	switch {
+	case err != nil:
+		return nil, FromFile, err
+	case f != nil:
+		return f, FromFile, nil
+	case kept != nil && kept.Size > 0:
+		// No file, yet the stream printed: the file was removed since.
+		return io.NopCloser(bytes.NewReader(kept.Data)), FromTail, nil
+	}
+	return io.NopCloser(strings.NewReader("")), FromFile, nil
+}
+
+// Origin says where Open would read the stream from.
+func (l Log) Origin() Origin {
+	rc, from, err := l.Open()
+	if err == nil {
+		rc.Close()
+	}
+	return from
+}
+
+// Copy writes the stream to w (see Open), and says from where.
+func (l Log) Copy(w io.Writer) (Origin, error) {
+	rc, from, err := l.Open()
+	if err != nil {
+		return from, err
+	}
+	defer rc.Close()
+	_, err = io.Copy(w, rc)
+	return from, err
 }

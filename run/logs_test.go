@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // No log is read through a symlink, at the file or at the job's log
@@ -32,7 +34,8 @@ func TestLogsFollowNoSymlinks(t *testing.T) {
 	}
 	for _, path := range []string{filepath.Join(logs, "a", "1.out"), filepath.Join(logs, "b", "1.out")} {
 		var out bytes.Buffer
-		if err := Copy(&out, path); err == nil || !strings.Contains(err.Error(), "symbolic link") || out.Len() > 0 {
+		if _, err := (Log{Run: claim.Run{Host: HostID(), StdoutPath: path}}).Copy(&out); err == nil ||
+			!strings.Contains(err.Error(), "symbolic link") || out.Len() > 0 {
 			t.Errorf("Copy(%s) = %v and %q; want an error naming the symlink, nothing printed", path, err, out.String())
 		}
 		out.Reset()

@@ -73,6 +73,12 @@ func (w *Worker) reapOnce(ctx context.Context) {
 	// worker's runs are recovered in one wait, however many it held.
 	waitGone(groups, killWait)
 	for _, f := range lost {
+		// A run of this host left its files here, and nothing writes them
+		// any more: their ends are kept as a finished run's are. A run of
+		// another host keeps none; its files are there.
+		if f.Host == w.host {
+			f.Tails = readTails(f.Run)
+		}
 		next, err := w.Store.Recover(ctx, f)
 		switch {
 		case errors.Is(err, claim.ErrLost):

@@ -256,6 +256,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	began := time.Now()
 	res := w.execute(run, j, r)
 	res.took = time.Since(began)
+	r.Tails = res.tails // every end of the run keeps them (claim.Store)
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		return false, nil

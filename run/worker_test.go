@@ -229,8 +229,9 @@ func TestSilentStreamsLeaveNoFiles(t *testing.T) {
 		}
 	}
 	var out bytes.Buffer
-	if err := Copy(&out, filepath.Join(w.LogDir, "quiet", "1.out")); err != nil || out.Len() != 0 {
-		t.Errorf("Copy of a silent stream = %q, %v; want empty, nil", out.String(), err)
+	quiet := claim.Run{Host: HostID(), StdoutPath: filepath.Join(w.LogDir, "quiet", "1.out")}
+	if from, err := (Log{Run: quiet}).Copy(&out); err != nil || out.Len() != 0 || from != FromFile {
+		t.Errorf("Copy of a silent stream = %q, %v, from %v; want empty, nil, the file", out.String(), err, from)
 	}
 }
 
