@@ -1,0 +1,131 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// onHost runs queuectl from home h as if on another host: in a UTS
+// namespace of its own, named host (so run.HostID differs from this
+// process's), sharing h's PostgreSQL store.
+func onHost(t *testing.T, h *qhome, host string, args ...string) *exec.Cmd {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("skipped: unshare --uts needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		t.Skip("skipped: no unshare(1)")
+	}
+	cmd := h.command(args...)
+	cmd.Args = append([]string{unshare, "--uts", "sh", "-c", `hostname "$1" && shift && exec "$@"`, "sh", host, cmd.Path}, args...)
+	cmd.Path = unshare
+	return cmd
+}
+
+// TestLogsFromAnotherHost: a job runs on one host; logs and show on another
+// (same PostgreSQL store, a home of its own) print the last 64 KiB of its
+// output kept with the run, and name the full file as host:path; on the
+// run's own host, logs prints the whole file. logs -f from the other host
+// waits for the run's end and then prints what was kept.
+func TestLogsFromAnotherHost(t *testing.T) {
+	here := newPostgresHome(t)
+	there := &qhome{t: t, dir: filepath.Join(t.TempDir(), "home"), db: here.db}
+	host := fmt.Sprintf("qtail-%d", os.Getpid())
+	onThere := func(args ...string) (string, string) {
+		t.Helper()
+		var out, errb strings.Builder
+		cmd := onHost(t, there, host, args...)
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("on %s: queuectl %s: %v\nstderr: %s", host, strings.Join(args, " "), err, errb.String())
+		}
+		return out.String(), errb.String()
+	}
+
+	// seq 1 40000 prints 228894 bytes: 223.5 KiB.
+	here.must("enqueue", "--id", "big", "--command", "seq 1 40000; echo warn >&2")
+	onThere("worker", "start", "--drain", "--no-spool")
+	full := filepath.Join(there.dir, "logs", "big", "1.out")
+	if fi, err := os.Stat(full); err != nil || fi.Size() != 228894 {
+		t.Fatalf("the run's stdout on its host: %v (%v); want 228894 bytes", fi, err)
+	}
+
+	out, errText, code := here.run("logs", "big")
+	if code != 0 || !strings.HasSuffix(out, "\n39999\n40000\n") || len(out) != 64<<10 || strings.HasPrefix(out, "1\n") {
+		t.Errorf("logs big on another host: exit %d, %d bytes ending %q; want the last 65536 bytes of the output",
+			code, len(out), out[max(0, len(out)-14):])
+	}
+	wantNote := fmt.Sprintf("queuectl: run 1 of job big ran on %s: printed the last 64 KiB of 223.5 KiB of its stdout, kept with the run; the full log is %s:%s\n", host, host, full)
+	if errText != wantNote {
+		t.Errorf("logs big on another host: stderr\n%q\nwant\n%q", errText, wantNote)
+	}
+	if out, errText, _ := here.run("logs", "big", "--stderr"); out != "warn\n" || !strings.Contains(errText, "printed all 5 bytes of its stderr") {
+		t.Errorf("logs big --stderr on another host = %q, stderr %q; want warn, said to be all of it", out, errText)
+	}
+
+	show := here.must("show", "big")
+	for _, want := range []string{
+		host + ":" + full,
+		fmt.Sprintf("stdout of run 1, the last 64 KiB of 223.5 KiB kept with the run (the full log: %s:%s):\n", host, full),
+		"\n39999\n40000\n",
+		"stderr of run 1, all 5 bytes kept with the run",
+	} {
+		if !strings.Contains(show, want) {
+			t.Errorf("show big on another host does not contain %q:\n%.1500s", want, show)
+		}
+	}
+	js := here.must("show", "--json", "big")
+	for _, want := range []string{`"stdout_size": 228894,`, `"stdout_truncated": true,`, `"stdout_file": "` + host + ":" + full + `"`, `40000\n",`} {
+		if !strings.Contains(js, want) {
+			t.Errorf("show --json big on another host does not contain %q", want)
+		}
+	}
+
+	// On the run's own host, the file itself, whole, and nothing said.
+	if out, errText := onThere("logs", "big"); len(out) != 228894 || !strings.HasPrefix(out, "1\n2\n") || errText != "" {
+		t.Errorf("logs big on the run's host: %d bytes starting %q, stderr %q; want the whole file, nothing said", len(out), out[:min(len(out), 8)], errText)
+	}
+
+	// logs -f from here, before the run starts there: it waits for the
+	// run's end, then prints what was kept.
+	gate := filepath.Join(t.TempDir(), "go")
+	here.must("enqueue", "--id", "slow", "--env", "GO="+gate, "--command", `while [ ! -e "$GO" ]; do sleep 0.05; done; echo finished`)
+	follow := here.start("logs", "-f", "slow")
+	worker := onHost(t, there, host, "worker", "start", "--drain", "--no-spool")
+	if err := worker.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { worker.Process.Kill(); worker.Wait() })
+	waitFor(t, time.Minute, "logs -f to wait for the run on the other host", func() bool {
+		return strings.Contains(follow.stderr.String(), "waiting for its end")
+	})
+	if follow.stdout.String() != "" {
+		t.Errorf("logs -f printed %q before the run ended", follow.stdout.String())
+	}
+	if err := os.WriteFile(gate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := follow.exit(t, time.Minute); code != 0 {
+		t.Errorf("logs -f slow exited %d, want 0\nstderr: %s", code, follow.stderr)
+	}
+	if got := follow.stdout.String(); got != "finished\n" {
+		t.Errorf("logs -f slow printed %q, want %q", got, "finished\n")
+	}
+	for _, want := range []string{
+		fmt.Sprintf("queuectl: run 1 of job slow runs on %s (its stdout is in %s:%s): waiting for its end", host, host, filepath.Join(there.dir, "logs", "slow", "1.out")),
+		fmt.Sprintf("queuectl: run 1 of job slow ran on %s: printed all 9 bytes of its stdout, kept with the run", host),
+	} {
+		if !strings.Contains(follow.stderr.String(), want) {
+			t.Errorf("logs -f slow: stderr does not contain %q:\n%s", want, follow.stderr)
+		}
+	}
+	if err := worker.Wait(); err != nil {
+		t.Errorf("worker on %s: %v", host, err)
+	}
+}
