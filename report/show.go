@@ -74,16 +74,20 @@ type ShownJob struct {
 
 // ShowJSON returns the JSON shape of `show`: j with its runs, first run
 // first ("runs" is [] before the first).
-func ShowJSON(j claim.Job, runs []claim.Run) ShownJob { return Printer{}.showJSON(j, runs) }
+func ShowJSON(j claim.Job, runs []claim.Run) ShownJob { return Printer{}.ShowJSON(j, runs) }
 
-func (p Printer) showJSON(j claim.Job, runs []claim.Run) ShownJob {
-	return ShownJob{JobObject: JobJSON(j), Runs: p.runsJSON(runs)}
+// ShowJSON is the package's ShowJSON with the tails' text of the streams
+// p.FromTail names.
+func (p Printer) ShowJSON(j claim.Job, runs []claim.Run) ShownJob {
+	return ShownJob{JobObject: JobJSON(j), Runs: p.RunsJSON(runs)}
 }
 
 // RunsJSON is the JSON shape of a job's runs; never nil.
-func RunsJSON(runs []claim.Run) []RunObject { return Printer{}.runsJSON(runs) }
+func RunsJSON(runs []claim.Run) []RunObject { return Printer{}.RunsJSON(runs) }
 
-func (p Printer) runsJSON(runs []claim.Run) []RunObject {
+// RunsJSON is the package's RunsJSON with the tails' text of the streams
+// p.FromTail names.
+func (p Printer) RunsJSON(runs []claim.Run) []RunObject {
 	out := make([]RunObject, len(runs))
 	for i, r := range runs {
 		out[i] = p.runJSON(r)
@@ -96,7 +100,7 @@ func (p Printer) runsJSON(runs []claim.Run) []RunObject {
 // "runs", the array of run objects.
 func (p Printer) Job(j claim.Job, runs []claim.Run) error {
 	if p.JSON {
-		return WriteJSON(p.Out, p.showJSON(j, runs))
+		return WriteJSON(p.Out, p.ShowJSON(j, runs))
 	}
 	var b strings.Builder
 	for _, f := range p.jobFields(j) {

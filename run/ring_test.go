@@ -133,3 +133,34 @@ func TestReaperKeepsTailsOfLocalRun(t *testing.T) {
 			len(tl.Stdout.Data), tl.Stdout.Size, tl.Stderr.Data, claim.TailBytes, len(big))
 	}
 }
+
+// BenchmarkRingWrite is what keeping the tail adds to each read of a
+// job's output pipe (up to 32 KiB); compare BenchmarkLogWrite, what the
+// copier does with the same read anyway.
+func BenchmarkRingWrite(b *testing.B) {
+	p := numbered(32 << 10)
+	var r ring
+	b.SetBytes(int64(len(p)))
+	for b.Loop() {
+		r.write(p)
+	}
+}
+
+// BenchmarkLogWrite is one 32 KiB write to a log file.
+func BenchmarkLogWrite(b *testing.B) {
+	p := numbered(32 << 10)
+	f, err := createLog(filepath.Join(b.TempDir(), "j", "1.out"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	b.SetBytes(int64(len(p)))
+	for i := 0; b.Loop(); i++ {
+		if i%1024 == 0 { // keep the file small: the page cache, not the disk
+			f.Seek(0, 0)
+		}
+		if _, err := f.Write(p); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -173,23 +173,34 @@ func nextURL(path string, q url.Values, f claim.Filter, last claim.Job) string {
 func (s *Server) apiJob(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	j, runs, err := s.job(ctx, r.PathValue("id"))
+	j, runs, err := s.jobWithTails(ctx, r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.ShowJSON(j, runs))
+	writeJSON(w, http.StatusOK, s.printer().ShowJSON(j, runs))
 }
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	_, runs, err := s.job(ctx, r.PathValue("id"))
+	_, runs, err := s.jobWithTails(ctx, r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.RunsJSON(runs))
+	writeJSON(w, http.StatusOK, s.printer().RunsJSON(runs))
+}
+
+// jobWithTails is job with the bytes of the runs' tails, for show's JSON:
+// it carries those whose files are not here (Server.fromTail).
+func (s *Server) jobWithTails(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
+	j, err := s.store.Get(ctx, id)
+	if err != nil {
+		return j, nil, err
+	}
+	runs, err := s.store.RunsWithTails(ctx, id)
+	return j, runs, err
 }
 
 // job reads a job and its runs; ErrNotFound when there is none.

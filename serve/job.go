@@ -31,11 +31,14 @@ type jobView struct {
 	Actions []action
 	// The log shown: which run and stream, its text (the last logTail
 	// bytes), and where the file ended, for the live view to go on from.
-	Attempt   int
-	Stream    string
-	Log       string
-	LogCut    bool
-	LogEnd    int64
+	Attempt int
+	Stream  string
+	Log     string
+	LogCut  bool
+	LogEnd  int64
+	// LogNote says, where the log is not this home's file, what is shown
+	// instead: the tail kept with the run, and where the full file is.
+	LogNote   string
 	Live      bool // the shown run is still running
 	Follow    bool // the page follows the job (events) until it is finished
 	EventsURL string
@@ -81,20 +84,26 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 		v.Runs = append(v.Runs, row)
 	}
 	if v.Attempt > 0 {
-		f, err := s.openLog(j.ID, v.Attempt, v.Stream)
+		shown := runs[v.Attempt-1]
+		l, err := s.openRunLog(ctx, shown, v.Stream)
 		if err != nil {
 			s.failErr(w, r, err)
 			return
 		}
-		v.Log, v.LogEnd, v.LogCut, err = tail(f, logTail)
-		if f != nil {
-			f.Close()
+		v.LogNote = keptNote(shown, v.Stream, l)
+		if l.Tail != nil {
+			v.Log, v.LogEnd = string(l.Tail.Data), l.Tail.Size
+		} else {
+			v.Log, v.LogEnd, v.LogCut, err = tail(l.File, logTail)
+		}
+		if l.File != nil {
+			l.File.Close()
 		}
 		if err != nil {
 			s.failErr(w, r, err)
 			return
 		}
-		v.Live = runs[v.Attempt-1].EndedAt.IsZero()
+		v.Live = shown.EndedAt.IsZero()
 		v.EventsURL = fmt.Sprintf("/jobs/%s/events?%s", url.PathEscape(j.ID), url.Values{
 			"attempt": {strconv.Itoa(v.Attempt)}, "stream": {v.Stream}, "offset": {strconv.FormatInt(v.LogEnd, 10)}}.Encode())
 	} else {
@@ -169,8 +178,12 @@ func (s *Server) sendEvents(ctx context.Context, w io.Writer, id string, attempt
 	ended := false
 	if attempt >= 1 && attempt <= len(runs) {
 		ended = !runs[attempt-1].EndedAt.IsZero()
-		if err := s.sendLog(w, id, attempt, stream, offset); err != nil {
-			return true, err
+		// Another host's run is not followed: its files are there, and
+		// the page shows its kept tail once it ends.
+		if runs[attempt-1].Host == s.host {
+			if err := s.sendLog(w, id, attempt, stream, offset); err != nil {
+				return true, err
+			}
 		}
 	}
 	if st != *last {

@@ -67,22 +67,38 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, usagef("attempt %q is not a number", r.PathValue("attempt")))
 		return
 	}
-	if _, err := s.run(ctx, id, attempt); err != nil {
+	run, err := s.run(ctx, id, attempt)
+	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	f, err := s.openLog(id, attempt, r.PathValue("stream"))
+	stream := r.PathValue("stream")
+	if _, ok := streamExt[stream]; !ok {
+		s.failErr(w, r, usagef("no log %s of attempt %d of job %q: streams are stdout and stderr", stream, attempt, id))
+		return
+	}
+	l, err := s.openRunLog(ctx, run, stream)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
-	if f == nil {
+	if l.Tail != nil || l.Elsewhere {
+		// Not this home's file: the headers say what is served instead,
+		// and where the full file is.
+		w.Header().Set("Queuectl-Log-File", where(run, stream))
+	}
+	if l.Tail != nil {
+		w.Header().Set("Queuectl-Log-Kept", strconv.FormatInt(l.Tail.Size, 10))
+		w.Write(l.Tail.Data)
 		return
 	}
-	defer f.Close()
-	io.Copy(w, f) // a failed write means the client went away
+	if l.File == nil {
+		return
+	}
+	defer l.File.Close()
+	io.Copy(w, l.File) // a failed write means the client went away
 }
 
 // run finds run attempt of job id: ErrNotFound for either.

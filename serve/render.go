@@ -121,7 +121,7 @@ func titleOf(name string, body any) string {
 
 // printer renders times and counts in the CLI's words.
 func (s *Server) printer() report.Printer {
-	return report.Printer{Now: s.now}
+	return report.Printer{Now: s.now, Host: s.host, FromTail: s.fromTail}
 }
 
 type errorView struct {
