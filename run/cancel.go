@@ -40,6 +40,9 @@ type steering struct {
 	mu      sync.Mutex
 	running map[claim.RunID]context.CancelCauseFunc
 	early   map[claim.RunID]bool
+	// over: runs whose command has ended (their end is being recorded),
+	// or that stopAll stopped: stopAll passes them by.
+	over map[claim.RunID]bool
 }
 
 // add registers a run about to start; it is canceled at once if a cancel
@@ -63,6 +66,36 @@ func (s *steering) remove(id claim.RunID) {
 	defer s.mu.Unlock()
 	delete(s.running, id)
 	delete(s.early, id)
+	delete(s.over, id)
+}
+
+// ended notes that a run's command is over.
+func (s *steering) ended(id claim.RunID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over == nil {
+		s.over = map[claim.RunID]bool{}
+	}
+	s.over[id] = true
+}
+
+// stopAll cancels with cause every registered run whose command still
+// runs, and returns how many it stopped.
+func (s *steering) stopAll(cause error) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.over == nil {
+		s.over = map[claim.RunID]bool{}
+	}
+	n := 0
+	for id, cancel := range s.running {
+		if !s.over[id] {
+			cancel(cause)
+			s.over[id] = true
+			n++
+		}
+	}
+	return n
 }
 
 // idle reports whether no run is registered.
@@ -136,7 +169,7 @@ func (w *Worker) watchCancels(ctx context.Context, changes <-chan struct{}) {
 func (w *Worker) checkCancels(ctx context.Context) {
 	ids, err := w.Store.CancelRequested(ctx, w.id)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !w.storeDown(err) {
 			w.logf("look for canceled jobs: %v", err)
 		}
 		return

@@ -55,6 +55,9 @@ const (
 	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs still running
 	EventStop        EventKind = "stop"        // Run is returning: Worker
 	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
+	EventUnreachable EventKind = "unreachable" // the store cannot be reached: Err; running jobs go on, none is claimed
+	EventReachable   EventKind = "reachable"   // the store is back after Duration: claiming goes on
+	EventFenced      EventKind = "fenced"      // the lease (Duration) lapsed unrenewed: Slots runs stopped, to run again
 	EventHook        EventKind = "hook"        // a finish hook ran: Job, Run, Hook, Err (empty: it exited 0)
 	EventScheduled   EventKind = "scheduled"   // a schedule's due time made a job: Schedule, Due, Job (Err: it made none)
 	EventSkipped     EventKind = "skipped"     // a due time found its last job still live: Schedule, Due, Job
@@ -63,7 +66,7 @@ const (
 // Level is "warn" for events that report trouble, "info" for the others.
 func (e Event) Level() string {
 	switch e.Kind {
-	case EventWarning, EventDropped:
+	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventFenced:
 		return "warn"
 	case EventHook, EventScheduled:
 		if e.Err != "" {
@@ -111,6 +114,12 @@ func (e Event) String() string {
 		return fmt.Sprintf("worker %s stopped", e.Worker)
 	case EventWarning:
 		return e.Err
+	case EventUnreachable:
+		return fmt.Sprintf("store unreachable: %s; running jobs go on, no job is claimed until it is back", e.Err)
+	case EventReachable:
+		return fmt.Sprintf("store reachable again after %s; claiming jobs again", seconds(e.Duration))
+	case EventFenced:
+		return fmt.Sprintf("lease of %s lapsed while the store was unreachable: %d run(s) stopped, to run again once it is back", seconds(e.Duration), e.Slots)
 	case EventHook:
 		if e.Err != "" {
 			return fmt.Sprintf("%s: %s hook failed: %s", run, e.Hook, e.Err)

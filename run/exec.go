@@ -142,7 +142,14 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	}
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = childAttr()
-	cmd.Cancel = func() error { return w.killGroup(cmd.Process.Pid) }
+	cmd.Cancel = func() error {
+		if errors.Is(context.Cause(run), errLeaseLapsed) {
+			// Another host may start the job again 5 s after the lease:
+			// no grace for this run.
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return w.killGroup(cmd.Process.Pid)
+	}
 
 	// Pdeathsig fires when the thread that forked the child exits, not the
 	// process: keep this goroutine on one thread until the child is reaped.
@@ -155,6 +162,8 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	switch {
 	case err != nil && errors.Is(context.Cause(run), errCanceled):
 		return result{canceled: true, err: "canceled before it started"}
+	case err != nil && errors.Is(context.Cause(run), errLeaseLapsed):
+		return result{lost: true, err: "not started: " + errLeaseLapsed.Error()}
 	case err != nil && run.Err() != nil:
 		return result{interrupted: true, err: "interrupted by worker shutdown"}
 	case err != nil && envFault(err):
@@ -175,7 +184,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	if conf != nil {
 		r.Confined = conf.via
 	}
-	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil {
+	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil && !w.storeDown(err) {
 		w.logf("job %s: %v", j.ID, err)
 	}
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
@@ -193,6 +202,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	case errors.Is(context.Cause(run), errCanceled):
 		w.awaitGroup(cmd.Process.Pid)
 		res.canceled, res.err = true, "canceled"
+	case errors.Is(context.Cause(run), errLeaseLapsed):
+		w.awaitGroup(cmd.Process.Pid)
+		res.lost, res.err = true, "killed: "+errLeaseLapsed.Error()
 	case run.Err() != nil:
 		res.interrupted, res.err = true, "interrupted by worker shutdown"
 	case timedOut.Load():

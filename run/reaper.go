@@ -36,11 +36,12 @@ func (w *Worker) reap(ctx context.Context) {
 func (w *Worker) reapOnce(ctx context.Context) {
 	runs, err := w.Store.InFlight(ctx)
 	if err != nil {
-		if ctx.Err() == nil {
+		if ctx.Err() == nil && !w.storeDown(err) {
 			w.logf("reaper: %v", err)
 		}
 		return
 	}
+	w.storeUp()
 	now := w.Store.Now()
 	var lost []claim.InFlight
 	var groups []int
@@ -84,19 +85,30 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		case errors.Is(err, claim.ErrLost):
 			// Another reaper, or the worker itself, got there first.
 		case err != nil:
-			w.logf("reaper: %v", err)
-		case next == claim.Dead:
-			w.emit(Event{Kind: EventDead, Job: f.JobID, Run: f.Attempt, Err: fmt.Sprintf("worker lost %d times", claim.MaxLost)})
-			w.dead(ctx, f.JobID)
-			w.lostDead(ctx, f)
-		case next == claim.Canceled: // its worker died stopping it for a cancel
-			w.emit(Event{Kind: EventCanceled, Job: f.JobID, Run: f.Attempt, Err: "worker lost"})
-			w.endDependents(ctx, ctx, f.JobID, next)
+			if !w.storeDown(err) {
+				w.logf("reaper: %v", err)
+			}
 		default:
-			w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
+			w.recovered(ctx, f, next)
 		}
 	}
 	w.reapWorkers(ctx, now)
+}
+
+// recovered says how a lost run's job ended up, and does what its new
+// state asks (dead/ file, hooks, dependents).
+func (w *Worker) recovered(ctx context.Context, f claim.InFlight, next claim.State) {
+	switch {
+	case next == claim.Dead:
+		w.emit(Event{Kind: EventDead, Job: f.JobID, Run: f.Attempt, Err: fmt.Sprintf("worker lost %d times", claim.MaxLost)})
+		w.dead(ctx, f.JobID)
+		w.lostDead(ctx, f)
+	case next == claim.Canceled: // its worker died stopping it for a cancel
+		w.emit(Event{Kind: EventCanceled, Job: f.JobID, Run: f.Attempt, Err: "worker lost"})
+		w.endDependents(ctx, ctx, f.JobID, next)
+	default:
+		w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
+	}
 }
 
 // lostDead fires the on_dead hook of a job that died of lost runs.

@@ -20,7 +20,7 @@ func (w *Worker) schedule(ctx context.Context, stop context.CancelFunc) {
 		case errors.Is(err, claim.ErrReplaced):
 			w.fail(err, stop)
 			return
-		case err != nil && ctx.Err() == nil:
+		case err != nil && ctx.Err() == nil && !w.storeDown(err):
 			w.logf("schedules: %v", err)
 		}
 		for _, f := range fired {

@@ -53,6 +53,7 @@ type Worker struct {
 	hooks      sync.WaitGroup
 	steer      steering // the runs in the slots, to stop one whose job is canceled
 	pauses     pauseNotes
+	outage     outage // whether the store answers (outage.go)
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -182,6 +183,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 	for soft.Err() == nil {
 		woken := w.wake.wait()
 		j, r, err := w.Store.Claim(soft, c)
+		if err == nil || errors.Is(err, claim.ErrNoJob) {
+			w.storeUp()
+		}
 		if errors.Is(err, claim.ErrNoJob) || (err != nil && soft.Err() != nil) {
 			if w.Drain && w.drained(soft) {
 				stop()
@@ -193,6 +197,12 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 		if errors.Is(err, claim.ErrReplaced) {
 			w.fail(err, stop)
 			return interrupted
+		}
+		if w.storeDown(err) {
+			// Claim nothing until the store is back; the heartbeat and the
+			// reaper find out when it is.
+			w.awaitStore(soft, storeRetry)
+			continue
 		}
 		if err != nil {
 			w.logf("claim: %v", err)
@@ -255,10 +265,14 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	defer w.steer.remove(id)
 	began := time.Now()
 	res := w.execute(run, j, r)
+	w.steer.ended(id)
 	res.took = time.Since(began)
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
+		if errors.Is(context.Cause(run), errLeaseLapsed) {
+			w.giveBack(hard, r)
+		}
 		return false, nil
 	}
 	if res.fault != "" {
@@ -348,8 +362,15 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res result) error {
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		err := w.recordOnce(hard, j, r, res)
+		if err == nil || errors.Is(err, claim.ErrLost) {
+			w.storeUp()
+		}
 		if err == nil || errors.Is(err, claim.ErrLost) || errors.Is(err, claim.ErrReplaced) || hard.Err() != nil {
 			return err
+		}
+		if w.storeDown(err) {
+			w.awaitStore(hard, wait) // said once for the outage; tried again once it is back
+			continue
 		}
 		w.logf("job %s: record the end of run %d: %v; trying again in %v", j.ID, r.Attempt, err, wait)
 		select {
@@ -504,21 +525,39 @@ func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes
 
 // heartbeat renews the leases of running jobs until the last one ends, and
 // stops the worker if `worker stop` asked while a wake-up was missed.
+// Leases that lapse unrenewed while the store is unreachable fence the
+// worker: its runs are stopped before another host may take them for lost
+// (outage.go).
 func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 	t := time.NewTicker(w.Config.HeartbeatInterval)
 	defer t.Stop()
+	// Every lease this worker holds ends by the last renewal plus a lease:
+	// a claim sets one from its own, later, time.
+	fence := time.NewTimer(w.Config.Lease)
+	defer fence.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-fence.C:
+			w.fence()
+			// Runs claimed since then hold leases of their own; look again
+			// one interval on, until a renewal succeeds.
+			fence.Reset(w.Config.HeartbeatInterval)
+			continue
 		case <-t.C:
 		}
+		began := time.Now()
 		stopping, err := w.Store.Renew(ctx, w.id, w.Config.Lease)
-		if errors.Is(err, claim.ErrReplaced) {
+		switch {
+		case errors.Is(err, claim.ErrReplaced):
 			w.fail(err, stop)
 			return
-		}
-		if err != nil && ctx.Err() == nil {
+		case err == nil:
+			w.storeUp()
+			fence.Reset(w.Config.Lease - time.Since(began))
+		case ctx.Err() != nil || w.storeDown(err):
+		default:
 			w.logf("renew leases: %v", err)
 		}
 		if stopping {

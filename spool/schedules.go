@@ -158,7 +158,13 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		if errors.Is(err, claim.ErrReplaced) {
 			return err
 		}
-		if msg := fmt.Sprint(err); err != nil && msg != said {
+		// The same trouble is said once, however its words vary: a store
+		// that is away fails in several ways until it is back.
+		msg := fmt.Sprint(err)
+		if errors.Is(err, claim.ErrUnavailable) {
+			msg = claim.ErrUnavailable.Error()
+		}
+		if err != nil && msg != said {
 			d.logf("schedules: %v", err)
 			said = msg
 		} else if err == nil {
