@@ -133,7 +133,11 @@ func TestManyHosts(t *testing.T) {
 	}
 	hosts[0].exit(t, time.Minute)
 
-	waitFor(t, 5*time.Minute, fmt.Sprintf("%d jobs completed", jobs), func() bool { return counts()[claim.Completed] == jobs })
+	// Minutes for the full proof on a busy machine: about 30 ms a job.
+	began := time.Now()
+	waitFor(t, max(5*time.Minute, time.Duration(jobs)*30*time.Millisecond), fmt.Sprintf("%d jobs completed", jobs),
+		func() bool { return counts()[claim.Completed] == jobs })
+	t.Logf("%d jobs completed %v after the first host was killed", jobs, time.Since(began).Round(time.Second))
 	if c := counts(); c[claim.Pending]+c[claim.Processing]+c[claim.Failed]+c[claim.Dead] != 0 {
 		t.Errorf("counts after every job completed: %v", c)
 	}
@@ -178,5 +182,72 @@ func TestManyHosts(t *testing.T) {
 	}
 	if files, _ := filepath.Glob(filepath.Join(ran, "*")); len(files) < jobs {
 		t.Errorf("%d run files for %d jobs", len(files), jobs)
+	}
+}
+
+// startOnHost starts queuectl in a UTS namespace of its own, named name: a
+// host of its own to the store, whose pids are not this host's. It skips
+// the test unless it runs as root with unshare(1).
+func (h *qhome) startOnHost(name string, args ...string) *proc {
+	h.t.Helper()
+	if os.Geteuid() != 0 {
+		h.t.Skip("skipped: unshare --uts needs root")
+	}
+	unshare, err := exec.LookPath("unshare")
+	if err != nil {
+		h.t.Skip("skipped: no unshare(1)")
+	}
+	cmd := h.command(args...)
+	cmd.Args = append([]string{unshare, "--uts", "sh", "-c", `hostname "$1" && shift && exec "$@"`, "sh", name, cmd.Path}, args...)
+	cmd.Path = unshare
+	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.stdout, p.stderr
+	if err := cmd.Start(); err != nil {
+		h.t.Fatal(err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	h.t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-p.done
+	})
+	return p
+}
+
+// TestCancelAcrossHosts: `cancel` on one host stops a job running on
+// another: the job's process group there is gone (its background child
+// too) when cancel returns, and the job is canceled, its run stopped.
+func TestCancelAcrossHosts(t *testing.T) {
+	h := newPostgresHome(t)
+	other := newHome(t)
+	other.db = h.db
+	host := fmt.Sprintf("qcancel-%d", os.Getpid())
+	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
+	pgid := readPGID(t, filepath.Join(dir, "pgid"))
+
+	began := time.Now()
+	out, errText, code := h.run("cancel", "far")
+	took := time.Since(began)
+	if code != 0 || out != "Canceled job far: its processes are stopped\n" {
+		t.Fatalf("cancel of a job on another host: exit %d, stdout %q\nstderr: %s", code, out, errText)
+	}
+	t.Logf("cancel from this host stopped the job on %s in %v", host, took.Round(time.Millisecond))
+	if groupAlive(pgid) {
+		t.Errorf("process group %d on the other host outlived the cancel", pgid)
+	}
+	v := h.show("far")
+	if v.State != "canceled" || len(v.Runs) != 1 || v.Runs[0].Outcome != "canceled" {
+		t.Errorf("job after cancel = %+v, want canceled, its one run stopped", v)
+	}
+	if runs := runsOf(t, h, "far"); len(runs) != 1 || !strings.HasPrefix(runs[0].Host, host+"/") {
+		t.Errorf("runs %+v, want one on host %s", runs, host)
+	}
+	if !strings.Contains(w.stderr.String(), "job far canceled") {
+		t.Errorf("the other host's worker did not say the job was canceled:\n%s", w.stderr)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
 	}
 }

@@ -1,0 +1,404 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Tests of a PostgreSQL store that goes away while workers use it: a TCP
+// proxy in the test stands between a worker and the shared server, and
+// cuts every connection through it (and refuses new ones) while the
+// server itself runs on for the other tests.
+
+// tcpProxy forwards connections to target until it is cut.
+type tcpProxy struct {
+	t      *testing.T
+	target string
+	ln     net.Listener
+
+	mu      sync.Mutex
+	down    bool
+	conns   map[net.Conn]struct{}
+	refused atomic.Int64 // connections refused while down
+}
+
+func newTCPProxy(t *testing.T, target string) *tcpProxy {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &tcpProxy{t: t, target: target, ln: ln, conns: map[net.Conn]struct{}{}}
+	go p.accept()
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	return p
+}
+
+// via returns dsn with its host and port replaced by the proxy's.
+func (p *tcpProxy) via(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	u.Host = p.ln.Addr().String()
+	return u.String()
+}
+
+func (p *tcpProxy) accept() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		down := p.down
+		if !down {
+			p.conns[c] = struct{}{}
+		}
+		p.mu.Unlock()
+		if down {
+			// The server is unreachable: the connection is closed before
+			// a byte of the startup, as a refused one would be.
+			p.refused.Add(1)
+			c.Close()
+			continue
+		}
+		go p.forward(c)
+	}
+}
+
+func (p *tcpProxy) forward(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	if p.down {
+		p.mu.Unlock()
+		c.Close()
+		s.Close()
+		return
+	}
+	p.conns[s] = struct{}{}
+	p.mu.Unlock()
+	go func() { io.Copy(s, c); s.Close(); c.Close() }()
+	io.Copy(c, s)
+	c.Close()
+	s.Close()
+}
+
+// cut closes every proxied connection and refuses new ones until restore.
+func (p *tcpProxy) cut() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		c.Close()
+	}
+	clear(p.conns)
+}
+
+func (p *tcpProxy) restore() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = false
+}
+
+// outageJob is a job command that notes each start in $DIR/$ID.runs and
+// its shell's pid in $DIR/$ID.pid, waits for $DIR/open, and notes that it
+// got past it in $DIR/$ID.done.
+const outageJob = `echo "$QUEUECTL_ATTEMPT" >> "$DIR/$QUEUECTL_JOB_ID.runs"; echo $$ > "$DIR/$QUEUECTL_JOB_ID.pid"
+while [ ! -e "$DIR/open" ]; do sleep 0.05; done
+echo "$QUEUECTL_ATTEMPT" >> "$DIR/$QUEUECTL_JOB_ID.done"`
+
+// openGate lets the outageJobs of dir past their gate.
+func openGate(t *testing.T, dir string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "open"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// pidIn reads the pid a job wrote, 0 if none yet.
+func pidIn(path string) int {
+	data, _ := os.ReadFile(path)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
+	return pid
+}
+
+// outageSetup is a PostgreSQL home for the admin (direct to the server)
+// and a home for a worker that reaches the same store through a proxy.
+func outageSetup(t *testing.T, heartbeat, lease string) (admin, worker *qhome, proxy *tcpProxy, dir string) {
+	admin = newPostgresHome(t)
+	u, err := url.Parse(admin.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy = newTCPProxy(t, u.Host)
+	worker = newHome(t)
+	worker.db = proxy.via(admin.db)
+	admin.must("config", "set", "heartbeat-interval", heartbeat)
+	admin.must("config", "set", "lease", lease)
+	return admin, worker, proxy, t.TempDir()
+}
+
+func (h *qhome) enqueueOutageJob(dir, id string) {
+	h.t.Helper()
+	h.must("enqueue", "--id", id, "--env", "DIR="+dir, "--command", outageJob)
+}
+
+// runsOf returns a job's runs as the store has them.
+func runsOf(t *testing.T, h *qhome, id string) []claim.Run {
+	t.Helper()
+	s, err := claim.Open(h.location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	runs, err := s.Runs(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return runs
+}
+
+// TestStoreOutage: the server goes away while a worker runs jobs, and
+// comes back before the lease lapses. The jobs go on (their processes are
+// not killed) and end during the outage; the worker says once that the
+// store is unreachable, claims nothing and does not spin, and once it is
+// back it records each result exactly once, says so, and claims again.
+func TestStoreOutage(t *testing.T) {
+	admin, worker, proxy, dir := outageSetup(t, "1s", "30s")
+	admin.enqueueOutageJob(dir, "a")
+	admin.enqueueOutageJob(dir, "b")
+	w := worker.start("worker", "start", "--count", "2", "--no-spool")
+	for _, id := range []string{"a", "b"} {
+		waitFor(t, time.Minute, "job "+id+" to start", func() bool { return pidIn(filepath.Join(dir, id+".pid")) > 0 })
+	}
+
+	proxy.cut()
+	cutAt := time.Now()
+	waitFor(t, 30*time.Second, "the worker to say the store is unreachable", func() bool {
+		return strings.Contains(w.stderr.String(), "store unreachable")
+	})
+	// The jobs end while the store is away: their ends wait to be recorded.
+	openGate(t, dir)
+	for _, id := range []string{"a", "b"} {
+		waitFor(t, 30*time.Second, "job "+id+" to get past its gate", func() bool {
+			_, err := os.Stat(filepath.Join(dir, id+".done"))
+			return err == nil
+		})
+	}
+	// An outage of a few seconds more, while the worker has results to
+	// record and slots free to claim: it must wait, not spin.
+	admin.enqueueOutageJob(dir, "c")
+	refusedBefore := proxy.refused.Load()
+	stderrBefore := strings.Count(w.stderr.String(), "\n")
+	hold := time.NewTimer(4 * time.Second)
+	select {
+	case <-hold.C:
+	case <-w.done:
+		t.Fatalf("the worker exited during the outage: %v\nstderr: %s", w.err, w.stderr)
+	}
+	attempts := float64(proxy.refused.Load()-refusedBefore) / 4
+	said := strings.Count(w.stderr.String(), "\n") - stderrBefore
+	if j := admin.show("c"); j.State != "pending" {
+		t.Errorf("job c is %s during the outage, want pending", j.State)
+	}
+	proxy.restore()
+	t.Logf("outage of %v; %.1f connection attempts a second while it lasted, %d lines said in its last 4 s",
+		time.Since(cutAt).Round(100*time.Millisecond), attempts, said)
+	// The heartbeat, the reaper, the listener and the slots each try at
+	// their own pace, about once a second or slower; a loop without a
+	// pause would make thousands of attempts a second.
+	if attempts > 20 {
+		t.Errorf("%.1f connection attempts a second during the outage; the worker spins", attempts)
+	}
+	if said > 1 {
+		t.Errorf("the worker said %d lines in 4 s of an outage it had already reported:\n%s", said, w.stderr)
+	}
+
+	admin.must("wait", "a", "b", "c", "--timeout", "60s")
+	t.Logf("the worker said:\n%s", w.stderr)
+	for _, id := range []string{"a", "b", "c"} {
+		runs := runsOf(t, admin, id)
+		if len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
+			t.Errorf("job %s: runs %+v, want one, completed", id, runs)
+		}
+		if got := lines(t, filepath.Join(dir, id+".runs")); len(got) != 1 || got["1"] != 1 {
+			t.Errorf("job %s started %v (attempt: times), want once", id, got)
+		}
+	}
+	text := w.stderr.String()
+	for _, want := range []string{"store unreachable", "store reachable again"} {
+		if n := strings.Count(text, want); n != 1 {
+			t.Errorf("the worker said %q %d times, want once\nstderr: %s", want, n, text)
+		}
+	}
+	if strings.Contains(text, "dropped") || strings.Contains(text, "lost") {
+		t.Errorf("the worker dropped or lost a run:\n%s", text)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
+
+// TestStoreOutageOutlastsLease: the server stays away from one host
+// longer than the lease, and a worker on another host, which still reaches
+// it, takes that host's runs for lost 5 s after the lease and runs their
+// jobs again. The cut-off worker stops its running job when its lease
+// lapses unrenewed (before the other host may start it), keeps a job that
+// ended meanwhile from recording its stale result once the store is back
+// (the other host's run stands), and claims again. Each job completes
+// once, without using up an attempt for the lost run.
+func TestStoreOutageOutlastsLease(t *testing.T) {
+	admin, worker, proxy, _ := outageSetup(t, "1s", "3s")
+	long, quick := t.TempDir(), t.TempDir()
+	admin.enqueueOutageJob(long, "long")
+	admin.enqueueOutageJob(quick, "quick")
+	w := worker.start("worker", "start", "--count", "2", "--no-spool")
+	waitFor(t, time.Minute, "both jobs to start", func() bool {
+		return pidIn(filepath.Join(long, "long.pid")) > 0 && pidIn(filepath.Join(quick, "quick.pid")) > 0
+	})
+	first := pidIn(filepath.Join(long, "long.pid"))
+
+	proxy.cut()
+	cutAt := time.Now()
+	// quick ends during the outage: its result waits to be recorded.
+	openGate(t, quick)
+	waitFor(t, 30*time.Second, "quick's first run to end", func() bool { return lines(t, filepath.Join(quick, "quick.done"))["1"] == 1 })
+	waitFor(t, time.Minute, "the worker to stop the run whose lease lapsed", func() bool {
+		return strings.Contains(w.stderr.String(), "lapsed")
+	})
+	waitFor(t, 30*time.Second, "the run's process to be gone", func() bool { return !groupAlive(first) })
+	t.Logf("run stopped %v after the cut (lease 3s; another host may recover it after 8s)",
+		time.Since(cutAt).Round(100*time.Millisecond))
+	if lines(t, filepath.Join(long, "long.done"))["1"] != 0 {
+		t.Fatal("long's first run got past its gate, which was never opened")
+	}
+	openGate(t, long)
+
+	// Another host, which reaches the server, recovers both runs after the
+	// lease and its grace, and runs the jobs again.
+	other := newHome(t)
+	other.db = admin.db
+	b := other.startOnHost(fmt.Sprintf("qother-%d", os.Getpid()), "worker", "start", "--count", "2", "--no-spool")
+	admin.must("wait", "long", "quick", "--timeout", "60s")
+	proxy.restore()
+	waitFor(t, 30*time.Second, "the cut-off worker to be back and drop quick's stale result", func() bool {
+		text := w.stderr.String()
+		return strings.Contains(text, "store reachable again") && strings.Contains(text, "job quick: run 1 was recovered")
+	})
+	// Alone again, it claims again.
+	b.signal(t, syscall.SIGTERM)
+	if code := b.exit(t, time.Minute); code != 0 {
+		t.Errorf("the other host's worker exit %d after SIGTERM\nstderr: %s", code, b.stderr)
+	}
+	after := t.TempDir()
+	openGate(t, after)
+	admin.enqueueOutageJob(after, "after")
+	admin.must("wait", "after", "--timeout", "60s")
+
+	for _, id := range []string{"long", "quick"} {
+		runs := runsOf(t, admin, id)
+		if len(runs) != 2 || runs[0].Outcome != claim.OutcomeLost || runs[1].Outcome != claim.OutcomeCompleted ||
+			!strings.HasPrefix(runs[1].Host, "qother-") {
+			t.Errorf("runs of job %s %+v, want run 1 lost and run 2 completed on the other host", id, runs)
+		}
+		if j := admin.show(id); j.Attempts != 1 || j.State != "completed" {
+			t.Errorf("job %s %s after %d attempts, want completed after 1: a lost run is not an attempt", id, j.State, j.Attempts)
+		}
+	}
+	if got := lines(t, filepath.Join(long, "long.done")); len(got) != 1 || got["2"] != 1 {
+		t.Errorf("long's runs that got past the gate: %v, want run 2 only", got)
+	}
+	text := w.stderr.String()
+	for _, want := range []string{"store unreachable", "lapsed", "store reachable again"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the worker did not say %q\nstderr: %s", want, text)
+		}
+	}
+	t.Logf("the cut-off worker said:\n%s", text)
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
+
+// TestCommandsAgainstUnreachableServer: every command that needs the store
+// says what is wrong and how to fix it, and exits 1: a server that went
+// away, a port where none listens, a role the server refuses, a database
+// that does not exist, and a URL that is not one.
+func TestCommandsAgainstUnreachableServer(t *testing.T) {
+	admin := newPostgresHome(t)
+	admin.must("status") // the schema exists
+	u, err := url.Parse(admin.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := newTCPProxy(t, u.Host)
+	proxy.cut()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noPort := closed.Addr().String()
+	closed.Close()
+	withHost := func(host string) string {
+		v := *u
+		v.Host = host
+		return v.String()
+	}
+	withUser := func(user string) string {
+		v := *u
+		v.User = url.UserPassword(user, "s3cret-word")
+		return v.String()
+	}
+	withDB := func(db string) string {
+		v := *u
+		v.Path = "/" + db
+		return v.String()
+	}
+	cases := []struct {
+		name, db, want, hint string
+	}{
+		{"server gone", proxy.via(admin.db), "database unavailable", "server is running and reachable"},
+		{"nothing on the port", withHost(noPort), noPort, "server is running and reachable"},
+		{"no such role", withUser("queuectl_no_such_role"), "queuectl_no_such_role", "refused the user"},
+		{"no such database", withDB("queuectl_no_such_db"), "queuectl_no_such_db", "create the database"},
+		{"not a URL", "postgres://%zz", "open database", "postgres://USER:PASSWORD@HOST"},
+	}
+	for _, tc := range cases {
+		h := newHome(t)
+		h.db = tc.db
+		for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"}, {"worker", "start", "--no-spool"}} {
+			out, errText, code := h.run(args...)
+			what := tc.name + ": queuectl " + strings.Join(args, " ")
+			if code != 1 || out != "" {
+				t.Errorf("%s: exit %d, stdout %q; want 1 and nothing\nstderr: %s", what, code, out, errText)
+			}
+			if !strings.Contains(errText, "queuectl: error: ") || !strings.Contains(errText, tc.want) ||
+				!strings.Contains(errText, "queuectl: hint: ") || !strings.Contains(errText, tc.hint) {
+				t.Errorf("%s: stderr %q; want an error naming %q and a hint saying %q", what, errText, tc.want, tc.hint)
+			}
+			if strings.Contains(errText, "s3cret-word") {
+				t.Errorf("%s: stderr shows a password: %q", what, errText)
+			}
+		}
+	}
+}
