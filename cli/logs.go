@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -106,24 +107,40 @@ func (l *logPrinter) log(r claim.Run) run.Log {
 	return run.Log{Run: r, Stderr: l.c.Bool("stderr")}
 }
 
-func (l *logPrinter) header(r claim.Run) error {
+// header writes run r's header line under --all; from is where its
+// output comes from.
+func (l *logPrinter) header(r claim.Run, from run.Origin) error {
 	if !l.c.Bool("all") {
 		return nil
 	}
-	return report.RunHeader(l.c.App.Writer, r)
+	lg, kept := l.log(r), ""
+	switch {
+	case from == run.FromTail:
+		kept = report.KeptText(*lg.Kept()) + " of " + lg.Where()
+	case from == run.FromNowhere && r.EndedAt.IsZero():
+		kept = "nothing yet of " + lg.Where()
+	case from == run.FromNowhere:
+		kept = "nothing of " + lg.Where()
+	}
+	return report.RunHeader(l.c.App.Writer, r, kept)
 }
 
 // print writes run r's stream: its log file here, else the tail kept with
 // the run, saying so on stderr.
 func (l *logPrinter) print(r claim.Run) error {
-	if err := l.header(r); err != nil {
-		return err
-	}
-	from, err := l.log(r).Copy(l.c.App.Writer)
+	lg := l.log(r)
+	text, from, err := lg.Open()
 	if err != nil {
 		return err
 	}
-	l.note(l.log(r), from)
+	defer text.Close()
+	if err := l.header(r, from); err != nil {
+		return err
+	}
+	if _, err := io.Copy(l.c.App.Writer, text); err != nil {
+		return err
+	}
+	l.note(lg, from)
 	return nil
 }
 
@@ -155,7 +172,7 @@ func (l *logPrinter) follow(r claim.Run) error {
 		var err error
 		if l.log(r).Elsewhere() {
 			err = l.followElsewhere(r)
-		} else if err = l.header(r); err == nil {
+		} else if err = l.header(r, run.FromFile); err == nil {
 			err = run.Follow(ctx, l.c.App.Writer, l.log(r).Path(), 100*time.Millisecond, func() (bool, error) {
 				runs, err := l.h.store.Runs(ctx, l.id)
 				got, ok := runByAttempt(runs, r.Attempt)

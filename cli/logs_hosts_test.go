@@ -69,6 +69,11 @@ func TestLogsFromAnotherHost(t *testing.T) {
 		t.Errorf("logs big --stderr on another host = %q, stderr %q; want warn, said to be all of it", out, errText)
 	}
 
+	if out := here.must("logs", "big", "--all"); !strings.Contains(out,
+		fmt.Sprintf(" · kept: the last 64 KiB of 223.5 KiB of %s:%s ==\n", host, full)) {
+		t.Errorf("logs big --all on another host: header %q does not say what was kept", out[:min(len(out), 200)])
+	}
+
 	show := here.must("show", "big")
 	for _, want := range []string{
 		host + ":" + full,
@@ -127,5 +132,26 @@ func TestLogsFromAnotherHost(t *testing.T) {
 	}
 	if err := worker.Wait(); err != nil {
 		t.Errorf("worker on %s: %v", host, err)
+	}
+
+	// queuectl run here, its job run there: the output kept with the run
+	// is written here when it ends, and the exit code is the job's.
+	fg := here.start("run", "--max-retries", "1", "--shell", "echo from-there; echo oops >&2; exit 4")
+	worker = onHost(t, there, host, "worker", "start", "--drain", "--no-spool")
+	waitFor(t, time.Minute, "queuectl run to enqueue its job", func() bool {
+		out, _, _ := here.run("list", "--state", "pending")
+		return strings.Contains(out, "from-there")
+	})
+	if err := worker.Run(); err != nil {
+		t.Errorf("worker on %s: %v", host, err)
+	}
+	if code := fg.exit(t, time.Minute); code != 4 {
+		t.Errorf("queuectl run of a job run on another host exited %d, want 4\nstderr: %s", code, fg.stderr)
+	}
+	if got := fg.stdout.String(); got != "from-there\n" {
+		t.Errorf("queuectl run of a job run on another host: stdout %q, want %q", got, "from-there\n")
+	}
+	if got := fg.stderr.String(); !strings.Contains(got, "oops\n") || !strings.Contains(got, "started on "+host+": its output shows when it ends") {
+		t.Errorf("queuectl run of a job run on another host: stderr %q, want the job's and where it runs", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
 )
@@ -204,7 +205,12 @@ func (f *follower) cause() error { return context.Cause(f.ctx) }
 func (f *follower) event(e run.TailEvent) {
 	f.disarm()
 	if !e.Ended {
-		f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)
+		if e.Run.Host != run.HostID() {
+			f.announce("attempt %d of %d started on %s: its output shows when it ends (the last %s of each stream)",
+				e.Run.Attempt, e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
+		} else {
+			f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)
+		}
 		if f.timeout > 0 {
 			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
 		}

@@ -225,7 +225,7 @@ const (
 	// FromFile: the log file here (none: the stream printed nothing).
 	FromFile Origin = iota
 	// FromTail: the tail kept with the run, which ran on another host or
-	// whose file is gone (log-retention, rm by hand).
+	// whose file is gone (removed by hand, or by a clean-up outside queuectl).
 	FromTail
 	// FromNowhere: the run ran on another host and nothing was kept: it
 	// has not ended yet, or was lost there.

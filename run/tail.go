@@ -16,7 +16,8 @@ import (
 // Tail follows one job from outside the worker, for `queuectl run`: it
 // streams each run's stdout and stderr, attempt after attempt, as the
 // worker writes them to the run's log files, and reports each run's start
-// and end. The log files must be on this host.
+// and end. A run of another host, whose files are there, is written when
+// it ends, from the last 64 KiB of each stream kept with it.
 type Tail struct {
 	Store  *claim.Store
 	Stdout io.Writer // every run's stdout, in order
@@ -87,6 +88,9 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 				if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 					return claim.Job{}, err
 				}
+				if err := t.kept(ctx, r); err != nil {
+					return claim.Job{}, err
+				}
 				logs.close()
 				t.event(TailEvent{Job: j, Run: r, Ended: true})
 			}
@@ -115,6 +119,28 @@ func (t *Tail) read(ctx context.Context, id string) (claim.Job, []claim.Run, err
 	return j, runs, err
 }
 
+// kept writes what the store kept of ended run r, when it ran on another
+// host: its files cannot be read here.
+func (t *Tail) kept(ctx context.Context, r claim.Run) error {
+	if r.Host == HostID() {
+		return nil
+	}
+	runs, err := t.Store.RunsWithTails(ctx, r.JobID)
+	if err != nil {
+		return err
+	}
+	for _, got := range runs {
+		if got.Attempt == r.Attempt && got.Tails != nil {
+			if _, err := t.Stdout.Write(got.Tails.Stdout.Data); err != nil {
+				return err
+			}
+			_, err := t.Stderr.Write(got.Tails.Stderr.Data)
+			return err
+		}
+	}
+	return nil
+}
+
 func (t *Tail) event(e TailEvent) {
 	if t.Event != nil {
 		t.Event(e)
@@ -134,8 +160,8 @@ func (l *runLogs) open(r claim.Run) {
 }
 
 func (l *runLogs) copy(stdout, stderr io.Writer) error {
-	if l.run == nil {
-		return nil
+	if l.run == nil || l.run.Host != HostID() {
+		return nil // another host's files are not here (Tail.kept)
 	}
 	var errs [2]error
 	l.out, errs[0] = copyNew(stdout, l.out, l.run.StdoutPath)

@@ -13,7 +13,7 @@ import (
 // claim.TailBytes of each stream with the run (SPEC §9). The pages and the
 // API show that tail where the file cannot be read here: the run ran on
 // another host (whose files are never looked for here: a file of the same
-// name belongs to another run), or its file is gone (log-retention, rm).
+// name belongs to another run), or its file is gone (removed by hand).
 
 // keptLog is where one stream of a run is read from: the file in this
 // home's logs/, or (Tail set) the tail kept with the run.
