@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net"
@@ -33,6 +34,10 @@ type tcpProxy struct {
 	down    bool
 	conns   map[net.Conn]struct{}
 	refused atomic.Int64 // connections refused while down
+	// trap, when set, is bytes whose first sight in an answer of the
+	// server makes the proxy drop that answer and cut every connection.
+	trap    []byte
+	trapped atomic.Bool
 }
 
 func newTCPProxy(t *testing.T, target string) *tcpProxy {
@@ -96,9 +101,44 @@ func (p *tcpProxy) forward(c net.Conn) {
 	p.conns[s] = struct{}{}
 	p.mu.Unlock()
 	go func() { io.Copy(s, c); s.Close(); c.Close() }()
-	io.Copy(c, s)
+	buf := make([]byte, 64<<10)
+	for {
+		n, err := s.Read(buf)
+		if n > 0 && p.sprung(buf[:n]) {
+			p.cut()
+			p.restore()
+			break
+		}
+		if n > 0 {
+			if _, err := c.Write(buf[:n]); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	c.Close()
 	s.Close()
+}
+
+// sprung reports whether an answer holds the trap's bytes, disarming it.
+func (p *tcpProxy) sprung(answer []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.trap == nil || !bytes.Contains(answer, p.trap) {
+		return false
+	}
+	p.trap = nil
+	p.trapped.Store(true)
+	return true
+}
+
+// setTrap arms the trap (sprung).
+func (p *tcpProxy) setTrap(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.trap = b
 }
 
 // cut closes every proxied connection and refuses new ones until restore.
@@ -334,6 +374,37 @@ func TestStoreOutageOutlastsLease(t *testing.T) {
 		}
 	}
 	t.Logf("the cut-off worker said:\n%s", text)
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
+
+// TestClaimAnswerLost: the connection is lost after the server committed a
+// worker's claim and before its answer arrived. The worker does not know
+// it holds the job, and its heartbeat would renew the lease for as long as
+// it runs; its reaper finds the run no slot holds, recovers it as lost,
+// and the job runs, once.
+func TestClaimAnswerLost(t *testing.T) {
+	admin, worker, proxy, dir := outageSetup(t, "1s", "30s")
+	w := worker.start("worker", "start", "--count", "1", "--no-spool")
+	waitFor(t, time.Minute, "the worker to start", func() bool { return strings.Contains(w.stderr.String(), "started:") })
+	id := fmt.Sprintf("unseen-%d", time.Now().UnixNano())
+	proxy.setTrap([]byte(id))
+	admin.must("enqueue", "--id", id, "--env", "DIR="+dir, "--command", `echo "$QUEUECTL_ATTEMPT" >> "$DIR/runs"`)
+	waitFor(t, time.Minute, "the claim's answer to be cut off", proxy.trapped.Load)
+	admin.must("wait", id, "--timeout", "60s")
+	runs := runsOf(t, admin, id)
+	if len(runs) != 2 || runs[0].Outcome != claim.OutcomeLost || runs[1].Outcome != claim.OutcomeCompleted {
+		t.Errorf("runs %+v, want run 1 (claimed unseen) lost and run 2 completed", runs)
+	}
+	if got := lines(t, filepath.Join(dir, "runs")); len(got) != 1 || got["2"] != 1 {
+		t.Errorf("the job ran as %v (attempt: times), want run 2 once", got)
+	}
+	if j := admin.show(id); j.Attempts != 1 {
+		t.Errorf("job attempts %d, want 1: a run lost unseen is not an attempt", j.Attempts)
+	}
+	t.Logf("the worker said:\n%s", w.stderr)
 	w.signal(t, syscall.SIGTERM)
 	if code := w.exit(t, time.Minute); code != 0 {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)

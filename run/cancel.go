@@ -69,6 +69,14 @@ func (s *steering) remove(id claim.RunID) {
 	delete(s.over, id)
 }
 
+// holds reports whether a run is registered.
+func (s *steering) holds(id claim.RunID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.running[id]
+	return ok
+}
+
 // ended notes that a run's command is over.
 func (s *steering) ended(id claim.RunID) {
 	s.mu.Lock()

@@ -34,27 +34,24 @@ func (w *Worker) reap(ctx context.Context) {
 }
 
 func (w *Worker) reapOnce(ctx context.Context) {
+	unseen := w.unsure.CompareAndSwap(true, false)
 	runs, err := w.Store.InFlight(ctx)
 	if err != nil {
+		if unseen {
+			w.unsure.Store(true)
+		}
 		if ctx.Err() == nil && !w.storeDown(err) {
 			w.logf("reaper: %v", err)
 		}
 		return
 	}
 	w.storeUp()
+	unseen = unseen && w.reapUnseen()
 	now := w.Store.Now()
 	var lost []claim.InFlight
 	var groups []int
 	for _, f := range runs {
-		if f.WorkerID == w.id && now.Before(f.LeaseUntil) {
-			continue
-		}
-		localGone := f.Host == w.host && !alive(f.PID)
-		expires := f.LeaseUntil
-		if f.Host != w.host {
-			expires = expires.Add(otherHostGrace)
-		}
-		if !localGone && now.Before(expires) {
+		if !w.lost(f, now, unseen) {
 			continue
 		}
 		lost = append(lost, f)
@@ -109,6 +106,41 @@ func (w *Worker) recovered(ctx context.Context, f claim.InFlight, next claim.Sta
 	default:
 		w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
 	}
+}
+
+// lost reports whether a run in flight is lost: its worker is gone from
+// this host, or its lease has lapsed (on another host's clock, with a
+// grace), or it is this worker's and, unseen, no slot holds it.
+func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool) bool {
+	if f.WorkerID == w.id {
+		if unseen && !w.steer.holds(claim.RunID{JobID: f.JobID, Attempt: f.Attempt}) {
+			return true
+		}
+		if now.Before(f.LeaseUntil) {
+			return false
+		}
+	}
+	localGone := f.Host == w.host && !alive(f.PID)
+	expires := f.LeaseUntil
+	if f.Host != w.host {
+		expires = expires.Add(otherHostGrace)
+	}
+	return localGone || !now.Before(expires)
+}
+
+// reapUnseen reports whether this pass may take for lost a run of this
+// worker that no slot holds: one claimed by a claim whose COMMIT reached the
+// store but whose answer did not. Nothing else would ever end it, as the
+// heartbeat renews its lease. The runs were listed after a claim failed
+// so; if no claim is in flight now, every run claimed before the listing
+// is held by its slot, or ended (Recover then finds it moved on: ErrLost),
+// or was never seen. Otherwise the next pass looks again.
+func (w *Worker) reapUnseen() bool {
+	if w.claiming.Load() != 0 {
+		w.unsure.Store(true)
+		return false
+	}
+	return true
 }
 
 // lostDead fires the on_dead hook of a job that died of lost runs.

@@ -54,6 +54,12 @@ type Worker struct {
 	steer      steering // the runs in the slots, to stop one whose job is canceled
 	pauses     pauseNotes
 	outage     outage // whether the store answers (outage.go)
+	// claiming counts claims in flight, and claimed runs not yet in steer;
+	// unsure is set when a claim failed in a way that may have committed
+	// (the connection lost on COMMIT): the reaper then looks for a run of
+	// this worker that no slot holds (reapUnseen).
+	claiming atomic.Int32
+	unsure   atomic.Bool
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -182,9 +188,13 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 		Lease: w.Config.Lease, LogDir: w.LogDir}
 	for soft.Err() == nil {
 		woken := w.wake.wait()
+		w.claiming.Add(1)
 		j, r, err := w.Store.Claim(soft, c)
 		if err == nil || errors.Is(err, claim.ErrNoJob) {
 			w.storeUp()
+		}
+		if err != nil {
+			w.claimFailed(err)
 		}
 		if errors.Is(err, claim.ErrNoJob) || (err != nil && soft.Err() != nil) {
 			if w.Drain && w.drained(soft) {
@@ -218,6 +228,16 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 		w.running.Add(-1)
 	}
 	return interrupted
+}
+
+// claimFailed notes a claim that returned err instead of a run: no run to
+// hold, and, unless the store answered that there is none, perhaps one
+// committed unseen.
+func (w *Worker) claimFailed(err error) {
+	if !errors.Is(err, claim.ErrNoJob) {
+		w.unsure.Store(true)
+	}
+	w.claiming.Add(-1)
 }
 
 // claimed is a job a slot holds, with the run it claimed it as.
@@ -262,6 +282,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	defer stopRun(nil)
 	id := claim.RunID{JobID: j.ID, Attempt: r.Attempt}
 	w.steer.add(id, stopRun)
+	w.claiming.Add(-1) // held: the reaper sees it in steer
 	defer w.steer.remove(id)
 	began := time.Now()
 	res := w.execute(run, j, r)
@@ -333,7 +354,11 @@ func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault 
 func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j claim.Job, r claim.Run, res result) (next *claimed, ok bool) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
+	w.claiming.Add(1)
 	nj, nr, lost, err := w.Store.CompleteAndClaim(ctx, r, c)
+	if err != nil {
+		w.claimFailed(err)
+	}
 	switch {
 	case lost:
 		w.emit(Event{Kind: EventDropped, Job: j.ID, Run: r.Attempt})
