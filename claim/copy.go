@@ -62,6 +62,23 @@ func (e *NotEmptyError) Hint() string {
 	return "copy into a new, empty database (createdb NAME), or a new schema (add &search_path=NAME to the URL)"
 }
 
+// OldSchemaError is the refusal of OpenReadOnly to read a database whose
+// schema is older than this binary's: Open would migrate it, a read-only
+// open must not.
+type OldSchemaError struct {
+	Location      string
+	Version, Want int
+}
+
+func (e *OldSchemaError) Error() string {
+	return fmt.Sprintf("database %s has schema version %d, older than this queuectl's (%d), and is only read here", e.Location, e.Version, e.Want)
+}
+
+// Hint says how to bring it up to date.
+func (e *OldSchemaError) Hint() string {
+	return "run any command on it once (queuectl status, with the same --home or --db) to bring it up to date, then copy"
+}
+
 // tableWords names a table's rows in messages: one, many.
 var tableWords = map[string][2]string{
 	"jobs": {"job", "jobs"}, "runs": {"run", "runs"}, "deps": {"dependency", "dependencies"},

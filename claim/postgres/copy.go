@@ -27,13 +27,14 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Engine, error) {
 	var pe *pgconn.PgError
 	switch {
 	case errors.As(err, &pe) && pe.Code == codeUndefinedTable, errors.Is(err, pgx.ErrNoRows):
-		err = fmt.Errorf("database %s holds no queuectl store", e.location)
+		err = &hinted{fmt.Errorf("database %s holds no queuectl store", e.location),
+			"name the store to copy from with --db (or QUEUECTL_DB); its schema is on the URL's search_path"}
 	case err != nil:
 		err = classify(fmt.Errorf("read schema version: %w", err))
 	case version > len(migrations):
 		err = newerSchema(version)
 	case version < len(migrations):
-		err = fmt.Errorf("database %s has schema version %d, older than this queuectl's (%d): run any command on it once (queuectl --db URL status) to bring it up to date", e.location, version, len(migrations))
+		err = &claim.OldSchemaError{Location: e.location, Version: version, Want: len(migrations)}
 	}
 	if err != nil {
 		e.Close()

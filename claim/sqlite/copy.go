@@ -27,7 +27,7 @@ func OpenReadOnly(ctx context.Context, path string) (*Engine, error) {
 	}
 	version, err := schemaVersion(e.db.QueryRowContext(ctx, "PRAGMA user_version"))
 	if err == nil && version < len(migrations) {
-		err = fmt.Errorf("database %s has schema version %d, older than this queuectl's (%d): run any command on it once (queuectl status) to bring it up to date", path, version, len(migrations))
+		err = &claim.OldSchemaError{Location: path, Version: version, Want: len(migrations)}
 	}
 	if err != nil {
 		e.Close()

@@ -2,6 +2,7 @@ package sqlite_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -36,7 +37,8 @@ func TestOpenReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	if s, err := claim.OpenReadOnly(path); err == nil || !strings.Contains(err.Error(), "older than this queuectl's") {
+	var old *claim.OldSchemaError
+	if s, err := claim.OpenReadOnly(path); !errors.As(err, &old) || old.Version != schemaVersion-1 {
 		if s != nil {
 			s.Close()
 		}
