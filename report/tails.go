@@ -67,8 +67,11 @@ func (p Printer) keptTails(b *strings.Builder, runs []claim.Run) {
 		if s.tail.Size == 0 || !p.FromTail(r, s.err) {
 			continue
 		}
-		fmt.Fprintf(b, "\n%s of run %d, %s kept with the run (the full log: %s):\n",
-			s.name, r.Attempt, KeptText(s.tail), r.HostName()+":"+s.path)
+		whole := "the full log: " + r.HostName() + ":" + s.path
+		if p.Host != "" && r.Host == p.Host {
+			whole = "its log file " + s.path + " is gone"
+		}
+		fmt.Fprintf(b, "\n%s of run %d, %s kept with the run (%s):\n", s.name, r.Attempt, KeptText(s.tail), whole)
 		b.Write(s.tail.Data)
 		if !strings.HasSuffix(string(s.tail.Data), "\n") {
 			b.WriteString("\n")
