@@ -262,7 +262,6 @@ func fill(b *testing.B, db testDB, s *claim.Store, n int) {
 // the same at both. Each run first tops the queue up by the b.N jobs it
 // will take.
 func BenchmarkClaimers(b *testing.B) {
-	const slots = 8
 	for _, e := range testEngines {
 		b.Run(e.name, func(b *testing.B) {
 			for _, queued := range queuedSizes(b) {
@@ -271,31 +270,87 @@ func BenchmarkClaimers(b *testing.B) {
 				fill(b, db, s, queued)
 				b.Run(fmt.Sprintf("queued=%d", queued), func(b *testing.B) {
 					fill(b, db, s, b.N)
-					var done atomic.Int64
-					var wg sync.WaitGroup
 					b.ResetTimer()
-					for g := range slots {
-						c := claimant(b, fmt.Sprintf("slot%d", g))
-						wg.Go(func() {
-							_, r, err := s.Claim(b.Context(), c)
-							for err == nil {
-								if done.Add(1) > int64(b.N) {
-									err = s.Complete(b.Context(), r)
-									break
-								}
-								_, r, _, err = s.CompleteAndClaim(b.Context(), r, c)
-							}
-							if err != nil && !errors.Is(err, claim.ErrNoJob) {
-								b.Error(err)
-							}
-						})
-					}
-					wg.Wait()
+					claimers(b, s, b.N)
 					b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 				})
 			}
 		})
 	}
+}
+
+// BenchmarkClaimersRatio is BenchmarkClaimers at 1,000 and at 1,000,000
+// queued jobs in alternating rounds (5 of 2,000 jobs each, after a
+// warm-up), so that a machine busy with other work slows both alike. It
+// reports the median rate at each and their ratio, which must stay ≥ 0.8.
+// One run takes minutes (run it with -benchtime 1x), and it needs
+// QUEUECTL_BENCH_LARGE=1.
+func BenchmarkClaimersRatio(b *testing.B) {
+	const warm, ops, rounds = 500, 2000, 5
+	if os.Getenv(largeEnv) == "" {
+		b.Skip("set " + largeEnv + "=1: it fills a store with 1,000,000 jobs")
+	}
+	for _, e := range testEngines {
+		b.Run(e.name, func(b *testing.B) {
+			sizes := []int{1000, 1000000}
+			stores := make([]*claim.Store, len(sizes))
+			for i, queued := range sizes {
+				db := testDB{engine: e.name, location: e.create(b)}
+				stores[i] = db.open(b)
+				fill(b, db, stores[i], queued+b.N*(warm+rounds*ops))
+			}
+			b.ResetTimer()
+			rates := make([][]float64, len(sizes))
+			for range b.N {
+				for _, s := range stores {
+					claimers(b, s, warm)
+				}
+				for range rounds {
+					for i, s := range stores {
+						rates[i] = append(rates[i], float64(ops)/claimers(b, s, ops).Seconds())
+					}
+				}
+			}
+			small, large := median(rates[0]), median(rates[1])
+			b.ReportMetric(small, "jobs/s@1k")
+			b.ReportMetric(large, "jobs/s@1M")
+			b.ReportMetric(large/small, "1M/1k")
+		})
+	}
+}
+
+// claimers has 8 slots claim and complete n jobs of s, each as fast as it
+// can (CompleteAndClaim, as a busy slot does), and returns how long they
+// took.
+func claimers(b *testing.B, s *claim.Store, n int) time.Duration {
+	const slots = 8
+	var done atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for g := range slots {
+		c := claimant(b, fmt.Sprintf("slot%d", g))
+		wg.Go(func() {
+			_, r, err := s.Claim(b.Context(), c)
+			for err == nil {
+				if done.Add(1) > int64(n) {
+					err = s.Complete(b.Context(), r)
+					break
+				}
+				_, r, _, err = s.CompleteAndClaim(b.Context(), r, c)
+			}
+			if err != nil && !errors.Is(err, claim.ErrNoJob) {
+				b.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	return time.Since(start)
+}
+
+// median is the middle of xs (sorted in place).
+func median(xs []float64) float64 {
+	slices.Sort(xs)
+	return xs[len(xs)/2]
 }
 
 // BenchmarkEnqueueToStart measures the time from an Enqueue's return to
