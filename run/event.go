@@ -63,7 +63,8 @@ const (
 	EventSkipped     EventKind = "skipped"     // a due time found its last job still live: Schedule, Due, Job
 )
 
-// Level is "warn" for events that report trouble, "info" for the others.
+// Level is "warn" for events that report trouble, and for the end of an
+// outage (so that a log kept to warnings says both); "info" for the others.
 func (e Event) Level() string {
 	switch e.Kind {
 	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventFenced:
