@@ -225,7 +225,7 @@ func TestStoreOutage(t *testing.T) {
 	admin, worker, proxy, dir := outageSetup(t, "1s", "30s")
 	admin.enqueueOutageJob(dir, "a")
 	admin.enqueueOutageJob(dir, "b")
-	w := worker.start("worker", "start", "--count", "2", "--no-spool")
+	w := worker.start("worker", "start", "--count", "2")
 	for _, id := range []string{"a", "b"} {
 		waitFor(t, time.Minute, "job "+id+" to start", func() bool { return pidIn(filepath.Join(dir, id+".pid")) > 0 })
 	}
@@ -246,6 +246,9 @@ func TestStoreOutage(t *testing.T) {
 	// An outage of a few seconds more, while the worker has results to
 	// record and slots free to claim: it must wait, not spin.
 	admin.enqueueOutageJob(dir, "c")
+	// A job dropped in the worker's spool waits there.
+	spec := fmt.Sprintf(`{"id": "d", "command": %q, "env": {"DIR": %q}}`, outageJob, dir)
+	writeFile(t, filepath.Join(worker.dir, "spool", "d.json"), []byte(spec))
 	refusedBefore := proxy.refused.Load()
 	stderrBefore := strings.Count(w.stderr.String(), "\n")
 	hold := time.NewTimer(4 * time.Second)
@@ -259,6 +262,9 @@ func TestStoreOutage(t *testing.T) {
 	if j := admin.show("c"); j.State != "pending" {
 		t.Errorf("job c is %s during the outage, want pending", j.State)
 	}
+	if _, err := os.Stat(filepath.Join(worker.dir, "rejected", "d.json")); err == nil {
+		t.Error("the spool file dropped during the outage was rejected; want it kept for the store's return")
+	}
 	proxy.restore()
 	t.Logf("outage of %v; %.1f connection attempts a second while it lasted, %d lines said in its last 4 s",
 		time.Since(cutAt).Round(100*time.Millisecond), attempts, said)
@@ -268,13 +274,17 @@ func TestStoreOutage(t *testing.T) {
 	if attempts > 20 {
 		t.Errorf("%.1f connection attempts a second during the outage; the worker spins", attempts)
 	}
-	if said > 1 {
+	if said > 2 {
 		t.Errorf("the worker said %d lines in 4 s of an outage it had already reported:\n%s", said, w.stderr)
 	}
 
-	admin.must("wait", "a", "b", "c", "--timeout", "60s")
+	waitFor(t, time.Minute, "the spool file to be ingested", func() bool {
+		_, _, code := admin.run("show", "d")
+		return code == 0
+	})
+	admin.must("wait", "a", "b", "c", "d", "--timeout", "60s")
 	t.Logf("the worker said:\n%s", w.stderr)
-	for _, id := range []string{"a", "b", "c"} {
+	for _, id := range []string{"a", "b", "c", "d"} {
 		runs := runsOf(t, admin, id)
 		if len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
 			t.Errorf("job %s: runs %+v, want one, completed", id, runs)

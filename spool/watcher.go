@@ -87,6 +87,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 	settle.Stop()
 	full := true
 	var paused *UnsafeError // the spool turned unsafe; nothing is taken
+	away := false           // the store was unreachable at the last pass: said already
 	for {
 		err := w.prepare()
 		var t tally
@@ -108,9 +109,15 @@ func (w *Watcher) Run(ctx context.Context) error {
 			paused = unsafe
 		case errors.Is(err, claim.ErrReplaced):
 			return err // no pass can succeed: the taken files wait for the next ingester
+		case errors.Is(err, claim.ErrUnavailable):
+			// Said once: the files wait in the spool until it is back.
+			if !away {
+				w.logf("%v; the spool's files wait until the store is back", err)
+			}
 		case err != nil:
 			w.logf("%v", err)
 		}
+		away = errors.Is(err, claim.ErrUnavailable)
 		if !t.wake.IsZero() {
 			settle.Reset(time.Until(t.wake) + 10*time.Millisecond)
 		}
