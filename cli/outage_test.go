@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"os"
@@ -32,6 +31,7 @@ type tcpProxy struct {
 
 	mu      sync.Mutex
 	down    bool
+	silent  bool // down, but as a network that drops packets: nothing is refused or answered
 	conns   map[net.Conn]struct{}
 	refused atomic.Int64 // connections refused while down
 	// trap, when set, is bytes whose first sight in an answer of the
@@ -69,7 +69,7 @@ func (p *tcpProxy) accept() {
 			return
 		}
 		p.mu.Lock()
-		down := p.down
+		down := p.down && !p.silent
 		if !down {
 			p.conns[c] = struct{}{}
 		}
@@ -100,26 +100,47 @@ func (p *tcpProxy) forward(c net.Conn) {
 	}
 	p.conns[s] = struct{}{}
 	p.mu.Unlock()
-	go func() { io.Copy(s, c); s.Close(); c.Close() }()
+	go p.relay(s, c, false)
+	p.relay(c, s, true)
+}
+
+// relay copies src to dst until either fails, dropping what comes while
+// the proxy is silent; answers: src is the server.
+func (p *tcpProxy) relay(dst, src net.Conn, answers bool) {
+	defer dst.Close()
+	defer src.Close()
 	buf := make([]byte, 64<<10)
 	for {
-		n, err := s.Read(buf)
-		if n > 0 && p.sprung(buf[:n]) {
+		n, err := src.Read(buf)
+		if n > 0 && answers && p.sprung(buf[:n]) {
 			p.cut()
 			p.restore()
-			break
+			return
 		}
-		if n > 0 {
-			if _, err := c.Write(buf[:n]); err != nil {
-				break
+		if n > 0 && !p.hushed() {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				return
 			}
 		}
 		if err != nil {
-			break
+			return
 		}
 	}
-	c.Close()
-	s.Close()
+}
+
+func (p *tcpProxy) hushed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.silent
+}
+
+// hush makes the proxy a network that drops every packet: connections
+// stay open, new ones are accepted, and nothing goes through, until
+// restore closes them all.
+func (p *tcpProxy) hush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down, p.silent = true, true
 }
 
 // sprung reports whether an answer holds the trap's bytes, disarming it.
@@ -155,7 +176,14 @@ func (p *tcpProxy) cut() {
 func (p *tcpProxy) restore() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.down = false
+	if p.silent {
+		// What was dropped leaves every connection out of step.
+		for c := range p.conns {
+			c.Close()
+		}
+		clear(p.conns)
+	}
+	p.down, p.silent = false, false
 }
 
 // outageJob is a job command that notes each start in $DIR/$ID.runs and
@@ -316,7 +344,15 @@ func TestStoreOutage(t *testing.T) {
 // ended meanwhile from recording its stale result once the store is back
 // (the other host's run stands), and claims again. Each job completes
 // once, without using up an attempt for the lost run.
+// The server goes away in two ways: it refuses (connections reset, new
+// ones refused), or it is silent (a network that drops packets: every
+// call hangs, and the heartbeat's renewal gives up in time for the fence).
 func TestStoreOutageOutlastsLease(t *testing.T) {
+	t.Run("refused", func(t *testing.T) { testOutageOutlastsLease(t, false) })
+	t.Run("silent", func(t *testing.T) { testOutageOutlastsLease(t, true) })
+}
+
+func testOutageOutlastsLease(t *testing.T, silent bool) {
 	admin, worker, proxy, _ := outageSetup(t, "1s", "3s")
 	long, quick := t.TempDir(), t.TempDir()
 	admin.enqueueOutageJob(long, "long")
@@ -327,7 +363,11 @@ func TestStoreOutageOutlastsLease(t *testing.T) {
 	})
 	first := pidIn(filepath.Join(long, "long.pid"))
 
-	proxy.cut()
+	if silent {
+		proxy.hush()
+	} else {
+		proxy.cut()
+	}
 	cutAt := time.Now()
 	// quick ends during the outage: its result waits to be recorded.
 	openGate(t, quick)

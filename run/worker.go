@@ -558,6 +558,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 	defer t.Stop()
 	// Every lease this worker holds ends by the last renewal plus a lease:
 	// a claim sets one from its own, later, time.
+	fenceAt := time.Now().Add(w.Config.Lease)
 	fence := time.NewTimer(w.Config.Lease)
 	defer fence.Stop()
 	for {
@@ -568,19 +569,21 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			w.fence()
 			// Runs claimed since then hold leases of their own; look again
 			// one interval on, until a renewal succeeds.
+			fenceAt = time.Now().Add(w.Config.HeartbeatInterval)
 			fence.Reset(w.Config.HeartbeatInterval)
 			continue
 		case <-t.C:
 		}
 		began := time.Now()
-		stopping, err := w.Store.Renew(ctx, w.id, w.Config.Lease)
+		stopping, err := w.renew(ctx, min(w.Config.HeartbeatInterval, time.Until(fenceAt)))
 		switch {
 		case errors.Is(err, claim.ErrReplaced):
 			w.fail(err, stop)
 			return
 		case err == nil:
 			w.storeUp()
-			fence.Reset(w.Config.Lease - time.Since(began))
+			fenceAt = began.Add(w.Config.Lease)
+			fence.Reset(time.Until(fenceAt))
 		case ctx.Err() != nil || w.storeDown(err):
 		default:
 			w.logf("renew leases: %v", err)
@@ -589,6 +592,20 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			stop()
 		}
 	}
+}
+
+// renew renews the worker's leases, waiting at most limit for the store:
+// a connection that hangs (a network that drops packets rather than
+// refusing them) must not keep the fence from its time. No answer in time
+// is the store's absence.
+func (w *Worker) renew(ctx context.Context, limit time.Duration) (stopping bool, err error) {
+	rctx, cancel := context.WithTimeout(ctx, max(limit, time.Millisecond))
+	defer cancel()
+	stopping, err = w.Store.Renew(rctx, w.id, w.Config.Lease)
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, claim.ErrUnavailable) {
+		err = fmt.Errorf("%w: renew leases: no answer within %v", claim.ErrUnavailable, limit.Round(time.Millisecond))
+	}
+	return stopping, err
 }
 
 // fileCheckInterval is how often a worker checks that its database file is
