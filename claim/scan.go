@@ -22,63 +22,126 @@ func ScanJob(row Scanner) (Job, error) {
 
 // JobScanner reads jobs as ScanJob does, from row after row, into
 // destinations it keeps: the driver is handed the same pointers for every
-// row, so a listing of a million jobs does not allocate some twenty
-// variables a row. Not safe for concurrent use; the zero value is ready.
+// row, so a listing of a million jobs does not allocate a set of them a
+// row. Each column is scanned into an any, which database/sql fills as it
+// comes from the driver, without the conversions it makes for typed
+// destinations (an integer into an int goes through a string): the types
+// are checked here. Not safe for concurrent use; the zero value is ready.
 type JobScanner struct {
-	j                                        Job
-	state                                    string
-	timeout, runAfter, created, updated      int64
-	env, cwd, uniqueKey, workerID, lastError sql.NullString
-	deadBy, hooks, limits, waitingOn         sql.NullString
-	runAt, lease, finished, cancelAt         sql.NullInt64
-	exitCode                                 sql.NullInt64
-	dest                                     []any
+	vals [jobColumnCount]any
+	dest []any
 }
+
+// jobColumnCount is how many columns a row of jobs has.
+const jobColumnCount = 30
 
 // Scan reads the job in row.
 func (s *JobScanner) Scan(row Scanner) (Job, error) {
 	if s.dest == nil {
-		j := &s.j
-		s.dest = []any{&j.Seq, &j.ID, &j.Command, &s.state, &j.Queue, &j.Priority, &j.Attempts,
-			&j.MaxRetries, &j.BackoffBase, &j.Runs, &j.Lost, &s.timeout, &s.env, &s.cwd, &s.uniqueKey,
-			&s.runAt, &s.runAfter, &s.workerID, &s.lease, &s.lastError, &s.exitCode, &s.created,
-			&s.updated, &s.finished, &j.Waiting, &s.deadBy, &s.hooks, &s.limits, &s.cancelAt, &s.waitingOn}
+		s.dest = make([]any, len(s.vals))
+		for i := range s.vals {
+			s.dest[i] = &s.vals[i]
+		}
 	}
 	if err := row.Scan(s.dest...); err != nil {
 		return Job{}, err
 	}
-	j := s.j // s.j holds the scanned fields only; the rest are set below
-	j.DeadBy, j.CancelAt = s.deadBy.String, nanosTime(s.cancelAt)
-	if s.waitingOn.Valid {
-		j.WaitingOn = strings.Fields(s.waitingOn.String)
+	c := columns{vals: s.vals[:]}
+	j := Job{Seq: c.int64(0), ID: c.str(1), Command: c.str(2), State: State(c.str(3)), Queue: c.str(4),
+		Priority: c.int(5), Attempts: c.int(6), MaxRetries: c.int(7), BackoffBase: c.int(8), Runs: c.int(9),
+		Lost: c.int(10), Timeout: time.Duration(c.int64(11)), Cwd: c.str(13), UniqueKey: c.str(14),
+		RunAt: c.time(15), RunAfter: time.Unix(0, c.int64(16)).UTC(), WorkerID: c.str(17), LeaseUntil: c.time(18),
+		LastError: c.str(19), CreatedAt: time.Unix(0, c.int64(21)).UTC(), UpdatedAt: time.Unix(0, c.int64(22)).UTC(),
+		FinishedAt: c.time(23), Waiting: c.int(24), DeadBy: c.str(25), CancelAt: c.time(28)}
+	if code, ok := c.nullInt64(20); ok {
+		n := int(code)
+		j.ExitCode = &n
+	}
+	if c.err != nil {
+		return Job{}, fmt.Errorf("job %s: %w", j.ID, c.err)
+	}
+	if waitingOn := c.str(29); waitingOn != "" {
+		j.WaitingOn = strings.Fields(waitingOn)
 		slices.Sort(j.WaitingOn)
 	}
-	if s.hooks.Valid {
-		if err := json.Unmarshal([]byte(s.hooks.String), &j.Hooks); err != nil {
-			return Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
-		}
+	if err := unmarshalColumn(c.vals[26], &j.Hooks); err != nil {
+		return Job{}, fmt.Errorf("job %s: hooks: %w", j.ID, err)
 	}
-	if s.limits.Valid {
-		if err := json.Unmarshal([]byte(s.limits.String), &j.Limits); err != nil {
-			return Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
-		}
+	if err := unmarshalColumn(c.vals[27], &j.Limits); err != nil {
+		return Job{}, fmt.Errorf("job %s: limits: %w", j.ID, err)
 	}
-	j.State = State(s.state)
-	j.Timeout = time.Duration(s.timeout)
-	if s.env.Valid {
-		if err := json.Unmarshal([]byte(s.env.String), &j.Env); err != nil {
-			return Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
-		}
-	}
-	j.Cwd, j.UniqueKey, j.WorkerID, j.LastError = s.cwd.String, s.uniqueKey.String, s.workerID.String, s.lastError.String
-	j.RunAt, j.LeaseUntil, j.FinishedAt = nanosTime(s.runAt), nanosTime(s.lease), nanosTime(s.finished)
-	j.RunAfter = time.Unix(0, s.runAfter).UTC()
-	j.CreatedAt, j.UpdatedAt = time.Unix(0, s.created).UTC(), time.Unix(0, s.updated).UTC()
-	if s.exitCode.Valid {
-		code := int(s.exitCode.Int64)
-		j.ExitCode = &code
+	if err := unmarshalColumn(c.vals[12], &j.Env); err != nil {
+		return Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
 	}
 	return j, nil
+}
+
+// unmarshalColumn decodes a JSON text column into v; NULL leaves v as it is.
+func unmarshalColumn(col any, v any) error {
+	switch text := col.(type) {
+	case nil:
+		return nil
+	case string:
+		return json.Unmarshal([]byte(text), v)
+	case []byte:
+		return json.Unmarshal(text, v)
+	}
+	return fmt.Errorf("a %T where JSON text belongs", col)
+}
+
+// columns reads the values of a row as the drivers give them: SQLite
+// integers as int64, PostgreSQL's as int64 or int32, text as string, NULL
+// as nil. The first value of another type is kept in err.
+type columns struct {
+	vals []any
+	err  error
+}
+
+func (c *columns) str(i int) string {
+	switch v := c.vals[i].(type) {
+	case string:
+		return v
+	case nil:
+		return ""
+	case []byte:
+		return string(v)
+	}
+	c.fail(i)
+	return ""
+}
+
+func (c *columns) nullInt64(i int) (int64, bool) {
+	switch v := c.vals[i].(type) {
+	case int64:
+		return v, true
+	case int32:
+		return int64(v), true
+	case nil:
+		return 0, false
+	}
+	c.fail(i)
+	return 0, false
+}
+
+func (c *columns) int64(i int) int64 {
+	n, _ := c.nullInt64(i)
+	return n
+}
+
+func (c *columns) int(i int) int { return int(c.int64(i)) }
+
+// time is a nullable unix-nanosecond column as a UTC time.
+func (c *columns) time(i int) time.Time {
+	if n, ok := c.nullInt64(i); ok {
+		return time.Unix(0, n).UTC()
+	}
+	return time.Time{}
+}
+
+func (c *columns) fail(i int) {
+	if c.err == nil {
+		c.err = fmt.Errorf("column %d: unexpected %T", i, c.vals[i])
+	}
 }
 
 // nanosTime is a nullable unix-nanosecond column as a UTC time.
