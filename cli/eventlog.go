@@ -43,8 +43,8 @@ type eventLog struct {
 	hold bool
 	// out holds lines not yet written: a busy worker or ingester prints a
 	// line or two per job, and one write per line cost it a system call
-	// each. They are written once no line has been pending for flushDelay,
-	// at a warning at once, and by close.
+	// each. They are written flushDelay after the first of them came,
+	// at a warning, the start-up and the stop line at once, and by close.
 	out     bytes.Buffer
 	flusher *time.Timer
 }
@@ -175,7 +175,7 @@ func (l *eventLog) print(line logLine) {
 		enc.Encode(line)
 	}
 	switch {
-	case line.Level != "info" || l.out.Len() >= flushSize:
+	case line.Level != "info" || line.Event == string(run.EventStart) || line.Event == string(run.EventStop) || l.out.Len() >= flushSize:
 		l.flushLocked()
 	case l.flusher == nil:
 		l.flusher = time.AfterFunc(flushDelay, l.flush)
