@@ -17,8 +17,8 @@ import (
 )
 
 // multiHostJobs is how many jobs TestManyHosts runs; QUEUECTL_TEST_HOST_JOBS
-// raises it (20000 for the full proof, which took 8 minutes under -race on
-// a shared 2-core machine: too long for every CI run, which keeps 2000).
+// raises it: 20000 for the full proof, which .ci/run sets (under -race on a
+// 2-core machine, 2 minutes at a load of 12-18, 8 at 20-35).
 func multiHostJobs(t *testing.T) int {
 	if v := os.Getenv("QUEUECTL_TEST_HOST_JOBS"); v != "" {
 		n, err := strconv.Atoi(v)
