@@ -85,11 +85,25 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 	return `UPDATE jobs SET state = 'processing', attempts = attempts + 1, runs = runs + 1,
 		worker_id = ?, lease_until = ?, updated_at = ?
 	WHERE seq = (
-		SELECT seq FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= ?` + filter + underLimit + notPaused + `
+		SELECT seq FROM jobs WHERE seq IN (
+			SELECT (SELECT j.seq FROM jobs j INDEXED BY jobs_queue_runnable
+				WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?
+				ORDER BY j.priority DESC, j.run_after, j.seq LIMIT 1)
+			FROM (` + runnableQueues + filter + `) r)
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
 	RETURNING ` + jobColumns, args
 }
+
+// runnableQueues selects the queues a claim may take a job from: those
+// with pending or failed jobs, neither paused nor at their limit. The claim
+// reads each one's first job in order (jobs_queue_runnable) and takes the
+// best of those, so a backlog it may not take is never read. Pauses and
+// limits are part of the claim statement itself, so they hold for every
+// claim that commits after them, in any process.
+const runnableQueues = `SELECT DISTINCT queue FROM queue_counts
+			WHERE state IN ('pending', 'failed') AND n > 0
+			AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')
+			AND queue NOT IN (SELECT queue FROM paused_queues)` + underLimit
 
 // Started records the process group of a run and when its command started.
 func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
@@ -252,27 +266,37 @@ func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt i
 
 // HasWork looks for a job runnable now or failed and waiting.
 func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (bool, error) {
-	q := `SELECT EXISTS (SELECT 1 FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= ?)` + notPaused
-	filter, queueArgs := inQueues(queues)
-	args := append([]any{now.UnixNano()}, queueArgs...)
 	var ok bool
-	if err := e.queryRow(ctx, nil, q+filter+")", args...).Scan(&ok); err != nil {
+	q, args := hasWorkQuery(queues, now)
+	if err := e.queryRow(ctx, nil, q, args...).Scan(&ok); err != nil {
 		return false, fmt.Errorf("look for work: %w", err)
 	}
 	return ok, nil
 }
 
+func hasWorkQuery(queues []string, now time.Time) (string, []any) {
+	filter, queueArgs := inQueues(queues)
+	return `SELECT EXISTS (SELECT 1 FROM (` + runnableQueues + filter + `) r
+		WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_queue_runnable
+			WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0
+			AND (j.state = 'failed' OR j.run_after <= ?)))`, append(queueArgs, now.UnixNano())
+}
+
 // NextRunAfter finds the earliest not-before time still to come.
 func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Time) (time.Time, error) {
-	filter, queueArgs := inQueues(queues)
-	q := `SELECT min(run_after) FROM jobs INDEXED BY jobs_runnable
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?` + filter + notPaused
 	var next sql.NullInt64
-	if err := e.queryRow(ctx, nil, q, append([]any{now.UnixNano()}, queueArgs...)...).Scan(&next); err != nil {
+	q, args := nextRunAfterQuery(queues, now)
+	if err := e.queryRow(ctx, nil, q, args...).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)
 	}
 	return fromNanos(next), nil
+}
+
+func nextRunAfterQuery(queues []string, now time.Time) (string, []any) {
+	filter, queueArgs := inQueues(queues)
+	return `SELECT min(run_after) FROM jobs INDEXED BY jobs_queue_runnable
+		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?
+		AND queue IN (` + runnableQueues + filter + `)`, append([]any{now.UnixNano()}, queueArgs...)
 }
 
 // inQueues is the SQL condition for "queue is one of queues" (true when

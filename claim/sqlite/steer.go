@@ -10,14 +10,6 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// notPaused is the claim's condition (and HasWork's, NextRunAfter's) that
-// a job's queue is not paused. It is part of the claim statement itself,
-// so a pause holds for every claim that commits after it, in any process.
-// Its first half does not depend on the row: SQLite evaluates it once.
-const notPaused = `
-		AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')
-		AND NOT EXISTS (SELECT 1 FROM paused_queues p WHERE p.queue = jobs.queue)`
-
 // cancelSet is the one change `cancel` makes to a pending, failed or
 // processing job: one that is not running is canceled at once; a running
 // one keeps its state and is marked (cancel_at, the first request kept).

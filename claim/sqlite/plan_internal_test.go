@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// The claim and the idle worker's queries read each runnable queue's first
+// jobs through jobs_queue_runnable: none of them scans the jobs table, so
+// a backlog the claimant may not take (another queue, a paused one, one at
+// its limit) never costs it a read, however large.
+func TestClaimQueriesNeverScanJobs(t *testing.T) {
+	e, err := Open(filepath.Join(t.TempDir(), "queue.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	mine := []string{"only"}
+	claimMine, claimMineArgs := claimQuery(claim.ClaimParams{
+		Claimant: claim.Claimant{WorkerID: "w", Queues: mine, Lease: time.Minute}, Now: now})
+	claimAll, claimAllArgs := claimQuery(claim.ClaimParams{Claimant: claim.Claimant{WorkerID: "w"}, Now: now})
+	hasWork, hasWorkArgs := hasWorkQuery(mine, now)
+	next, nextArgs := nextRunAfterQuery(nil, now)
+	for _, c := range []struct {
+		name string
+		q    string
+		args []any
+	}{
+		{"claim of one queue", claimMine, claimMineArgs},
+		{"claim of every queue", claimAll, claimAllArgs},
+		{"has work", hasWork, hasWorkArgs},
+		{"next run after", next, nextArgs},
+	} {
+		name := c.name
+		rows, err := e.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.q, c.args...)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		var plan []string
+		for rows.Next() {
+			var id, parent, notUsed int
+			var detail string
+			if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+				t.Fatal(err)
+			}
+			plan = append(plan, fmt.Sprint(id, " ", parent, " ", detail))
+		}
+		rows.Close()
+		for _, step := range plan {
+			if strings.Contains(step, " SCAN j") && !strings.Contains(step, "jobs_queue_runnable") {
+				t.Errorf("%s scans jobs (%q):\n%s", name, step, strings.Join(plan, "\n"))
+			}
+		}
+		if !strings.Contains(strings.Join(plan, "\n"), "jobs_queue_runnable (queue=?)") {
+			t.Errorf("%s does not probe jobs_queue_runnable by queue:\n%s", name, strings.Join(plan, "\n"))
+		}
+	}
+}
