@@ -216,6 +216,46 @@ func BenchmarkClaimBesideLimitedQueue(b *testing.B) {
 	}
 }
 
+// BenchmarkClaimBesideBacklog measures Claim plus Complete of jobs of queue
+// "mine" while 200,000 jobs wait that the claimant may not take: in another
+// queue (a worker started with --queue mine) or in a paused queue. The claim
+// reads each runnable queue's first job only, so the backlog should cost it
+// nothing: compare with "none" of the same run.
+func BenchmarkClaimBesideBacklog(b *testing.B) {
+	for _, backlog := range []string{"none", "other queue", "paused queue"} {
+		b.Run(backlog, func(b *testing.B) {
+			benchEngines(b, func(b *testing.B, db testDB) {
+				s := db.open(b)
+				if backlog != "none" {
+					fill(b, db, s, 200_000) // queue default
+				}
+				if backlog == "paused queue" {
+					if err := s.Pause(b.Context(), "default"); err != nil {
+						b.Fatal(err)
+					}
+				}
+				enqueueBatches(b, s, b.N, func(int) claim.NewJob { return claim.NewJob{Queue: "mine", Command: "true"} })
+				c := claimant(b, "bench")
+				if backlog == "other queue" {
+					c.Queues = []string{"mine"}
+				}
+				cpu := cpuTime()
+				b.ResetTimer()
+				for range b.N {
+					_, r, err := s.Claim(b.Context(), c)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := s.Complete(b.Context(), r); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(cpuTime()-cpu)/float64(b.N), "cpu-ns/op")
+			})
+		})
+	}
+}
+
 // cpuTime is the CPU time this process has used, user and system.
 func cpuTime() time.Duration {
 	var ru syscall.Rusage

@@ -67,6 +67,10 @@ func testQueueLimit(t *testing.T, db testDB) {
 	if ids, _ := claimIDs(t, s, c); len(ids) != 0 {
 		t.Fatalf("claims with heavy full again = %v, want none", ids)
 	}
+	// Full, the queue still has work: a draining worker waits for it.
+	if more, err := s.HasWork(ctx, []string{"heavy"}); err != nil || !more {
+		t.Fatalf("HasWork([heavy]) with heavy full = %v, %v; want true", more, err)
+	}
 
 	// Failed: a slot frees (the failed job waits for its backoff).
 	if _, err := s.Fail(ctx, j2, r2, intp(1), "exit status 1", time.Hour); err != nil {

@@ -18,23 +18,53 @@ import (
 // locked, the UPDATE takes it and the INSERT records its run, in one
 // statement. A concurrent claimant cannot take the same row (it is locked
 // until this transaction ends) and does not wait for it either (SKIP
-// LOCKED): it takes the next. The scan follows jobs_runnable, so it costs
-// the same at any number of jobs. The run's log paths are claim.NewRun's,
+// LOCKED): it takes the next. The run's log paths are claim.NewRun's,
 // spelt in SQL from the prefix $6 (logPrefix).
+//
+// The pick reads, for each queue it may take from (runnableQueues), that
+// queue's first job it can lock (jobs_queue_runnable, one index probe a
+// queue), and keeps the best of those: so it costs the same at any number
+// of jobs, and a backlog it may not take (another queue, a paused one, one
+// at its limit) is never read. The other queues' heads it locked are free
+// again when the claim commits, a moment later.
 const claimQuery = `WITH next AS (
-	SELECT seq FROM jobs
-	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1` + underLimit + notPaused + `
-	ORDER BY priority DESC, run_after, seq
-	LIMIT 1
-	FOR UPDATE SKIP LOCKED),` + claimTake
+	SELECT h.seq FROM (` + runnableQueues + queueHeads + `),` + claimTake
 
 // claimQueuesQuery is claimQuery for the queues $7 only.
 const claimQueuesQuery = `WITH next AS (
-	SELECT seq FROM jobs
-	WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1 AND queue = ANY($7)` + underLimit + notPaused + `
-	ORDER BY priority DESC, run_after, seq
-	LIMIT 1
-	FOR UPDATE SKIP LOCKED),` + claimTake
+	SELECT h.seq FROM (` + runnableQueues + ` AND queue = ANY($7)` + queueHeads + `),` + claimTake
+
+// runnableQueues selects the queues a claim may take from: with pending or
+// failed jobs (queue_counts' shards summed), neither paused nor at their
+// limit. Pauses and limits are part of the claim statement itself, so they
+// hold for every claim that commits after them, on any host.
+const runnableQueues = unpausedQueues + underLimit
+
+// unpausedQueues selects the queues with pending or failed jobs that are
+// not paused, before the GROUP BY of queueHeads or haveJobs: those HasWork
+// and NextRunAfter look at. A queue at its limit still has work, which a
+// draining worker waits for.
+const unpausedQueues = `SELECT queue FROM queue_counts
+		WHERE state IN ('pending', 'failed')` + notPaused
+
+// haveJobs ends unpausedQueues for HasWork and NextRunAfter, $2 the queues
+// asked for (none: all).
+const haveJobs = `
+		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))
+		GROUP BY queue HAVING sum(n) > 0`
+
+// queueHeads ends the claim's pick after runnableQueues: each queue's first
+// job it can lock, then the best of them.
+const queueHeads = `
+		GROUP BY queue HAVING sum(n) > 0) q
+	CROSS JOIN LATERAL (
+		SELECT seq, priority, run_after FROM jobs
+		WHERE jobs.queue = q.queue AND state IN ('pending', 'failed') AND waiting = 0 AND run_after <= $1
+		ORDER BY priority DESC, run_after, seq
+		LIMIT 1
+		FOR UPDATE SKIP LOCKED) h
+	ORDER BY h.priority DESC, h.run_after, h.seq
+	LIMIT 1`
 
 // claimTake is the rest of a claim once next has picked the row.
 const claimTake = `
@@ -241,12 +271,14 @@ func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) (claim.State,
 	return next, err
 }
 
-// HasWork looks for a job runnable now or failed and waiting.
+// HasWork looks for a job runnable now or failed and waiting, one probe of
+// jobs_queue_runnable a queue.
 func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (bool, error) {
 	var ok bool
-	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobs
-		WHERE state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= $1)
-		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))`+notPaused+`)`, now.UnixNano(), queues).Scan(&ok)
+	err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM (`+unpausedQueues+haveJobs+`) q
+		WHERE EXISTS (SELECT 1 FROM jobs WHERE jobs.queue = q.queue
+			AND state IN ('pending', 'failed') AND waiting = 0 AND (state = 'failed' OR run_after <= $1)))`,
+		now.UnixNano(), queues).Scan(&ok)
 	if err != nil {
 		return false, classify(fmt.Errorf("look for work: %w", err))
 	}
@@ -258,7 +290,7 @@ func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Tim
 	var next sql.NullInt64
 	err := e.pool.QueryRow(ctx, `SELECT min(run_after) FROM jobs
 		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > $1
-		AND (coalesce(cardinality($2::text[]), 0) = 0 OR queue = ANY($2))`+notPaused, now.UnixNano(), queues).Scan(&next)
+		AND queue IN (`+unpausedQueues+haveJobs+`)`, now.UnixNano(), queues).Scan(&next)
 	if err != nil {
 		return time.Time{}, classify(fmt.Errorf("look for scheduled work: %w", err))
 	}

@@ -10,10 +10,11 @@ import (
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
-// TestClaimPlan: the claim reads jobs_runnable in claim order and stops at
-// the first row it can take, rather than reading and sorting every
-// runnable job, in the plan the server keeps for the prepared statement
-// (generic, forced here), with and without a queue filter.
+// TestClaimPlan: the claim reads each runnable queue's jobs in claim order
+// (jobs_queue_runnable) and stops at the first row it can take, rather than
+// reading and sorting every runnable job or walking past other queues'
+// jobs, in the plan the server keeps for the prepared statement (generic,
+// forced here), with and without a queue filter.
 func TestClaimPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -47,8 +48,10 @@ func TestClaimPlan(t *testing.T) {
 				plan.WriteByte('\n')
 			}
 		}
-		if p := plan.String(); !strings.Contains(p, "Index Scan using jobs_runnable") || strings.Contains(p, "Sort") {
-			t.Errorf("the %s plan does not read jobs_runnable in order:\n%s", name, p)
+		p := plan.String()
+		if !strings.Contains(p, "Index Scan using jobs_queue_runnable") || strings.Contains(p, "Seq Scan on jobs") ||
+			strings.Contains(p, "jobs_runnable ") || strings.Contains(p, "Sort Key: jobs.") {
+			t.Errorf("the %s plan does not read jobs_queue_runnable in order:\n%s", name, p)
 		}
 	}
 }

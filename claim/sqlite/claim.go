@@ -100,10 +100,15 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 // best of those, so a backlog it may not take is never read. Pauses and
 // limits are part of the claim statement itself, so they hold for every
 // claim that commits after them, in any process.
-const runnableQueues = `SELECT DISTINCT queue FROM queue_counts
+const runnableQueues = unpausedQueues + underLimit
+
+// unpausedQueues selects the queues with pending or failed jobs that are
+// not paused: those HasWork and NextRunAfter look at. A queue at its limit
+// still has work, which a draining worker waits for.
+const unpausedQueues = `SELECT DISTINCT queue FROM queue_counts
 			WHERE state IN ('pending', 'failed') AND n > 0
 			AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')
-			AND queue NOT IN (SELECT queue FROM paused_queues)` + underLimit
+			AND queue NOT IN (SELECT queue FROM paused_queues)`
 
 // Started records the process group of a run and when its command started.
 func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
@@ -276,7 +281,7 @@ func (e *Engine) HasWork(ctx context.Context, queues []string, now time.Time) (b
 
 func hasWorkQuery(queues []string, now time.Time) (string, []any) {
 	filter, queueArgs := inQueues(queues)
-	return `SELECT EXISTS (SELECT 1 FROM (` + runnableQueues + filter + `) r
+	return `SELECT EXISTS (SELECT 1 FROM (` + unpausedQueues + filter + `) r
 		WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_queue_runnable
 			WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0
 			AND (j.state = 'failed' OR j.run_after <= ?)))`, append(queueArgs, now.UnixNano())
@@ -296,7 +301,7 @@ func nextRunAfterQuery(queues []string, now time.Time) (string, []any) {
 	filter, queueArgs := inQueues(queues)
 	return `SELECT min(run_after) FROM jobs INDEXED BY jobs_queue_runnable
 		WHERE state IN ('pending', 'failed') AND waiting = 0 AND run_after > ?
-		AND queue IN (` + runnableQueues + filter + `)`, append([]any{now.UnixNano()}, queueArgs...)
+		AND queue IN (` + unpausedQueues + filter + `)`, append([]any{now.UnixNano()}, queueArgs...)
 }
 
 // inQueues is the SQL condition for "queue is one of queues" (true when
