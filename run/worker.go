@@ -146,6 +146,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	bg.Go(func() { w.watchFile(soft, stop) })
 	bg.Go(func() { w.dispatch(soft, stop, changes) })
 	bg.Go(func() { w.reap(soft) })
+	bg.Go(func() { w.prune(soft) })
 	bg.Go(func() { w.schedule(soft, stop) })
 
 	var slots sync.WaitGroup

@@ -1,0 +1,128 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// pruneInterval is how often a worker removes log files past log-retention.
+const pruneInterval = 10 * time.Minute
+
+// prune removes log files past log-retention at start and every
+// pruneInterval until ctx ends. A worker with log-retention 0 keeps them.
+func (w *Worker) prune(ctx context.Context) {
+	if w.Config.LogRetention <= 0 || w.LogDir == "" {
+		return
+	}
+	t := time.NewTicker(pruneInterval)
+	defer t.Stop()
+	for {
+		n, err := PruneLogs(ctx, w.Store, w.LogDir, w.host, w.Store.Now().Add(-w.Config.LogRetention))
+		switch {
+		case err != nil && ctx.Err() == nil && !w.storeDown(err):
+			w.logf("log-retention: %v", err)
+		case n > 0:
+			w.logf("log-retention: removed %d log file(s) of runs that ended before %s", n,
+				w.Store.Now().Add(-w.Config.LogRetention).Format(time.DateTime))
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// PruneLogs removes the log files in logDir of runs of this host that ended
+// before cutoff, and those of jobs the store no longer has that were last
+// written before it. A running attempt's files are never touched, nor
+// anything but regular files named <attempt>.out and <attempt>.err in a job's
+// directory: nothing is followed. The store keeps each run's last 64 KiB, so
+// `logs` still shows the end of a removed file. It returns how many files
+// it removed.
+func PruneLogs(ctx context.Context, s *claim.Store, logDir, host string, cutoff time.Time) (int, error) {
+	dirs, err := os.ReadDir(logDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, err
+	}
+	removed := 0
+	for _, d := range dirs {
+		if ctx.Err() != nil {
+			return removed, ctx.Err()
+		}
+		if !d.IsDir() {
+			continue // a symbolic link is not a directory here: never followed
+		}
+		n, err := pruneJob(ctx, s, filepath.Join(logDir, d.Name()), d.Name(), host, cutoff)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+// pruneJob is PruneLogs for the directory of one job.
+func pruneJob(ctx context.Context, s *claim.Store, dir, id, host string, cutoff time.Time) (int, error) {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, nil // gone meanwhile, or not ours to read: left alone
+	}
+	var old []os.DirEntry
+	for _, f := range files {
+		if info, err := f.Info(); err == nil && info.Mode().IsRegular() && info.ModTime().Before(cutoff) {
+			old = append(old, f)
+		}
+	}
+	if len(old) == 0 {
+		return 0, nil
+	}
+	runs, err := s.Runs(ctx, id)
+	if err != nil && !errors.Is(err, claim.ErrNotFound) {
+		return 0, err
+	}
+	ended := map[int]bool{} // attempt → its files may go
+	current := map[int]bool{}
+	for _, r := range runs {
+		if r.Host != host {
+			continue
+		}
+		if r.EndedAt.IsZero() {
+			current[r.Attempt] = true
+		} else if r.EndedAt.Before(cutoff) {
+			ended[r.Attempt] = true
+		}
+	}
+	removed := 0
+	for _, f := range old {
+		attempt, ok := logAttempt(f.Name())
+		if !ok || current[attempt] || (len(runs) > 0 && !ended[attempt]) {
+			continue
+		}
+		if os.Remove(filepath.Join(dir, f.Name())) == nil {
+			removed++
+		}
+	}
+	os.Remove(dir) // only when empty
+	return removed, nil
+}
+
+// logAttempt is the attempt number of a log file's name, n.out or n.err.
+func logAttempt(name string) (int, bool) {
+	base, ok := strings.CutSuffix(name, ".out")
+	if !ok {
+		base, ok = strings.CutSuffix(name, ".err")
+	}
+	n, err := strconv.Atoi(base)
+	return n, ok && err == nil && n > 0
+}
