@@ -87,7 +87,7 @@ func claimComplete(ctx context.Context, s *claim.Store, home string, warm, ops i
 		if err != nil {
 			return 0, err
 		}
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			return 0, err
 		}
 	}

@@ -36,7 +36,7 @@ func BenchmarkClaim(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if err := s.Complete(b.Context(), r); err != nil {
+			if _, err := s.Complete(b.Context(), r); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -135,7 +135,7 @@ func BenchmarkClaimWaiting(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := s.Complete(b.Context(), r); err != nil {
+					if _, err := s.Complete(b.Context(), r); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -204,7 +204,7 @@ func BenchmarkClaimBesideLimitedQueue(b *testing.B) {
 					if j.Queue != "default" {
 						b.Fatalf("claimed a job of queue %s, which is full", j.Queue)
 					}
-					if err := s.Complete(b.Context(), r); err != nil {
+					if _, err := s.Complete(b.Context(), r); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -246,7 +246,7 @@ func BenchmarkClaimBesideBacklog(b *testing.B) {
 					if err != nil {
 						b.Fatal(err)
 					}
-					if err := s.Complete(b.Context(), r); err != nil {
+					if _, err := s.Complete(b.Context(), r); err != nil {
 						b.Fatal(err)
 					}
 				}
@@ -373,7 +373,7 @@ func claimers(b *testing.B, s *claim.Store, n int) time.Duration {
 			_, r, err := s.Claim(b.Context(), c)
 			for err == nil {
 				if done.Add(1) > int64(n) {
-					err = s.Complete(b.Context(), r)
+					_, err = s.Complete(b.Context(), r)
 					break
 				}
 				_, r, _, err = s.CompleteAndClaim(b.Context(), r, c)
@@ -423,7 +423,7 @@ func BenchmarkEnqueueToStart(b *testing.B) {
 					return
 				}
 				at := time.Now()
-				consumer.Complete(b.Context(), r)
+				consumer.Complete(b.Context(), r) //nolint:errcheck
 				claimed <- at
 			}
 		}()

@@ -144,7 +144,7 @@ func raceWorker(ctx context.Context, s *claim.Store, c claim.Claimant, say func(
 		case slices.Contains(canceled, claim.RunID{JobID: j.ID, Attempt: r.Attempt}):
 			err = s.EndCanceled(ctx, r, nil)
 		case rand.IntN(10) < 4:
-			err = s.Complete(ctx, r)
+			_, err = s.Complete(ctx, r)
 		case rand.IntN(10) < 8:
 			_, err = s.Fail(ctx, j, r, nil, "boom", time.Second)
 		default:

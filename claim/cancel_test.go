@@ -66,7 +66,7 @@ func TestCancelErrors(t *testing.T) {
 		s := db.open(t)
 		mustEnqueue(t, s, claim.NewJob{ID: "done", Command: "true"})
 		_, r := mustClaim(t, s, claimant(t, "w"))
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		mustKill(t, s, "dead")
@@ -142,7 +142,11 @@ func TestCancelWinsEveryEnd(t *testing.T) {
 			end     func(s *claim.Store, j claim.Job, r claim.Run) error
 		}{
 			{"complete", claim.OutcomeCompleted, func(s *claim.Store, j claim.Job, r claim.Run) error {
-				return s.Complete(context.Background(), r)
+				next, err := s.Complete(context.Background(), r)
+				if err == nil && next != claim.Canceled {
+					return errors.New("Complete returned " + string(next) + ", want canceled")
+				}
+				return err
 			}},
 			{"fail with retries left", claim.OutcomeFailed, func(s *claim.Store, j claim.Job, r claim.Run) error {
 				next, err := s.Fail(context.Background(), j, r, intp(1), "exit status 1", time.Hour)
@@ -170,14 +174,14 @@ func TestCancelWinsEveryEnd(t *testing.T) {
 				return err
 			}},
 			{"complete and claim", claim.OutcomeCompleted, func(s *claim.Store, j claim.Job, r claim.Run) error {
-				_, _, lost, err := s.CompleteAndClaim(context.Background(), r, claim.Claimant{WorkerID: r.WorkerID, Host: "h", Lease: time.Minute})
-				if lost {
-					return errors.New("CompleteAndClaim reported the run lost")
+				_, _, ended, err := s.CompleteAndClaim(context.Background(), r, claim.Claimant{WorkerID: r.WorkerID, Host: "h", Lease: time.Minute})
+				if err != nil && !errors.Is(err, claim.ErrNoJob) {
+					return err
 				}
-				if errors.Is(err, claim.ErrNoJob) {
-					return nil
+				if ended != claim.Canceled {
+					return errors.New("CompleteAndClaim ended the job " + string(ended) + ", want canceled")
 				}
-				return err
+				return nil
 			}},
 		}
 		for _, tc := range ends {

@@ -27,12 +27,13 @@ func (s *Store) Claim(ctx context.Context, c Claimant) (Job, Run, error) {
 }
 
 // CompleteAndClaim is Complete(done) and then Claim(c), in one transaction:
-// a busy slot's one write per job instead of two. lost reports that done
-// had been recovered meanwhile (Complete's ErrLost): its result is dropped,
-// and the claim happens all the same. The error is ErrNoJob when nothing is
-// runnable, with done completed all the same; any other error means that
-// nothing was recorded.
-func (s *Store) CompleteAndClaim(ctx context.Context, done Run, c Claimant) (j Job, r Run, lost bool, err error) {
+// a busy slot's one write per job instead of two. ended is done's job's new
+// state, as Complete returns it, or "" when done had been recovered
+// meanwhile (Complete's ErrLost): its result is dropped, and the claim
+// happens all the same. The error is ErrNoJob when nothing is runnable,
+// with done ended all the same; any other error means that nothing was
+// recorded.
+func (s *Store) CompleteAndClaim(ctx context.Context, done Run, c Claimant) (j Job, r Run, ended State, err error) {
 	now := s.Now()
 	return s.engine.CompleteAndClaim(ctx, completed(done, now), ClaimParams{Claimant: c, Now: now})
 }
@@ -48,9 +49,10 @@ func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
 // the run, as every end of a run does (Fail, Release, Postpone,
 // EndCanceled, CompleteAndClaim): cut to their last TailBytes. ErrLost: the run was
 // recovered by another worker meanwhile, and the job is no longer ours.
-func (s *Store) Complete(ctx context.Context, r Run) error {
-	_, err := s.engine.Finish(ctx, completed(r, s.Now()))
-	return err
+// It returns the job's new state: Completed, or Canceled when `cancel`
+// marked the job while it ran (the cancel wins every end of a run).
+func (s *Store) Complete(ctx context.Context, r Run) (State, error) {
+	return s.engine.Finish(ctx, completed(r, s.Now()))
 }
 
 // completed is the end of a successful run. Light: a completion a power cut

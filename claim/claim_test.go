@@ -22,7 +22,7 @@ func claimOrder(tb testing.TB, s *claim.Store, c claim.Claimant) []string {
 		if err != nil {
 			tb.Fatalf("Claim = %v", err)
 		}
-		if err := s.Complete(tb.Context(), r); err != nil {
+		if _, err := s.Complete(tb.Context(), r); err != nil {
 			tb.Fatalf("Complete(%s) = %v", j.ID, err)
 		}
 		out = append(out, j.ID)
@@ -182,7 +182,7 @@ func TestComplete(t *testing.T) {
 		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
 		_, r := mustClaim(t, s, claimant(t, "w"))
 		clk.Advance(3 * time.Second)
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatalf("Complete = %v", err)
 		}
 		j := mustGet(t, s, "a")
@@ -195,7 +195,7 @@ func TestComplete(t *testing.T) {
 		if runs[0].Outcome != claim.OutcomeCompleted || runs[0].ExitCode == nil || *runs[0].ExitCode != 0 || !runs[0].EndedAt.Equal(end) {
 			t.Errorf("completed run = %+v", runs[0])
 		}
-		if err := s.Complete(ctx, r); !errors.Is(err, claim.ErrLost) {
+		if _, err := s.Complete(ctx, r); !errors.Is(err, claim.ErrLost) {
 			t.Errorf("second Complete = %v, want ErrLost", err)
 		}
 		if _, err := s.Fail(ctx, j, r, intp(1), "late", time.Hour); !errors.Is(err, claim.ErrLost) {
@@ -203,7 +203,7 @@ func TestComplete(t *testing.T) {
 		}
 		other := r
 		other.WorkerID = "someone-else"
-		if err := s.Complete(ctx, other); !errors.Is(err, claim.ErrLost) {
+		if _, err := s.Complete(ctx, other); !errors.Is(err, claim.ErrLost) {
 			t.Errorf("Complete by another worker = %v, want ErrLost", err)
 		}
 	})

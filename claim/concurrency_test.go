@@ -45,7 +45,7 @@ func drain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 			return fmt.Errorf("%s: claimed job %s with run of %s for worker %s", c.WorkerID, j.ID, r.JobID, j.WorkerID)
 		}
 		claimed(j.ID)
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			return fmt.Errorf("%s: complete %s: %w", c.WorkerID, j.ID, err)
 		}
 	}
@@ -223,7 +223,7 @@ func TestChanges(t *testing.T) {
 		wait("an Enqueue by another Store")
 
 		_, r := mustClaim(t, other, claimant(t, "w"))
-		if err := other.Complete(t.Context(), r); err != nil {
+		if _, err := other.Complete(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 		wait("a Complete by another Store")

@@ -41,6 +41,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 			t.Fatal(err)
 		}
 	}
+	must2 := func(_ claim.State, err error) { t.Helper(); must(err) }
 	_, _, err := s.SetConfig(ctx, "max-retries", "4")
 	must(err)
 	_, _, err = s.SetConfig(ctx, "on-dead", "echo dead")
@@ -79,7 +80,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 	step("retrying", fail) // priority 3 first; back after its backoff
 	step("done", func(_ claim.Job, r claim.Run) {
 		r.Tails = &claim.Tails{Stdout: claim.Tail{Data: []byte("hello\n"), Size: 6}}
-		must(s.Complete(ctx, r))
+		must2(s.Complete(ctx, r))
 		must(s.HookDone(ctx, r, "on_success ok"))
 	})
 	step("flaky", fail)
@@ -110,7 +111,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 	}
 	// orphan's dependency dies: orphan is dead by it.
 	j, r := mustClaim(t, s, claimant(t, "w2")) // urgent
-	must(s.Complete(ctx, r))
+	must2(s.Complete(ctx, r))
 	_ = j
 	clk.Advance(time.Hour)
 	for {
@@ -118,7 +119,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 		if j.ID == "retrying" {
 			break
 		}
-		must(s.Complete(ctx, r))
+		must2(s.Complete(ctx, r))
 	}
 	_, err = s.Fail(ctx, j, r, intp(7), "exit status 7", time.Hour)
 	must(err)
@@ -325,7 +326,9 @@ func sameClaims(t *testing.T, src, dst testDB, now time.Time) {
 		if errA != nil || errB != nil || ja.ID != jb.ID || ra.Attempt != rb.Attempt {
 			t.Fatalf("claim %d: source %s#%d (%v), copy %s#%d (%v)", i, ja.ID, ra.Attempt, errA, jb.ID, rb.Attempt, errB)
 		}
-		if err := firstOf(a.Complete(ctx, ra), b.Complete(ctx, rb)); err != nil {
+		_, errA = a.Complete(ctx, ra)
+		_, errB = b.Complete(ctx, rb)
+		if err := firstOf(errA, errB); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(time.Hour)

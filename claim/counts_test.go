@@ -67,7 +67,7 @@ func TestCountsFollowEveryChange(t *testing.T) {
 		checkCounts(t, s, "enqueue")
 		j, r := mustClaim(t, s, c)
 		checkCounts(t, s, "claim")
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		checkCounts(t, s, "complete")

@@ -17,7 +17,7 @@ func complete(tb testing.TB, s *claim.Store, want string) {
 	if j.ID != want {
 		tb.Fatalf("claimed %s, want %s", j.ID, want)
 	}
-	if err := s.Complete(tb.Context(), r); err != nil {
+	if _, err := s.Complete(tb.Context(), r); err != nil {
 		tb.Fatal(err)
 	}
 }
@@ -54,7 +54,7 @@ func TestAfterFanOutAndJoin(t *testing.T) {
 			t.Fatalf("after a completed, claimed %v, want [b c]", got)
 		}
 		noClaim(t, s)
-		if err := s.Complete(t.Context(), r1); err != nil {
+		if _, err := s.Complete(t.Context(), r1); err != nil {
 			t.Fatal(err)
 		}
 		if d := mustGet(t, s, "d"); !slices.Equal(d.WaitingOn, []string{"c"}) {
@@ -63,9 +63,9 @@ func TestAfterFanOutAndJoin(t *testing.T) {
 		noClaim(t, s)
 		// CompleteAndClaim counts down as Complete does, and claims d in the
 		// same transaction.
-		next, _, lost, err := s.CompleteAndClaim(t.Context(), r2, claimant(t, "w"))
-		if err != nil || lost || next.ID != "d" || next.Waiting != 0 || next.WaitingOn != nil {
-			t.Fatalf("CompleteAndClaim(c) = %s (waiting %d %v), lost %v, %v; want d", next.ID, next.Waiting, next.WaitingOn, lost, err)
+		next, _, ended, err := s.CompleteAndClaim(t.Context(), r2, claimant(t, "w"))
+		if err != nil || ended != claim.Completed || next.ID != "d" || next.Waiting != 0 || next.WaitingOn != nil {
+			t.Fatalf("CompleteAndClaim(c) = %s (waiting %d %v), ended %q, %v; want d", next.ID, next.Waiting, next.WaitingOn, ended, err)
 		}
 	})
 }
@@ -193,7 +193,7 @@ func TestHooksLimitsAndRunNotesAreStored(t *testing.T) {
 		if err := s.Started(t.Context(), r, 4242); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.Complete(t.Context(), r); err != nil {
+		if _, err := s.Complete(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 		for _, text := range []string{"on_success ok", "on_dead failed: exit status 1"} {

@@ -69,7 +69,7 @@ func TestRetryErrors(t *testing.T) {
 		c := claimant(t, "w")
 		mustEnqueue(t, s, claim.NewJob{ID: "completed", Command: "true"})
 		_, r := mustClaim(t, s, c)
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		mustEnqueue(t, s, claim.NewJob{ID: "failed", Command: "false"})
@@ -219,7 +219,7 @@ func TestPurgeFinished(t *testing.T) {
 			t.Helper()
 			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "true"})
 			_, r := mustClaim(t, s, c)
-			if err := s.Complete(ctx, r); err != nil {
+			if _, err := s.Complete(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 		}

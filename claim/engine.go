@@ -42,9 +42,10 @@ type Engine interface {
 	// that concurrent claims never both take a queue's last slot.
 	Claim(ctx context.Context, p ClaimParams) (Job, Run, error)
 	// CompleteAndClaim is Finish(done) then Claim(next) in one transaction.
-	// lost: done was no longer owned (ErrLost) and was dropped. ErrNoJob:
-	// nothing to claim, done finished all the same.
-	CompleteAndClaim(ctx context.Context, done FinishParams, next ClaimParams) (Job, Run, bool, error)
+	// It returns done's job's new state as Finish does, or "" when done was
+	// no longer owned (ErrLost) and was dropped. ErrNoJob: nothing to
+	// claim, done finished all the same.
+	CompleteAndClaim(ctx context.Context, done FinishParams, next ClaimParams) (Job, Run, State, error)
 	// Started records a run's process group and when its command started.
 	Started(ctx context.Context, r Run, pgid int, at time.Time) error
 	// Finish ends a run and moves its job as p says, keeping p.Run.Tails

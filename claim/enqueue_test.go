@@ -123,7 +123,7 @@ func TestEnqueueDuplicateID(t *testing.T) {
 		for _, st := range []string{"pending", "completed"} {
 			if st == "completed" {
 				_, r := mustClaim(t, s, claimant(t, "w"))
-				if err := s.Complete(ctx, r); err != nil {
+				if _, err := s.Complete(ctx, r); err != nil {
 					t.Fatal(err)
 				}
 				orig = mustGet(t, s, "a")
@@ -184,7 +184,7 @@ func TestEnqueueUniqueKey(t *testing.T) {
 		if r.JobID != second {
 			t.Fatalf("claimed %s, want %s", r.JobID, second)
 		}
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		created("completed")
@@ -227,7 +227,7 @@ func mustKill(tb testing.TB, s *claim.Store, id string) claim.Job {
 	for {
 		j, r := mustClaim(tb, s, c)
 		if j.ID != id {
-			if err := s.Complete(ctx, r); err != nil {
+			if _, err := s.Complete(ctx, r); err != nil {
 				tb.Fatal(err)
 			}
 			continue

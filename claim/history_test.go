@@ -24,7 +24,7 @@ func TestRunsPerMinute(t *testing.T) {
 			j, r := mustClaim(t, s, c)
 			var err error
 			if ok {
-				err = s.Complete(ctx, r)
+				_, err = s.Complete(ctx, r)
 			} else {
 				_, err = s.Fail(ctx, j, r, intp(1), "boom", time.Hour)
 			}
@@ -74,7 +74,7 @@ func TestEndedRuns(t *testing.T) {
 			if i%2 == 0 {
 				clk.Advance(time.Second) // j1 ends when j0 does, j3 when j2
 			}
-			if err := s.Complete(ctx, r); err != nil {
+			if _, err := s.Complete(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 			want = append(want, r.JobID)

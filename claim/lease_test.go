@@ -115,7 +115,7 @@ func TestRecover(t *testing.T) {
 		}
 
 		// The crashed worker comes back and reports: too late.
-		if err := s.Complete(ctx, f.Run); !errors.Is(err, claim.ErrLost) {
+		if _, err := s.Complete(ctx, f.Run); !errors.Is(err, claim.ErrLost) {
 			t.Errorf("Complete after Recover = %v, want ErrLost", err)
 		}
 		if _, err := s.Fail(ctx, claim.Job{ID: "a", Attempts: 1, MaxRetries: 2, BackoffBase: 2}, f.Run, intp(1), "boom", time.Hour); !errors.Is(err, claim.ErrLost) {
@@ -132,7 +132,7 @@ func TestRecover(t *testing.T) {
 			t.Fatalf("claim after Recover: attempts %d, run %d, stdout %s", j.Attempts, r.Attempt, r.StdoutPath)
 		}
 		// Even once the same worker claims the job again, the old run stays lost.
-		if err := s.Complete(ctx, f.Run); !errors.Is(err, claim.ErrLost) {
+		if _, err := s.Complete(ctx, f.Run); !errors.Is(err, claim.ErrLost) {
 			t.Errorf("Complete of the lost run while the job runs again = %v, want ErrLost", err)
 		}
 		if next, err := s.Fail(ctx, j, r, intp(1), "boom", time.Hour); next != claim.Failed || err != nil {
@@ -215,7 +215,7 @@ func TestRecoverRace(t *testing.T) {
 			}
 			if _, r := mustClaim(t, a, claimant(t, "w")); r.JobID != id {
 				t.Fatalf("claimed %s, want %s", r.JobID, id)
-			} else if err := a.Complete(ctx, r); err != nil {
+			} else if _, err := a.Complete(ctx, r); err != nil {
 				t.Fatal(err)
 			}
 		}

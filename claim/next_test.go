@@ -22,9 +22,9 @@ func TestCompleteAndClaim(t *testing.T) {
 		mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
 		_, ra := mustClaim(t, s, c)
 
-		j, rb, lost, err := s.CompleteAndClaim(ctx, ra, c)
-		if err != nil || lost || j.ID != "b" || j.State != claim.Processing || rb.JobID != "b" || rb.Attempt != 1 {
-			t.Fatalf("CompleteAndClaim(a) = %s %s, run %+v, lost %v, %v; want b processing", j.ID, j.State, rb, lost, err)
+		j, rb, ended, err := s.CompleteAndClaim(ctx, ra, c)
+		if err != nil || ended != claim.Completed || j.ID != "b" || j.State != claim.Processing || rb.JobID != "b" || rb.Attempt != 1 {
+			t.Fatalf("CompleteAndClaim(a) = %s %s, run %+v, ended %q, %v; want a completed, b processing", j.ID, j.State, rb, ended, err)
 		}
 		if a := mustGet(t, s, "a"); a.State != claim.Completed || a.ExitCode == nil || *a.ExitCode != 0 || a.FinishedAt.IsZero() {
 			t.Errorf("a after CompleteAndClaim = %+v, want completed with exit 0", a)
@@ -36,9 +36,9 @@ func TestCompleteAndClaim(t *testing.T) {
 			t.Errorf("runs of b = %+v, want one by w", runs)
 		}
 
-		_, _, lost, err = s.CompleteAndClaim(ctx, rb, c)
-		if !errors.Is(err, claim.ErrNoJob) || lost {
-			t.Fatalf("CompleteAndClaim(b) on an empty queue = lost %v, %v; want ErrNoJob", lost, err)
+		_, _, ended, err = s.CompleteAndClaim(ctx, rb, c)
+		if !errors.Is(err, claim.ErrNoJob) || ended != claim.Completed {
+			t.Fatalf("CompleteAndClaim(b) on an empty queue = ended %q, %v; want completed, ErrNoJob", ended, err)
 		}
 		if b := mustGet(t, s, "b"); b.State != claim.Completed {
 			t.Errorf("b after CompleteAndClaim with nothing left = %s, want completed", b.State)
@@ -59,9 +59,9 @@ func TestCompleteAndClaimLost(t *testing.T) {
 		if _, err := s.Recover(ctx, mustInFlight(t, s)); err != nil {
 			t.Fatal(err)
 		}
-		j, _, lost, err := s.CompleteAndClaim(ctx, ra, c)
-		if err != nil || !lost || j.ID != "a" || j.Runs != 2 {
-			t.Fatalf("CompleteAndClaim of a lost run = %s run %d, lost %v, %v; want lost, a claimed again as run 2", j.ID, j.Runs, lost, err)
+		j, _, ended, err := s.CompleteAndClaim(ctx, ra, c)
+		if err != nil || ended != "" || j.ID != "a" || j.Runs != 2 {
+			t.Fatalf("CompleteAndClaim of a lost run = %s run %d, ended %q, %v; want lost, a claimed again as run 2", j.ID, j.Runs, ended, err)
 		}
 		if runs := mustRuns(t, s, "a"); runs[0].Outcome != claim.OutcomeLost {
 			t.Errorf("lost run = %+v, want outcome still lost", runs[0])
@@ -85,9 +85,9 @@ func chain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 			return fmt.Errorf("%s: claimed job %s with run of %s for worker %s", c.WorkerID, j.ID, r.JobID, j.WorkerID)
 		}
 		claimed(j.ID)
-		var lost bool
-		j, r, lost, err = s.CompleteAndClaim(ctx, r, c)
-		if lost {
+		var ended claim.State
+		j, r, ended, err = s.CompleteAndClaim(ctx, r, c)
+		if ended == "" && (err == nil || errors.Is(err, claim.ErrNoJob)) {
 			return fmt.Errorf("%s: run lost without a reaper", c.WorkerID)
 		}
 	}

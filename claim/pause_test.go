@@ -47,7 +47,7 @@ func TestPauseQueue(t *testing.T) {
 		if n, err := s.Running(ctx, "a"); n != 1 || err != nil {
 			t.Errorf("Running(a) = %d, %v; want 1", n, err)
 		}
-		if err := s.Complete(ctx, r); err != nil || mustGet(t, s, running.ID).State != claim.Completed {
+		if _, err := s.Complete(ctx, r); err != nil || mustGet(t, s, running.ID).State != claim.Completed {
 			t.Errorf("Complete of a running job in a paused queue = %v", err)
 		}
 		if n, _ := s.Running(ctx, "a"); n != 0 {

@@ -57,7 +57,7 @@ func testQueueLimit(t *testing.T, db testDB) {
 	}
 
 	// Completed: a slot frees.
-	if err := s.Complete(ctx, runs[0]); err != nil {
+	if _, err := s.Complete(ctx, runs[0]); err != nil {
 		t.Fatal(err)
 	}
 	j2, r2 := mustClaim(t, s, c)
@@ -211,7 +211,7 @@ func testQueueLimitConcurrentClaims(t *testing.T, db testDB) {
 						running--
 						mu.Unlock()
 					}
-					if err := s.Complete(ctx, r); err != nil {
+					if _, err := s.Complete(ctx, r); err != nil {
 						t.Error(err)
 						return
 					}

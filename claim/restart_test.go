@@ -19,7 +19,7 @@ func finish(tb testing.TB, s *claim.Store, id string, ok bool) {
 		case j.ID != id:
 			tb.Fatalf("claimed %s, want %s", j.ID, id)
 		case ok:
-			err = s.Complete(tb.Context(), r)
+			_, err = s.Complete(tb.Context(), r)
 		default:
 			_, err = s.Fail(tb.Context(), j, r, intp(1), "exit status 1", time.Hour)
 		}

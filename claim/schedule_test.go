@@ -69,7 +69,7 @@ func TestScheduleFiresOncePerDueTime(t *testing.T) {
 
 		// Done, then an hour with no worker: the 12 missed due times run once.
 		_, r := mustClaim(t, s, claimant(t, "w"))
-		if err := s.Complete(t.Context(), r); err != nil {
+		if _, err := s.Complete(t.Context(), r); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(time.Hour + 2*time.Minute)

@@ -91,7 +91,7 @@ func TestRunTails(t *testing.T) {
 			checkTail(t, id+" stdout", got.Stdout, big)
 			checkTail(t, id+" stderr", got.Stderr, small)
 		}
-		end("completed", func(_ claim.Job, r claim.Run) error { return s.Complete(ctx, r) })
+		end("completed", func(_ claim.Job, r claim.Run) error { _, err := s.Complete(ctx, r); return err })
 		end("failed", func(j claim.Job, r claim.Run) error {
 			_, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour)
 			return err
@@ -124,7 +124,7 @@ func TestRunTails(t *testing.T) {
 		mustEnqueue(t, s, claim.NewJob{ID: "exact", Command: "true", Queue: "exact"})
 		_, r := mustClaim(t, s, c)
 		r.Tails = &claim.Tails{Stdout: claim.Tail{Data: exact, Size: int64(len(exact))}}
-		if err := s.Complete(ctx, r); err != nil {
+		if _, err := s.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 		got := mustRunTails(t, s, "exact", 1)

@@ -19,7 +19,7 @@ func TestWait(t *testing.T) {
 		mustEnqueue(t, worker, claim.NewJob{ID: "doomed", Command: "false", MaxRetries: intp(1)})
 		c := claimant(t, "w")
 		_, r := mustClaim(t, worker, c)
-		if err := worker.Complete(ctx, r); err != nil {
+		if _, err := worker.Complete(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 

@@ -356,22 +356,17 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
 	w.claiming.Add(1)
-	nj, nr, lost, err := w.Store.CompleteAndClaim(ctx, r, c)
+	nj, nr, ended, err := w.Store.CompleteAndClaim(ctx, r, c)
 	if err != nil {
 		w.claimFailed(err)
-	}
-	switch {
-	case lost:
-		w.emit(Event{Kind: EventDropped, Job: j.ID, Run: r.Attempt})
-	case err == nil || errors.Is(err, claim.ErrNoJob):
-		w.ended(j, r, res, claim.Completed)
 	}
 	if err != nil && !errors.Is(err, claim.ErrNoJob) {
 		return nil, false
 	}
-	if !lost {
-		w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: new(int)},
-			w.hooksFor(j, claim.Completed, false))
+	if ended == "" {
+		w.emit(Event{Kind: EventDropped, Job: j.ID, Run: r.Attempt})
+	} else {
+		w.succeeded(ctx, hard, j, r, res, ended)
 	}
 	if err != nil {
 		return nil, true
@@ -427,11 +422,9 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 		}
 		return err
 	case res.err == "":
-		err := w.Store.Complete(ctx, r)
+		next, err := w.Store.Complete(ctx, r)
 		if err == nil {
-			w.ended(j, r, res, claim.Completed)
-			w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: res.exitCode},
-				w.hooksFor(j, claim.Completed, false))
+			w.succeeded(ctx, hard, j, r, res, next)
 		}
 		return err
 	}
@@ -454,6 +447,24 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 		w.endDependents(ctx, hard, j.ID, next)
 	}
 	return nil
+}
+
+// succeeded tells how a run that exited 0 ended once stored: completed,
+// with its on_success hook, or canceled when a cancel came while it ran
+// (the store lets the cancel win), with no hook and its dependents ended.
+func (w *Worker) succeeded(ctx, hard context.Context, j claim.Job, r claim.Run, res result, next claim.State) {
+	if next == claim.Canceled {
+		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
+		w.endDependents(ctx, hard, j.ID, next)
+		return
+	}
+	w.ended(j, r, res, claim.Completed)
+	code := res.exitCode
+	if code == nil {
+		code = new(int)
+	}
+	w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: code},
+		w.hooksFor(j, claim.Completed, false))
 }
 
 // ended tells Events how a run ended, once its end is stored.

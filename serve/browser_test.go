@@ -171,7 +171,7 @@ func history(t *testing.T, h *home) {
 			if n++; n%12 == 0 {
 				_, err = h.store.Fail(ctx, j, r, &one, "exit status 1", time.Hour)
 			} else {
-				err = h.store.Complete(ctx, r)
+				_, err = h.store.Complete(ctx, r)
 			}
 			if err != nil {
 				t.Fatal(err)

@@ -49,7 +49,7 @@ func TestChartCountsEachRunOnce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := h.store.Complete(context.Background(), r); err != nil {
+		if _, err := h.store.Complete(context.Background(), r); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -33,7 +33,7 @@ func TestKeptLogs(t *testing.T) {
 		fmt.Fprintf(&out, "%d\n", i)
 	}
 	r.Tails = &claim.Tails{Stdout: claim.Tail{Data: out.Bytes(), Size: int64(out.Len())}, Stderr: claim.Tail{Data: []byte("warn\n"), Size: 5}}
-	if err := h.store.Complete(ctx, r); err != nil {
+	if _, err := h.store.Complete(ctx, r); err != nil {
 		t.Fatal(err)
 	}
 	// A file of the same name here is another run's: never shown for it.

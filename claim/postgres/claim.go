@@ -156,7 +156,7 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 // statements of one batch. Nothing in between needs the client: a finish
 // that matches no row (lost) changes nothing and the claim goes on, a
 // claim that finds no job commits the finish.
-func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
+func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, ended claim.State, err error) {
 	err = e.sendLight(ctx, func(b *pgx.Batch) {
 		b.Queue(claimLock, e.claimKey)
 		e.queueFinish(b, done)
@@ -165,20 +165,20 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("take the claim lock: %w", err)
 		}
-		_, err := readFinish(br, done)
-		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
+		var err error
+		if ended, err = readFinish(br, done); err != nil && !errors.Is(err, claim.ErrLost) {
 			return err
 		}
 		j, r, err = readClaim(br, next)
 		return err
 	})
 	if errors.Is(err, claim.ErrNoJob) {
-		return claim.Job{}, claim.Run{}, lost, err
+		return claim.Job{}, claim.Run{}, ended, err
 	}
 	if err != nil {
-		return claim.Job{}, claim.Run{}, false, err
+		return claim.Job{}, claim.Run{}, "", err
 	}
-	return j, r, lost, nil
+	return j, r, ended, nil
 }
 
 // Started records the process group of a run and when its command started,

@@ -30,14 +30,14 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 }
 
 // CompleteAndClaim finishes done and claims next in one light transaction.
-func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, lost bool, err error) {
+func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, ended claim.State, err error) {
 	q, args := claimQuery(next)
 	fq, fargs := finishJob(done)
 	e.prepare(ctx, fq, endRunQuery, q, insertRun, countDownDependents, markDepsMet)
 	var none bool
 	err = e.write(ctx, light, func(tx *sql.Tx) error {
-		_, err := e.finishIn(ctx, tx, done, fq, fargs)
-		if lost = errors.Is(err, claim.ErrLost); err != nil && !lost {
+		var err error
+		if ended, err = e.finishIn(ctx, tx, done, fq, fargs); err != nil && !errors.Is(err, claim.ErrLost) {
 			return err
 		}
 		j, r, err = e.claimIn(ctx, tx, next, q, args)
@@ -47,15 +47,15 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 		return err
 	})
 	if err != nil {
-		return claim.Job{}, claim.Run{}, false, err
+		return claim.Job{}, claim.Run{}, "", err
 	}
-	if !lost {
+	if ended != "" {
 		e.notify()
 	}
 	if none {
-		return claim.Job{}, claim.Run{}, lost, claim.ErrNoJob
+		return claim.Job{}, claim.Run{}, ended, claim.ErrNoJob
 	}
-	return j, r, lost, nil
+	return j, r, ended, nil
 }
 
 // claimIn claims with the claim query q (of claimQuery) in tx.
