@@ -22,6 +22,23 @@ import (
 // bookkeeping.
 var CopyTables = []string{"jobs", "runs", "deps", "schedules", "queue_limits", "paused_queues", "config"}
 
+// copyKeys is the primary key of each of CopyTables, the order a copy reads
+// its rows in.
+var copyKeys = map[string]string{
+	"jobs": "seq", "runs": "job_id, attempt", "deps": "job_id, after_id", "schedules": "name",
+	"queue_limits": "queue", "paused_queues": "queue", "config": "key",
+}
+
+// CopyOrder returns the ORDER BY of a table of CopyTables, the same on
+// every engine, and an error for any other name.
+func CopyOrder(table string) (string, error) {
+	order, ok := copyKeys[table]
+	if !ok {
+		return "", fmt.Errorf("copy: no table %q", table)
+	}
+	return order, nil
+}
+
 // A Snapshot is one consistent view of a store's tables, valid while the
 // Export call that gave it runs.
 type Snapshot interface {

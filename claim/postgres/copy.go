@@ -43,20 +43,6 @@ func OpenReadOnly(ctx context.Context, dsn string) (*Engine, error) {
 	return e, nil
 }
 
-// exportOrder is the primary key each copied table's rows are read in.
-var exportOrder = map[string]string{
-	"jobs": "seq", "runs": "job_id, attempt", "deps": "job_id, after_id", "schedules": "name",
-	"queue_limits": "queue", "paused_queues": "queue", "config": "key",
-}
-
-func copyOrder(table string) (string, error) {
-	order, ok := exportOrder[table]
-	if !ok {
-		return "", fmt.Errorf("copy: no table %q", table)
-	}
-	return order, nil
-}
-
 // Export calls fn with a snapshot of the database: one REPEATABLE READ,
 // READ ONLY transaction, which no writer waits for.
 func (e *Engine) Export(ctx context.Context, fn func(claim.Snapshot) error) error {
@@ -83,7 +69,7 @@ type snapshot struct {
 
 // Table streams table's rows in primary key order.
 func (s *snapshot) Table(ctx context.Context, table string) ([]string, iter.Seq2[[]any, error], error) {
-	order, err := copyOrder(table)
+	order, err := claim.CopyOrder(table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -177,7 +163,7 @@ func (e *Engine) afterImport(ctx context.Context, tx pgx.Tx) error {
 func checkEmpty(ctx context.Context, tx pgx.Tx, p claim.ImportParams) error {
 	held := map[string]int64{}
 	for _, t := range p.Tables {
-		if _, err := copyOrder(t); err != nil {
+		if _, err := claim.CopyOrder(t); err != nil {
 			return err
 		}
 		var n int64

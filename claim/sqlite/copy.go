@@ -36,20 +36,6 @@ func OpenReadOnly(ctx context.Context, path string) (*Engine, error) {
 	return e, nil
 }
 
-// exportOrder is the primary key each copied table's rows are read in.
-var exportOrder = map[string]string{
-	"jobs": "seq", "runs": "job_id, attempt", "deps": "job_id, after_id", "schedules": "name",
-	"queue_limits": "queue", "paused_queues": "queue", "config": "key",
-}
-
-func copyOrder(table string) (string, error) {
-	order, ok := exportOrder[table]
-	if !ok {
-		return "", fmt.Errorf("copy: no table %q", table)
-	}
-	return order, nil
-}
-
 // Export calls fn with a snapshot of the database: one deferred read
 // transaction, which takes no lock that writers wait for.
 func (e *Engine) Export(ctx context.Context, fn func(claim.Snapshot) error) error {
@@ -81,7 +67,7 @@ type snapshot struct {
 
 // Table streams table's rows in primary key order.
 func (s *snapshot) Table(ctx context.Context, table string) ([]string, iter.Seq2[[]any, error], error) {
-	order, err := copyOrder(table)
+	order, err := claim.CopyOrder(table)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -153,7 +139,7 @@ func (e *Engine) Import(ctx context.Context, p claim.ImportParams) (map[string]i
 func checkEmpty(ctx context.Context, tx *sql.Tx, p claim.ImportParams) error {
 	held := map[string]int64{}
 	for _, t := range p.Tables {
-		if _, err := copyOrder(t); err != nil {
+		if _, err := claim.CopyOrder(t); err != nil {
 			return err
 		}
 		var n int64
