@@ -11,14 +11,14 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// notPaused is the claim's condition (and HasWork's, NextRunAfter's) that
-// a job's queue is not paused: part of the claim statement, so a pause
+// notPaused is the condition of runnableQueues and unpausedQueues that a
+// queue is not paused: part of the claim statement, so a pause
 // holds for every claim that commits after it. NOT IN, not NOT EXISTS: the
 // planner turns a NOT EXISTS into an anti join, which it costs as if a
 // paused_queues of default size (it is nearly always empty) took most jobs
 // away, and then scans and sorts every runnable job (2.5 s a claim at a
-// million) instead of reading jobs_runnable in order up to the first row;
-// NOT IN stays a hashed filter on that index scan. Both columns are NOT
+// million) instead of reading the claim's index in order up to the first
+// row; NOT IN stays a hashed filter. Both columns are NOT
 // NULL, so the two mean the same.
 const notPaused = `
 	AND NOT EXISTS (SELECT 1 FROM paused_queues WHERE queue = '*')
