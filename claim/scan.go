@@ -144,17 +144,44 @@ func (c *columns) fail(i int) {
 	}
 }
 
-// nanosTime is a nullable unix-nanosecond column as a UTC time.
-func nanosTime(n sql.NullInt64) time.Time {
+// FromNanos is a nullable unix-nanosecond column as a UTC time, zero when
+// it is NULL.
+func FromNanos(n sql.NullInt64) time.Time {
 	if !n.Valid {
 		return time.Time{}
 	}
 	return time.Unix(0, n.Int64).UTC()
 }
 
-// ScanTails makes a run's Tails from its size columns: nil when they are
+// ScanRun reads a run from a row of an engine's run columns, in the order
+// both engines select them, then into more (a joined column, the tails'
+// bytes). Its Tails carry the sizes; SetTailData adds the bytes.
+func ScanRun(row Scanner, more ...any) (Run, error) {
+	var r Run
+	var pgid, execAt, ended, exitCode, stdoutSize, stderrSize sql.NullInt64
+	var started int64
+	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
+	err := row.Scan(append([]any{&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
+		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined,
+		&stdoutSize, &stderrSize}, more...)...)
+	if err != nil {
+		return Run{}, err
+	}
+	r.Tails = scanTails(stdoutSize, stderrSize)
+	r.Hooks, r.Confined = hooks.String, confined.String
+	r.PGID = int(pgid.Int64)
+	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), FromNanos(execAt), FromNanos(ended)
+	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
+	if exitCode.Valid {
+		code := int(exitCode.Int64)
+		r.ExitCode = &code
+	}
+	return r, nil
+}
+
+// scanTails makes a run's Tails from its size columns: nil when they are
 // NULL (nothing was kept). The bytes are the caller's to add (SetTailData).
-func ScanTails(stdoutSize, stderrSize sql.NullInt64) *Tails {
+func scanTails(stdoutSize, stderrSize sql.NullInt64) *Tails {
 	if !stdoutSize.Valid || !stderrSize.Valid {
 		return nil
 	}

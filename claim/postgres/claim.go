@@ -294,5 +294,5 @@ func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Tim
 	if err != nil {
 		return time.Time{}, classify(fmt.Errorf("look for scheduled work: %w", err))
 	}
-	return fromNanos(next), nil
+	return claim.FromNanos(next), nil
 }

@@ -23,11 +23,11 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 	var out []claim.InFlight
 	for rows.Next() {
 		var lease sql.NullInt64
-		r, err := scanRun(rows, &lease)
+		r, err := claim.ScanRun(rows, &lease)
 		if err != nil {
 			return nil, fmt.Errorf("list runs in flight: %w", err)
 		}
-		out = append(out, claim.InFlight{Run: r, LeaseUntil: fromNanos(lease)})
+		out = append(out, claim.InFlight{Run: r, LeaseUntil: claim.FromNanos(lease)})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, classify(fmt.Errorf("list runs in flight: %w", err))

@@ -165,29 +165,6 @@ const runColumnsQualified = `r.job_id, r.attempt, r.worker_id, r.host, r.pid, r.
 	r.started_at, r.exec_at, r.ended_at, r.outcome, r.exit_code, r.error, r.stdout_path,
 	r.stderr_path, r.hooks, r.confined, r.stdout_size, r.stderr_size`
 
-func scanRun(row pgx.Row, more ...any) (claim.Run, error) {
-	var r claim.Run
-	var pgid, execAt, ended, exitCode, stdoutSize, stderrSize sql.NullInt64
-	var started int64
-	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
-	err := row.Scan(append([]any{&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined,
-		&stdoutSize, &stderrSize}, more...)...)
-	if err != nil {
-		return claim.Run{}, err
-	}
-	r.Tails = claim.ScanTails(stdoutSize, stderrSize)
-	r.Hooks, r.Confined = hooks.String, confined.String
-	r.PGID = int(pgid.Int64)
-	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
-	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
-	if exitCode.Valid {
-		code := int(exitCode.Int64)
-		r.ExitCode = &code
-	}
-	return r, nil
-}
-
 // Runs returns every run of a job, first attempt first, with the bytes of
 // their tails when tails is set.
 func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
@@ -202,7 +179,7 @@ func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Ru
 	var out []claim.Run
 	for rows.Next() {
 		var stdout, stderr []byte
-		r, err := scanRun(rows, &stdout, &stderr)
+		r, err := claim.ScanRun(rows, &stdout, &stderr)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}
@@ -223,7 +200,7 @@ func (e *Engine) queryRuns(ctx context.Context, what, q string, args ...any) ([]
 	defer rows.Close()
 	var out []claim.Run
 	for rows.Next() {
-		r, err := scanRun(rows)
+		r, err := claim.ScanRun(rows)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", what, err)
 		}
@@ -277,13 +254,6 @@ func nanos(t time.Time) sql.NullInt64 {
 		return sql.NullInt64{}
 	}
 	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
 }
 
 func nullString(s string) sql.NullString {

@@ -294,7 +294,7 @@ func (e *Engine) NextRunAfter(ctx context.Context, queues []string, now time.Tim
 	if err := e.queryRow(ctx, nil, q, args...).Scan(&next); err != nil {
 		return time.Time{}, fmt.Errorf("look for scheduled work: %w", err)
 	}
-	return fromNanos(next), nil
+	return claim.FromNanos(next), nil
 }
 
 func nextRunAfterQuery(queues []string, now time.Time) (string, []any) {

@@ -47,7 +47,7 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 	defer rows.Close()
 	var out []claim.Run
 	for rows.Next() {
-		r, err := scanRun(rows)
+		r, err := claim.ScanRun(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list ended runs: %w", err)
 		}

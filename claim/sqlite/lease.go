@@ -20,11 +20,11 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 	var out []claim.InFlight
 	for rows.Next() {
 		var lease sql.NullInt64
-		r, err := scanRun(withExtra{rows, []any{&lease}})
+		r, err := claim.ScanRun(rows, &lease)
 		if err != nil {
 			return nil, fmt.Errorf("list runs in flight: %w", err)
 		}
-		out = append(out, claim.InFlight{Run: r, LeaseUntil: fromNanos(lease)})
+		out = append(out, claim.InFlight{Run: r, LeaseUntil: claim.FromNanos(lease)})
 	}
 	return out, rows.Err()
 }
@@ -94,11 +94,3 @@ func prefixed(prefix, columns string) string {
 	}
 	return string(out)
 }
-
-// withExtra scans columns past a row type's own, such as a joined column.
-type withExtra struct {
-	scanner
-	more []any
-}
-
-func (w withExtra) Scan(dest ...any) error { return w.scanner.Scan(append(dest, w.more...)...) }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"iter"
 	"strings"
-	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -192,29 +191,6 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
 	outcome, exit_code, error, stdout_path, stderr_path, hooks, confined, stdout_size, stderr_size`
 
-func scanRun(row scanner) (claim.Run, error) {
-	var r claim.Run
-	var pgid, execAt, ended, exitCode, stdoutSize, stderrSize sql.NullInt64
-	var started int64
-	var outcome, errText, stdout, stderr, hooks, confined sql.NullString
-	err := row.Scan(&r.JobID, &r.Attempt, &r.WorkerID, &r.Host, &r.PID, &pgid, &started,
-		&execAt, &ended, &outcome, &exitCode, &errText, &stdout, &stderr, &hooks, &confined,
-		&stdoutSize, &stderrSize)
-	if err != nil {
-		return claim.Run{}, err
-	}
-	r.Tails = claim.ScanTails(stdoutSize, stderrSize)
-	r.Hooks, r.Confined = hooks.String, confined.String
-	r.PGID = int(pgid.Int64)
-	r.StartedAt, r.ExecAt, r.EndedAt = time.Unix(0, started).UTC(), fromNanos(execAt), fromNanos(ended)
-	r.Outcome, r.Error, r.StdoutPath, r.StderrPath = outcome.String, errText.String, stdout.String, stderr.String
-	if exitCode.Valid {
-		code := int(exitCode.Int64)
-		r.ExitCode = &code
-	}
-	return r, nil
-}
-
 // Runs returns every run of a job, first attempt first, with the bytes of
 // their tails when tails is set.
 func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
@@ -230,11 +206,11 @@ func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Ru
 	var out []claim.Run
 	for rows.Next() {
 		var stdout, stderr []byte
-		row := scanner(rows)
+		var more []any
 		if tails {
-			row = withExtra{rows, []any{&stdout, &stderr}}
+			more = []any{&stdout, &stderr}
 		}
-		r, err := scanRun(row)
+		r, err := claim.ScanRun(rows, more...)
 		if err != nil {
 			return nil, fmt.Errorf("list runs: %w", err)
 		}

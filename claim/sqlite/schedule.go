@@ -23,7 +23,7 @@ func scanSchedule(row scanner) (claim.Schedule, error) {
 	if err != nil {
 		return claim.Schedule{}, err
 	}
-	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), fromNanos(lastDue)
+	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), claim.FromNanos(lastDue)
 	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 	sc.LastJob, sc.LastState = lastJob.String, claim.State(lastState.String)
 	return sc, nil

@@ -241,13 +241,6 @@ func nanos(t time.Time) sql.NullInt64 {
 	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
 }
 
-func fromNanos(n sql.NullInt64) time.Time {
-	if !n.Valid {
-		return time.Time{}
-	}
-	return time.Unix(0, n.Int64).UTC()
-}
-
 func nullString(s string) sql.NullString {
 	return sql.NullString{String: s, Valid: s != ""}
 }
