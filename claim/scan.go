@@ -213,3 +213,21 @@ func blob(b []byte) any {
 	}
 	return b
 }
+
+// ScanSchedule reads a schedule from a row of both engines' schedule
+// columns (s.name … s.updated_at, then the last job's state).
+func ScanSchedule(row Scanner) (Schedule, error) {
+	var sc Schedule
+	var lastJob, lastState sql.NullString
+	var lastDue sql.NullInt64
+	var next, created, updated int64
+	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
+		&lastDue, &created, &updated, &lastState)
+	if err != nil {
+		return Schedule{}, err
+	}
+	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), FromNanos(lastDue)
+	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
+	sc.LastJob, sc.LastState = lastJob.String, State(lastState.String)
+	return sc, nil
+}

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -15,22 +14,6 @@ import (
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
 	s.last_due, s.created_at, s.updated_at, j.state`
 
-func scanSchedule(row pgx.Row) (claim.Schedule, error) {
-	var sc claim.Schedule
-	var lastJob, lastState sql.NullString
-	var lastDue sql.NullInt64
-	var next, created, updated int64
-	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
-		&lastDue, &created, &updated, &lastState)
-	if err != nil {
-		return claim.Schedule{}, err
-	}
-	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), claim.FromNanos(lastDue)
-	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
-	sc.LastJob, sc.LastState = lastJob.String, claim.State(lastState.String)
-	return sc, nil
-}
-
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
 	rows, err := e.pool.Query(ctx, `SELECT `+scheduleColumns+`
@@ -41,7 +24,7 @@ func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
 	defer rows.Close()
 	var out []claim.Schedule
 	for rows.Next() {
-		sc, err := scanSchedule(rows)
+		sc, err := claim.ScanSchedule(rows)
 		if err != nil {
 			return nil, fmt.Errorf("list schedules: %w", err)
 		}
@@ -55,7 +38,7 @@ func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
 
 // Schedule returns one schedule, or ErrNotFound.
 func (e *Engine) Schedule(ctx context.Context, name string) (claim.Schedule, error) {
-	sc, err := scanSchedule(e.pool.QueryRow(ctx, `SELECT `+scheduleColumns+`
+	sc, err := claim.ScanSchedule(e.pool.QueryRow(ctx, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job WHERE s.name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claim.Schedule{}, fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)

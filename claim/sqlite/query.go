@@ -17,8 +17,6 @@ const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retr
 	waiting, dead_by, hooks, limits, cancel_at,
 	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
-type scanner interface{ Scan(dest ...any) error }
-
 // Get returns the job with the given id, or ErrNotFound.
 func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
 	j, err := claim.ScanJob(e.queryRow(ctx, nil, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
