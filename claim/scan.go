@@ -231,3 +231,19 @@ func ScanSchedule(row Scanner) (Schedule, error) {
 	sc.LastJob, sc.LastState = lastJob.String, State(lastState.String)
 	return sc, nil
 }
+
+// ScanWorker reads a worker from a row of both engines' worker columns
+// (id, host, pid, slots, queues, started_at, heartbeat_at, stopping).
+func ScanWorker(row Scanner) (WorkerInfo, error) {
+	var w WorkerInfo
+	var queues string
+	var started, beat int64
+	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping); err != nil {
+		return WorkerInfo{}, err
+	}
+	if queues != "" {
+		w.Queues = strings.Split(queues, ",")
+	}
+	w.StartedAt, w.HeartbeatAt = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
+	return w, nil
+}

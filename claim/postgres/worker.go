@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -51,16 +50,10 @@ func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 	defer rows.Close()
 	var out []claim.WorkerInfo
 	for rows.Next() {
-		var w claim.WorkerInfo
-		var queues string
-		var started, beat int64
-		if err := rows.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping); err != nil {
+		w, err := claim.ScanWorker(rows)
+		if err != nil {
 			return nil, fmt.Errorf("list workers: %w", err)
 		}
-		if queues != "" {
-			w.Queues = strings.Split(queues, ",")
-		}
-		w.StartedAt, w.HeartbeatAt = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
 		out = append(out, w)
 	}
 	if err := rows.Err(); err != nil {
