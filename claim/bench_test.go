@@ -20,15 +20,7 @@ import (
 func BenchmarkClaim(b *testing.B) {
 	benchEngines(b, func(b *testing.B, db testDB) {
 		s := db.open(b)
-		for i := 0; i < b.N; i += 1000 {
-			batch := make([]claim.NewJob, min(1000, b.N-i))
-			for k := range batch {
-				batch[k] = claim.NewJob{Command: "true"}
-			}
-			if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
-				b.Fatal(err)
-			}
-		}
+		enqueueBatches(b, s, b.N, func(int) claim.NewJob { return claim.NewJob{Command: "true"} })
 		c := claimant(b, "bench")
 		b.ResetTimer()
 		for range b.N {
@@ -184,15 +176,7 @@ func BenchmarkClaimBesideLimitedQueue(b *testing.B) {
 					mustClaim(b, s, other)
 					mustClaim(b, s, other) // heavy is full now
 				}
-				for i := 0; i < b.N; i += 1000 {
-					batch := make([]claim.NewJob, min(1000, b.N-i))
-					for k := range batch {
-						batch[k] = claim.NewJob{Command: "true"}
-					}
-					if _, err := s.EnqueueAll(b.Context(), batch); err != nil {
-						b.Fatal(err)
-					}
-				}
+				enqueueBatches(b, s, b.N, func(int) claim.NewJob { return claim.NewJob{Command: "true"} })
 				c := claimant(b, "bench")
 				cpu := cpuTime()
 				b.ResetTimer()
