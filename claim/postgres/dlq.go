@@ -35,7 +35,8 @@ const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = $1
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `WITH dead AS (
+		var err error
+		out, err = collectJobs(tx.Query(ctx, `WITH dead AS (
 				SELECT seq, unique_key FROM jobs WHERE state = 'dead' ORDER BY seq FOR UPDATE),
 			free AS (
 				SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
@@ -45,19 +46,8 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 					AND l.state IN ('pending', 'processing', 'failed'))
 				ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
 			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq
-			RETURNING `+jobColumnsQualified, now.UnixNano())
+			RETURNING `+jobColumnsQualified, now.UnixNano()))
 		if err != nil {
-			return fmt.Errorf("retry dead jobs: %w", err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			j, err := claim.ScanJob(rows)
-			if err != nil {
-				return fmt.Errorf("retry dead jobs: %w", err)
-			}
-			out = append(out, j)
-		}
-		if err := rows.Err(); err != nil {
 			return fmt.Errorf("retry dead jobs: %w", err)
 		}
 		if len(out) == 0 {

@@ -28,19 +28,12 @@ func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano())
+		var err error
+		out, err = collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
 		if err != nil {
 			return fmt.Errorf("retry dead jobs: %w", err)
 		}
-		defer rows.Close()
-		for rows.Next() {
-			j, err := claim.ScanJob(rows)
-			if err != nil {
-				return fmt.Errorf("retry dead jobs: %w", err)
-			}
-			out = append(out, j)
-		}
-		return rows.Err()
+		return nil
 	})
 	if err == nil && len(out) > 0 {
 		e.notify()
