@@ -90,6 +90,149 @@ func ParseSpec(data []byte) (NewJob, error) {
 // what a reader of the first line does not expect. Malformed JSON is left
 // for the decoder to report.
 func duplicateKey(data []byte) error {
+	if distinctKeys(data) {
+		return nil
+	}
+	return duplicateKeyTokens(data)
+}
+
+// distinctKeys is duplicateKey's fast path, a scan that allocates nothing:
+// true when data is a JSON value whose objects each give every key once.
+// It looks only at structure and keys, and is false whenever it cannot
+// tell (a key with an escape, an object of many keys, anything unexpected):
+// duplicateKeyTokens then decides, and says what is wrong. A true answer
+// never hides a duplicate from duplicateKeyTokens, which sees the same keys
+// or, on malformed data, fewer of them.
+func distinctKeys(data []byte) bool {
+	const maxKeys = 32 // per object; more go to the slow path
+	type span struct{ from, to int }
+	var keys [64]span // the keys of the open objects, innermost last
+	type frame struct {
+		object bool
+		first  int // index in keys of this object's first key
+	}
+	var stack [16]frame
+	depth := 0
+	nkeys := 0
+	i := 0
+	skipSpace := func() {
+		for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+			i++
+		}
+	}
+	// str scans the string starting at data[i] == '"' and returns where
+	// its content ends; escaped is whether it holds a backslash.
+	str := func() (end int, escaped, ok bool) {
+		for j := i + 1; j < len(data); j++ {
+			switch data[j] {
+			case '\\':
+				escaped = true
+				j++
+			case '"':
+				return j, escaped, true
+			}
+		}
+		return 0, false, false
+	}
+	for {
+		// A value.
+		skipSpace()
+		if i >= len(data) {
+			return false
+		}
+		switch c := data[i]; c {
+		case '{', '[':
+			if depth == len(stack) {
+				return false
+			}
+			stack[depth] = frame{object: c == '{', first: nkeys}
+			depth++
+			i++
+			skipSpace()
+			if i < len(data) && (data[i] == '}' || data[i] == ']') {
+				if (data[i] == '}') != (c == '{') {
+					return false
+				}
+				depth--
+				i++
+				break
+			}
+			if c == '{' {
+				goto key
+			}
+			continue
+		case '"':
+			end, _, ok := str()
+			if !ok {
+				return false
+			}
+			i = end + 1
+		default:
+			// A number or a literal: up to the next delimiter.
+			for i < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[i])) {
+				i++
+			}
+		}
+		// After a value: the end of the document, or of containers, or a comma.
+		for {
+			skipSpace()
+			if depth == 0 {
+				return i == len(data)
+			}
+			if i >= len(data) {
+				return false
+			}
+			top := stack[depth-1]
+			switch data[i] {
+			case ',':
+				i++
+				if top.object {
+					goto key
+				}
+			case '}', ']':
+				if (data[i] == '}') != top.object {
+					return false
+				}
+				i++
+				depth--
+				nkeys = top.first
+				continue
+			default:
+				return false
+			}
+			break
+		}
+		continue
+	key:
+		skipSpace()
+		if i >= len(data) || data[i] != '"' {
+			return false
+		}
+		{
+			end, escaped, ok := str()
+			if !ok || escaped || nkeys == len(keys) || nkeys-stack[depth-1].first == maxKeys {
+				return false
+			}
+			k := data[i+1 : end]
+			for _, sp := range keys[stack[depth-1].first:nkeys] {
+				if bytes.Equal(data[sp.from:sp.to], k) {
+					return false
+				}
+			}
+			keys[nkeys] = span{i + 1, end}
+			nkeys++
+			i = end + 1
+		}
+		skipSpace()
+		if i >= len(data) || data[i] != ':' {
+			return false
+		}
+		i++
+	}
+}
+
+// duplicateKeyTokens is duplicateKey read token by token.
+func duplicateKeyTokens(data []byte) error {
 	type frame struct {
 		object, wantKey bool
 		keys            map[string]bool
