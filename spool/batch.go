@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -215,7 +216,7 @@ func (s *session) readTaken(path, name string, t *tally) (data []byte, changedAt
 		s.rejectCounted(path, name, irregularProblem(name, fi.Mode(), path), t)
 		return nil, changedAt, false
 	}
-	if p, bad := s.checkFile(name, fi); bad {
+	if p, bad := s.checkFile(name, owner(fi), fi.Size()); bad {
 		s.rejectCounted(path, name, p, t)
 		return nil, changedAt, false
 	}
@@ -274,10 +275,23 @@ func readFile(path string, size int64) ([]byte, error) {
 }
 
 // readSpec reads at most MaxSize+1 bytes: enough to see that a file is too
-// big without reading all of it. size is a hint.
+// big without reading all of it. size is a hint: a file that has not grown
+// since is read by one read, and its end seen by a second.
 func readSpec(r io.Reader, size int64) ([]byte, error) {
-	var buf bytes.Buffer
-	buf.Grow(int(min(size, MaxSize)) + bytes.MinRead)
-	_, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1))
-	return buf.Bytes(), err
+	const limit = MaxSize + 1
+	buf := make([]byte, 0, min(max(size, 0), MaxSize)+1)
+	for len(buf) < limit {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, min(cap(buf), limit-len(buf)))
+		}
+		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
+		buf = buf[:len(buf)+n]
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf, err
+		}
+	}
+	return buf, nil
 }

@@ -165,7 +165,7 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 		s.rejectCounted(path, name, longNameProblem(name), t)
 		return taken{}, false
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := openSpecFile(path)
 	if errors.Is(err, fs.ErrPermission) {
 		s.rejectCounted(path, name, unreadableProblem(name, err), t)
 		return taken{}, false
@@ -174,16 +174,16 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 		return taken{}, false // gone, or replaced since listed: the next pass decides
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
+	fi, err := f.stat()
+	if err != nil || !fi.regular {
 		return taken{}, false
 	}
-	if p, bad := s.checkFile(name, fi); bad {
+	if p, bad := s.checkFile(name, fi.uid, fi.size); bad {
 		s.rejectCounted(path, name, p, t)
 		return taken{}, false
 	}
-	changedAt := changed(fi)
-	if writing, _ := openForWriting(f); writing {
+	changedAt := fi.changed
+	if writing, _ := f.openForWriting(); writing {
 		// A writer still has it open: however long it pauses, the file
 		// is not done. Looked at again shortly.
 		t.Waiting++
@@ -193,7 +193,7 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	settled := time.Since(changedAt) >= s.settle
 	// Read now, through the descriptor that follows the file into the own
 	// directory: load need not open it again.
-	data, err := readSpec(f, fi.Size())
+	data, err := readSpec(f, fi.size)
 	if err != nil {
 		return taken{}, false // the next pass decides
 	}
@@ -215,13 +215,22 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	return tk, true
 }
 
-// checkFile finds what makes a regular file unacceptable before it is read.
-func (s *session) checkFile(name string, fi fs.FileInfo) (problem, bool) {
-	if uid := owner(fi); uid != s.uid {
+// specInfo is what take needs of an opened spool file's status.
+type specInfo struct {
+	regular bool
+	uid     int
+	size    int64
+	changed time.Time // see changed
+}
+
+// checkFile finds what makes a regular file of owner uid and size bytes
+// unacceptable before it is read.
+func (s *session) checkFile(name string, uid int, size int64) (problem, bool) {
+	if uid != s.uid {
 		return foreignProblem(name, uid), true
 	}
-	if fi.Size() > MaxSize {
-		return tooBigProblem(name, fi.Size()), true
+	if size > MaxSize {
+		return tooBigProblem(name, size), true
 	}
 	return problem{}, false
 }

@@ -17,16 +17,18 @@ func openForWriting(f *os.File) (writing, known bool) {
 	if err != nil {
 		return false, false
 	}
-	var lerr error
-	raw.Control(func(fd uintptr) {
-		if _, lerr = unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK); lerr == nil {
-			unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
-		}
-	})
+	raw.Control(func(fd uintptr) { writing, known = leaseRefused(fd) })
+	return writing, known
+}
+
+// leaseRefused is openForWriting of a descriptor.
+func leaseRefused(fd uintptr) (writing, known bool) {
+	_, err := unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK)
 	switch {
-	case lerr == nil:
+	case err == nil:
+		unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
 		return false, true
-	case errors.Is(lerr, unix.EAGAIN):
+	case errors.Is(err, unix.EAGAIN):
 		return true, true
 	}
 	return false, false
