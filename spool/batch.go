@@ -19,10 +19,13 @@ import (
 
 // A batch is committed in one transaction when it holds batchSize files,
 // or batchBytes of their content: one fsync of the database per batch, not
-// per file, with a bound on the memory a burst of large files holds.
+// per file, with a bound on the memory a burst of large files holds. A
+// pass's first batch holds firstBatch files, and each next one twice as
+// many up to batchSize.
 const (
 	batchSize  = 512
 	batchBytes = 32 << 20
+	firstBatch = 32
 )
 
 // commitTimeout bounds the commit of a taken batch after ctx ended.
@@ -37,15 +40,22 @@ const commitTimeout = 30 * time.Second
 type committer struct {
 	s         *session
 	ctx       context.Context
-	batch     []taken
+	batch     parsed
 	bytes     int
-	batches   chan []taken   // to the commit goroutine
+	size      int            // files that fill this batch: up to batchSize
+	batches   chan parsed    // to the commit goroutine
 	committed chan committed // to the removal goroutine
 	done      chan struct{}  // closed when both goroutines ended
 	failed    atomic.Bool
 	// The goroutines' own until done is closed:
-	loads, finishes tally
-	err             error // of the first failed commit
+	finishes tally
+	err      error // of the first failed commit
+}
+
+// parsed is a batch of taken files and the jobs they ask for.
+type parsed struct {
+	taken []taken
+	jobs  []claim.NewJob
 }
 
 // committed is a batch of parsed files with what the store did with each.
@@ -55,7 +65,7 @@ type committed struct {
 }
 
 func (s *session) startCommitter(ctx context.Context) *committer {
-	c := &committer{s: s, ctx: ctx, batches: make(chan []taken),
+	c := &committer{s: s, ctx: ctx, size: firstBatch, batches: make(chan parsed),
 		committed: make(chan committed, 1), done: make(chan struct{})}
 	go c.commitAll()
 	go c.finishAll()
@@ -68,24 +78,13 @@ func (c *committer) commitAll() {
 		if c.err != nil {
 			continue // the files stay in the own directory for the next pass
 		}
-		var ready []taken
-		var jobs []claim.NewJob
-		for _, tk := range batch {
-			if nj, ok := c.s.load(tk, &c.loads); ok {
-				tk.data = nil // parsed: only the name is needed now
-				ready, jobs = append(ready, tk), append(jobs, nj)
-			}
-		}
-		if len(jobs) == 0 {
-			continue
-		}
-		results, err := c.s.commit(c.ctx, jobs)
+		results, err := c.s.commit(c.ctx, batch.jobs)
 		if err != nil {
 			c.err = err
 			c.failed.Store(true)
 			continue
 		}
-		c.committed <- committed{ready, results}
+		c.committed <- committed{batch.taken, results}
 	}
 }
 
@@ -98,13 +97,21 @@ func (c *committer) finishAll() {
 	}
 }
 
-// add queues a taken file, and hands the batch over when it is full. It
-// returns false once a commit has failed: the pass should stop taking.
-func (c *committer) add(tk taken) bool {
-	c.batch = append(c.batch, tk)
-	c.bytes += len(tk.data)
-	if len(c.batch) >= batchSize || c.bytes >= batchBytes {
+// add parses a taken file into the batch (or rejects it, or leaves it
+// waiting), and hands the batch over when it is full. It returns false once a commit has failed: the pass
+// should stop taking. Parsing here rather than in the commit goroutine
+// shares the CPU more evenly between the two.
+func (c *committer) add(tk taken, t *tally) bool {
+	if nj, ok := c.s.load(tk, t); ok {
+		c.bytes += len(tk.data)
+		tk.data = nil // parsed: only the name is needed now
+		c.batch.taken, c.batch.jobs = append(c.batch.taken, tk), append(c.batch.jobs, nj)
+	}
+	if len(c.batch.jobs) >= c.size || c.bytes >= batchBytes {
 		c.flush()
+		// The first batches are small, so that the commit and the removal
+		// start early; later ones are large, to commit fewer times.
+		c.size = min(2*c.size, batchSize)
 	}
 	return !c.failed.Load()
 }
@@ -112,9 +119,9 @@ func (c *committer) add(tk taken) bool {
 // flush hands the batch to the commit goroutine, waiting while it commits
 // the one before.
 func (c *committer) flush() {
-	if len(c.batch) > 0 {
+	if len(c.batch.jobs) > 0 {
 		c.batches <- c.batch
-		c.batch, c.bytes = nil, 0
+		c.batch, c.bytes = parsed{}, 0
 	}
 }
 
@@ -124,7 +131,6 @@ func (c *committer) close(t *tally) error {
 	c.flush()
 	close(c.batches)
 	<-c.done
-	t.add(c.loads)
 	t.add(c.finishes)
 	return c.err
 }

@@ -118,7 +118,7 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 				continue
 			}
 		}
-		if !c.add(tk) {
+		if !c.add(tk, t) {
 			return nil
 		}
 	}
@@ -135,7 +135,7 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 		if ctx.Err() != nil {
 			break
 		}
-		if tk, ok := s.take(e, t); ok && !c.add(tk) {
+		if tk, ok := s.take(e, t); ok && !c.add(tk, t) {
 			return nil
 		}
 	}
