@@ -86,33 +86,3 @@ func FuzzParseBatch(f *testing.F) {
 		}
 	})
 }
-
-// FuzzDistinctKeys checks duplicateKey's fast path against the token by
-// token reading it stands in for: whenever distinctKeys says every key is
-// given once, duplicateKeyTokens finds no duplicate either.
-func FuzzDistinctKeys(f *testing.F) {
-	for _, s := range []string{`{"command": "true"}`, `{"command": "true", "command": "x"}`,
-		`{"command": "x", "env": {"A": "1", "A": "2"}}`, `{"command": "x", "comm\u0061nd": "y"}`,
-		`{"a": [1, {"a": 2}, [], {}], "b": {"a": {"a": null}}}`, `{"a": 1,}`, `{"a": 1x, "a": 2}`,
-		`{"a": "\"", "b": "\\"}`, `[{"a": 1}, {"a": 1}]`, `{"a": {"b": 1}, "b": 2, "a": 3}`,
-		`{"a" 1}`, `{"a": 1} {"a": 2}`, `{"a": [1, 2}`, `{"a": 1]`, `"x"`, ` 17 `, `{`, `}`, ``} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, s string) {
-		if distinctKeys([]byte(s)) {
-			if err := duplicateKeyTokens([]byte(s)); err != nil {
-				t.Fatalf("distinctKeys(%q) = true, but duplicateKeyTokens = %v", s, err)
-			}
-		}
-	})
-}
-
-// TestDistinctKeysFastPath: the specs people write take the fast path.
-func TestDistinctKeysFastPath(t *testing.T) {
-	for _, s := range []string{`{"command": "true"}` + "\n", `{"id": "a", "command": "make -C /src", "env": {"A": "1", "B": "2"},
-		"after": ["x", "y"], "limits": {"memory": "1G"}, "delay": 90, "timeout": "1h", "on_dead": "notify"}`} {
-		if !distinctKeys([]byte(s)) {
-			t.Errorf("distinctKeys(%q) = false, want true", s)
-		}
-	}
-}
