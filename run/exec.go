@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -127,7 +129,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	// The job waits behind a gate until its process group is recorded. If
 	// this worker dies before that, the gate reads EOF and none of the job
 	// runs: the reaper can only kill groups it knows of.
-	gate, open, err := os.Pipe()
+	gate, open, err := gatePipe()
 	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
@@ -140,7 +142,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	if w.Home != "" {
 		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
 	}
-	cmd.Stdout, cmd.Stderr = stdout, stderr
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
 	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error {
 		if errors.Is(context.Cause(run), errLeaseLapsed) {
@@ -248,6 +250,28 @@ func (w *Worker) leaseExpired(hard context.Context, id string, attempt int) bool
 func signaled(cmd *exec.Cmd) bool {
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
+}
+
+// devNull is every job's stdin, opened once and shared: os/exec would open
+// /dev/null for each job, and poll it, and close it.
+var devNull struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+// jobStdin is /dev/null, or nil (os/exec then opens it itself, and says
+// why it cannot).
+func jobStdin() io.Reader {
+	devNull.mu.Lock()
+	defer devNull.mu.Unlock()
+	if devNull.f == nil {
+		f, err := os.Open(os.DevNull)
+		if err != nil {
+			return nil
+		}
+		devNull.f = f
+	}
+	return devNull.f
 }
 
 // leftoverGrace is how long what a run left behind has between TERM and

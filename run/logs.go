@@ -42,7 +42,7 @@ const outputGrace = 200 * time.Millisecond
 
 // newOutput opens the pipe of a stream that logs to path and starts copying.
 func newOutput(path string) (*output, error) {
-	r, w, err := os.Pipe()
+	r, w, err := jobPipe()
 	if err != nil {
 		return nil, fmt.Errorf("open log pipe: %w", err)
 	}
@@ -94,7 +94,7 @@ func (o *output) copy() {
 // The stream's tail is ready once it returns.
 func (o *output) finish() error {
 	o.w.Close()
-	o.r.SetReadDeadline(time.Now().Add(outputGrace)) // os.Pipe's read end is pollable on Linux
+	o.r.SetReadDeadline(time.Now().Add(outputGrace)) // jobPipe's read end is pollable on Linux
 	<-o.done
 	return o.err
 }
