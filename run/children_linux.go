@@ -89,6 +89,12 @@ func awaitExit(pidfd int) {
 	}
 	f := os.NewFile(uintptr(pidfd), "pidfd")
 	defer f.Close()
+	// os.Process waits on a dup of pidfd, which shares its flags, and a
+	// waitid(2) on a non-blocking pidfd fails with EAGAIN while the child
+	// is not yet waitable: after a poll that failed, or, under ptrace
+	// (strace -f), between its exit and its tracer's wait. Blocking again
+	// before cmd.Wait, it waits.
+	defer unix.SetNonblock(pidfd, false)
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return

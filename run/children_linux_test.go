@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/queuectl/queuectl/claim"
+	"golang.org/x/sys/unix"
 )
 
 // gone reports whether process pid has exited (or is a zombie, which holds
@@ -79,5 +80,37 @@ func TestLostRunEscapeeIsKilled(t *testing.T) {
 	leaders[0].Wait()
 	if err := escapee.Wait(); err == nil {
 		t.Errorf("the lost run's setsid process was not killed")
+	}
+}
+
+// A child's pidfd is blocking again once awaitExit returns: os.Process
+// waits on a dup of it, and a non-blocking waitid fails with EAGAIN while
+// the child is not yet waitable (under strace -f, the worker died of the
+// nil ProcessState that left).
+func TestAwaitExitLeavesThePidfdBlocking(t *testing.T) {
+	if !pidfds() {
+		t.Skip("no pidfds on this kernel")
+	}
+	cmd := exec.Command("/bin/sh", "-c", "true")
+	if err := startChild(cmd); err != nil {
+		t.Fatal(err)
+	}
+	children.mu.Lock()
+	pidfd := children.pids[cmd.Process.Pid]
+	children.mu.Unlock()
+	dup, err := unix.Dup(pidfd) // shares the flags, as os.Process's does
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(dup)
+	if err := waitChild(cmd); err != nil {
+		t.Fatal(err)
+	}
+	flags, err := unix.FcntlInt(uintptr(dup), unix.F_GETFL, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if flags&unix.O_NONBLOCK != 0 {
+		t.Fatal("the pidfd was left non-blocking")
 	}
 }

@@ -248,6 +248,9 @@ func (w *Worker) leaseExpired(hard context.Context, id string, attempt int) bool
 }
 
 func signaled(cmd *exec.Cmd) bool {
+	if cmd.ProcessState == nil { // the wait failed
+		return false
+	}
 	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	return ok && ws.Signaled()
 }
