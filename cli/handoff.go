@@ -24,6 +24,12 @@ func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
 	if err != nil || !private(dir) {
 		return claim.Result{}, handoff.ErrDeclined
 	}
+	// No socket, no worker to hand to: the ordinary path checks the home
+	// itself, so it is not checked twice.
+	sock := filepath.Join(dir, handoff.SocketName)
+	if _, err := os.Lstat(sock); err != nil {
+		return claim.Result{}, handoff.ErrDeclined
+	}
 	// A home another user may write to is refused on the ordinary path,
 	// which says what is wrong with it.
 	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
@@ -36,7 +42,7 @@ func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
 	if nj.ID == "" {
 		nj.ID = claim.NewID(time.Now())
 	}
-	return handoff.Enqueue(filepath.Join(dir, handoff.SocketName), db, *nj)
+	return handoff.Enqueue(sock, db, *nj)
 }
 
 // private reports whether dir is a directory of this user that no one else
