@@ -153,13 +153,22 @@ func withHomeSpool(lenientSpool bool, action func(c *cli.Context, h *home) error
 }
 
 // printer renders to the app's stdout, in colour only when that is a
-// terminal and NO_COLOR is not set.
+// terminal and NO_COLOR is not set. It knows no host: runs are printed by
+// runsPrinter.
 func printer(c *cli.Context) report.Printer {
 	noColor := os.Getenv("NO_COLOR") != "" // no-color.org: only a non-empty value
 	f, isFile := c.App.Writer.(*os.File)
 	color := !noColor && isFile && isatty.IsTerminal(f.Fd())
-	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now,
-		Host: run.HostID(), FromTail: fromTail}
+	return report.Printer{Out: c.App.Writer, JSON: c.Bool("json"), Color: color, Now: time.Now}
+}
+
+// runsPrinter is printer for what shows runs, which tells this host's
+// runs from others': the host's id reads two files, which the commands
+// that print no run (enqueue above all) do not pay for.
+func runsPrinter(c *cli.Context) report.Printer {
+	p := printer(c)
+	p.Host, p.FromTail = run.HostID(), fromTail
+	return p
 }
 
 // fromTail says whether a stream of run r is read here from the tail kept

@@ -131,7 +131,7 @@ func showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return printer(c).Job(j, runs)
+			return runsPrinter(c).Job(j, runs)
 		}),
 	}
 }
