@@ -43,7 +43,7 @@ Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30
 					return printEnqueued(c, []claim.Result{r})
 				}
 			}
-			return withHome(func(c *cli.Context, h *home) error {
+			return withStore(func(c *cli.Context, h *home) error {
 				rs, err := h.store.EnqueueAll(c.Context, jobs)
 				if err != nil && errors.Is(handed, handoff.ErrUnknown) {
 					rs, err = handedAfterAll(c, h, jobs[0], start, err)

@@ -36,6 +36,20 @@ func openHome(c *cli.Context) (*home, error) { return openHomeSpool(c, false) }
 // status, which shows it, and worker stop, which must reach the workers
 // that keep running beside one. Every other command refuses it.
 func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {
+	h, err := openHomeStore(c, lenientSpool)
+	if err != nil {
+		return nil, err
+	}
+	if h.config, err = h.store.Config(c.Context); err != nil {
+		h.store.Close()
+		return nil, err
+	}
+	return h, nil
+}
+
+// openHomeStore is openHomeSpool without reading the config (h.config
+// stays zero), for a command whose store calls read it themselves.
+func openHomeStore(c *cli.Context, lenientSpool bool) (*home, error) {
 	dir, dbPath, err := homePaths(c)
 	if err != nil {
 		return nil, err
@@ -55,10 +69,6 @@ func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {
 		return nil, err
 	}
 	if h.store, err = claim.Open(dbPath); err != nil {
-		return nil, err
-	}
-	if h.config, err = h.store.Config(c.Context); err != nil {
-		h.store.Close()
 		return nil, err
 	}
 	return h, nil
@@ -138,6 +148,20 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 // withHome opens the home around a command's action.
 func withHome(action func(c *cli.Context, h *home) error) cli.ActionFunc {
 	return withHomeSpool(false, action)
+}
+
+// withStore is withHome for an action that needs no h.config: enqueue,
+// whose store call (EnqueueAll) reads the config itself; reading it here
+// as well cost a query and its statement's preparation.
+func withStore(action func(c *cli.Context, h *home) error) cli.ActionFunc {
+	return func(c *cli.Context) error {
+		h, err := openHomeStore(c, false)
+		if err != nil {
+			return err
+		}
+		defer h.store.Close()
+		return action(c, h)
+	}
 }
 
 // withHomeSpool is withHome; lenientSpool as for openHomeSpool.
