@@ -1,8 +1,10 @@
 package report
 
 import (
-	"bufio"
+	"bytes"
+	"io"
 	"iter"
+	"runtime"
 	"strconv"
 
 	"github.com/queuectl/queuectl/claim"
@@ -88,57 +90,85 @@ func (p Printer) Jobs(jobs []claim.Job) error {
 	})
 }
 
-// JobStream renders jobs as they come from seq, as Jobs renders a slice,
-// holding at most one block of table rows or one JSON object in memory: a
-// list of a million jobs starts at once and stays small. An error from seq
-// ends the output where it stands and is returned.
+// JobStream renders jobs as they come from seq, as Jobs renders a slice:
+// a list of a million jobs starts at once and stays small. Table rows are
+// laid out in blocks of streamBlock, each sized on its own rows, the
+// header before the first. The rows are read in a goroutine of its own
+// and the blocks laid out in up to GOMAXPROCS (JSON: in one), so reading
+// and rendering share the CPUs; JobStream returns once all of them have
+// ended. An error from seq ends the output where it stands (a table's
+// unfinished block is not shown) and is returned; so is a write error,
+// which stops the reading of seq.
 func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 	if p.JSON {
 		return p.jobStreamJSON(seq)
 	}
-	t := &streamTable{w: p.Out, header: []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}}
-	for j, err := range seq {
-		if err != nil {
-			return err
-		}
-		if err := t.add([]string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
-			strconv.Itoa(j.Priority), p.age(j.UpdatedAt), command(j.Command)}); err != nil {
-			return err
-		}
-	}
-	return t.flush()
+	pl := pipeline{size: streamBlock, workers: runtime.GOMAXPROCS(0), render: p.tableBlock}
+	_, err := pl.run(p.Out, seq)
+	return err
 }
 
+// jobHeader heads the job list's table.
+var jobHeader = []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}
+
+// tableBlock lays out one block of the job list's table, the header
+// before the first.
+func (p Printer) tableBlock(b *batch) {
+	if b.err != nil {
+		return // cut short by the store: a block is shown whole or not at all
+	}
+	rows := make([][]string, len(b.jobs))
+	for i, j := range b.jobs {
+		rows[i] = []string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
+			strconv.Itoa(j.Priority), p.age(j.UpdatedAt), command(j.Command)}
+	}
+	var header []string
+	if b.n == 0 {
+		header = jobHeader
+	}
+	out := bytes.NewBuffer(b.out)
+	b.err = writeRows(out, header, rows)
+	b.out = out.Bytes()
+}
+
+// jsonBatch is how many jobs jobStreamJSON hands over at a time: enough
+// that a hand-over costs nothing next to the rows, few enough that the
+// first ones show at once.
+const jsonBatch = 256
+
 // jobStreamJSON writes the array WriteJSON would write for the whole list,
-// byte for byte, one object at a time.
+// byte for byte, a batch of objects at a time.
 func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
-	w := bufio.NewWriterSize(p.Out, 64<<10)
-	var obj []byte
-	n := 0
-	for j, err := range seq {
-		if err != nil {
-			w.Flush()
-			return err
-		}
-		obj = append(obj[:0], ",\n  "...)
-		if n == 0 {
-			obj[0] = '['
+	pl := pipeline{size: jsonBatch, workers: 1, render: jsonObjects}
+	n, err := pl.run(p.Out, seq)
+	if err != nil {
+		return err
+	}
+	end := "\n]\n"
+	if n == 0 {
+		end = "[]\n"
+	}
+	_, err = io.WriteString(p.Out, end)
+	return err
+}
+
+// jsonObjects appends b's jobs as members of the list's array, the
+// array's opening bracket before the first.
+func jsonObjects(b *batch) {
+	for i, j := range b.jobs {
+		mark := len(b.out)
+		if b.n == 0 && i == 0 {
+			b.out = append(b.out, "[\n  "...)
+		} else {
+			b.out = append(b.out, ",\n  "...)
 		}
 		o := JobJSON(j)
-		if obj, err = appendJobObject(obj, &o); err != nil {
-			return err
+		var err error
+		if b.out, err = appendJobObject(b.out, &o); err != nil {
+			b.out, b.err = b.out[:mark], err
+			return
 		}
-		if _, err := w.Write(obj); err != nil {
-			return err
-		}
-		n++
 	}
-	if n == 0 {
-		w.WriteString("[]\n")
-	} else {
-		w.WriteString("\n]\n")
-	}
-	return w.Flush()
 }
 
 // DeadJobs renders `dlq list`: why and when each dead job died. JSON is an

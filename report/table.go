@@ -38,7 +38,7 @@ func init() { twwidth.SetCacheCapacity(0) }
 const columnGap = "   "
 
 // writeRows renders rows as writeTable does, with the header row first
-// when header is not nil: streamTable writes its later blocks without one.
+// when header is not nil: a streamed table's later blocks have none.
 func writeRows(w io.Writer, header []string, rows [][]string) error {
 	var buf bytes.Buffer
 	t := tablewriter.NewTable(&buf,
@@ -70,36 +70,11 @@ func writeRows(w io.Writer, header []string, rows [][]string) error {
 	return err
 }
 
-// streamBlock is how many rows streamTable lays out together.
+// streamBlock is how many rows of a streamed table (JobStream) are laid
+// out together, each block sized on its own rows, as kubectl does with
+// --chunk-size: memory stays at a few blocks, and the first rows show at
+// once. A table of one block reads exactly as writeTable's.
 const streamBlock = 1000
-
-// streamTable writes a table of any length in blocks of streamBlock rows,
-// each sized on its own rows (as kubectl does with --chunk-size), the
-// header before the first: memory stays at one block, and the first rows
-// show at once. A table of one block reads exactly as writeTable's.
-type streamTable struct {
-	w      io.Writer
-	header []string
-	rows   [][]string
-}
-
-func (t *streamTable) add(row []string) error {
-	t.rows = append(t.rows, row)
-	if len(t.rows) < streamBlock {
-		return nil
-	}
-	return t.flush()
-}
-
-// flush writes the rows held; call it once more after the last row.
-func (t *streamTable) flush() error {
-	if len(t.rows) == 0 && t.header == nil {
-		return nil
-	}
-	err := writeRows(t.w, t.header, t.rows)
-	t.header, t.rows = nil, t.rows[:0]
-	return err
-}
 
 // trimLines drops trailing blanks: tablewriter pads the last column to its
 // width, which shows up as noise in diffs, golden files and copy-paste.

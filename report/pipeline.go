@@ -1,0 +1,136 @@
+package report
+
+import (
+	"io"
+	"iter"
+	"sync"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// pipeline writes a stream of jobs over several CPUs, in the order read:
+// one goroutine ranges the stream and hands its jobs over in batches,
+// workers render batches to bytes, and the caller's goroutine writes them.
+// Reading a row (the store's step and scan) and rendering it (JSON,
+// tablewriter) are each a large share of a list's CPU, so they overlap.
+//
+// Batch i goes to worker i mod workers and is written i-th: the order
+// needs no bookkeeping. Every hand-over is unbuffered, so at most
+// workers+2 batches exist at once (one filling, one a worker, one being
+// written), and they are reused: memory is flat at any length.
+type pipeline struct {
+	size    int          // jobs a batch
+	workers int          // goroutines rendering batches, at least 1
+	render  func(*batch) // appends b.jobs' bytes to b.out; sets b.err on failure
+}
+
+// batch is a run of jobs in the order read and, once rendered, their
+// bytes. err is the stream's error that cut the batch short, or the
+// render's: render decides what of a cut batch to show.
+type batch struct {
+	n    int // the batch's place in the stream, from 0
+	jobs []claim.Job
+	out  []byte
+	err  error
+}
+
+// run ranges seq and writes every batch to w in order, the last one even
+// when empty, so that batch 0 is always rendered. It returns the number of
+// jobs written and the first error: the stream's (after writing what
+// render made of its last batch), the render's or w's. On an error it
+// stops ranging seq at the next hand-over; it returns only after every
+// goroutine it started has ended, so the stream (the store's rows) is
+// closed by then.
+func (pl pipeline) run(w io.Writer, seq iter.Seq2[claim.Job, error]) (int, error) {
+	stop := make(chan struct{})
+	ins, outs := make([]chan *batch, pl.workers), make([]chan *batch, pl.workers)
+	free := make(chan *batch, pl.workers+2)
+	var wg sync.WaitGroup
+	for k := range pl.workers {
+		ins[k], outs[k] = make(chan *batch), make(chan *batch)
+		wg.Go(func() {
+			defer close(outs[k])
+			for b := range ins[k] {
+				pl.render(b)
+				select {
+				case outs[k] <- b:
+				case <-stop:
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() { pl.read(seq, ins, free, stop) })
+	defer wg.Wait()
+	defer close(stop)
+	written := 0
+	for i := 0; ; i++ {
+		b, ok := <-outs[i%pl.workers]
+		if !ok {
+			return written, nil
+		}
+		if len(b.out) > 0 {
+			if _, err := w.Write(b.out); err != nil {
+				return written, err
+			}
+		}
+		if b.err != nil {
+			return written, b.err
+		}
+		written += len(b.jobs)
+		free <- b
+	}
+}
+
+// read ranges seq into batches and hands them to the workers in turn,
+// until seq ends, errs or stop closes. Closing ins tells the workers.
+func (pl pipeline) read(seq iter.Seq2[claim.Job, error], ins []chan *batch, free chan *batch, stop chan struct{}) {
+	defer func() {
+		for _, in := range ins {
+			close(in)
+		}
+	}()
+	n := 0
+	var b *batch // filling; nil between hand-overs
+	send := func() bool {
+		select {
+		case ins[n%len(ins)] <- b:
+			n, b = n+1, nil
+			return true
+		case <-stop:
+			return false
+		}
+	}
+	for j, err := range seq {
+		if b == nil {
+			b = pl.batch(free, n)
+		}
+		if err != nil {
+			b.err = err
+			send()
+			return
+		}
+		b.jobs = append(b.jobs, j)
+		if len(b.jobs) == pl.size && !send() {
+			return
+		}
+	}
+	if b == nil && n == 0 {
+		b = pl.batch(free, n)
+	}
+	if b != nil {
+		send()
+	}
+}
+
+// batch returns an empty batch number n, a written one when there is one.
+func (pl pipeline) batch(free chan *batch, n int) *batch {
+	select {
+	case b := <-free:
+		clear(b.jobs) // let the strings of written jobs go
+		b.n, b.jobs, b.out, b.err = n, b.jobs[:0], b.out[:0], nil
+		return b
+	default:
+		return &batch{n: n, jobs: make([]claim.Job, 0, pl.size)}
+	}
+}
