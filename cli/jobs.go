@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"runtime/debug"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
@@ -101,6 +102,15 @@ Example: queuectl list --state failed --newest --limit 20`,
 					return err
 				}
 				f.State = st
+			}
+			if c.Bool("json") {
+				// A JSON list keeps ~1 MB live and makes ~700 bytes of
+				// garbage a row: at the default GOGC it collects every
+				// few thousand rows, in the goroutine reading the store,
+				// which bounds the list. 400 takes 5% off that goroutine's
+				// CPU for 13 MB more resident (DECISIONS.md). Not tables:
+				// their blocks keep more live, and would pass 64 MB.
+				defer debug.SetGCPercent(debug.SetGCPercent(400))
 			}
 			// Streamed from the store to stdout: a million jobs start
 			// at once, in flat memory.
