@@ -15,14 +15,16 @@ import (
 // tablewriter) are each a large share of a list's CPU, so they overlap.
 //
 // Batch i goes to worker i mod workers and is written i-th: the order
-// needs no bookkeeping. Every hand-over is unbuffered, so at most
-// workers+2 batches exist at once (one filling, one a worker, one being
-// written), and they are reused: memory is flat at any length. The first
-// batch goes alone: no other batch competes with it for a CPU, so the
-// first rows show as soon as they would without the pipeline.
+// needs no bookkeeping. Each hand-over holds at most slack batches, so at
+// most (2*slack+1)*workers+2 batches exist at once (one filling, one a
+// worker, one being written, and those waiting), and they are reused:
+// memory is flat at any length. The first batch goes alone: no other
+// batch competes with it for a CPU, so the first rows show as soon as
+// they would without the pipeline.
 type pipeline struct {
 	size    int          // jobs a batch
 	workers int          // goroutines rendering batches, at least 1
+	slack   int          // batches a hand-over holds: the reader runs on while a write waits
 	render  func(*batch) // appends b.jobs' bytes to b.out; sets b.err on failure
 
 	// One run's hand-overs: worker k takes from ins[k] and gives to outs[k].
@@ -51,11 +53,11 @@ type batch struct {
 // closed by then.
 func (pl pipeline) run(w io.Writer, seq iter.Seq2[claim.Job, error]) (int, error) {
 	pl.ins, pl.outs = make([]chan *batch, pl.workers), make([]chan *batch, pl.workers)
-	pl.free = make(chan *batch, pl.workers+2)
+	pl.free = make(chan *batch, (2*pl.slack+1)*pl.workers+2)
 	pl.shown, pl.stop = make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	for k := range pl.workers {
-		pl.ins[k], pl.outs[k] = make(chan *batch), make(chan *batch)
+		pl.ins[k], pl.outs[k] = make(chan *batch, pl.slack), make(chan *batch, pl.slack)
 		wg.Go(func() { pl.work(k) })
 	}
 	wg.Go(func() { pl.read(seq) })
