@@ -111,6 +111,11 @@ func (pl pipeline) read(seq iter.Seq2[claim.Job, error]) {
 	var b *batch // filling; nil between hand-overs
 	send := func() bool {
 		select {
+		case <-pl.stop: // before a hand-over with room, which select may pick
+			return false
+		default:
+		}
+		select {
 		case pl.ins[n%len(pl.ins)] <- b:
 			n, b = n+1, nil
 		case <-pl.stop:
