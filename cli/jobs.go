@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime/debug"
 
 	"github.com/queuectl/queuectl/claim"
@@ -103,13 +104,14 @@ Example: queuectl list --state failed --newest --limit 20`,
 				}
 				f.State = st
 			}
-			if c.Bool("json") {
+			if _, set := os.LookupEnv("GOGC"); c.Bool("json") && !set {
 				// A JSON list keeps ~1 MB live and makes ~700 bytes of
 				// garbage a row: at the default GOGC it collects every
 				// few thousand rows, in the goroutine reading the store,
 				// which bounds the list. 400 takes 5% off that goroutine's
 				// CPU for 13 MB more resident (DECISIONS.md). Not tables:
-				// their blocks keep more live, and would pass 64 MB.
+				// their blocks keep more live, and would pass 64 MB. A
+				// GOGC the user set is theirs.
 				defer debug.SetGCPercent(debug.SetGCPercent(400))
 			}
 			// Streamed from the store to stdout: a million jobs start

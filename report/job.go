@@ -169,7 +169,10 @@ func jsonObjects(b *batch) {
 		o := JobJSON(j)
 		var err error
 		if b.out, err = appendJobObject(b.out, &o); err != nil {
-			b.out, b.err = b.out[:mark], err
+			b.out = b.out[:mark]
+			if b.err == nil { // the store's error, which cut the batch, comes first
+				b.err = err
+			}
 			return
 		}
 	}

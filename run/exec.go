@@ -256,7 +256,10 @@ func signaled(cmd *exec.Cmd) bool {
 }
 
 // devNull is every job's stdin, opened once and shared: os/exec would open
-// /dev/null for each job, and poll it, and close it.
+// /dev/null for each job, and poll it, and close it. Jobs share its open
+// file description, so status flags a job sets on its stdin (O_NONBLOCK)
+// or a flock on it reach the others; on /dev/null, which reads nothing,
+// neither changes what a job sees.
 var devNull struct {
 	mu sync.Mutex
 	f  *os.File

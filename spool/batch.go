@@ -98,9 +98,10 @@ func (c *committer) finishAll() {
 }
 
 // add parses a taken file into the batch (or rejects it, or leaves it
-// waiting), and hands the batch over when it is full. It returns false once a commit has failed: the pass
-// should stop taking. Parsing here rather than in the commit goroutine
-// shares the CPU more evenly between the two.
+// waiting), and hands the batch over when it is full. It returns false
+// once a commit has failed: the pass should stop taking. Parsing here
+// rather than in the commit goroutine shares the CPU more evenly between
+// the two.
 func (c *committer) add(tk taken, t *tally) bool {
 	if nj, ok := c.s.load(tk, t); ok {
 		c.bytes += len(tk.data)
