@@ -154,20 +154,18 @@ func withHome(action func(c *cli.Context, h *home) error) cli.ActionFunc {
 // whose store call (EnqueueAll) reads the config itself; reading it here
 // as well cost a query and its statement's preparation.
 func withStore(action func(c *cli.Context, h *home) error) cli.ActionFunc {
-	return func(c *cli.Context) error {
-		h, err := openHomeStore(c, false)
-		if err != nil {
-			return err
-		}
-		defer h.store.Close()
-		return action(c, h)
-	}
+	return around(func(c *cli.Context) (*home, error) { return openHomeStore(c, false) }, action)
 }
 
 // withHomeSpool is withHome; lenientSpool as for openHomeSpool.
 func withHomeSpool(lenientSpool bool, action func(c *cli.Context, h *home) error) cli.ActionFunc {
+	return around(func(c *cli.Context) (*home, error) { return openHomeSpool(c, lenientSpool) }, action)
+}
+
+// around runs action on the home open returns, and closes its store after.
+func around(open func(*cli.Context) (*home, error), action func(c *cli.Context, h *home) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
-		h, err := openHomeSpool(c, lenientSpool)
+		h, err := open(c)
 		if err != nil {
 			return err
 		}
