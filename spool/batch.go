@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -282,23 +281,10 @@ func readFile(path string, size int64) ([]byte, error) {
 }
 
 // readSpec reads at most MaxSize+1 bytes: enough to see that a file is too
-// big without reading all of it. size is a hint: a file that has not grown
-// since is read by one read, and its end seen by a second.
+// big without reading all of it. size is a hint.
 func readSpec(r io.Reader, size int64) ([]byte, error) {
-	const limit = MaxSize + 1
-	buf := make([]byte, 0, min(max(size, 0), MaxSize)+1)
-	for len(buf) < limit {
-		if len(buf) == cap(buf) {
-			buf = slices.Grow(buf, min(cap(buf), limit-len(buf)))
-		}
-		n, err := r.Read(buf[len(buf):min(cap(buf), limit)])
-		buf = buf[:len(buf)+n]
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf, err
-		}
-	}
-	return buf, nil
+	var buf bytes.Buffer
+	buf.Grow(int(min(max(size, 0), MaxSize)) + bytes.MinRead)
+	_, err := buf.ReadFrom(io.LimitReader(r, MaxSize+1))
+	return buf.Bytes(), err
 }
