@@ -260,24 +260,18 @@ func signaled(cmd *exec.Cmd) bool {
 // file description, so status flags a job sets on its stdin (O_NONBLOCK)
 // or a flock on it reach the others; on /dev/null, which reads nothing,
 // neither changes what a job sees.
-var devNull struct {
-	mu sync.Mutex
-	f  *os.File
-}
+var devNull = sync.OnceValue(func() *os.File {
+	f, _ := os.Open(os.DevNull)
+	return f
+})
 
-// jobStdin is /dev/null, or nil (os/exec then opens it itself, and says
-// why it cannot).
+// jobStdin is /dev/null, or nil when it could not be opened: os/exec then
+// opens it itself, and says why it cannot.
 func jobStdin() io.Reader {
-	devNull.mu.Lock()
-	defer devNull.mu.Unlock()
-	if devNull.f == nil {
-		f, err := os.Open(os.DevNull)
-		if err != nil {
-			return nil
-		}
-		devNull.f = f
+	if f := devNull(); f != nil {
+		return f
 	}
-	return devNull.f
+	return nil
 }
 
 // leftoverGrace is how long what a run left behind has between TERM and
