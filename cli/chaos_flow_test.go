@@ -32,6 +32,12 @@ func (h *qhome) flowJobs() []flowJob {
 	return jobs
 }
 
+// deadOfLosses reports whether j is dead because kills took its run
+// MaxLost times (SPEC §3), and it did lose that many.
+func (j flowJob) deadOfLosses() bool {
+	return j.State == "dead" && j.LastError == fmt.Sprintf("worker lost %d times", claim.MaxLost) && j.Lost >= claim.MaxLost
+}
+
 // deadDependency reports whether reason says a job ended dead because a
 // dependency in jobs did, and that dependency is dead.
 func deadDependency(jobs map[string]flowJob, reason string) bool {
@@ -98,11 +104,10 @@ func TestChaosSchedule(t *testing.T) {
 	// The surviving workers recover what the killed ones held. A job whose
 	// run a kill took MaxLost times is dead (SPEC §3), and did not run.
 	h.run(append([]string{"wait", "--timeout", "2m"}, ids...)...)
-	lostDead := fmt.Sprintf("worker lost %d times", claim.MaxLost)
 	for _, j := range h.flowJobs() {
 		switch {
 		case j.State == "completed":
-		case j.State == "dead" && j.LastError == lostDead && j.Lost >= claim.MaxLost:
+		case j.deadOfLosses():
 			t.Logf("%s dead after %d lost runs (seed %d)", j.ID, j.Lost, seed)
 			delete(due, j.Env["QUEUECTL_DUE"])
 		default:
@@ -188,11 +193,10 @@ func TestChaosDependencyChain(t *testing.T) {
 	// A step may lose its run to a kill MaxLost times and end dead (SPEC
 	// §3): on a loaded machine the kills outpace the chain. Then everything
 	// after it ends dead, and the join with it; nothing else may fail.
-	lostDead := fmt.Sprintf("worker lost %d times", claim.MaxLost)
 	for id, j := range jobs {
 		switch {
 		case strings.HasPrefix(id, "doomed-"), j.State == "completed":
-		case j.State == "dead" && j.LastError == lostDead && j.Lost >= claim.MaxLost:
+		case j.deadOfLosses():
 			t.Logf("%s dead after %d lost runs (seed %d)", id, j.Lost, seed)
 		case j.State == "dead" && deadDependency(jobs, j.LastError):
 		default:
