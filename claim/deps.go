@@ -11,15 +11,39 @@ import (
 // (jobs.waiting) and leaves a job out of the claim's index while it is not
 // zero, so waiting jobs cost the claim nothing however many there are; a
 // completion counts its dependents down in the same transaction. A
-// dependency that ends dead or canceled makes its dependents dead with
-// "dependency X ended dead" (and theirs, down the chain); re-driving X
+// dependency that ends dead or canceled makes its dependents dead with an
+// error naming it and why it ended, "dependency X died: exit 2" (and theirs,
+// down the chain, naming the same X); re-driving X
 // (dlq retry, restart) re-arms the jobs it killed: pending again, waiting
 // for X.
 
-// DependencyError is the "dependency X ended dead" of a job whose
-// dependency died or was canceled.
-func DependencyError(dep string, state State) string {
-	return fmt.Sprintf("dependency %s ended %s", dep, state)
+// DependencyError is the last_error of a job made dead because dep, which
+// it waited for, ended dead or canceled: it names the root cause, so that
+// a pipeline's last step says which step failed and how ("dependency build
+// died: exit 2"), not only the step it waited for. A dep that itself died
+// of a dependency passes its own error on, which already names the root.
+func DependencyError(dep Job) string {
+	switch {
+	case dep.State == Canceled:
+		return fmt.Sprintf("dependency %s was canceled", dep.ID)
+	case dep.DeadBy != "" && dep.LastError != "":
+		return dep.LastError
+	case dep.ExitCode != nil && dep.LastError == fmt.Sprintf("exit status %d", *dep.ExitCode):
+		return fmt.Sprintf("dependency %s died: exit %d", dep.ID, *dep.ExitCode)
+	case dep.LastError != "":
+		return fmt.Sprintf("dependency %s died: %s", dep.ID, dep.LastError)
+	}
+	return fmt.Sprintf("dependency %s ended %s", dep.ID, dep.State)
+}
+
+// ErrorFor is the last_error of a job made dead because dep ended: p.Cause
+// for the jobs that waited for p.ID itself, and for those further down the
+// chain the same cause and the job they waited for.
+func (p EndDependentsParams) ErrorFor(dep string) string {
+	if dep == p.ID {
+		return p.Cause
+	}
+	return p.Cause + " (via " + dep + ")"
 }
 
 // orderAfter orders a batch so that every job comes after the jobs of the

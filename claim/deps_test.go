@@ -119,7 +119,7 @@ func TestAfterRefusals(t *testing.T) {
 }
 
 // TestDependencyDeathEndsTheChain: a → b → c. a dies: b and c die with it,
-// each naming the job it waited for. dlq retry of a re-arms both.
+// each naming a, the root cause, and how it died. dlq retry of a re-arms both.
 func TestDependencyDeathEndsTheChain(t *testing.T) {
 	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
 		ctx := t.Context()
@@ -143,7 +143,9 @@ func TestDependencyDeathEndsTheChain(t *testing.T) {
 		if len(ended) != 2 || ended[0].ID != "b" || ended[1].ID != "c" {
 			t.Fatalf("EndDependents(a) = %v, want b and c", ids(ended))
 		}
-		for id, want := range map[string]string{"b": "dependency a ended dead", "c": "dependency b ended dead"} {
+		// Each names the root cause, a, and how it died; c also the job it
+		// waited for.
+		for id, want := range map[string]string{"b": "dependency a died: exit 1", "c": "dependency a died: exit 1 (via b)"} {
 			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want || j.DeadBy == "" {
 				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
 			}
@@ -204,6 +206,37 @@ func TestHooksLimitsAndRunNotesAreStored(t *testing.T) {
 		runs := mustRuns(t, s, "h")
 		if runs[0].Confined != "rlimit" || runs[0].Hooks != "on_success ok\non_dead failed: exit status 1" {
 			t.Errorf("run = confined %q hooks %q", runs[0].Confined, runs[0].Hooks)
+		}
+	})
+}
+
+// TestDependencyErrorNamesTheCause: the error of a job whose dependency
+// ended says how: canceled, timed out, or a dependency of its own.
+func TestDependencyErrorNamesTheCause(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		slow := claim.NewJob{ID: "slow", Command: "sleep 9", MaxRetries: &one}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{job("gate"), job("x", "gate"), slow, job("y", "slow")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Cancel(ctx, "gate"); err != nil {
+			t.Fatal(err)
+		}
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if j.ID != "slow" {
+			t.Fatalf("claimed %s, want slow", j.ID)
+		}
+		if _, err := s.Fail(ctx, j, r, nil, "timed out after 5s", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.EndDependents(ctx, "slow", claim.Dead); err != nil {
+			t.Fatal(err)
+		}
+		for id, want := range map[string]string{"x": "dependency gate was canceled", "y": "dependency slow died: timed out after 5s"} {
+			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
+				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -45,17 +46,22 @@ func (s *Store) HeldDead(ctx context.Context) ([]Job, error) {
 	return s.engine.HeldDead(ctx)
 }
 
-// EndDependents makes dead, with "dependency ID ended STATE", the jobs
-// waiting for id, which has just ended in state (dead or canceled), and the
-// jobs waiting for those, down the chain. It returns them, so that the
-// caller can write their dead/ files and run their on_dead hooks. A job
-// waiting for a job that ended could never run; `dlq retry` of id re-arms
-// them all.
+// EndDependents makes dead the jobs waiting for id, which has just ended in
+// state (dead or canceled), and the jobs waiting for those, down the chain,
+// each with an error naming id and why it ended (DependencyError). It
+// returns them, so that the caller can write their dead/ files and run
+// their on_dead hooks. A job waiting for a job that ended could never run;
+// `dlq retry` of id re-arms them all.
 func (s *Store) EndDependents(ctx context.Context, id string, state State) ([]Job, error) {
 	if !DependencyEnded(state) {
 		return nil, nil
 	}
-	return s.engine.EndDependents(ctx, EndDependentsParams{ID: id, State: state, Now: s.Now()})
+	dep, err := s.Get(ctx, id)
+	if err != nil {
+		return nil, fmt.Errorf("end the dependents of %s: %w", id, err)
+	}
+	dep.State = state
+	return s.engine.EndDependents(ctx, EndDependentsParams{ID: id, State: state, Cause: DependencyError(dep), Now: s.Now()})
 }
 
 // EndLeftDependents ends the jobs that still wait for a job that is dead

@@ -91,7 +91,7 @@ type Engine interface {
 	// pending again, still waiting for it.
 	Retry(ctx context.Context, id string, now time.Time) (Job, error)
 	// EndDependents makes dead the pending jobs waiting for p.ID, which
-	// ended in p.State, with error DependencyError, and those waiting for
+	// ended in p.State, with error p.ErrorFor(the job it waited for), and those waiting for
 	// them, down the chain, in one transaction; it returns them.
 	EndDependents(ctx context.Context, p EndDependentsParams) ([]Job, error)
 	// EndedDependencies lists the dead or canceled jobs that pending jobs
@@ -246,6 +246,9 @@ type FinishParams struct {
 type EndDependentsParams struct {
 	ID    string
 	State State // dead or canceled
+	// Cause is the last_error of the jobs it makes dead (DependencyError);
+	// ErrorFor gives that of each job down the chain.
+	Cause string
 	Now   time.Time
 }
 

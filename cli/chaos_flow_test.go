@@ -42,7 +42,7 @@ func (j flowJob) deadOfLosses() bool {
 // dependency in jobs did, and that dependency is dead.
 func deadDependency(jobs map[string]flowJob, reason string) bool {
 	id, ok := strings.CutPrefix(reason, "dependency ")
-	if id, ok = strings.CutSuffix(id, " ended dead"); !ok {
+	if id, _, ok = strings.Cut(id, " died: "); !ok {
 		return false
 	}
 	return jobs[id].State == "dead"
@@ -210,7 +210,7 @@ func TestChaosDependencyChain(t *testing.T) {
 		t.Errorf("steps ran before the step they wait for completed: %s (seed %d)", early, seed)
 	}
 	h.run("wait", "--timeout", "1m", "doomed-2")
-	for id, want := range map[string]string{"doomed-1": "dependency doomed-0 ended dead", "doomed-2": "dependency doomed-1 ended dead"} {
+	for id, want := range map[string]string{"doomed-1": "dependency doomed-0 died: exit 3", "doomed-2": "dependency doomed-0 died: exit 3 (via doomed-1)"} {
 		if v := h.show(id); v.State != "dead" || v.LastError != want {
 			t.Errorf("%s = %s %q, want dead %q", id, v.State, v.LastError, want)
 		}

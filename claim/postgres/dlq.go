@@ -177,7 +177,7 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 				finished_at = $3, updated_at = $3
 				WHERE state = 'pending' AND waiting > 0
 				AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
-				RETURNING `+jobColumns, claim.DependencyError(x.id, x.state), x.id, now)
+				RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now)
 			if err != nil {
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}

@@ -159,7 +159,7 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 				finished_at = ?, updated_at = ?
 				WHERE state = 'pending' AND waiting > 0
 				AND id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)
-				RETURNING `+jobColumns, claim.DependencyError(x.id, x.state), x.id, now, now, x.id)
+				RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now, now, x.id)
 			if err != nil {
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
