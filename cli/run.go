@@ -72,6 +72,9 @@ func runJob(c *cli.Context, h *home) error {
 	case err != nil:
 		return err
 	}
+	if j.State == claim.Dead && !c.Bool("quiet") {
+		explain(c, h, j)
+	}
 	return jobExit(j)
 }
 

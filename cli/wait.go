@@ -41,12 +41,13 @@ Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" 
 			jobs, err := watchJobs(ctx, c, h, ids)
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
-				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), strings.Join(ids, " "))}
+				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), unfinished(ids, jobs))}
 			case errors.Is(err, context.Canceled):
 				return &exitStatus{exitInterrupted, nil}
 			case err != nil:
 				return err
 			}
+			explainDead(c, h, jobs)
 			return endedAs(jobs)
 		}),
 	}
@@ -75,6 +76,21 @@ func endedAs(jobs []claim.Job) error {
 		}
 	}
 	return withHint(&exitStatus{exitFailure, errors.New(strings.Join(says, "; "))}, "queuectl show "+first)
+}
+
+// unfinished names the jobs of ids not finished at the last look, jobs:
+// those a timed-out wait still waits for (all of ids when it had no look).
+func unfinished(ids []string, jobs []claim.Job) string {
+	if len(jobs) != len(ids) {
+		return strings.Join(ids, " ")
+	}
+	var left []string
+	for _, j := range jobs {
+		if !finished(j.State) {
+			left = append(left, j.ID)
+		}
+	}
+	return strings.Join(left, " ")
 }
 
 // watchJobs blocks until every job in ids has finished and returns them.
