@@ -189,8 +189,19 @@ func printer(c *cli.Context) report.Printer {
 // that print no run (enqueue above all) do not pay for.
 func runsPrinter(c *cli.Context) report.Printer {
 	p := printer(c)
-	p.Host, p.FromTail = run.HostID(), fromTail
+	p.Host, p.FromTail, p.Printed = run.HostID(), fromTail, printed
 	return p
+}
+
+// printed says whether a stream of run r printed anything, as far as this
+// host can tell: a run still running on another host may yet, and is
+// given the benefit of the doubt.
+func printed(r claim.Run, stderr bool) bool {
+	lg := run.Log{Run: r, Stderr: stderr}
+	if lg.Elsewhere() && r.Tails == nil {
+		return true
+	}
+	return lg.Size() > 0
 }
 
 // fromTail says whether a stream of run r is read here from the tail kept

@@ -50,14 +50,18 @@ func logs(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
-	if len(runs) == 0 && c.Bool("follow") {
+	if len(runs) == 0 && c.Bool("follow") && !finished(j.State) {
 		if runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval); err != nil {
-			return err
+			return (&logPrinter{c: c}).interrupted(err)
+		}
+		if len(runs) == 0 { // it ended without running
+			if j, err = h.store.Get(c.Context, id); err != nil {
+				return err
+			}
 		}
 	}
 	if len(runs) == 0 {
-		return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s exists but has not run yet: it is %s", id, j.State)},
-			"queuectl logs -f "+id+"  (waits for its first run)")
+		return neverRan(c, h, j)
 	}
 	first := runs[len(runs)-1]
 	switch {
@@ -82,6 +86,31 @@ func logs(c *cli.Context, h *home) error {
 		return nil
 	}
 	return l.follow(first)
+}
+
+// neverRan is logs' answer for job j without a run. One that ended so
+// (dead through a dependency, canceled while pending) never will: -f exits
+// as wait would, saying why; without -f, exit 3 names it. One that has not
+// run yet: exit 3, and -f would wait for it.
+func neverRan(c *cli.Context, h *home, j claim.Job) error {
+	if !finished(j.State) {
+		return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s exists but has not run yet: it is %s", j.ID, j.State)},
+			"queuectl logs -f "+j.ID+"  (waits for its first run)")
+	}
+	why := string(j.State)
+	if j.LastError != "" {
+		why += ": " + j.LastError
+	}
+	if c.Bool("follow") {
+		if j.State == claim.Dead {
+			explain(c, h, j)
+		} else {
+			logf(c)("job %s ended without running: it is %s", j.ID, why)
+		}
+		return endedAs([]claim.Job{j})
+	}
+	return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s ended without running, so it has no logs: it is %s", j.ID, why)},
+		"queuectl show "+j.ID)
 }
 
 // runByAttempt finds run n: runs are looked up by number, never by index,
@@ -137,11 +166,34 @@ func (l *logPrinter) print(r claim.Run) error {
 	if err := l.header(r, from); err != nil {
 		return err
 	}
-	if _, err := io.Copy(l.c.App.Writer, text); err != nil {
+	n, err := io.Copy(l.c.App.Writer, text)
+	if err != nil {
 		return err
 	}
 	l.note(lg, from)
+	if n == 0 && !l.c.Bool("all") {
+		l.empty(lg)
+	}
 	return nil
+}
+
+// empty says on stderr that the stream lg printed nothing when the other
+// one did: a failure's reason is mostly on stderr, and `logs ID` prints
+// stdout.
+func (l *logPrinter) empty(lg run.Log) {
+	other := run.Log{Run: lg.Run, Stderr: !lg.Stderr}
+	size := other.Size()
+	if size == 0 {
+		return
+	}
+	cmd := "queuectl logs " + l.id
+	if l.c.IsSet("attempt") {
+		cmd += fmt.Sprintf(" --attempt %d", lg.Run.Attempt)
+	}
+	if other.Stderr {
+		cmd += " --stderr"
+	}
+	logf(l.c)("%s is empty; %s has %s: %s", lg.Name(), other.Name(), report.Bytes(size), cmd)
 }
 
 // note says on stderr where a stream printed from elsewhere than its file

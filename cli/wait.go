@@ -100,16 +100,17 @@ func unfinished(ids []string, jobs []claim.Job) string {
 func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]claim.Job, error) {
 	w := &jobWatch{h: h, out: c.App.ErrWriter, progress: isTerminal(c.App.ErrWriter)}
 	defer w.clear()
-	var jobs []claim.Job
+	var jobs []claim.Job // the last whole look: a deadline may cut one short
 	err := h.store.WaitUntil(ctx, h.config.PollInterval, func() (bool, error) {
-		jobs = jobs[:0]
+		now := make([]claim.Job, 0, len(ids))
 		for _, id := range ids {
 			j, gerr := h.store.Get(ctx, id)
 			if gerr != nil {
 				return false, gerr
 			}
-			jobs = append(jobs, j)
+			now = append(now, j)
 		}
+		jobs = now
 		return w.look(ctx, jobs), nil
 	})
 	return jobs, err

@@ -86,6 +86,10 @@ type Printer struct {
 	// with the run, as its log file cannot be read here (another host's
 	// run, a file removed): show prints those tails. Nil: none.
 	FromTail func(r claim.Run, stderr bool) bool
+	// Printed says whether a stream of a run printed anything: show names
+	// the log files of those that did, and "(no output)" for the others,
+	// which have no file. Nil: every file is named.
+	Printed func(r claim.Run, stderr bool) bool
 }
 
 func (p Printer) now() time.Time {

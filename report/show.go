@@ -246,10 +246,26 @@ func (p Printer) runs(runs []claim.Run) error {
 		}
 		rows[i] = []string{strconv.Itoa(r.Attempt), orNone(r.WorkerID), orNone(exitCode(r.ExitCode)),
 			p.state(outcome), p.age(r.StartedAt), p.age(r.EndedAt), p.runDuration(r),
-			orNone(p.logPath(r, r.StdoutPath)), orNone(p.logPath(r, r.StderrPath))}
+			p.logFile(r, false), p.logFile(r, true)}
 	}
 	return writeTable(p.Out, []string{"ATTEMPT", "WORKER", "EXIT", "OUTCOME", "STARTED", "ENDED", "DURATION", "STDOUT", "STDERR"}, rows)
 }
+
+// logFile names a stream's log file in show's run table: "(no output)"
+// when the stream printed nothing, and so has no file.
+func (p Printer) logFile(r claim.Run, stderr bool) string {
+	path := r.StdoutPath
+	if stderr {
+		path = r.StderrPath
+	}
+	if p.Printed != nil && !p.Printed(r, stderr) {
+		return NoOutput
+	}
+	return orNone(p.logPath(r, path))
+}
+
+// NoOutput stands for the log file of a stream that printed nothing.
+const NoOutput = "(no output)"
 
 // Field is one `key: value` line of `show`; Value is never empty.
 type Field struct{ Key, Value string }
