@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
@@ -18,20 +19,17 @@ func dlqCommand() *cli.Command {
 		Description:     "Example: queuectl dlq retry --all",
 		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
-			Name:        "list",
-			Usage:       "list dead jobs",
-			Description: "Example: queuectl dlq list --json",
-			Flags:       []cli.Flag{jsonFlag},
-			Action: withHome(func(c *cli.Context, h *home) error {
-				if _, err := args(c, 0, 0); err != nil {
-					return err
-				}
-				jobs, err := h.store.List(c.Context, claim.Filter{State: claim.Dead})
-				if err != nil {
-					return err
-				}
-				return printer(c).DeadJobs(jobs)
-			}),
+			Name:  "list",
+			Usage: "list dead jobs: why each died and the last line of its stderr",
+			Description: `Oldest first; --limit N keeps the first N in the order shown, --newest shows the newest first.
+
+Example: queuectl dlq list --newest --limit 20`,
+			Flags: []cli.Flag{
+				&cli.IntFlag{Name: "limit", Usage: "only the first `N` jobs in the order shown (default: 0, all)"},
+				&cli.BoolFlag{Name: "newest", Usage: "newest first"},
+				jsonFlag,
+			},
+			Action: withHome(dlqList),
 		}, {
 			Name:        "retry",
 			Usage:       "make dead jobs pending again, with attempts reset to 0",
@@ -47,6 +45,25 @@ func dlqCommand() *cli.Command {
 			Action:      withHome(dlqPurge),
 		}},
 	}
+}
+
+func dlqList(c *cli.Context, h *home) error {
+	if _, err := args(c, 0, 0); err != nil {
+		return err
+	}
+	f := claim.Filter{State: claim.Dead, Limit: c.Int("limit"), Newest: c.Bool("newest")}
+	if f.Limit < 0 {
+		return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl dlq list --newest --limit 20")
+	}
+	jobs, err := h.store.List(c.Context, f)
+	if err != nil {
+		return err
+	}
+	lines, err := run.LastStderrLines(c.Context, h.store, jobs)
+	if err != nil {
+		return err
+	}
+	return printer(c).DeadJobs(report.DeadJobsOf(jobs, lines))
 }
 
 func dlqRetry(c *cli.Context, h *home) error {

@@ -178,11 +178,43 @@ func jsonObjects(b *batch) {
 	}
 }
 
+// DeadJob is a dead job with the last line of its latest run's stderr:
+// what `dlq list` shows beside its error.
+type DeadJob struct {
+	claim.Job
+	LastStderr string
+}
+
+// DeadJobsOf pairs jobs with the last lines of their stderr, in order.
+func DeadJobsOf(jobs []claim.Job, lastStderr []string) []DeadJob {
+	out := make([]DeadJob, len(jobs))
+	for i, j := range jobs {
+		out[i] = DeadJob{Job: j, LastStderr: lastStderr[i]}
+	}
+	return out
+}
+
+// DeadJobObject is the JSON shape of a dead job in `dlq list`: the job
+// object and, when its latest run printed to stderr, last_stderr_line.
+type DeadJobObject struct {
+	JobObject
+	LastStderr string `json:"last_stderr_line,omitempty"`
+}
+
+// DeadJobsJSON is the JSON shape of `dlq list`; never nil.
+func DeadJobsJSON(jobs []DeadJob) []DeadJobObject {
+	out := make([]DeadJobObject, len(jobs))
+	for i, j := range jobs {
+		out[i] = DeadJobObject{JobJSON(j.Job), j.LastStderr}
+	}
+	return out
+}
+
 // DeadJobs renders `dlq list`: why and when each dead job died. JSON is an
-// array of job objects, `[]` when there are none.
-func (p Printer) DeadJobs(jobs []claim.Job) error {
+// array of dead job objects, `[]` when there are none.
+func (p Printer) DeadJobs(jobs []DeadJob) error {
 	if p.JSON {
-		return WriteJSON(p.Out, JobsJSON(jobs))
+		return WriteJSON(p.Out, DeadJobsJSON(jobs))
 	}
 	rows := make([][]string, len(jobs))
 	for i, j := range jobs {
@@ -190,10 +222,10 @@ func (p Printer) DeadJobs(jobs []claim.Job) error {
 		if died.IsZero() {
 			died = j.UpdatedAt
 		}
-		rows[i] = []string{j.ID, Attempts(j), orNone(exitCode(j.ExitCode)), p.age(died),
-			orNone(clip(oneLine(j.LastError), 40)), command(j.Command)}
+		rows[i] = []string{j.ID, Attempts(j.Job), orNone(exitCode(j.ExitCode)), p.age(died),
+			orNone(clip(oneLine(j.LastError), 40)), orNone(clip(oneLine(j.LastStderr), 40)), command(j.Command)}
 	}
-	return writeTable(p.Out, []string{"ID", "ATTEMPTS", "EXIT", "DIED", "LAST ERROR", "COMMAND"}, rows)
+	return writeTable(p.Out, []string{"ID", "ATTEMPTS", "EXIT", "DIED", "LAST ERROR", "LAST STDERR", "COMMAND"}, rows)
 }
 
 // JobsJSON is the JSON shape of a job list (list, dlq list). It is never

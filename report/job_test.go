@@ -199,13 +199,20 @@ func TestDeadJobs(t *testing.T) {
 	dead = append(dead, claim.Job{ID: "lost-job", Command: "sleep 100", State: claim.Dead,
 		MaxRetries: 3, Queue: "default", Runs: 5, Lost: 5, LastError: "worker lost 5 times",
 		CreatedAt: ago(time.Hour), UpdatedAt: ago(10 * time.Minute), FinishedAt: ago(10 * time.Minute)})
+	var withLines []DeadJob
+	for i, j := range dead {
+		withLines = append(withLines, DeadJob{Job: j})
+		if i == 0 {
+			withLines[i].LastStderr = "pg_dump: error: connection to server failed"
+		}
+	}
 	tests := []struct {
 		name string
-		jobs []claim.Job
+		jobs []DeadJob
 		json bool
 	}{
-		{"text", dead, false},
-		{"json", dead, true},
+		{"text", withLines, false},
+		{"json", withLines, true},
 		{"empty json", nil, true},
 	}
 	for _, tt := range tests {

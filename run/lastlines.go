@@ -2,10 +2,13 @@ package run
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // lastLinesBytes bounds what LastLines reads: the end of a stream of any
@@ -75,4 +78,42 @@ func (l Log) Size() int64 {
 		return k.Size
 	}
 	return 0
+}
+
+// LastStderrLine returns the last line of the stderr of job id's latest
+// run, "" when it has none or printed nothing there: what the dead-letter
+// lists show beside the error. It reads the log file where the run ran
+// here, and the tail kept with the run otherwise (another host, a file
+// removed).
+func LastStderrLine(ctx context.Context, s *claim.Store, id string) (string, error) {
+	runs, err := s.Runs(ctx, id)
+	if err != nil || len(runs) == 0 {
+		return "", err
+	}
+	lg := Log{Run: runs[len(runs)-1], Stderr: true}
+	kept := lg.Kept() != nil && lg.Kept().Size > 0
+	if kept && (lg.Elsewhere() || lg.Origin() == FromTail) {
+		// Runs leaves the tails' bytes out: read them for this one.
+		if runs, err = s.RunsWithTails(ctx, id); err != nil || len(runs) == 0 {
+			return "", err
+		}
+		lg.Run = runs[len(runs)-1]
+	}
+	lines, err := lg.LastLines(1)
+	if err != nil || len(lines) == 0 {
+		return "", err
+	}
+	return lines[0], nil
+}
+
+// LastStderrLines is LastStderrLine of each of jobs, in their order.
+func LastStderrLines(ctx context.Context, s *claim.Store, jobs []claim.Job) ([]string, error) {
+	lines := make([]string, len(jobs))
+	for i, j := range jobs {
+		var err error
+		if lines[i], err = LastStderrLine(ctx, s, j.ID); err != nil {
+			return nil, err
+		}
+	}
+	return lines, nil
 }

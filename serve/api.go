@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
 )
 
 // errorObject is the JSON body of every API error: what went wrong and,
@@ -249,7 +250,21 @@ func (s *Server) apiDLQ(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.JobsJSON(jobs))
+	dead, err := s.deadJobs(ctx, jobs)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.DeadJobsJSON(dead))
+}
+
+// deadJobs gives each dead job the last line of its latest run's stderr.
+func (s *Server) deadJobs(ctx context.Context, jobs []claim.Job) ([]report.DeadJob, error) {
+	lines, err := run.LastStderrLines(ctx, s.store, jobs)
+	if err != nil {
+		return nil, err
+	}
+	return report.DeadJobsOf(jobs, lines), nil
 }
 
 // apiCSRF gives scripts the token their POSTs carry. Another site's page

@@ -233,15 +233,23 @@ func TestBrowser(t *testing.T) {
 	if want := fmt.Sprint(status["dead"]); fmt.Sprint(rows) != want {
 		t.Errorf("jobs?state=dead shows %d rows, status --json says %s dead", rows, want)
 	}
+	// A dead job's page opens on stderr, where its reason is.
 	click(t, ctx, `a[href="/jobs/nightly-backup"]`)
+	if got := eval[string](t, ctx, `document.querySelector("#logtext").textContent`); got != "pg_dump: connection refused\n" {
+		t.Errorf("the dead job's page opens on %q, want its stderr", got)
+	}
+	screenshot(t, ctx, "job")
+	click(t, ctx, `tr.selected a[href*="stream=stdout"]`)
 	if got := eval[string](t, ctx, `document.querySelector("#logtext").textContent`); got != "dumping app db\n" {
 		t.Errorf("stdout on the job page = %q", got)
 	}
-	click(t, ctx, `tr.selected a[href*="stream=stderr"]`)
-	if got := eval[string](t, ctx, `document.querySelector("#logtext").textContent`); got != "pg_dump: connection refused\n" {
-		t.Errorf("stderr on the job page = %q", got)
+
+	// The dead letters say the last line of each one's stderr.
+	navigate(t, ctx, ts.URL+"/dlq")
+	if got := eval[string](t, ctx, `[...document.querySelectorAll("table.jobs tbody tr")].find(tr => tr.textContent.includes("nightly-backup")).querySelector("td.stderr").textContent`); got != "pg_dump: connection refused" {
+		t.Errorf("/dlq says %q of nightly-backup's stderr, want its last line", got)
 	}
-	screenshot(t, ctx, "job")
+	navigate(t, ctx, ts.URL+"/jobs/nightly-backup")
 
 	// Retry it: the page shows it leave dead, then (live) its new runs.
 	click(t, ctx, `form[action="/jobs/nightly-backup/retry"] button`)

@@ -61,7 +61,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 	}
 	q := r.URL.Query()
 	v := jobView{Job: j, Stream: "stdout", Attempt: len(runs)}
-	if q.Get("stream") == "stderr" {
+	if q.Get("stream") == "stderr" || (q.Get("stream") == "" && opensOnStderr(j, runs)) {
 		v.Stream = "stderr"
 	}
 	if a := q.Get("attempt"); a != "" {
@@ -112,6 +112,17 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 	v.Follow = v.Live || !j.State.Finished()
 	v.Actions = s.actionsFor(j)
 	s.render(w, r, http.StatusOK, "job", v)
+}
+
+// opensOnStderr reports whether the job page shows stderr unless asked:
+// for a failed or dead job, whose reason is mostly there, unless its
+// latest run printed nothing there and something on stdout.
+func opensOnStderr(j claim.Job, runs []claim.Run) bool {
+	if (j.State != claim.Failed && j.State != claim.Dead) || len(runs) == 0 {
+		return false
+	}
+	t := runs[len(runs)-1].Tails
+	return t == nil || t.Stderr.Size > 0 || t.Stdout.Size == 0
 }
 
 // jobState is what the job page's script compares to decide to reload.

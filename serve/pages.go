@@ -237,7 +237,8 @@ type dlqView struct {
 
 type deadRow struct {
 	jobRow
-	Died string
+	Died       string
+	LastStderr string // the last line of its latest run's stderr
 }
 
 func (dlqView) title() string { return "Dead letters" }
@@ -259,6 +260,11 @@ func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
+	dead, err := s.deadJobs(ctx, jobs)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
 	p := s.printer()
 	v := dlqView{Total: counts[claim.Dead]}
 	for i, row := range s.jobRows(jobs) {
@@ -266,7 +272,7 @@ func (s *Server) dlqPage(w http.ResponseWriter, r *http.Request) {
 		if died.IsZero() {
 			died = jobs[i].UpdatedAt
 		}
-		v.Jobs = append(v.Jobs, deadRow{jobRow: row, Died: p.Age(died)})
+		v.Jobs = append(v.Jobs, deadRow{jobRow: row, Died: p.Age(died), LastStderr: dead[i].LastStderr})
 	}
 	s.render(w, r, http.StatusOK, "dlq", v)
 }
