@@ -25,6 +25,7 @@ Example: queuectl cancel nightly-db`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "queue", Usage: "cancel every unfinished job of queue `Q`"},
 			&cli.BoolFlag{Name: "no-wait", Usage: "return without waiting for running jobs to stop"},
+			jsonFlag,
 		},
 		Action: withHome(cancelJobs),
 	}
@@ -38,12 +39,13 @@ func cancelJobs(c *cli.Context, h *home) error {
 	if c.IsSet("queue") == (len(ids) > 0) {
 		return withHint(usagef("give job ids or --queue"), "queuectl cancel ID...  or  queuectl cancel --queue Q")
 	}
-	var stopping []string // running jobs, marked: their workers stop them
+	out := &jobsOut{c: c}
+	var stopping []claim.Job // running jobs, marked: their workers stop them
 	said := func(j claim.Job) {
 		if j.State == claim.Canceled {
-			fmt.Fprintf(c.App.Writer, "Canceled job %s\n", j.ID)
+			out.did(j, "Canceled job %s", j.ID)
 		} else {
-			stopping = append(stopping, j.ID)
+			stopping = append(stopping, j)
 		}
 	}
 	if c.IsSet("queue") {
@@ -58,7 +60,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 		if len(jobs) == 0 {
 			logf(c)("no unfinished job in queue %s", c.String("queue"))
 		}
-		return awaitCanceled(c, h, stopping, nil)
+		return out.end(awaitCanceled(c, h, out, stopping, nil))
 	}
 	failed := eachID(c, ids, func(id string) error {
 		j, died, err := h.store.Cancel(c.Context, id)
@@ -68,7 +70,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 		diedWith(c, h, died)
 		return err
 	})
-	return awaitCanceled(c, h, stopping, failed)
+	return out.end(awaitCanceled(c, h, out, stopping, failed))
 }
 
 // diedWith writes the dead/ files of jobs that died waiting for a job just
@@ -87,18 +89,22 @@ func diedWith(c *cli.Context, h *home, died []claim.Job) {
 	}
 }
 
-// awaitCanceled waits until the running jobs ids are stopped, unless
+// awaitCanceled waits until the running jobs are stopped, unless
 // --no-wait, and returns failed (the exit status of the ids that could not
 // be canceled) when that works.
-func awaitCanceled(c *cli.Context, h *home, ids []string, failed error) error {
-	if len(ids) == 0 {
+func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, failed error) error {
+	if len(running) == 0 {
 		return failed
 	}
 	if c.Bool("no-wait") {
-		for _, id := range ids {
-			fmt.Fprintf(c.App.Writer, "Canceling job %s: its worker is stopping it\n", id)
+		for _, j := range running {
+			out.did(j, "Canceling job %s: its worker is stopping it", j.ID)
 		}
 		return failed
+	}
+	ids := make([]string, len(running))
+	for i, j := range running {
+		ids[i] = j.ID
 	}
 	if live, err := liveWorkers(c.Context, h); err == nil && len(live) == 0 {
 		logf(c)("no worker is running: %s is stopped once a worker starts and recovers its run", strings.Join(ids, " "))
@@ -116,7 +122,7 @@ func awaitCanceled(c *cli.Context, h *home, ids []string, failed error) error {
 			// canceled); said rather than hidden if it ever happens.
 			return fmt.Errorf("job %s ended %s, not canceled", j.ID, j.State)
 		}
-		fmt.Fprintf(c.App.Writer, "Canceled job %s: its processes are stopped\n", j.ID)
+		out.did(j, "Canceled job %s: its processes are stopped", j.ID)
 	}
 	return failed
 }
@@ -134,6 +140,7 @@ Example: queuectl restart nightly-db`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "restart every job in --state"},
 			&cli.StringFlag{Name: "state", Usage: "with --all: completed, dead or canceled"},
+			jsonFlag,
 		},
 		Action: withHome(restartJobs),
 	}
@@ -156,23 +163,26 @@ func restartJobs(c *cli.Context, h *home) error {
 		if err != nil {
 			return err
 		}
+		out := &jobsOut{c: c}
 		for _, j := range jobs {
-			restarted(c, h, j.ID)
+			restarted(c, h, out, j)
 		}
-		return nil
+		return out.end(nil)
 	}
-	return eachID(c, ids, func(id string) error {
-		if _, err := h.store.Restart(c.Context, id); err != nil {
+	out := &jobsOut{c: c}
+	return out.end(eachID(c, ids, func(id string) error {
+		j, err := h.store.Restart(c.Context, id)
+		if err != nil {
 			return err
 		}
-		restarted(c, h, id)
+		restarted(c, h, out, j)
 		return nil
-	})
+	}))
 }
 
-func restarted(c *cli.Context, h *home, id string) {
-	removeDead(c, h, id)
-	fmt.Fprintf(c.App.Writer, "Restarting job %s\n", id)
+func restarted(c *cli.Context, h *home, out *jobsOut, j claim.Job) {
+	removeDead(c, h, j.ID)
+	out.did(j, "Restarting job %s", j.ID)
 }
 
 func rmCommand() *cli.Command {

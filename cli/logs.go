@@ -27,6 +27,7 @@ Example: queuectl logs nightly-db -f --stderr`,
 			&cli.BoolFlag{Name: "all", Usage: "every run, each after a header line"},
 			&cli.BoolFlag{Name: "stderr", Usage: "print stderr instead of stdout"},
 			&cli.BoolFlag{Name: "follow", Aliases: []string{"f"}, Usage: "follow the job through its retries until it ends"},
+			&cli.BoolFlag{Name: "json", Usage: "print the runs (latest, --attempt N or --all) with both streams' text as one JSON array"},
 		},
 		Action: withHome(logs),
 	}
@@ -39,6 +40,9 @@ func logs(c *cli.Context, h *home) error {
 	}
 	if c.Bool("all") && c.IsSet("attempt") {
 		return usagef("give --all or --attempt, not both")
+	}
+	if c.Bool("json") && c.Bool("follow") {
+		return withHint(usagef("--json prints runs as they stand; -f streams text: give one"), "queuectl wait ID && queuectl logs ID --json")
 	}
 	id := a[0]
 	j, err := h.store.Get(c.Context, id)
@@ -75,6 +79,9 @@ func logs(c *cli.Context, h *home) error {
 		first = r
 	}
 	l := &logPrinter{c: c, h: h, id: id}
+	if c.Bool("json") {
+		return l.json(runs, first.Attempt)
+	}
 	if !c.Bool("follow") {
 		for _, r := range runs {
 			if r.Attempt >= first.Attempt && (c.Bool("all") || r.Attempt == first.Attempt) {

@@ -23,10 +23,13 @@ func waitCommand() *cli.Command {
 		ArgsUsage: "ID...",
 		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
 when no live worker serves the jobs' queues (and again when that changes); on a terminal,
-shows how many are done.
+shows how many are done. A dead job: its last run's exit and the last lines of its stderr
+(or, dead through a dependency, those of the job that caused it), on stderr. --json: the
+jobs as they ended, or stand at a timeout, as one array on stdout.
 
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m`,
-		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever")},
+		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever"),
+			&cli.BoolFlag{Name: "json", Usage: "print the jobs as they ended (or stand, on a timeout) as one JSON array"}},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)
 			if err != nil {
@@ -39,6 +42,11 @@ Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" 
 				defer cancel()
 			}
 			jobs, err := watchJobs(ctx, c, h, ids)
+			if c.Bool("json") && !errors.Is(err, context.Canceled) && len(jobs) == len(ids) {
+				if perr := printer(c).Jobs(jobs); perr != nil {
+					return perr
+				}
+			}
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
 				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), unfinished(ids, jobs))}

@@ -281,3 +281,22 @@ func (p Printer) JobFields(j claim.Job) []Field {
 	}
 	return out
 }
+
+// LoggedRun is a run of `logs --json`: the run object and the text of
+// both its streams, as logs reads them (the log file here, else the tail
+// kept with the run); "" for a stream that printed nothing.
+type LoggedRun struct {
+	RunObject
+	StdoutText string `json:"stdout_text"`
+	StderrText string `json:"stderr_text"`
+}
+
+// Logs renders `logs --json`: one array of runs with their streams, first
+// run first.
+func (p Printer) Logs(runs []claim.Run, stdout, stderr []string) error {
+	out := make([]LoggedRun, len(runs))
+	for i, r := range runs {
+		out[i] = LoggedRun{RunObject: p.runJSON(r), StdoutText: stdout[i], StderrText: stderr[i]}
+	}
+	return WriteJSON(p.Out, out)
+}

@@ -117,3 +117,17 @@ func LastStderrLines(ctx context.Context, s *claim.Store, jobs []claim.Job) ([]s
 	}
 	return lines, nil
 }
+
+// Text is the whole stream as Open reads it.
+func (l Log) Text() (string, error) {
+	rc, _, err := l.Open()
+	if err != nil {
+		return "", err
+	}
+	defer rc.Close()
+	b, err := io.ReadAll(rc)
+	if err != nil {
+		return "", fmt.Errorf("read log: %w", err)
+	}
+	return string(b), nil
+}

@@ -1,0 +1,36 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/urfave/cli/v2"
+)
+
+// jobsOut is the stdout of a command that acts on jobs (cancel, restart):
+// a line for each job it acted on, or with --json one array of those jobs
+// as they are once it is done (job objects, as list --json prints them).
+type jobsOut struct {
+	c    *cli.Context
+	jobs []claim.Job
+}
+
+// did records j and, without --json, prints the line format says of it.
+func (o *jobsOut) did(j claim.Job, format string, a ...any) {
+	if o.c.Bool("json") {
+		o.jobs = append(o.jobs, j)
+		return
+	}
+	fmt.Fprintf(o.c.App.Writer, format+"\n", a...)
+}
+
+// end prints the --json array, and returns err, the command's outcome.
+func (o *jobsOut) end(err error) error {
+	if !o.c.Bool("json") {
+		return err
+	}
+	if perr := printer(o.c).Jobs(o.jobs); perr != nil {
+		return perr
+	}
+	return err
+}
