@@ -68,6 +68,9 @@ func printEnqueued(c *cli.Context, rs []claim.Result) error {
 
 // jobsToEnqueue reads the job(s) from exactly one of: argument, -f, stdin, --command.
 func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
+	if err := commandTyped(c); err != nil {
+		return nil, err
+	}
 	a, err := args(c, 0, 1)
 	if err != nil {
 		return nil, err
@@ -115,6 +118,28 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 	nj, err := claim.ParseSpec([]byte(a[0]))
 	return []claim.NewJob{nj}, err
 }
+
+// commandTyped refuses a command typed where enqueue takes JSON
+// (`queuectl enqueue echo hi`), with the two ways to say it.
+func commandTyped(c *cli.Context) error {
+	a := c.Args().Slice()
+	if len(a) == 0 || c.IsSet("command") || c.IsSet("file") || a[0] == "-" {
+		return nil
+	}
+	if first := strings.TrimSpace(a[0]); first == "" || first[0] == '{' || first[0] == '[' {
+		return nil
+	}
+	cmd := strings.Join(a, " ")
+	run := "queuectl run -- " + cmd
+	if len(a) == 1 {
+		run = "queuectl run --shell " + singleQuote(cmd)
+	}
+	return withHint(usagef("enqueue takes a job as JSON, and %s is a command", singleQuote(cmd)),
+		"queuectl enqueue --command "+singleQuote(cmd)+"  or, to run it and wait here: "+run)
+}
+
+// singleQuote quotes s for a shell as one word.
+func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // maxInput bounds what `enqueue -f` and `enqueue -` read.
 const maxInput = 64 << 20

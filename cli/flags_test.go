@@ -47,3 +47,16 @@ func fields(s string) []string {
 	}
 	return out
 }
+
+func TestNearest(t *testing.T) {
+	names := []string{"enqueue", "list", "logs", "wait", "worker", "state", "json", "newest", "h"}
+	for _, tt := range []struct{ typed, want string }{
+		{"enqeue", "enqueue"}, {"enquee", "enqueue"}, {"lsit", "list"}, {"wiat", "wait"},
+		{"stat", "state"}, {"jsn", "json"}, {"newst", "newest"}, {"j", "json"}, {"x", ""},
+		{"frobnicate", ""}, {"logs", "logs"}, {"wor", "worker"},
+	} {
+		if got := nearest(tt.typed, names); got != tt.want {
+			t.Errorf("nearest(%q) = %q, want %q", tt.typed, got, tt.want)
+		}
+	}
+}

@@ -25,9 +25,14 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	setCompletion(app.Commands, args)
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	code := exitOK
-	app.CommandNotFound = func(c *cli.Context, name string) {
-		fmt.Fprintf(c.App.ErrWriter, "queuectl: error: no command %q\nqueuectl: hint: see: queuectl --help\n", name)
-		code = exitUsage
+	app.CommandNotFound = commandNotFound(&code)
+	app.Action = func(c *cli.Context) error {
+		if c.NArg() > 0 {
+			app.CommandNotFound(c, c.Args().First())
+			return nil
+		}
+		_, err := fmt.Fprint(c.App.Writer, shortUsage(c.App))
+		return err
 	}
 	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
 		return exitCode(err, stderr)
@@ -74,6 +79,7 @@ Each command has --help with an example. Exit codes:
 		OnUsageError:         usageError,
 	}
 	setUsageError(app.Commands)
+	setCategories(app.Commands)
 	return app
 }
 
@@ -83,6 +89,9 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	name := "queuectl"
 	if c.Command != nil && c.Command.HelpName != "" {
 		name = c.Command.HelpName // "queuectl dlq retry"; FullName() is only "retry"
+	}
+	if unknown := unknownFlag(c, err, name+" --help"); unknown != nil {
+		return unknown
 	}
 	return withHint(usagef("%v", explainFlagError(c, err)), "see: "+name+" --help")
 }
