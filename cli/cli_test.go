@@ -287,7 +287,7 @@ func TestJSONFieldsDocumented(t *testing.T) {
 	outputs := map[string]string{}
 	for _, args := range [][]string{
 		{"status", "--json"}, {"list", "--json"}, {"show", "--json", "ok"}, {"show", "--json", "bad"},
-		{"dlq", "list", "--json"}, {"config", "list", "--json"},
+		{"dlq", "list", "--json"}, {"config", "list", "--json"}, {"wait", "--json", "ok"}, {"logs", "--json", "--all", "bad"},
 		{"enqueue", "--json", "--command", "true"}, {"enqueue", "--json", "--run-at", "2099-01-01T00:00:00Z", "--command", "true"},
 	} {
 		outputs[strings.Join(args, " ")] = h.must(args...)
