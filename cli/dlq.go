@@ -153,7 +153,8 @@ func purgeCommand() *cli.Command {
 Says on stderr how many it deleted, and nothing when there were none (cron mails only
 when something happened); -q: nothing at all.
 
-Example (crontab): 0 3 * * * queuectl purge --state completed --older-than 168h`,
+Example (crontab): 0 3 * * * $HOME/go/bin/queuectl purge --state completed --older-than 168h
+(cron's PATH is /usr/bin:/bin: give queuectl's full path, as command -v queuectl prints it)`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "purge jobs in `STATE`: completed, dead or canceled"},
 			durationFlag("older-than", 0, "that finished more than `D` ago, e.g. 168h or 604800 (seconds); required"),

@@ -47,7 +47,8 @@ func ingestCommand() *cli.Command {
 nothing when the spool was empty (so cron mails only when something happened); -q: only
 warnings; --json: the counts on stdout.
 
-Example (crontab): * * * * * queuectl ingest -q`,
+Example (crontab): * * * * * $HOME/go/bin/queuectl ingest -q
+(cron's PATH is /usr/bin:/bin: give queuectl's full path, as command -v queuectl prints it)`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only warnings, such as rejected files"},
 			jsonFlag,

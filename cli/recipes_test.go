@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/urfave/cli/v2"
 )
 
 // The README's recipes live in testdata/recipes, the README quotes them
@@ -644,5 +646,37 @@ echo "- $1" >>` + events + "\n"
 	}
 	if most := maxConcurrent(t, events, func(string) string { return "all" })["all"]; most > 2 {
 		t.Errorf("%d compressions ran at once, limit 2", most)
+	}
+}
+
+// TestCrontabExamplesInHelp runs every crontab example of every command's
+// --help as cron would: /bin/sh, cron's PATH, queuectl where `go install`
+// puts it. An example that names plain `queuectl` is not found there.
+func TestCrontabExamplesInHelp(t *testing.T) {
+	var lines []string
+	var walk func(cmds []*cli.Command)
+	walk = func(cmds []*cli.Command) {
+		for _, c := range cmds {
+			if _, line, ok := strings.Cut(c.Description, "Example (crontab): "); ok {
+				line, _, _ = strings.Cut(line, "\n")
+				lines = append(lines, line)
+			}
+			walk(c.Subcommands)
+		}
+	}
+	walk(newApp(context.Background()).Commands)
+	if len(lines) < 2 {
+		t.Fatalf("%d crontab examples in --help, want those of purge and ingest", len(lines))
+	}
+	home, h := userHome(t)
+	installBinary(t, home)
+	h.must("status") // the worker that normally runs has created the home
+	for _, cmd := range cronCommands(t, strings.Join(lines, "\n")) {
+		c := exec.Command("/bin/sh", "-c", cmd)
+		c.Dir = home
+		c.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "SHELL=/bin/sh", "LOGNAME=cron"}
+		if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
+			t.Errorf("crontab example %q under cron: %v, output %q; want exit 0 and nothing", cmd, err, out)
+		}
 	}
 }
