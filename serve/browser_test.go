@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -197,6 +198,7 @@ func TestBrowser(t *testing.T) {
 	h.enqueue(t, claim.NewJob{ID: "nightly-backup", Command: "echo dumping app db; echo 'pg_dump: connection refused' >&2; exit 2",
 		MaxRetries: &two, BackoffBase: &one})
 	h.enqueue(t, claim.NewJob{ID: "xss", Command: "<script>alert(1)</script>", MaxRetries: &one})
+	h.enqueue(t, claim.NewJob{ID: "publish", Command: "echo never", After: []string{"xss"}})
 	h.enqueue(t, claim.NewJob{ID: "tail-me", Command: "for i in $(seq 1 3000); do echo line $i; sleep 0.05; done", Queue: "slow"})
 	for i := range 5 {
 		h.enqueue(t, claim.NewJob{ID: fmt.Sprintf("later-%d", i), Command: "make report", Queue: "later"})
@@ -205,6 +207,7 @@ func TestBrowser(t *testing.T) {
 	h.worker(t, 4, "default", "builds", "reports", "slow")
 	h.waitState(t, "nightly-backup", claim.Dead)
 	h.waitState(t, "xss", claim.Dead)
+	h.waitState(t, "publish", claim.Dead)
 	h.waitState(t, "build-23", claim.Completed)
 	h.waitState(t, "tail-me", claim.Processing)
 	ts := h.serve(t, serve.Options{})
@@ -255,6 +258,12 @@ func TestBrowser(t *testing.T) {
 	click(t, ctx, `form[action="/jobs/nightly-backup/retry"] button`)
 	waitJS(t, ctx, "the state to change", `location.pathname == "/jobs/nightly-backup" && document.querySelector("h1 .state").textContent != "dead"`)
 	waitJS(t, ctx, "the new runs, shown live", `document.querySelectorAll("tr .state.s-failed").length == 4 && document.querySelector("h1 .state").textContent == "dead"`)
+
+	// A job dead through a dependency names the root cause and how it died.
+	navigate(t, ctx, ts.URL+"/jobs/publish")
+	if got := eval[string](t, ctx, `document.querySelector("main").innerText`); !regexp.MustCompile(`dependency xss died: exit \d+`).MatchString(got) {
+		t.Errorf("the page of a job dead through a dependency says:\n%s\nwant it to name xss and its exit", got)
+	}
 
 	// The script tag is text, and nothing opened a dialog.
 	navigate(t, ctx, ts.URL+"/jobs/xss")
