@@ -35,7 +35,7 @@ Example: queuectl dlq list --newest --limit 20`,
 			Usage:       "make dead jobs pending again, with attempts reset to 0",
 			ArgsUsage:   "ID... | --all",
 			Description: "Example: queuectl dlq retry nightly-db",
-			Flags:       []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "retry every dead job"}},
+			Flags:       []cli.Flag{&cli.BoolFlag{Name: "all", Usage: "retry every dead job"}, jsonFlag},
 			Action:      withHome(dlqRetry),
 		}, {
 			Name:        "purge",
@@ -74,34 +74,36 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") == (len(ids) > 0) {
 		return withHint(usagef("give job ids or --all"), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
 	}
+	out := &jobsOut{c: c}
 	if c.Bool("all") {
-		return retryAll(c, h)
+		return out.end(retryAll(c, h, out))
 	}
-	return eachID(c, ids, func(id string) error {
-		if _, err := h.store.Retry(c.Context, id); err != nil {
+	return out.end(eachID(c, ids, func(id string) error {
+		j, err := h.store.Retry(c.Context, id)
+		if err != nil {
 			return err
 		}
 		removeDead(c, h, id)
-		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", id)
+		out.did(j, "Retrying job %s", id)
 		// Jobs its death made dead are pending again with it: their dead/
 		// files go too.
 		if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
 			logf(c)("dead/: %v", err)
 		}
 		return nil
-	})
+	}))
 }
 
 // retryAll re-drives every dead job. One whose unique_key a live job holds
 // stays dead; it is named on stderr and the exit code is 4 (conflict).
-func retryAll(c *cli.Context, h *home) error {
+func retryAll(c *cli.Context, h *home, out *jobsOut) error {
 	jobs, err := h.store.RetryAll(c.Context)
 	if err != nil {
 		return err
 	}
 	for _, j := range jobs {
 		removeDead(c, h, j.ID)
-		fmt.Fprintf(c.App.Writer, "Retrying job %s\n", j.ID)
+		out.did(j, "Retrying job %s", j.ID)
 	}
 	held, err := h.store.HeldDead(c.Context)
 	if err != nil || len(held) == 0 {
