@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -282,5 +283,29 @@ func TestJobStreamError(t *testing.T) {
 		if !errors.Is(err, boom) {
 			t.Errorf("JobStream (json %v) = %v, want boom", asJSON, err)
 		}
+	}
+}
+
+// TestShowNamesOnlyFilesThatExist: a stream that printed nothing has no
+// file, and show says so instead of naming one.
+func TestShowNamesOnlyFilesThatExist(t *testing.T) {
+	p, buf := printer(false, false)
+	p.Printed = func(r claim.Run, stderr bool) bool { return stderr }
+	code := 2
+	runs := []claim.Run{
+		{JobID: "x", Attempt: 1, WorkerID: "w", StartedAt: ago(time.Minute), EndedAt: ago(time.Second), Outcome: "failed",
+			ExitCode: &code, StdoutPath: "/q/logs/x/1.out", StderrPath: "/q/logs/x/1.err"},
+		{JobID: "x", Attempt: 2, WorkerID: "w", StartedAt: ago(0), StdoutPath: "/q/logs/x/2.out", StderrPath: "/q/logs/x/2.err"},
+	}
+	if err := p.Job(claim.Job{ID: "x", Command: "make", State: claim.Processing}, runs); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`(?m)^1 .* \(no output\) +/q/logs/x/1\.err$`, `(?m)^2 .* \(no output yet\) +/q/logs/x/2\.err$`} {
+		if !regexp.MustCompile(want).MatchString(buf.String()) {
+			t.Errorf("show =\n%s\nwant a line matching %s", buf, want)
+		}
+	}
+	if strings.Contains(buf.String(), ".out") {
+		t.Errorf("show names a stdout file that does not exist:\n%s", buf)
 	}
 }

@@ -252,20 +252,24 @@ func (p Printer) runs(runs []claim.Run) error {
 }
 
 // logFile names a stream's log file in show's run table: "(no output)"
-// when the stream printed nothing, and so has no file.
+// when the stream printed nothing, and so has no file ("(no output yet)"
+// while the run runs).
 func (p Printer) logFile(r claim.Run, stderr bool) string {
 	path := r.StdoutPath
 	if stderr {
 		path = r.StderrPath
 	}
 	if p.Printed != nil && !p.Printed(r, stderr) {
-		return NoOutput
+		if r.EndedAt.IsZero() {
+			return "(no output yet)"
+		}
+		return noOutput
 	}
 	return orNone(p.logPath(r, path))
 }
 
-// NoOutput stands for the log file of a stream that printed nothing.
-const NoOutput = "(no output)"
+// noOutput stands for the log file of a stream that printed nothing.
+const noOutput = "(no output)"
 
 // Field is one `key: value` line of `show`; Value is never empty.
 type Field struct{ Key, Value string }
