@@ -14,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // The README's recipes live in testdata/recipes, the README quotes them
@@ -74,14 +76,8 @@ func userHome(t *testing.T) (string, *qhome) {
 // into a Go module, `make check` with no variables, exit 0 when its jobs
 // complete; then, with a test that fails, non-zero when one dies.
 func TestMakefileRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
+	goBin := testenv.LookPath(t, "go", "/usr/local/go/bin on PATH")
 	recipe, err := os.ReadFile(filepath.Join(recipes, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -495,10 +491,7 @@ func TestMailOnDeadRecipe(t *testing.T) {
 // then both builds, then package, each only once what it waits for
 // completed; and make fails, with every later step dead, when fetch dies.
 func TestPipelineRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
 	makefile, err := filepath.Abs(filepath.Join(recipes, "pipeline.mk"))
 	if err != nil {
 		t.Fatal(err)
@@ -554,10 +547,7 @@ func TestPipelineRecipe(t *testing.T) {
 // and when one fails, make stops starting targets and names the job's
 // exit code.
 func TestMakeRunRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
 	makefile, err := filepath.Abs(filepath.Join(recipes, "heavy.mk"))
 	if err != nil {
 		t.Fatal(err)
