@@ -41,11 +41,12 @@ func (j flowJob) deadOfLosses() bool {
 // deadDependency reports whether reason says a job ended dead because a
 // dependency in jobs did, and that dependency is dead.
 func deadDependency(jobs map[string]flowJob, reason string) bool {
-	id, ok := strings.CutPrefix(reason, "dependency ")
-	if id, ok = strings.CutSuffix(id, " ended dead"); !ok {
+	rest, ok := strings.CutPrefix(reason, "dependency ")
+	if !ok {
 		return false
 	}
-	return jobs[id].State == "dead"
+	id, ok := strings.CutSuffix(rest, " ended dead")
+	return ok && jobs[id].State == "dead"
 }
 
 // killWorkers SIGKILLs a random one of ws and starts a new one in its place,
