@@ -559,13 +559,14 @@ func TestMakeRunRecipe(t *testing.T) {
 	h.start("worker", "start", "--count", "4", "--no-spool")
 
 	// COMPRESS stands in for xz: it notes its start and end, and fails on a
-	// log that says so.
+	// log that says so. It waits until two compressions have started, so
+	// the limit is certainly reached.
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events")
 	compress := filepath.Join(dir, "compress")
 	script := `#!/bin/sh
 echo "+ $1" >>` + events + `
-sleep 0.3
+` + awaitStarts(events, "+ ", 2) + `
 if grep -q corrupt "$1"; then echo "$1: corrupt input" >&2; echo "- $1" >>` + events + `; exit 7; fi
 cp "$1" "$1.xz"; echo "compressed $1"
 echo "- $1" >>` + events + "\n"
