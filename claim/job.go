@@ -1,10 +1,3 @@
-// Package claim is the queuectl store: the job domain (Job, State, Config),
-// the Store every other package holds, and the decisions about a job's life
-// (its next state, its backoff, whether it is dead). The Store keeps jobs in
-// an Engine: claim/sqlite (one file, the default) or claim/postgres (many
-// hosts), each with all its SQL. A job is claimed by exactly one worker at a
-// time, across goroutines, processes and hosts, because each engine claims
-// in one statement that no other claim can interleave with.
 package claim
 
 import (

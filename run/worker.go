@@ -1,7 +1,3 @@
-// Package run is the worker: it claims jobs from the store, runs them as
-// shell commands in their own process groups, streams their output to log
-// files, retries or dead-letters them, recovers runs lost to crashed
-// workers, and shuts down in two stages (finish running jobs; then stop them).
 package run
 
 import (
