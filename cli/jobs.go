@@ -133,7 +133,11 @@ func showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			j, err := h.store.Get(c.Context, a[0])
+			id, err := h.store.Resolve(c.Context, a[0])
+			if err != nil {
+				return err
+			}
+			j, err := h.store.Get(c.Context, id)
 			if err != nil {
 				return err
 			}

@@ -28,7 +28,11 @@ shows how many are done.
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m`,
 		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever")},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			ids, err := args(c, 1, -1)
+			refs, err := args(c, 1, -1)
+			if err != nil {
+				return err
+			}
+			ids, err := h.store.ResolveAll(c.Context, refs)
 			if err != nil {
 				return err
 			}
