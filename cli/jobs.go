@@ -42,8 +42,12 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			reasons, err := h.store.PendingCounts(c.Context)
+			if err != nil {
+				return err
+			}
 			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy,
-				Paused: paused}
+				Paused: paused, PendingReasons: reasons}
 			if st.Queues, st.QueueCounts, err = queueSettings(c.Context, h); err != nil {
 				return err
 			}
