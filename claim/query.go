@@ -36,8 +36,8 @@ type Filter struct {
 	// them at any store size.
 	IDPrefix string
 	Label    string // only jobs with this label
-	Limit    int  // 0: no limit
-	Newest   bool // newest first (with IDPrefix: highest id first)
+	Limit    int    // 0: no limit
+	Newest   bool   // newest first (with IDPrefix: highest id first)
 	// After continues a listing after the job with this Seq, in the list's
 	// order: a page costs the same at the millionth job as at the first
 	// (keyset pagination). 0: from the start. AfterID is the same for an

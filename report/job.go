@@ -13,39 +13,39 @@ import (
 // JobObject is the one JSON shape of a job, in every command that prints
 // jobs. Field names are documented in the package comment.
 type JobObject struct {
-	ID          string            `json:"id"`
-	Command     string            `json:"command"`
-	State       claim.State       `json:"state"`
+	ID      string      `json:"id"`
+	Command string      `json:"command"`
+	State   claim.State `json:"state"`
 	// PendingReason is why a pending job cannot run now (claim.Reason*).
-	PendingReason string `json:"pending_reason,omitempty"`
-	Attempts    int               `json:"attempts"`
-	MaxRetries  int               `json:"max_retries"`
-	BackoffBase int               `json:"backoff_base"`
-	Priority    int               `json:"priority"`
-	Queue       string            `json:"queue"`
-	RunCount    int               `json:"run_count"`
-	Lost        int               `json:"lost,omitempty"`
-	RunAt       string            `json:"run_at,omitempty"`
-	RunAfter    string            `json:"run_after,omitempty"`
-	NextRetryAt string            `json:"next_retry_at,omitempty"`
-	Timeout     string            `json:"timeout,omitempty"`
-	Env         map[string]string `json:"env,omitempty"`
-	Cwd         string            `json:"cwd,omitempty"`
-	UniqueKey   string            `json:"unique_key,omitempty"`
-	Label       string            `json:"label,omitempty"`
-	Worker      string            `json:"worker,omitempty"`
-	LeaseUntil  string            `json:"lease_until,omitempty"`
-	LastError   string            `json:"last_error,omitempty"`
-	ExitCode    *int              `json:"exit_code,omitempty"`
-	CreatedAt   string            `json:"created_at"`
-	UpdatedAt   string            `json:"updated_at"`
-	FinishedAt  string            `json:"finished_at,omitempty"`
-	WaitingOn   []string          `json:"waiting_on,omitempty"`
-	OnSuccess   string            `json:"on_success,omitempty"`
-	OnFailure   string            `json:"on_failure,omitempty"`
-	OnDead      string            `json:"on_dead,omitempty"`
-	Limits      *claim.Limits     `json:"limits,omitempty"`
-	CancelAt    string            `json:"cancel_requested_at,omitempty"`
+	PendingReason string            `json:"pending_reason,omitempty"`
+	Attempts      int               `json:"attempts"`
+	MaxRetries    int               `json:"max_retries"`
+	BackoffBase   int               `json:"backoff_base"`
+	Priority      int               `json:"priority"`
+	Queue         string            `json:"queue"`
+	RunCount      int               `json:"run_count"`
+	Lost          int               `json:"lost,omitempty"`
+	RunAt         string            `json:"run_at,omitempty"`
+	RunAfter      string            `json:"run_after,omitempty"`
+	NextRetryAt   string            `json:"next_retry_at,omitempty"`
+	Timeout       string            `json:"timeout,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	Cwd           string            `json:"cwd,omitempty"`
+	UniqueKey     string            `json:"unique_key,omitempty"`
+	Label         string            `json:"label,omitempty"`
+	Worker        string            `json:"worker,omitempty"`
+	LeaseUntil    string            `json:"lease_until,omitempty"`
+	LastError     string            `json:"last_error,omitempty"`
+	ExitCode      *int              `json:"exit_code,omitempty"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
+	FinishedAt    string            `json:"finished_at,omitempty"`
+	WaitingOn     []string          `json:"waiting_on,omitempty"`
+	OnSuccess     string            `json:"on_success,omitempty"`
+	OnFailure     string            `json:"on_failure,omitempty"`
+	OnDead        string            `json:"on_dead,omitempty"`
+	Limits        *claim.Limits     `json:"limits,omitempty"`
+	CancelAt      string            `json:"cancel_requested_at,omitempty"`
 }
 
 // JobJSON returns the JSON shape of j. It depends on j alone (no clock),
