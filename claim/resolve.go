@@ -19,8 +19,8 @@ const candidates = 10
 // the one job whose id starts with ref, or the newest job for LastJob. Each
 // is one lookup of an index (the id's, or the enqueue order's), so it costs
 // the same at a million jobs as at ten. Errors: ErrNotFound when no job
-// matches; ErrInvalid when ref is not an id or its prefix, or when several
-// ids start with it (the error lists them).
+// matches (ref is no id, nor the start of one); ErrInvalid when several
+// ids start with ref (the error lists them).
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	if ref == LastJob {
 		jobs, err := s.List(ctx, Filter{Newest: true, Limit: 1})
@@ -33,7 +33,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		return jobs[0].ID, nil
 	}
 	if !ValidID(ref) {
-		return "", invalidf("%q is not a job id: ids are letters, digits and . _ -, starting with a letter or digit (or %s, the newest job)", ref, LastJob)
+		return "", NotFoundError(ref) // as Get says of it: no id is such a string
 	}
 	j, err := s.Get(ctx, ref)
 	if err == nil || !errors.Is(err, ErrNotFound) {
