@@ -60,7 +60,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 		}
 		return awaitCanceled(c, h, stopping, nil)
 	}
-	failed := eachID(c, ids, func(id string) error {
+	failed := eachJob(c, h, ids, func(id string) error {
 		j, died, err := h.store.Cancel(c.Context, id)
 		if err == nil {
 			said(j)
@@ -161,7 +161,7 @@ func restartJobs(c *cli.Context, h *home) error {
 		}
 		return nil
 	}
-	return eachID(c, ids, func(id string) error {
+	return eachJob(c, h, ids, func(id string) error {
 		if _, err := h.store.Restart(c.Context, id); err != nil {
 			return err
 		}
@@ -188,7 +188,7 @@ Example: queuectl rm nightly-db`,
 			if err != nil {
 				return err
 			}
-			return eachID(c, ids, func(id string) error {
+			return eachJob(c, h, ids, func(id string) error {
 				if err := h.store.Remove(c.Context, id); err != nil {
 					return err
 				}

@@ -60,7 +60,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") {
 		return retryAll(c, h)
 	}
-	return eachID(c, ids, func(id string) error {
+	return eachJob(c, h, ids, func(id string) error {
 		if _, err := h.store.Retry(c.Context, id); err != nil {
 			return err
 		}
@@ -103,7 +103,7 @@ func dlqPurge(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
-	return eachID(c, ids, func(id string) error {
+	return eachJob(c, h, ids, func(id string) error {
 		if err := h.store.Purge(c.Context, id); err != nil {
 			return err
 		}

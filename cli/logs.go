@@ -40,7 +40,10 @@ func logs(c *cli.Context, h *home) error {
 	if c.Bool("all") && c.IsSet("attempt") {
 		return usagef("give --all or --attempt, not both")
 	}
-	id := a[0]
+	id, err := h.store.Resolve(c.Context, a[0])
+	if err != nil {
+		return err
+	}
 	j, err := h.store.Get(c.Context, id)
 	if err != nil {
 		return err
