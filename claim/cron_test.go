@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 func TestCronNextAcrossDST(t *testing.T) {
 	berlin, err := time.LoadLocation("Europe/Berlin")
 	if err != nil {
-		t.Skip("no time zone data:", err)
+		testenv.Missing(t, "no time zone data: %v (apt-get install tzdata)", err)
 	}
 	at := func(month, day, hour, min int) time.Time {
 		return time.Date(2026, time.Month(month), day, hour, min, 0, 0, berlin)

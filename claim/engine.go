@@ -183,6 +183,26 @@ type Engine interface {
 	SetPaused(ctx context.Context, queue string, paused bool, now time.Time) (allPaused bool, err error)
 	// Paused lists the paused queues by name.
 	Paused(ctx context.Context) ([]string, error)
+	// SetHeld holds a pending or failed job (state held, the state it left
+	// kept), or releases a held one (back to that state), returning the
+	// job as the change left it; changed is false, with the job as it is,
+	// when it was in no such state (ErrNotFound when there is no such job).
+	SetHeld(ctx context.Context, p HoldParams) (j Job, changed bool, err error)
+	// Edit writes p.Job's editable fields (command, priority, queue,
+	// run_at, run_after, env, max_retries, label) to the job of its id if
+	// it is pending or held and was last changed at p.Was, in one
+	// statement; changed is false when it was not.
+	Edit(ctx context.Context, p EditParams) (j Job, changed bool, err error)
+	// PendingCounts counts the pending jobs of each queue that has some:
+	// all of them, those whose run_after is after now, and those waiting
+	// for others (and not after now).
+	PendingCounts(ctx context.Context, now time.Time) ([]QueuePending, error)
+	// ScaleWorkers sets the slots of every live worker that is not
+	// stopping to n, and wakes them; it returns how many there were.
+	ScaleWorkers(ctx context.Context, n int) (int, error)
+	// WorkerSlots returns the slots of worker id in the registry
+	// (ErrNotFound when it is not there).
+	WorkerSlots(ctx context.Context, id string) (int, error)
 
 	// Copying (copy.go).
 

@@ -72,9 +72,17 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 	}
 	out := make([]Result, len(jobs))
 	for k, i := range order {
-		out[i] = rs[k]
+		out[i] = ownReason(rs[k], s.Now())
 	}
 	return out, nil
+}
+
+// ownReason sets the PendingReason that r's job's own fields tell
+// (scheduled, waiting): an enqueue reads no queue's settings for it, which
+// Get and Jobs do.
+func ownReason(r Result, now time.Time) Result {
+	r.Job.PendingReason = blockers{}.reason(r.Job, now)
+	return r
 }
 
 // AtError is an engine's refusal of the job at Index of an all-or-nothing
@@ -130,7 +138,7 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 		return nil, err
 	}
 	for k, r := range rs {
-		out[index[k]] = r
+		out[index[k]] = ownReason(r, s.Now())
 	}
 	return out, nil
 }
@@ -151,7 +159,7 @@ func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 	}
 	j := Job{ID: nj.ID, Command: nj.Command, State: Pending, Queue: nj.Queue, Priority: nj.Priority,
 		MaxRetries: cfg.MaxRetries, BackoffBase: cfg.BackoffBase, Timeout: cfg.JobTimeout,
-		Cwd: nj.Cwd, UniqueKey: nj.UniqueKey, RunAt: nj.RunAt}
+		Cwd: nj.Cwd, UniqueKey: nj.UniqueKey, Label: nj.Label, RunAt: nj.RunAt}
 	if nj.MaxRetries != nil {
 		j.MaxRetries = *nj.MaxRetries
 	}

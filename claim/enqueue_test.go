@@ -21,15 +21,16 @@ func TestEnqueueStoresEveryField(t *testing.T) {
 		nj := claim.NewJob{ID: "nightly-db", Command: "pg_dump app", MaxRetries: intp(4),
 			BackoffBase: intp(5), Priority: 9, Queue: "db", RunAt: t0.Add(time.Hour),
 			Timeout: durp(30 * time.Minute), Env: map[string]string{"PGHOST": "db1"},
-			Cwd: dir, UniqueKey: "nightly"}
+			Cwd: dir, UniqueKey: "nightly", Label: "db nightly"}
 		got := mustEnqueue(t, s, nj)
 		if stored := mustGet(t, s, "nightly-db"); !reflect.DeepEqual(stored, got) {
 			t.Errorf("Get = %+v, want what Enqueue returned: %+v", stored, got)
 		}
 		want := claim.Job{Seq: got.Seq, ID: "nightly-db", Command: "pg_dump app", State: claim.Pending,
 			MaxRetries: 4, BackoffBase: 5, Priority: 9, Queue: "db", Timeout: 30 * time.Minute,
-			Env: map[string]string{"PGHOST": "db1"}, Cwd: dir, UniqueKey: "nightly",
-			RunAt: t0.Add(time.Hour), RunAfter: t0.Add(time.Hour), CreatedAt: t0, UpdatedAt: t0}
+			Env: map[string]string{"PGHOST": "db1"}, Cwd: dir, UniqueKey: "nightly", Label: "db nightly",
+			RunAt: t0.Add(time.Hour), RunAfter: t0.Add(time.Hour), CreatedAt: t0, UpdatedAt: t0,
+			PendingReason: claim.ReasonScheduled}
 		if !reflect.DeepEqual(got, want) {
 			t.Errorf("Enqueue(%s) = %+v, want %+v", show(nj), got, want)
 		}

@@ -1,10 +1,3 @@
-// Package claim is the queuectl store: the job domain (Job, State, Config),
-// the Store every other package holds, and the decisions about a job's life
-// (its next state, its backoff, whether it is dead). The Store keeps jobs in
-// an Engine: claim/sqlite (one file, the default) or claim/postgres (many
-// hosts), each with all its SQL. A job is claimed by exactly one worker at a
-// time, across goroutines, processes and hosts, because each engine claims
-// in one statement that no other claim can interleave with.
 package claim
 
 import (
@@ -29,6 +22,10 @@ const (
 	// Dead jobs failed max_retries times (or were lost too often); only
 	// `dlq retry` brings them back.
 	Dead State = "dead"
+	// Held jobs were pending or failed when `hold` took them out of the
+	// claim's reach; `release` puts them back to that state, with their
+	// place (priority, run_after, seq) and attempts as they were.
+	Held State = "held"
 	// Canceled jobs were stopped for good by `cancel`; only `restart`
 	// brings them back. A processing job becomes canceled once its worker
 	// has stopped its processes (Job.CancelAt marks it meanwhile).
@@ -36,7 +33,7 @@ const (
 )
 
 // States lists every state in life order.
-var States = []State{Pending, Processing, Completed, Failed, Dead, Canceled}
+var States = []State{Pending, Processing, Completed, Failed, Dead, Canceled, Held}
 
 // Finished reports whether st is an end state: completed, dead or canceled.
 func (st State) Finished() bool { return st == Completed || st == Dead || st == Canceled }
@@ -48,7 +45,7 @@ func ParseState(s string) (State, error) {
 			return st, nil
 		}
 	}
-	return "", invalidf("unknown state %q (want one of pending, processing, completed, failed, dead, canceled)", s)
+	return "", invalidf("unknown state %q (want one of pending, processing, completed, failed, dead, canceled, held)", s)
 }
 
 // Errors that callers tell apart with errors.Is. main maps them to exit codes.
@@ -116,6 +113,7 @@ type Job struct {
 	Env         map[string]string
 	Cwd         string
 	UniqueKey   string
+	Label       string
 	Hooks       Hooks
 	Limits      Limits
 	// Waiting counts the jobs this one waits for (after) that have not
@@ -133,6 +131,10 @@ type Job struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 	FinishedAt time.Time
+	// PendingReason says why a pending job is not runnable now (Reason*),
+	// "" when it is, or is not pending. It is not stored: the Store works
+	// it out as it reads the job (see Store.Jobs).
+	PendingReason string
 	// CancelAt is when `cancel` was asked of the job; while it is still
 	// processing, its worker is stopping it. Cleared by restart.
 	CancelAt time.Time

@@ -7,7 +7,24 @@ import (
 
 // Get returns the job with the given id, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id string) (Job, error) {
-	return s.engine.Get(ctx, id)
+	j, err := s.engine.Get(ctx, id)
+	return s.withReason(ctx, j, err)
+}
+
+// withReason sets the PendingReason of j, read with err; a job whose own
+// fields tell it needs no read of the queues.
+func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {
+	if err != nil || j.State != Pending {
+		return j, err
+	}
+	var b blockers
+	if !j.RunAfter.After(s.Now()) && j.Waiting == 0 {
+		if b, err = s.blockers(ctx); err != nil {
+			return Job{}, err
+		}
+	}
+	j.PendingReason = b.reason(j, s.Now())
+	return j, nil
 }
 
 // Filter selects jobs for List. Zero fields select everything.
@@ -18,8 +35,9 @@ type Filter struct {
 	// id (generated ids sort by creation time), so that the id index finds
 	// them at any store size.
 	IDPrefix string
-	Limit    int  // 0: no limit
-	Newest   bool // newest first (with IDPrefix: highest id first)
+	Label    string // only jobs with this label
+	Limit    int    // 0: no limit
+	Newest   bool   // newest first (with IDPrefix: highest id first)
 	// After continues a listing after the job with this Seq, in the list's
 	// order: a page costs the same at the millionth job as at the first
 	// (keyset pagination). 0: from the start. AfterID is the same for an
@@ -53,7 +71,7 @@ func (s *Store) Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error] {
 		err := invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
 		return func(yield func(Job, error) bool) { yield(Job{}, err) }
 	}
-	return s.engine.Jobs(ctx, f)
+	return s.withReasons(ctx, s.engine.Jobs(ctx, f))
 }
 
 // IDPrefixEnd is the end of the range of ids that start with prefix (a

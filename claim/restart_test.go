@@ -11,22 +11,18 @@ import (
 // finish runs job id once as worker w: completed when ok, else failed.
 func finish(tb testing.TB, s *claim.Store, id string, ok bool) {
 	tb.Helper()
-	c := claimant(tb, "w")
-	for {
-		j, r := mustClaim(tb, s, c)
-		var err error
-		switch {
-		case j.ID != id:
-			tb.Fatalf("claimed %s, want %s", j.ID, id)
-		case ok:
-			_, err = s.Complete(tb.Context(), r)
-		default:
-			_, err = s.Fail(tb.Context(), j, r, intp(1), "exit status 1", time.Hour)
-		}
-		if err != nil {
-			tb.Fatal(err)
-		}
-		return
+	j, r := mustClaim(tb, s, claimant(tb, "w"))
+	var err error
+	switch {
+	case j.ID != id:
+		tb.Fatalf("claimed %s, want %s", j.ID, id)
+	case ok:
+		_, err = s.Complete(tb.Context(), r)
+	default:
+		_, err = s.Fail(tb.Context(), j, r, intp(1), "exit status 1", time.Hour)
+	}
+	if err != nil {
+		tb.Fatal(err)
 	}
 }
 

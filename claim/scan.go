@@ -33,7 +33,7 @@ type JobScanner struct {
 }
 
 // jobColumnCount is how many columns a row of jobs has.
-const jobColumnCount = 30
+const jobColumnCount = 31
 
 // Scan reads the job in row.
 func (s *JobScanner) Scan(row Scanner) (Job, error) {
@@ -52,7 +52,7 @@ func (s *JobScanner) Scan(row Scanner) (Job, error) {
 		Lost: c.int(10), Timeout: time.Duration(c.int64(11)), Cwd: c.str(13), UniqueKey: c.str(14),
 		RunAt: c.time(15), RunAfter: time.Unix(0, c.int64(16)).UTC(), WorkerID: c.str(17), LeaseUntil: c.time(18),
 		LastError: c.str(19), CreatedAt: time.Unix(0, c.int64(21)).UTC(), UpdatedAt: time.Unix(0, c.int64(22)).UTC(),
-		FinishedAt: c.time(23), Waiting: c.int(24), DeadBy: c.str(25), CancelAt: c.time(28)}
+		FinishedAt: c.time(23), Waiting: c.int(24), DeadBy: c.str(25), CancelAt: c.time(28), Label: c.str(29)}
 	if code, ok := c.nullInt64(20); ok {
 		n := int(code)
 		j.ExitCode = &n
@@ -60,7 +60,7 @@ func (s *JobScanner) Scan(row Scanner) (Job, error) {
 	if c.err != nil {
 		return Job{}, fmt.Errorf("job %s: %w", j.ID, c.err)
 	}
-	if waitingOn := c.str(29); waitingOn != "" {
+	if waitingOn := c.str(30); waitingOn != "" {
 		j.WaitingOn = strings.Fields(waitingOn)
 		slices.Sort(j.WaitingOn)
 	}

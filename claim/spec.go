@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -29,6 +30,7 @@ type NewJob struct {
 	Env         map[string]string
 	Cwd         string
 	UniqueKey   string
+	Label       string   // free-form, for people and `list --label`
 	After       []string // ids of jobs that must complete first
 	Hooks       Hooks
 	Limits      Limits
@@ -55,6 +57,7 @@ type spec struct {
 	Env         map[string]string `json:"env"`
 	Cwd         *string           `json:"cwd"`
 	UniqueKey   *string           `json:"unique_key"`
+	Label       *string           `json:"label"`
 	After       []string          `json:"after"`
 	OnSuccess   *string           `json:"on_success"`
 	OnFailure   *string           `json:"on_failure"`
@@ -172,7 +175,7 @@ func specError(err error) error {
 		return invalidf("job spec is not valid JSON at byte %d: %v", syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key, after, on_success, on_failure, on_dead, limits", field)
+		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key, label, after, on_success, on_failure, on_dead, limits", field)
 	}
 	return invalidf("job spec: %v", err)
 }
@@ -214,6 +217,9 @@ func (s *spec) newJob() (NewJob, error) {
 	}
 	if s.Cwd != nil {
 		nj.Cwd = *s.Cwd
+	}
+	if s.Label != nil {
+		nj.Label = *s.Label
 	}
 	if s.UniqueKey != nil {
 		nj.UniqueKey = *s.UniqueKey
@@ -311,6 +317,10 @@ func parseDuration(s string) (time.Duration, error) {
 // shell, so a longer one fails every run with "argument list too long".
 const MaxArgLen = 131071
 
+// MaxLabel bounds a job's label, in bytes: a label is a word or a few,
+// shown in a column of `list`.
+const MaxLabel = 200
+
 // maxDuration bounds durations so that adding them to a time cannot overflow.
 const maxDuration = 100 * 365 * 24 * time.Hour
 
@@ -340,6 +350,8 @@ func (nj *NewJob) Validate() error {
 		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", nj.Queue)
 	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):
 		return invalidf("unique_key and cwd must not contain NUL bytes")
+	case len(nj.Label) > MaxLabel || strings.ContainsFunc(nj.Label, unicode.IsControl):
+		return invalidf("label %q is not valid: give up to %d characters, no control characters", nj.Label, MaxLabel)
 	}
 	for _, id := range nj.After {
 		if !ValidID(id) {

@@ -46,3 +46,22 @@ func (s *Store) RequestStop(ctx context.Context) (int, error) {
 func (s *Store) StopRequested(ctx context.Context, id string) (bool, error) {
 	return s.engine.StopRequested(ctx, id)
 }
+
+// maxSlots bounds a worker's slots.
+const maxSlots = 1024
+
+// ScaleWorkers gives every live worker that is not stopping n slots, from
+// its next claim on (running jobs go on), and returns how many workers it
+// reached. ErrInvalid for n out of 1 to 1024.
+func (s *Store) ScaleWorkers(ctx context.Context, n int) (int, error) {
+	if n < 1 || n > maxSlots {
+		return 0, invalidf("%d slots: give 1 to %d", n, maxSlots)
+	}
+	return s.engine.ScaleWorkers(ctx, n)
+}
+
+// WorkerSlots returns the slots worker id is to have (see ScaleWorkers);
+// ErrNotFound when it is not registered.
+func (s *Store) WorkerSlots(ctx context.Context, id string) (int, error) {
+	return s.engine.WorkerSlots(ctx, id)
+}

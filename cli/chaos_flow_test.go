@@ -41,11 +41,12 @@ func (j flowJob) deadOfLosses() bool {
 // deadDependency reports whether reason says a job ended dead because a
 // dependency in jobs did, and that dependency is dead.
 func deadDependency(jobs map[string]flowJob, reason string) bool {
-	id, ok := strings.CutPrefix(reason, "dependency ")
-	if id, _, ok = strings.Cut(id, " died: "); !ok {
+	rest, ok := strings.CutPrefix(reason, "dependency ")
+	if !ok {
 		return false
 	}
-	return jobs[id].State == "dead"
+	id, _, ok := strings.Cut(rest, " died: ")
+	return ok && jobs[id].State == "dead"
 }
 
 // killWorkers SIGKILLs a random one of ws and starts a new one in its place,

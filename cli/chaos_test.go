@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 var (
@@ -810,12 +811,11 @@ func TestLostRunIsGoneBeforeItRunsAgain(t *testing.T) {
 	}
 }
 
-// needTools skips the test when a command it runs in its jobs is missing.
+// needTools skips the test when a command it runs in its jobs is missing
+// (fails it under CI=true).
 func needTools(t *testing.T, names ...string) {
 	t.Helper()
 	for _, name := range names {
-		if _, err := exec.LookPath(name); err != nil {
-			t.Skipf("skipped: %s is not installed (util-linux, awk)", name)
-		}
+		testenv.LookPath(t, name, "util-linux, awk")
 	}
 }

@@ -11,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"unsafe"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // TestColorOnlyOnATerminal: state words are coloured when stdout is a
@@ -99,7 +101,7 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 	t.Helper()
 	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
 	if err != nil {
-		t.Skipf("no pseudo-terminals here: %v", err)
+		testenv.Missing(t, "no pseudo-terminals here: %v", err)
 	}
 	var unlock int32
 	var n uint32

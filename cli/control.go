@@ -62,7 +62,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 		}
 		return out.end(awaitCanceled(c, h, out, stopping, nil))
 	}
-	failed := eachID(c, ids, func(id string) error {
+	failed := eachJob(c, h, ids, func(id string) error {
 		j, died, err := h.store.Cancel(c.Context, id)
 		if err == nil {
 			said(j)
@@ -170,7 +170,7 @@ func restartJobs(c *cli.Context, h *home) error {
 		return out.end(nil)
 	}
 	out := &jobsOut{c: c}
-	return out.end(eachID(c, ids, func(id string) error {
+	return out.end(eachJob(c, h, ids, func(id string) error {
 		j, err := h.store.Restart(c.Context, id)
 		if err != nil {
 			return err
@@ -198,7 +198,7 @@ Example: queuectl rm nightly-db`,
 			if err != nil {
 				return err
 			}
-			return eachID(c, ids, func(id string) error {
+			return eachJob(c, h, ids, func(id string) error {
 				if err := h.store.Remove(c.Context, id); err != nil {
 					return err
 				}

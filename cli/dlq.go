@@ -78,7 +78,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") {
 		return out.end(retryAll(c, h, out))
 	}
-	return out.end(eachID(c, ids, func(id string) error {
+	return out.end(eachJob(c, h, ids, func(id string) error {
 		j, err := h.store.Retry(c.Context, id)
 		if err != nil {
 			return err
@@ -122,7 +122,7 @@ func dlqPurge(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
-	return eachID(c, ids, func(id string) error {
+	return eachJob(c, h, ids, func(id string) error {
 		if err := h.store.Purge(c.Context, id); err != nil {
 			return err
 		}

@@ -174,6 +174,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
 		&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
 		&cli.StringSliceFlag{Name: "after", Usage: "wait until job `ID` completed (repeatable)"},
+		&cli.StringFlag{Name: "label", Usage: "free-form `LABEL`, shown by list and show (list --label L)"},
 	}
 }
 
@@ -181,7 +182,7 @@ func jobFlags() []cli.Flag {
 func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
 		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd"),
-		After: c.StringSlice("after")}
+		After: c.StringSlice("after"), Label: c.String("label")}
 	if c.IsSet("max-retries") {
 		n := c.Int("max-retries")
 		nj.MaxRetries = &n

@@ -132,6 +132,19 @@ func eachID(c *cli.Context, ids []string, fn func(string) error) error {
 	return &exitStatus{code, nil}
 }
 
+// eachJob is eachID over jobs: each of refs is resolved first (an id, a
+// unique prefix of one, or @last; see claim.Store.Resolve), and fn gets the
+// job's id.
+func eachJob(c *cli.Context, h *home, refs []string, fn func(id string) error) error {
+	return eachID(c, refs, func(ref string) error {
+		id, err := h.store.Resolve(c.Context, ref)
+		if err != nil {
+			return err
+		}
+		return fn(id)
+	})
+}
+
 func firstErr(errs ...error) error {
 	for _, err := range errs {
 		if err != nil {

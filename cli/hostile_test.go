@@ -16,6 +16,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // A hostile environment: the database deleted under a running worker, a
@@ -65,7 +67,7 @@ func mountTmpfs(t *testing.T, size string) string {
 	t.Helper()
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk and a read-only home", err)
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk and a read-only home", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	return dir
@@ -318,9 +320,7 @@ func TestPermissions(t *testing.T) {
 // A spool directory someone else owns is refused with the fix, and works
 // again once fixed.
 func TestForeignSpoolDirectory(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to give the spool to nobody")
-	}
+	testenv.Root(t, "give the spool to nobody")
 	h := newHome(t)
 	h.must("status")
 	spool := filepath.Join(h.dir, "spool")
@@ -398,7 +398,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		t.Skipf("skipped: no /proc/%d/status (%v)", pid, err)
+		testenv.Missing(t, "no /proc/%d/status (%v)", pid, err)
 	}
 	for _, l := range strings.Split(string(data), "\n") {
 		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
@@ -551,12 +551,10 @@ func TestWorkerSurvivesUnsafeSpool(t *testing.T) {
 // this process cannot (CI runs as root, so it runs there).
 func secondUser(t *testing.T) (uid int, name string) {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: needs root to create a second user and give it files")
-	}
+	testenv.Root(t, "create a second user and give it files")
 	name = fmt.Sprintf("qctl%d", os.Getpid())
 	if out, err := exec.Command("useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name).CombinedOutput(); err != nil {
-		t.Skipf("skipped: cannot create a second user: useradd: %v %s", err, out)
+		testenv.Missing(t, "cannot create a second user: useradd: %v %s", err, out)
 	}
 	t.Cleanup(func() { exec.Command("userdel", name).Run() })
 	u, err := user.Lookup(name)

@@ -42,8 +42,12 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
+			reasons, err := h.store.PendingCounts(c.Context)
+			if err != nil {
+				return err
+			}
 			st := report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy,
-				Paused: paused}
+				Paused: paused, PendingReasons: reasons}
 			if st.Queues, st.QueueCounts, err = queueSettings(c.Context, h); err != nil {
 				return err
 			}
@@ -83,8 +87,9 @@ func listCommand() *cli.Command {
 
 Example: queuectl list --state failed --newest --limit 20`,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead, canceled)"},
+			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead, canceled, held)"},
 			&cli.StringFlag{Name: "queue", Usage: "only jobs of queue `Q`"},
+			&cli.StringFlag{Name: "label", Usage: "only jobs labelled `L`"},
 			&cli.IntFlag{Name: "limit", Usage: "only the first `N` jobs in the order shown (default: 0, all)"},
 			&cli.BoolFlag{Name: "newest", Usage: "newest first"},
 			jsonFlag,
@@ -93,7 +98,7 @@ Example: queuectl list --state failed --newest --limit 20`,
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			f := claim.Filter{Queue: c.String("queue"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
+			f := claim.Filter{Queue: c.String("queue"), Label: c.String("label"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
 			if f.Limit < 0 {
 				return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl list --newest --limit 20")
 			}
@@ -133,7 +138,11 @@ func showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			j, err := h.store.Get(c.Context, a[0])
+			id, err := h.store.Resolve(c.Context, a[0])
+			if err != nil {
+				return err
+			}
+			j, err := h.store.Get(c.Context, id)
 			if err != nil {
 				return err
 			}

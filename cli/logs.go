@@ -44,7 +44,10 @@ func logs(c *cli.Context, h *home) error {
 	if c.Bool("json") && c.Bool("follow") {
 		return withHint(usagef("--json prints runs as they stand; -f streams text: give one"), "queuectl wait ID && queuectl logs ID --json")
 	}
-	id := a[0]
+	id, err := h.store.Resolve(c.Context, a[0])
+	if err != nil {
+		return err
+	}
 	j, err := h.store.Get(c.Context, id)
 	if err != nil {
 		return err

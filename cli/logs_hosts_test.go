@@ -15,13 +15,7 @@ import (
 // process's), sharing h's PostgreSQL store.
 func onHost(t *testing.T, h *qhome, host string, args ...string) *exec.Cmd {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: unshare --uts needs root")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip("skipped: no unshare(1)")
-	}
+	unshare := unshareUTS(t)
 	cmd := h.command(args...)
 	cmd.Args = append([]string{unshare, "--uts", "sh", "-c", `hostname "$1" && shift && exec "$@"`, "sh", host, cmd.Path}, args...)
 	cmd.Path = unshare

@@ -71,6 +71,7 @@ Each command has --help with an example. Exit codes:
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
 			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
+			holdCommand(), releaseCommand(), editCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,

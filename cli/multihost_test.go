@@ -14,6 +14,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // multiHostJobs is how many jobs TestManyHosts runs; QUEUECTL_TEST_HOST_JOBS
@@ -38,13 +39,7 @@ func multiHostJobs(t *testing.T) int {
 // from outside stops every host's worker.
 func TestManyHosts(t *testing.T) {
 	dsn := pgtest.DSN(t)
-	if os.Geteuid() != 0 {
-		t.Skip("skipped: unshare --uts needs root")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		t.Skip("skipped: no unshare(1)")
-	}
+	unshare := unshareUTS(t)
 	bin, err := exec.LookPath("queuectl")
 	if err != nil {
 		t.Fatal(err)
@@ -191,13 +186,7 @@ func TestManyHosts(t *testing.T) {
 // the test unless it runs as root with unshare(1).
 func (h *qhome) startOnHost(name string, args ...string) *proc {
 	h.t.Helper()
-	if os.Geteuid() != 0 {
-		h.t.Skip("skipped: unshare --uts needs root")
-	}
-	unshare, err := exec.LookPath("unshare")
-	if err != nil {
-		h.t.Skip("skipped: no unshare(1)")
-	}
+	unshare := unshareUTS(h.t)
 	cmd := h.command(args...)
 	cmd.Args = append([]string{unshare, "--uts", "sh", "-c", `hostname "$1" && shift && exec "$@"`, "sh", name, cmd.Path}, args...)
 	cmd.Path = unshare
@@ -251,4 +240,13 @@ func TestCancelAcrossHosts(t *testing.T) {
 	if code := w.exit(t, time.Minute); code != 0 {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
 	}
+}
+
+// unshareUTS returns the path of unshare(1), with which a test runs a
+// process as another host (a UTS namespace of its own): it needs root.
+// Without either the test is skipped, or fails under CI=true.
+func unshareUTS(t *testing.T) string {
+	t.Helper()
+	testenv.Root(t, "run a process as another host (unshare --uts)")
+	return testenv.LookPath(t, "unshare", "util-linux")
 }

@@ -33,6 +33,14 @@ func maxConcurrent(t *testing.T, path string, group func(id string) string) map[
 	return most
 }
 
+// awaitStarts is shell code for a job that has written its "+ ID" line to
+// log: it waits until n lines there start with prefix, so that n such jobs
+// certainly ran at once, for at most a minute (then the test's assertions
+// on the log say what went wrong).
+func awaitStarts(log, prefix string, n int) string {
+	return fmt.Sprintf(`i=0; while [ "$(grep -c '^%s' %s)" -lt %d ] && [ $i -lt 1200 ]; do sleep 0.05; i=$((i+1)); done`, prefix, log, n)
+}
+
 // byQueue groups ids queue-n by queue.
 func byQueue(id string) string {
 	queue, _, _ := strings.Cut(id, "-")
@@ -51,14 +59,18 @@ func readFile(t *testing.T, path string) string {
 // TestQueueLimitAcrossProcesses: three worker processes of 4 slots each
 // share a home where queue heavy is limited to 2. Sampled from the jobs
 // themselves, never more than 2 heavy jobs run at once, while the
-// unlimited queue beside it fills the other slots.
+// unlimited queue beside it fills the other slots. The first jobs of each
+// queue wait for each other (2 heavy, 3 light), so the limit is certainly
+// reached and the light queue certainly goes past it.
 func TestQueueLimitAcrossProcesses(t *testing.T) {
 	const limit, heavy, light = 2, 24, 24
 	h := newHome(t)
 	h.must("queue", "set", "heavy", "--max-running", fmt.Sprint(limit))
 	log := filepath.Join(t.TempDir(), "events")
 	job := func(id string) string {
-		return fmt.Sprintf("echo '+ %s' >> %s; sleep 0.2; echo '- %s' >> %s", id, log, id, log)
+		queue := byQueue(id)
+		gate := awaitStarts(log, "+ "+queue, map[string]int{"heavy": limit, "light": limit + 1}[queue])
+		return fmt.Sprintf("echo '+ %s' >> %s; %s; echo '- %s' >> %s", id, log, gate, id, log)
 	}
 	var specs strings.Builder
 	for i := range max(heavy, light) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuectl/queuectl/internal/testenv"
 	"github.com/urfave/cli/v2"
 )
 
@@ -76,14 +77,8 @@ func userHome(t *testing.T) (string, *qhome) {
 // into a Go module, `make check` with no variables, exit 0 when its jobs
 // complete; then, with a test that fails, non-zero when one dies.
 func TestMakefileRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("go is not on PATH")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
+	goBin := testenv.LookPath(t, "go", "/usr/local/go/bin on PATH")
 	recipe, err := os.ReadFile(filepath.Join(recipes, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -497,10 +492,7 @@ func TestMailOnDeadRecipe(t *testing.T) {
 // then both builds, then package, each only once what it waits for
 // completed; and make fails, with every later step dead, when fetch dies.
 func TestPipelineRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
 	makefile, err := filepath.Abs(filepath.Join(recipes, "pipeline.mk"))
 	if err != nil {
 		t.Fatal(err)
@@ -556,10 +548,7 @@ func TestPipelineRecipe(t *testing.T) {
 // and when one fails, make stops starting targets and names the job's
 // exit code.
 func TestMakeRunRecipe(t *testing.T) {
-	makeBin, err := exec.LookPath("make")
-	if err != nil {
-		t.Skip("make is not installed")
-	}
+	makeBin := testenv.LookPath(t, "make", "apt-get install make")
 	makefile, err := filepath.Abs(filepath.Join(recipes, "heavy.mk"))
 	if err != nil {
 		t.Fatal(err)
@@ -571,13 +560,14 @@ func TestMakeRunRecipe(t *testing.T) {
 	h.start("worker", "start", "--count", "4", "--no-spool")
 
 	// COMPRESS stands in for xz: it notes its start and end, and fails on a
-	// log that says so.
+	// log that says so. It waits until two compressions have started, so
+	// the limit is certainly reached.
 	dir := t.TempDir()
 	events := filepath.Join(dir, "events")
 	compress := filepath.Join(dir, "compress")
 	script := `#!/bin/sh
 echo "+ $1" >>` + events + `
-sleep 0.3
+` + awaitStarts(events, "+ ", 2) + `
 if grep -q corrupt "$1"; then echo "$1: corrupt input" >&2; echo "- $1" >>` + events + `; exit 7; fi
 cp "$1" "$1.xz"; echo "compressed $1"
 echo "- $1" >>` + events + "\n"

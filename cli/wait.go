@@ -20,19 +20,28 @@ func waitCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "wait",
 		Usage:     "block until jobs are completed, dead or canceled",
-		ArgsUsage: "ID...",
+		ArgsUsage: "ID... | --queue Q | --all",
 		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
 when no live worker serves the jobs' queues (and again when that changes); on a terminal,
-shows how many are done. A dead job: its last run's exit and the last lines of its stderr
-(or, dead through a dependency, those of the job that caused it), on stderr. --json: the
-jobs as they ended, or stand at a timeout, as one array on stdout.
+shows how many are done. --queue Q and --all wait for the jobs of queue Q, or every job,
+unfinished when wait starts (jobs enqueued later are not waited for). A dead job: its last
+run's exit and the last lines of its stderr (or, dead through a dependency, those of the job
+that caused it), on stderr. --json: the jobs as they ended, or stand at a timeout, as one
+array on stdout.
 
-Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m`,
+Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m
+Example: queuectl wait --queue nightly --timeout 1h`,
 		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever"),
-			&cli.BoolFlag{Name: "json", Usage: "print the jobs as they ended (or stand, on a timeout) as one JSON array"}},
+			&cli.StringFlag{Name: "queue", Usage: "wait for every job of queue `Q` unfinished now"},
+			&cli.BoolFlag{Name: "all", Usage: "wait for every job unfinished now"},
+			&cli.BoolFlag{Name: "json", Usage: "print the jobs as they ended (or stand, on a timeout) as one JSON array"},
+		},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			ids, err := args(c, 1, -1)
-			if err != nil {
+			ids, err := waitedFor(c, h)
+			if err != nil || len(ids) == 0 {
+				if err == nil && c.Bool("json") {
+					err = printer(c).Jobs(nil)
+				}
 				return err
 			}
 			ctx := c.Context
@@ -59,6 +68,38 @@ Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" 
 			return endedAs(jobs)
 		}),
 	}
+}
+
+// waitedFor returns the ids wait waits for: its arguments', or those of
+// the unfinished jobs --queue or --all name.
+func waitedFor(c *cli.Context, h *home) ([]string, error) {
+	refs, err := args(c, 0, -1)
+	if err != nil {
+		return nil, err
+	}
+	if n := len(refs); (n > 0) == (c.Bool("all") || c.IsSet("queue")) || c.Bool("all") && c.IsSet("queue") {
+		return nil, withHint(usagef("give job ids, --queue Q or --all"), "queuectl wait ID...  or  queuectl wait --queue Q  or  queuectl wait --all")
+	}
+	if len(refs) > 0 {
+		return h.store.ResolveAll(c.Context, refs)
+	}
+	var ids []string
+	for _, st := range claim.States {
+		if st.Finished() {
+			continue
+		}
+		jobs, err := h.store.List(c.Context, claim.Filter{State: st, Queue: c.String("queue")})
+		if err != nil {
+			return nil, err
+		}
+		for _, j := range jobs {
+			ids = append(ids, j.ID)
+		}
+	}
+	if len(ids) == 0 {
+		logf(c)("no unfinished job to wait for")
+	}
+	return ids, nil
 }
 
 // endedAs is wait's verdict on finished jobs: nil when all completed, exit 1

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -43,8 +44,39 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 				durationFlag("timeout", time.Minute, "with --wait: give up after `D` (exit 124), e.g. 5m or 300 (seconds)"),
 			},
 			Action: withHomeSpool(true, workerStop),
+		}, {
+			Name:      "scale",
+			Usage:     "give every running worker of this home N slots, without a restart",
+			ArgsUsage: "N",
+			Description: `Takes effect on each worker's next claim: a worker scaled up starts claiming in its new
+slots at once; one scaled down lets its running jobs finish and claims nothing until fewer than N
+run. A worker started later has its own --count. (Per queue, limit with queue set --max-running.)
+
+Example: queuectl worker scale 8`,
+			Action: withHome(workerScale),
 		}},
 	}
+}
+
+func workerScale(c *cli.Context, h *home) error {
+	a, err := args(c, 1, 1)
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(a[0])
+	if err != nil {
+		return withHint(usagef("%q is not a number of slots", a[0]), "queuectl worker scale 8")
+	}
+	reached, err := h.store.ScaleWorkers(c.Context, n)
+	if err != nil {
+		return err
+	}
+	if reached == 0 {
+		logf(c)("no worker is running; start one with: queuectl worker start --count %d", n)
+		return nil
+	}
+	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s)\n", reached, n)
+	return nil
 }
 
 func workerStart(c *cli.Context, h *home, hard context.Context) error {

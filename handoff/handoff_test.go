@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 func mustOpenStore(tb testing.TB) *claim.Store {
@@ -187,9 +188,7 @@ func TestPeerOfAnotherUserIsRefused(t *testing.T) {
 		fmt.Printf("answer: %q\n", line)
 		return
 	}
-	if os.Getuid() != 0 {
-		t.Skip("skipped: needs root to run a client as another user")
-	}
+	testenv.Root(t, "run a client as another user")
 	s := mustOpenStore(t)
 	path, logged := serve(t, s)
 	// Open the way, as a careless chmod would, and give the other user a
@@ -207,7 +206,7 @@ func TestPeerOfAnotherUserIsRefused(t *testing.T) {
 	child.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	out, err := child.CombinedOutput()
 	if err != nil {
-		t.Skipf("skipped: cannot run the test binary as uid 65534: %v: %s", err, out)
+		testenv.Missing(t, "cannot run the test binary as uid 65534: %v: %s", err, out)
 	}
 	if !strings.Contains(string(out), `answer: ""`) {
 		t.Errorf("foreign client read %s, want no answer", out)

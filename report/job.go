@@ -13,46 +13,49 @@ import (
 // JobObject is the one JSON shape of a job, in every command that prints
 // jobs. Field names are documented in the package comment.
 type JobObject struct {
-	ID          string            `json:"id"`
-	Command     string            `json:"command"`
-	State       claim.State       `json:"state"`
-	Attempts    int               `json:"attempts"`
-	MaxRetries  int               `json:"max_retries"`
-	BackoffBase int               `json:"backoff_base"`
-	Priority    int               `json:"priority"`
-	Queue       string            `json:"queue"`
-	RunCount    int               `json:"run_count"`
-	Lost        int               `json:"lost,omitempty"`
-	RunAt       string            `json:"run_at,omitempty"`
-	RunAfter    string            `json:"run_after,omitempty"`
-	NextRetryAt string            `json:"next_retry_at,omitempty"`
-	Timeout     string            `json:"timeout,omitempty"`
-	Env         map[string]string `json:"env,omitempty"`
-	Cwd         string            `json:"cwd,omitempty"`
-	UniqueKey   string            `json:"unique_key,omitempty"`
-	Worker      string            `json:"worker,omitempty"`
-	LeaseUntil  string            `json:"lease_until,omitempty"`
-	LastError   string            `json:"last_error,omitempty"`
-	ExitCode    *int              `json:"exit_code,omitempty"`
-	CreatedAt   string            `json:"created_at"`
-	UpdatedAt   string            `json:"updated_at"`
-	FinishedAt  string            `json:"finished_at,omitempty"`
-	WaitingOn   []string          `json:"waiting_on,omitempty"`
-	OnSuccess   string            `json:"on_success,omitempty"`
-	OnFailure   string            `json:"on_failure,omitempty"`
-	OnDead      string            `json:"on_dead,omitempty"`
-	Limits      *claim.Limits     `json:"limits,omitempty"`
-	CancelAt    string            `json:"cancel_requested_at,omitempty"`
+	ID      string      `json:"id"`
+	Command string      `json:"command"`
+	State   claim.State `json:"state"`
+	// PendingReason is why a pending job cannot run now (claim.Reason*).
+	PendingReason string            `json:"pending_reason,omitempty"`
+	Attempts      int               `json:"attempts"`
+	MaxRetries    int               `json:"max_retries"`
+	BackoffBase   int               `json:"backoff_base"`
+	Priority      int               `json:"priority"`
+	Queue         string            `json:"queue"`
+	RunCount      int               `json:"run_count"`
+	Lost          int               `json:"lost,omitempty"`
+	RunAt         string            `json:"run_at,omitempty"`
+	RunAfter      string            `json:"run_after,omitempty"`
+	NextRetryAt   string            `json:"next_retry_at,omitempty"`
+	Timeout       string            `json:"timeout,omitempty"`
+	Env           map[string]string `json:"env,omitempty"`
+	Cwd           string            `json:"cwd,omitempty"`
+	UniqueKey     string            `json:"unique_key,omitempty"`
+	Label         string            `json:"label,omitempty"`
+	Worker        string            `json:"worker,omitempty"`
+	LeaseUntil    string            `json:"lease_until,omitempty"`
+	LastError     string            `json:"last_error,omitempty"`
+	ExitCode      *int              `json:"exit_code,omitempty"`
+	CreatedAt     string            `json:"created_at"`
+	UpdatedAt     string            `json:"updated_at"`
+	FinishedAt    string            `json:"finished_at,omitempty"`
+	WaitingOn     []string          `json:"waiting_on,omitempty"`
+	OnSuccess     string            `json:"on_success,omitempty"`
+	OnFailure     string            `json:"on_failure,omitempty"`
+	OnDead        string            `json:"on_dead,omitempty"`
+	Limits        *claim.Limits     `json:"limits,omitempty"`
+	CancelAt      string            `json:"cancel_requested_at,omitempty"`
 }
 
 // JobJSON returns the JSON shape of j. It depends on j alone (no clock),
 // so the same job always prints the same object.
 func JobJSON(j claim.Job) JobObject {
 	o := JobObject{
-		ID: j.ID, Command: j.Command, State: j.State, Attempts: j.Attempts,
+		ID: j.ID, Command: j.Command, State: j.State, PendingReason: j.PendingReason, Attempts: j.Attempts,
 		MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase, Priority: j.Priority,
 		Queue: j.Queue, RunCount: j.Runs, Lost: j.Lost, RunAt: stamp(j.RunAt), Timeout: timeout(j.Timeout),
-		Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey, Worker: j.WorkerID,
+		Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey, Label: j.Label, Worker: j.WorkerID,
 		LeaseUntil: stamp(j.LeaseUntil), LastError: j.LastError, ExitCode: j.ExitCode,
 		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), FinishedAt: stamp(j.FinishedAt),
 		CancelAt: stamp(j.CancelAt),
@@ -109,7 +112,9 @@ func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 }
 
 // jobHeader heads the job list's table.
-var jobHeader = []string{"ID", "STATE", "ATTEMPTS", "QUEUE", "PRIORITY", "UPDATED", "COMMAND"}
+// REASON is why a pending job cannot run now; RUNNING FOR how long a
+// processing job has run (since its claim, its last change).
+var jobHeader = []string{"ID", "STATE", "REASON", "ATTEMPTS", "QUEUE", "PRIORITY", "LABEL", "UPDATED", "RUNNING FOR", "COMMAND"}
 
 // tableBlock lays out one block of the job list's table, the header
 // before the first.
@@ -119,8 +124,8 @@ func (p Printer) tableBlock(b *batch) {
 	}
 	rows := make([][]string, len(b.jobs))
 	for i, j := range b.jobs {
-		rows[i] = []string{j.ID, p.state(string(j.State)), Attempts(j), j.Queue,
-			strconv.Itoa(j.Priority), p.age(j.UpdatedAt), command(j.Command)}
+		rows[i] = []string{j.ID, p.state(string(j.State)), orNone(j.PendingReason), Attempts(j), j.Queue,
+			strconv.Itoa(j.Priority), orNone(j.Label), p.age(j.UpdatedAt), p.runningFor(j), command(j.Command)}
 	}
 	var header []string
 	if b.n == 0 {
@@ -129,6 +134,15 @@ func (p Printer) tableBlock(b *batch) {
 	out := bytes.NewBuffer(b.out)
 	b.err = writeRows(out, header, rows)
 	b.out = out.Bytes()
+}
+
+// runningFor is how long processing job j has run: since its claim, the
+// last change to a processing job. "-" for a job that is not running.
+func (p Printer) runningFor(j claim.Job) string {
+	if j.State != claim.Processing {
+		return none
+	}
+	return coarse(max(p.now().Sub(j.UpdatedAt), 0))
 }
 
 // jsonBatch is how many jobs jobStreamJSON hands over at a time: enough

@@ -21,6 +21,7 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	w.str("id", o.ID)
 	w.str("command", o.Command)
 	w.str("state", string(o.State))
+	w.optStr("pending_reason", o.PendingReason)
 	w.int("attempts", o.Attempts)
 	w.int("max_retries", o.MaxRetries)
 	w.int("backoff_base", o.BackoffBase)
@@ -39,6 +40,7 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	}
 	w.optStr("cwd", o.Cwd)
 	w.optStr("unique_key", o.UniqueKey)
+	w.optStr("label", o.Label)
 	w.optStr("worker", o.Worker)
 	w.optStr("lease_until", o.LeaseUntil)
 	w.optStr("last_error", o.LastError)

@@ -44,10 +44,8 @@ type RunObject struct {
 	StderrFile      string  `json:"stderr_file,omitempty"`
 }
 
-// RunJSON returns the JSON shape of r, with the sizes of what the store
-// kept of its streams (not their text: see Printer.FromTail).
-func RunJSON(r claim.Run) RunObject { return Printer{}.runJSON(r) }
-
+// runJSON returns the JSON shape of r, with the sizes of what the store
+// kept of its streams, and their text for the streams p.FromTail names.
 func (p Printer) runJSON(r claim.Run) RunObject {
 	o := RunObject{
 		Attempt: r.Attempt, Worker: r.WorkerID, Host: r.Host, PID: r.PID,
@@ -82,11 +80,8 @@ func (p Printer) ShowJSON(j claim.Job, runs []claim.Run) ShownJob {
 	return ShownJob{JobObject: JobJSON(j), Runs: p.RunsJSON(runs)}
 }
 
-// RunsJSON is the JSON shape of a job's runs; never nil.
-func RunsJSON(runs []claim.Run) []RunObject { return Printer{}.RunsJSON(runs) }
-
-// RunsJSON is the package's RunsJSON with the tails' text of the streams
-// p.FromTail names.
+// RunsJSON is the JSON shape of a job's runs, with the tails' text of the
+// streams p.FromTail names; never nil.
 func (p Printer) RunsJSON(runs []claim.Run) []RunObject {
 	out := make([]RunObject, len(runs))
 	for i, r := range runs {
@@ -153,6 +148,8 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"id", j.ID},
 		{"command", oneLine(j.Command)},
 		{"state", p.state(string(j.State))},
+		{"pending_reason", j.PendingReason},
+		{"running_for", strings.TrimPrefix(p.runningFor(j), none)},
 		{"attempts", strconv.Itoa(j.Attempts)},
 		{"max_retries", strconv.Itoa(j.MaxRetries)},
 		{"backoff_base", strconv.Itoa(j.BackoffBase)},
@@ -166,6 +163,7 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"env", env(j.Env)},
 		{"cwd", oneLine(j.Cwd)},
 		{"unique_key", oneLine(j.UniqueKey)},
+		{"label", oneLine(j.Label)},
 		{"worker", j.WorkerID},
 		{"lease_until", p.when(j.LeaseUntil)},
 		{"last_error", oneLine(j.LastError)},

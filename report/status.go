@@ -27,25 +27,31 @@ type Status struct {
 	// Paused lists the paused queues (claim.Store.Paused); claim.AllQueues
 	// when every queue is.
 	Paused []string
+	// PendingReasons counts the pending jobs that cannot run now, by
+	// reason (claim.Store.PendingCounts).
+	PendingReasons map[string]int
 }
 
 // StatusObject is the JSON shape of `status` (see the package comment).
 type StatusObject struct {
-	Pending      int            `json:"pending"`
-	Processing   int            `json:"processing"`
-	Completed    int            `json:"completed"`
-	Failed       int            `json:"failed"`
-	Dead         int            `json:"dead"`
-	Canceled     int            `json:"canceled"`
-	Total        int            `json:"total"`
-	SpoolWaiting int            `json:"spool_waiting"`
-	Rejected     int            `json:"rejected"`
-	Active       int            `json:"active"`
-	Busy         int            `json:"busy"`
-	Workers      []WorkerObject `json:"workers"`
-	SpoolUnsafe  string         `json:"spool_unsafe,omitempty"`
-	Queues       []QueueObject  `json:"queues"`
-	PausedQueues []string       `json:"paused_queues"`
+	Pending    int `json:"pending"`
+	Processing int `json:"processing"`
+	Completed  int `json:"completed"`
+	Failed     int `json:"failed"`
+	Dead       int `json:"dead"`
+	Canceled   int `json:"canceled"`
+	Held       int `json:"held"`
+	// PendingReasons has every reason of claim.PendingReasons, 0 or more.
+	PendingReasons map[string]int `json:"pending_reasons"`
+	Total          int            `json:"total"`
+	SpoolWaiting   int            `json:"spool_waiting"`
+	Rejected       int            `json:"rejected"`
+	Active         int            `json:"active"`
+	Busy           int            `json:"busy"`
+	Workers        []WorkerObject `json:"workers"`
+	SpoolUnsafe    string         `json:"spool_unsafe,omitempty"`
+	Queues         []QueueObject  `json:"queues"`
+	PausedQueues   []string       `json:"paused_queues"`
 }
 
 // WorkerObject is the JSON shape of one live worker process.
@@ -73,6 +79,9 @@ func (p Printer) Status(s Status) error {
 	var b strings.Builder
 	for _, st := range claim.States {
 		fmt.Fprintf(&b, "  %s: %d\n", st, s.Counts[st])
+	}
+	for _, r := range claim.PendingReasons {
+		fmt.Fprintf(&b, "  pending %s: %d\n", r, s.PendingReasons[r])
 	}
 	fmt.Fprintf(&b, "  total: %d\n  spool: %d\n", total(s.Counts), s.SpoolWaiting)
 	if s.SpoolUnsafe != "" {
@@ -137,11 +146,21 @@ func StatusJSON(s Status) StatusObject {
 	return StatusObject{
 		Pending: s.Counts[claim.Pending], Processing: s.Counts[claim.Processing],
 		Completed: s.Counts[claim.Completed], Failed: s.Counts[claim.Failed],
-		Dead: s.Counts[claim.Dead], Canceled: s.Counts[claim.Canceled], Total: total(s.Counts),
+		Dead: s.Counts[claim.Dead], Canceled: s.Counts[claim.Canceled], Held: s.Counts[claim.Held],
+		PendingReasons: pendingReasons(s.PendingReasons), Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected, Active: slots(s.Workers), Busy: s.Busy,
 		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe, Queues: QueuesJSON(s.QueueCounts, s.Queues),
 		PausedQueues: append([]string{}, s.Paused...),
 	}
+}
+
+// pendingReasons is counts with every reason present.
+func pendingReasons(counts map[string]int) map[string]int {
+	out := make(map[string]int, len(claim.PendingReasons))
+	for _, r := range claim.PendingReasons {
+		out[r] = counts[r]
+	}
+	return out
 }
 
 // pausedWords is the text of the paused queues: "-" when none, "*" (every

@@ -10,8 +10,10 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/queuectl/queuectl/claim"
 	"golang.org/x/sys/unix"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // gone reports whether process pid has exited (or is a zombie, which holds
@@ -89,7 +91,7 @@ func TestLostRunEscapeeIsKilled(t *testing.T) {
 // nil ProcessState that left).
 func TestAwaitExitLeavesThePidfdBlocking(t *testing.T) {
 	if !pidfds() {
-		t.Skip("no pidfds on this kernel")
+		testenv.Missing(t, "no pidfds on this kernel (Linux 5.3 or later)")
 	}
 	cmd := exec.Command("/bin/sh", "-c", "true")
 	if err := startChild(cmd); err != nil {

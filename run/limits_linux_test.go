@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 func TestLimitsAreSetBeforeTheCommandRuns(t *testing.T) {
@@ -80,7 +81,7 @@ func cgroupHasMemory() bool {
 
 func TestRunCgroupIsKilledWhole(t *testing.T) {
 	if runCgroup("probe") == "" {
-		t.Skip("no writable cgroup v2 directory here")
+		testenv.Missing(t, "no writable cgroup v2 directory here (run as root on a cgroup v2 system)")
 	}
 	s := mustOpenStore(t)
 	w := newWorker(t, s)

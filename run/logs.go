@@ -297,14 +297,3 @@ func (l Log) Origin() Origin {
 	}
 	return from
 }
-
-// Copy writes the stream to w (see Open), and says from where.
-func (l Log) Copy(w io.Writer) (Origin, error) {
-	rc, from, err := l.Open()
-	if err != nil {
-		return from, err
-	}
-	defer rc.Close()
-	_, err = io.Copy(w, rc)
-	return from, err
-}

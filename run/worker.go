@@ -1,7 +1,3 @@
-// Package run is the worker: it claims jobs from the store, runs them as
-// shell commands in their own process groups, streams their output to log
-// files, retries or dead-letters them, recovers runs lost to crashed
-// workers, and shuts down in two stages (finish running jobs; then stop them).
 package run
 
 import (
@@ -52,6 +48,7 @@ type Worker struct {
 	faultRetry time.Duration
 	hooks      sync.WaitGroup
 	steer      steering // the runs in the slots, to stop one whose job is canceled
+	scale      *scaler  // how many slots claim (worker scale)
 	pauses     pauseNotes
 	outage     outage // whether the store answers (outage.go)
 	// claiming counts claims in flight, and claimed runs not yet in steer;
@@ -152,15 +149,14 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	var slots sync.WaitGroup
 	var interrupted sync.Once
 	hardStopped := false
-	for i := 0; i < max(w.Slots, 1); i++ {
-		slots.Add(1)
-		go func() {
-			defer slots.Done()
-			if w.slot(soft, hard, stop) {
-				interrupted.Do(func() { hardStopped = true })
-			}
-		}()
-	}
+	w.scale = &scaler{w: w}
+	slots.Add(1)
+	go w.scale.run(soft, w.Slots, &slots, func(i int) {
+		defer slots.Done()
+		if w.slot(soft, hard, stop, i) {
+			interrupted.Do(func() { hardStopped = true })
+		}
+	})
 	slots.Wait()
 	stop()
 	unwatch()
@@ -182,13 +178,18 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	return nil
 }
 
-// slot claims and runs jobs one at a time until soft ends. It reports
+// slot i claims and runs jobs one at a time until soft ends, while i is
+// below the worker's slot count (scale.go). It reports
 // whether a hard stop interrupted a job.
-func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (interrupted bool) {
+func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int) (interrupted bool) {
 	c := claim.Claimant{WorkerID: w.id, Host: w.host, PID: os.Getpid(), Queues: w.Queues,
 		Lease: w.Config.Lease, LogDir: w.LogDir}
 	for soft.Err() == nil {
 		woken := w.wake.wait()
+		if w.scale.parked(i) { // scaled down: claim nothing until scaled up
+			w.idle(soft, woken)
+			continue
+		}
 		w.claiming.Add(1)
 		j, r, err := w.Store.Claim(soft, c)
 		if err == nil || errors.Is(err, claim.ErrNoJob) {

@@ -15,7 +15,9 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 	"github.com/queuectl/queuectl/serve"
 )
 
@@ -32,10 +34,7 @@ func browser(t *testing.T) context.Context {
 		}
 	}
 	if path == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("no chromium on PATH, and CI=true: the browser tests must run (apt-get install chromium)")
-		}
-		t.Skip("no chromium on PATH (apt-get install chromium)")
+		testenv.Missing(t, "no chromium on PATH (apt-get install chromium)")
 	}
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,

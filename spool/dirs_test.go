@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 func TestCheckSpool(t *testing.T) {
@@ -44,7 +46,7 @@ func TestCheckSpool(t *testing.T) {
 
 func TestCheckSpoolForeignOwner(t *testing.T) {
 	if os.Getuid() != 0 {
-		t.Skip("only root can give a directory away")
+		testenv.Missing(t, "only root can give a directory away")
 	}
 	dir := t.TempDir()
 	if err := os.Chown(dir, 4242, 4242); err != nil {

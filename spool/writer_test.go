@@ -10,13 +10,15 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // A file that a writer still holds open is never taken, however long the
 // writer pauses: it waits, and becomes a job once written and closed.
 func TestFileOpenForWritingIsNotTaken(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("skipped: only Linux tells whether a file is open for writing (F_SETLEASE)")
+		testenv.Missing(t, "only Linux tells whether a file is open for writing (F_SETLEASE)")
 	}
 	w := newWatcher(t)
 	w.Settle = time.Nanosecond // whatever its age, only the open writer keeps it waiting
@@ -53,7 +55,7 @@ func TestFileOpenForWritingIsNotTaken(t *testing.T) {
 func TestRejectWithoutRoomKeepsTheFile(t *testing.T) {
 	dir := t.TempDir()
 	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=2m,mode=0700"); err != nil {
-		t.Skipf("skipped: cannot mount a tmpfs here (%v); run as root to test a full disk", err)
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root to test a full disk", err)
 	}
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	w := &Watcher{Dirs: DirsOf(filepath.Join(dir, "home")), Store: mustOpenStore(t), Rescan: time.Hour}

@@ -43,7 +43,7 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 				FROM dead d
 				WHERE d.unique_key IS NULL OR NOT EXISTS (
 					SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
-					AND l.state IN ('pending', 'processing', 'failed'))
+					AND l.state IN ('pending', 'processing', 'failed', 'held'))
 				ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
 			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq
 			RETURNING `+jobColumnsQualified, now.UnixNano()))
@@ -138,7 +138,7 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 	return e.queryJobs(ctx, "SELECT "+jobColumns+` FROM jobs
 		WHERE state = 'dead' AND unique_key IS NOT NULL AND EXISTS (
 			SELECT 1 FROM jobs AS l WHERE l.unique_key = jobs.unique_key
-			AND l.state IN ('pending', 'processing', 'failed'))
+			AND l.state IN ('pending', 'processing', 'failed', 'held'))
 		ORDER BY seq`)
 }
 
@@ -153,7 +153,7 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
 			SELECT j.id, j.unique_key FROM jobs j JOIN chain c ON j.dead_by = c.id WHERE j.state = 'dead')
 		UPDATE jobs`+retrySet+` FROM chain WHERE jobs.id = chain.id
 		AND (chain.unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs l WHERE l.unique_key = chain.unique_key
-			AND l.state IN ('pending', 'processing', 'failed')))`, now.UnixNano(), id)
+			AND l.state IN ('pending', 'processing', 'failed', 'held')))`, now.UnixNano(), id)
 	if err != nil {
 		return fmt.Errorf("re-arm the dependents of %s: %w", id, err)
 	}

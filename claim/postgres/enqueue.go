@@ -19,14 +19,14 @@ import (
 // rows it inserted.
 const insertJobs = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at, hooks, limits)
+	created_at, updated_at, hooks, limits, label)
 SELECT id, command, 'pending', queue, priority, max_retries, backoff_base, timeout_ns,
-	env, cwd, unique_key, ingest_key, run_at, run_after, created_at, created_at, hooks, limits
+	env, cwd, unique_key, ingest_key, run_at, run_after, created_at, created_at, hooks, limits, label
 FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::integer[],
 	$7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-	$14::bigint[], $15::text[], $16::text[]) WITH ORDINALITY
+	$14::bigint[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
 	AS b(id, command, queue, priority, max_retries, backoff_base, timeout_ns, env, cwd,
-	unique_key, ingest_key, run_at, run_after, created_at, hooks, limits, i)
+	unique_key, ingest_key, run_at, run_after, created_at, hooks, limits, label, i)
 ORDER BY i
 ON CONFLICT DO NOTHING
 RETURNING id, seq`
@@ -100,7 +100,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		priorities, retries, backoffs = make([]int32, n), make([]int32, n), make([]int32, n)
 		timeouts, runAfters, created  = make([]int64, n), make([]int64, n), make([]int64, n)
 		envs, cwds, uniques, ingests  = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
-		hooks, limits                 = make([]*string, n), make([]*string, n)
+		hooks, limits, labels         = make([]*string, n), make([]*string, n), make([]*string, n)
 		runAts                        = make([]*int64, n)
 	)
 	for i, r := range rows {
@@ -113,6 +113,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 			envs[i] = ptr(string(b))
 		}
 		cwds[i], uniques[i], ingests[i] = optional(j.Cwd), optional(j.UniqueKey), optional(r.IngestKey)
+		labels[i] = optional(j.Label)
 		if j.Hooks != (claim.Hooks{}) {
 			b, _ := json.Marshal(j.Hooks)
 			hooks[i] = ptr(string(b))
@@ -126,7 +127,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		}
 	}
 	res, err := tx.Query(ctx, insertJobs, ids, commands, queues, priorities, retries, backoffs,
-		timeouts, envs, cwds, uniques, ingests, runAts, runAfters, created, hooks, limits)
+		timeouts, envs, cwds, uniques, ingests, runAts, runAfters, created, hooks, limits, labels)
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
@@ -202,7 +203,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRo
 	}
 	if row.Job.UniqueKey != "" {
 		j, err := claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+` FROM jobs
-			WHERE unique_key = $1 AND state IN ('pending', 'processing', 'failed')`, row.Job.UniqueKey))
+			WHERE unique_key = $1 AND state IN ('pending', 'processing', 'failed', 'held')`, row.Job.UniqueKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
 		}

@@ -35,7 +35,7 @@ const cancelSet = ` SET
 	finished_at = CASE WHEN state = 'processing' THEN finished_at ELSE $1 END,
 	updated_at = $1`
 
-const unfinished = ` AND state IN ('pending', 'failed', 'processing')`
+const unfinished = ` AND state IN ('pending', 'failed', 'processing', 'held')`
 
 // Cancel is one UPDATE … RETURNING of the job, or a read of it as it is.
 func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {
@@ -115,7 +115,7 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 					FROM done d
 					WHERE d.unique_key IS NULL OR NOT EXISTS (
 						SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
-						AND l.state IN ('pending', 'processing', 'failed'))
+						AND l.state IN ('pending', 'processing', 'failed', 'held'))
 					ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
 				UPDATE jobs`+restartSet+` FROM free WHERE jobs.seq = free.seq
 				RETURNING `+jobColumnsQualified, now, string(p.State))

@@ -112,7 +112,7 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 	return e.queryJobs(ctx, "SELECT "+jobColumns+` FROM jobs AS d
 		WHERE d.state = 'dead' AND d.unique_key IS NOT NULL AND EXISTS (
 			SELECT 1 FROM jobs AS l WHERE l.unique_key = d.unique_key
-			AND l.state IN ('pending', 'processing', 'failed'))
+			AND l.state IN ('pending', 'processing', 'failed', 'held'))
 		ORDER BY d.seq`)
 }
 

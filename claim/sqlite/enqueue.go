@@ -100,8 +100,8 @@ const countPending = `INSERT INTO queue_counts (queue, state, n) VALUES (?, 'pen
 
 const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at, hooks, limits)
-VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	created_at, updated_at, hooks, limits, label)
+VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
 // insert stores row in tx with ins, insertJob prepared in tx (nil: run it
@@ -124,7 +124,7 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 	}
 	args := []any{j.ID, j.Command, j.Queue, j.Priority, j.MaxRetries, j.BackoffBase, int64(j.Timeout),
 		env, nullString(j.Cwd), nullString(j.UniqueKey), nullString(row.IngestKey), nanos(j.RunAt),
-		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits}
+		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullString(j.Label)}
 	var res sql.Result
 	var err error
 	if ins != nil {
@@ -166,7 +166,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewR
 	}
 	if row.Job.UniqueKey != "" {
 		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+` FROM jobs
-			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed')`, row.Job.UniqueKey))
+			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed', 'held')`, row.Job.UniqueKey))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
 		}

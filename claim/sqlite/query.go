@@ -14,7 +14,7 @@ import (
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
 	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
-	waiting, dead_by, hooks, limits, cancel_at,
+	waiting, dead_by, hooks, limits, cancel_at, label,
 	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
 // Get returns the job with the given id, or ErrNotFound.
@@ -78,6 +78,9 @@ func (e *Engine) listQuery(ctx context.Context, f claim.Filter) (q string, args 
 	if f.Queue != "" {
 		where, args = append(where, "queue = ?"), append(args, f.Queue)
 	}
+	if f.Label != "" {
+		where, args = append(where, "label = ?"), append(args, f.Label)
+	}
 	order := "seq"
 	switch {
 	case f.IDPrefix != "":
@@ -118,6 +121,9 @@ func (e *Engine) listQuery(ctx context.Context, f claim.Filter) (q string, args 
 // are exact (queue_counts), so a combination without jobs costs no scan
 // at all (empty).
 func (e *Engine) listIndex(ctx context.Context, f claim.Filter) (from string, empty bool, err error) {
+	if f.Label != "" && f.IDPrefix == "" {
+		return " INDEXED BY jobs_label", false, nil
+	}
 	if f.State == "" || f.Queue == "" || f.IDPrefix != "" {
 		return "", false, nil
 	}

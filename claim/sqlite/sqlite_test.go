@@ -161,7 +161,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 11
+const schemaVersion = 12
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
@@ -252,7 +252,7 @@ func TestMigrationFromVersion1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[claim.State]int{claim.Pending: 2, claim.Processing: 1, claim.Completed: 2, claim.Failed: 0, claim.Dead: 1, claim.Canceled: 0}
+	want := map[claim.State]int{claim.Pending: 2, claim.Processing: 1, claim.Completed: 2, claim.Failed: 0, claim.Dead: 1, claim.Canceled: 0, claim.Held: 0}
 	if !maps.Equal(got, want) {
 		t.Errorf("Counts after migration = %v, want %v", got, want)
 	}

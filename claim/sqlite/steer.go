@@ -19,7 +19,7 @@ const cancelSet = ` SET
 	finished_at = CASE WHEN state = 'processing' THEN finished_at ELSE ? END,
 	updated_at = ?`
 
-const unfinished = ` AND state IN ('pending', 'failed', 'processing')`
+const unfinished = ` AND state IN ('pending', 'failed', 'processing', 'held')`
 
 // Cancel is one UPDATE … RETURNING of the job, or a read of it as it is.
 func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {

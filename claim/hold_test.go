@@ -1,0 +1,158 @@
+package claim_test
+
+import (
+	"errors"
+	"maps"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func TestHoldAndRelease(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true", Priority: 5, UniqueKey: "k"})
+		mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "flaky", Command: "false", Priority: 9})
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if _, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Second); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"a", "flaky", "a"} { // again: no error
+			if j, err := s.Hold(ctx, id); err != nil || j.State != claim.Held {
+				t.Fatalf("Hold(%s) = %s, %v; want held", id, j.State, err)
+			}
+		}
+		clk.Advance(time.Hour)
+		if j, _ := mustClaim(t, s, claimant(t, "w")); j.ID != "b" {
+			t.Errorf("Claim = %s, want b: held jobs are skipped", j.ID)
+		}
+		if _, _, err := s.Claim(ctx, claimant(t, "w")); !errors.Is(err, claim.ErrNoJob) {
+			t.Errorf("Claim = %v, want ErrNoJob", err)
+		}
+		if _, err := s.Enqueue(ctx, claim.NewJob{ID: "a2", Command: "true", UniqueKey: "k"}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(ctx, "a2"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("a2 was enqueued while held a has its unique_key")
+		}
+		counts, _ := s.Counts(ctx)
+		if counts[claim.Held] != 2 {
+			t.Errorf("Counts = %v, want 2 held", counts)
+		}
+		if _, err := s.Hold(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("Hold(processing b) = %v, want ErrConflict", err)
+		}
+		if _, err := s.ReleaseHeld(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("ReleaseHeld(b) = %v, want ErrConflict", err)
+		}
+		if _, err := s.Hold(ctx, "nosuch"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("Hold(nosuch) = %v, want ErrNotFound", err)
+		}
+		held, err := s.List(ctx, claim.Filter{State: claim.Held})
+		if err != nil || len(held) != 2 {
+			t.Errorf("List(held) = %d jobs, %v; want 2", len(held), err)
+		}
+		for id, want := range map[string]claim.State{"a": claim.Pending, "flaky": claim.Failed} {
+			j, err := s.ReleaseHeld(ctx, id)
+			if err != nil || j.State != want {
+				t.Errorf("ReleaseHeld(%s) = %s, %v; want %s", id, j.State, err, want)
+			}
+		}
+		if j := mustGet(t, s, "flaky"); j.Attempts != 1 {
+			t.Errorf("released flaky has %d attempts, want 1 kept", j.Attempts)
+		}
+		if j, _ := mustClaim(t, s, claimant(t, "w")); j.ID != "flaky" {
+			t.Errorf("Claim after release = %s, want flaky (priority 9)", j.ID)
+		}
+		// A held job can be canceled.
+		mustEnqueue(t, s, claim.NewJob{ID: "c", Command: "true"})
+		if _, err := s.Hold(ctx, "c"); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustCancel(t, s, "c"); j.State != claim.Canceled {
+			t.Errorf("Cancel(held) = %s, want canceled", j.State)
+		}
+	})
+}
+
+func TestEditUnstartedJob(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		mustEnqueue(t, s, claim.NewJob{ID: "e", Command: "echo a", Env: map[string]string{"A": "1"}})
+		clk.Advance(time.Second)
+		cmd, prio, queue, retries, label := "echo b", 7, "other", 9, "nightly"
+		at := t0.Add(time.Hour)
+		j, err := s.Edit(ctx, "e", claim.Edit{Command: &cmd, Priority: &prio, Queue: &queue, MaxRetries: &retries,
+			Label: &label, RunAt: &at, Env: map[string]string{"B": "2"}})
+		if err != nil {
+			t.Fatalf("Edit = %v", err)
+		}
+		j = mustGet(t, s, "e")
+		if j.Command != cmd || j.Priority != prio || j.Queue != queue || j.MaxRetries != retries || j.Label != label ||
+			!j.RunAfter.Equal(at) || !maps.Equal(j.Env, map[string]string{"A": "1", "B": "2"}) || j.PendingReason != claim.ReasonScheduled {
+			t.Errorf("edited job = %+v", j)
+		}
+		counts, _ := s.QueueCounts(ctx)
+		if counts["other"][claim.Pending] != 1 || counts["default"][claim.Pending] != 0 {
+			t.Errorf("QueueCounts = %v, want the job counted in its new queue", counts)
+		}
+		if labelled, err := s.List(ctx, claim.Filter{Label: "nightly"}); err != nil || len(labelled) != 1 {
+			t.Errorf("List(label nightly) = %v, %v; want e", labelled, err)
+		}
+		bad := ""
+		if _, err := s.Edit(ctx, "e", claim.Edit{Command: &bad}); !errors.Is(err, claim.ErrInvalid) {
+			t.Errorf("Edit(empty command) = %v, want ErrInvalid", err)
+		}
+		clk.Advance(2 * time.Hour)
+		mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute, LogDir: t.TempDir(), Queues: []string{"other"}})
+		if _, err := s.Edit(ctx, "e", claim.Edit{Command: &cmd}); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("Edit(processing) = %v, want ErrConflict", err)
+		}
+	})
+}
+
+func TestPendingReasons(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
+		mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
+		mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
+		mustEnqueue(t, s, claim.NewJob{ID: "mail", Command: "true", Queue: "mail"})
+		mustEnqueue(t, s, claim.NewJob{ID: "busy2", Command: "true", Queue: "busy"})
+		mustEnqueue(t, s, claim.NewJob{ID: "ready", Command: "true"})
+		if err := s.Pause(ctx, "mail"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
+			t.Fatal(err)
+		}
+		if j, _ := mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute,
+			LogDir: t.TempDir(), Queues: []string{"busy"}}); j.ID != "dep" {
+			t.Fatalf("claimed %s, want dep", j.ID)
+		}
+		want := map[string]string{"later": claim.ReasonScheduled, "after": claim.ReasonWaiting, "mail": claim.ReasonPaused,
+			"busy2": claim.ReasonLimited, "ready": "", "dep": ""}
+		jobs, err := s.List(ctx, claim.Filter{})
+		if err != nil || len(jobs) != len(want) {
+			t.Fatalf("List = %d jobs, %v", len(jobs), err)
+		}
+		for _, j := range jobs {
+			if j.PendingReason != want[j.ID] {
+				t.Errorf("List: %s's reason = %q, want %q", j.ID, j.PendingReason, want[j.ID])
+			}
+			if g := mustGet(t, s, j.ID); g.PendingReason != want[j.ID] {
+				t.Errorf("Get(%s) reason = %q, want %q", j.ID, g.PendingReason, want[j.ID])
+			}
+		}
+		counts, err := s.PendingCounts(ctx)
+		wantCounts := map[string]int{claim.ReasonScheduled: 1, claim.ReasonWaiting: 1, claim.ReasonPaused: 1, claim.ReasonLimited: 1}
+		if err != nil || !maps.Equal(counts, wantCounts) {
+			t.Errorf("PendingCounts = %v, %v; want %v", counts, err, wantCounts)
+		}
+	})
+}

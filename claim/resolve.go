@@ -1,0 +1,74 @@
+package claim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// LastJob names the newest job (the last enqueued) wherever a job id is
+// taken: `queuectl wait @last`. It cannot be an id (ids start with a letter
+// or digit), and neither a shell nor make gives '@' a meaning there.
+const LastJob = "@last"
+
+// candidates bounds how many ids an ambiguous prefix's error lists.
+const candidates = 10
+
+// Resolve returns the id of the job ref names: the job whose id is ref, else
+// the one job whose id starts with ref, or the newest job for LastJob. Each
+// is one lookup of an index (the id's, or the enqueue order's), so it costs
+// the same at a million jobs as at ten. Errors: ErrNotFound when no job
+// matches (ref is no id, nor the start of one); ErrInvalid when several
+// ids start with ref (the error lists them).
+func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	if ref == LastJob {
+		jobs, err := s.List(ctx, Filter{Newest: true, Limit: 1})
+		if err != nil {
+			return "", err
+		}
+		if len(jobs) == 0 {
+			return "", fmt.Errorf("%w: %s (the store holds no job yet)", ErrNotFound, ref)
+		}
+		return jobs[0].ID, nil
+	}
+	if !ValidID(ref) {
+		return "", NotFoundError(ref) // as Get says of it: no id is such a string
+	}
+	j, err := s.Get(ctx, ref)
+	if err == nil || !errors.Is(err, ErrNotFound) {
+		return j.ID, err
+	}
+	jobs, err := s.List(ctx, Filter{IDPrefix: ref, Limit: candidates + 1})
+	if err != nil {
+		return "", err
+	}
+	switch len(jobs) {
+	case 0:
+		return "", NotFoundError(ref)
+	case 1:
+		return jobs[0].ID, nil
+	}
+	ids := make([]string, 0, len(jobs))
+	for _, j := range jobs[:min(len(jobs), candidates)] {
+		ids = append(ids, j.ID)
+	}
+	more := ""
+	if len(jobs) > candidates {
+		more = " …"
+	}
+	return "", invalidf("job id prefix %s is ambiguous: %s%s; type more of the id", ref, strings.Join(ids, " "), more)
+}
+
+// ResolveAll is Resolve of every ref, in order; it stops at the first error.
+func (s *Store) ResolveAll(ctx context.Context, refs []string) ([]string, error) {
+	out := make([]string, len(refs))
+	for i, ref := range refs {
+		id, err := s.Resolve(ctx, ref)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = id
+	}
+	return out, nil
+}

@@ -1,0 +1,77 @@
+package run
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// scaleCheck bounds how often a worker reads its slot count: it looks on
+// every change to the store, and a busy store changes thousands of times a
+// second.
+const scaleCheck = 100 * time.Millisecond
+
+// scaler runs the worker's slots: as many as its registry row says
+// (`worker scale N` sets it), read on store changes and every poll. Slots
+// above the count park before their next claim (a running job goes on);
+// slots are started when the count grows past those ever started. It
+// returns once soft ends; it is counted in slots itself, so that adding
+// to slots never races slots.Wait.
+type scaler struct {
+	w       *Worker
+	want    int32 // slots that may claim now; read by the slots
+	mu      sync.Mutex
+	started int
+}
+
+// run starts n slots, then follows the count until soft ends.
+func (s *scaler) run(soft context.Context, n int, slots *sync.WaitGroup, start func(i int)) {
+	defer slots.Done()
+	s.grow(n, slots, start)
+	changes, err := s.w.Store.Changes(soft)
+	if err != nil {
+		return
+	}
+	t := time.NewTicker(s.w.Config.PollInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-soft.Done():
+			for range changes {
+			}
+			return
+		case <-changes:
+		case <-t.C:
+		}
+		if n, err := s.w.Store.WorkerSlots(soft, s.w.id); err == nil && n != s.count() {
+			s.grow(n, slots, start)
+			s.w.logf("scaled to %d slot(s); running jobs go on", n)
+		}
+		select {
+		case <-soft.Done():
+		case <-time.After(scaleCheck):
+		}
+	}
+}
+
+// grow sets the count to n, starting the slots it lacks.
+func (s *scaler) grow(n int, slots *sync.WaitGroup, start func(i int)) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.want = int32(max(n, 1))
+	for ; s.started < int(s.want); s.started++ {
+		slots.Add(1)
+		go start(s.started)
+	}
+	s.w.wake.fire()
+}
+
+// count is how many slots may claim now.
+func (s *scaler) count() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return int(s.want)
+}
+
+// parked reports whether slot i is above the count.
+func (s *scaler) parked(i int) bool { return i >= s.count() }
