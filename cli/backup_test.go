@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"bytes"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -106,5 +108,57 @@ func checkBackupJobs(t *testing.T, h *qhome, want string) {
 	}
 	if strings.Join(got, " ") != want {
 		t.Errorf("the restored file lists %v, want %s", got, want)
+	}
+}
+
+// A corrupt store ends a worker and watch, exit 1, saying what to do,
+// instead of keeping them up logging "malformed" at every try.
+func TestCorruptStoreStopsWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "victim", "--command", "true")
+	path := filepath.Join(h.dir, "queue.db")
+	corruptTable(t, path, "jobs")
+
+	w := h.start("worker", "start")
+	watch := h.start("watch")
+	dropped := filepath.Join(h.dir, "spool", "dropped.json")
+	if err := os.WriteFile(dropped+".tmp", []byte(`{"id": "dropped", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dropped+".tmp", dropped); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*proc{w, watch} {
+		code := p.exit(t, 30*time.Second)
+		if want := "the store is corrupt: restore a backup (queuectl db restore)"; code != 1 || !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("queuectl %v on a corrupt store: exit %d, want 1 and %q\n%s", p.cmd.Args[1:], code, want, p.stderr)
+		}
+	}
+}
+
+// corruptTable overwrites the root page of table in the SQLite file at
+// path (no WAL beside it) with bytes that are no b-tree page.
+func corruptTable(t *testing.T, path, table string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, pageSize int64
+	err = db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&root)
+	if err == nil {
+		err = db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xa5}, int(pageSize)), (root-1)*pageSize); err != nil {
+		t.Fatal(err)
 	}
 }

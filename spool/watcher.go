@@ -59,9 +59,9 @@ type Stats struct {
 // (EventSafe); a caller that must refuse an unsafe spool at start checks
 // it first (CheckSpool). A bad file never ends Run; a failed pass (the
 // database locked too long, say) is logged and its files are tried again
-// by the next, unless the database file was deleted or replaced: Run
-// returns that claim.ErrReplaced error, within fileCheckInterval even when
-// idle. Run starts no goroutine that outlives it.
+// by the next, unless the database file was deleted or replaced, or is
+// corrupt: Run returns that error (claim.Unusable), within
+// fileCheckInterval of a replacement even when idle. Run starts no goroutine that outlives it.
 func (w *Watcher) Run(ctx context.Context) error {
 	var unsafe *UnsafeError
 	if err := w.prepare(); err != nil && !errors.As(err, &unsafe) {
@@ -107,7 +107,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.tell(Event{Kind: EventUnsafe, Path: w.Dirs.Spool, Err: unsafe.Problem + "; fix: " + unsafe.Fix})
 			}
 			paused = unsafe
-		case errors.Is(err, claim.ErrReplaced):
+		case claim.Unusable(err):
 			return err // no pass can succeed: the taken files wait for the next ingester
 		case errors.Is(err, claim.ErrUnavailable):
 			// Said once: the files wait in the spool until it is back.
@@ -165,7 +165,7 @@ func (w *Watcher) prepare() error {
 	if w.Store == nil {
 		return errors.New("spool watcher has no store")
 	}
-	if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+	if err := w.Store.CheckFile(); claim.Unusable(err) {
 		return err
 	}
 	if err := w.Dirs.Make(); err != nil {
@@ -209,7 +209,7 @@ func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle
 		case <-ctx.Done():
 			return false, nil
 		case <-check.C:
-			if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+			if err := w.Store.CheckFile(); claim.Unusable(err) {
 				return false, err
 			}
 		case <-rescan:

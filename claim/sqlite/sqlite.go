@@ -285,6 +285,9 @@ func (e *Engine) fault(err error) error {
 	if rerr := e.Check(); errors.Is(rerr, claim.ErrReplaced) {
 		return rerr
 	}
+	if code := se.Code() & 0xff; code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB {
+		return fmt.Errorf("%w: restore a backup (queuectl db restore): %s: %v", claim.ErrCorrupt, e.path, err)
+	}
 	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
 		if dir := filepath.Dir(e.path); noSpace(dir) {
 			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
