@@ -99,13 +99,24 @@ func readRecord(f *os.File) (record, error) {
 
 // writeRecord replaces the record in f with r, durably.
 func writeRecord(f *os.File, r record) error {
+	if err := putRecord(f, r); err != nil {
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("record database identity: %w", err)
+	}
+	return nil
+}
+
+// putRecord replaces the record in f with r, leaving it to the OS to write
+// to disk: for the mark written after a write of the file, whose loss in a
+// power cut leaves the durable record before it, which says the file was
+// being written, and so still vouches for the WAL.
+func putRecord(f *os.File, r record) error {
 	if err := f.Truncate(0); err != nil {
 		return fmt.Errorf("record database identity: %w", err)
 	}
 	if _, err := f.WriteAt([]byte(r.String()), 0); err != nil {
-		return fmt.Errorf("record database identity: %w", err)
-	}
-	if err := f.Sync(); err != nil {
 		return fmt.Errorf("record database identity: %w", err)
 	}
 	return nil
@@ -239,7 +250,7 @@ func (e *Engine) writingFile(write func() error) error {
 		return err
 	}
 	e.known.set(m)
-	return writeRecord(f, record{file: e.id, mark: m})
+	return putRecord(f, record{file: e.id, mark: m})
 }
 
 // closeDB closes the connections: the last one to close checkpoints and

@@ -151,7 +151,7 @@ func (e *Engine) guardWAL() (unlock func(), err error) {
 		}
 		if m, err := markOf(e.pin); err == nil {
 			e.known.set(m)
-			writeRecord(f, record{file: e.id, mark: m})
+			putRecord(f, record{file: e.id, mark: m})
 		}
 	}, nil
 }
