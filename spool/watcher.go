@@ -72,14 +72,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 	fw, err := w.watch()
 	if err != nil {
 		w.logf("%v; the spool is only rescanned every %v", err, w.rescan())
-	} else {
-		defer fw.Close()
 	}
+	defer func() {
+		if fw != nil {
+			fw.Close()
+		}
+	}()
 	s, err := w.open()
 	if err != nil {
 		return err
 	}
-	defer s.own.close()
+	defer func() { s.own.close() }()
 	w.emit(Event{Kind: EventWatching, Path: w.Dirs.Spool})
 	rescan := time.NewTicker(w.rescan())
 	defer rescan.Stop()
@@ -90,6 +93,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	away := false           // the store was unreachable at the last pass: said already
 	for {
 		err := w.prepare()
+		if err == nil {
+			s, fw, err = w.follow(s, fw)
+		}
 		var t tally
 		if err == nil {
 			if paused != nil {
@@ -183,7 +189,12 @@ func (w *Watcher) open() (*session, error) {
 	if settle <= 0 {
 		settle = DefaultSettle
 	}
-	return &session{Watcher: w, own: own, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
+	spool, err := os.Lstat(w.Dirs.Spool)
+	if err != nil {
+		own.close()
+		return nil, fmt.Errorf("open spool: %w", err)
+	}
+	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
 }
 
 func (w *Watcher) rescan() time.Duration {
