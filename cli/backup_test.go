@@ -162,3 +162,16 @@ func corruptTable(t *testing.T, path, table string) {
 		t.Fatal(err)
 	}
 }
+
+// db backup and db restore are for a SQLite store; a PostgreSQL one is
+// refused (exit 2) with its own tool named, before any connection.
+func TestBackupRestoreRefusePostgres(t *testing.T) {
+	h := newHome(t)
+	h.db = "postgres://nobody@127.0.0.1:1/none"
+	file := filepath.Join(t.TempDir(), "backup.db")
+	for cmd, tool := range map[string]string{"backup": "pg_dump", "restore": "pg_restore"} {
+		if _, stderr, code := h.run("db", cmd, file); code != 2 || !strings.Contains(stderr, tool) {
+			t.Errorf("db %s of a PostgreSQL store: exit %d, want 2 and %s named\n%s", cmd, code, tool, stderr)
+		}
+	}
+}
