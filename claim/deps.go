@@ -112,3 +112,32 @@ func UnknownDependencyError(ids []string) error {
 func DeadDependencyError(id string, state State) error {
 	return fmt.Errorf("%w: after: job %s is %s, so this job could never run; re-drive it first (queuectl dlq retry %s)", ErrConflict, id, state, id)
 }
+
+// Blocker is a job's dependency that is not met and never will be as
+// things stand: State is dead or canceled, or "" for a job removed.
+type Blocker struct {
+	ID    string
+	State State
+}
+
+// BlockedError is the ErrConflict of a re-drive (dlq retry, restart) of
+// job id while a dependency it still waits for could never complete: it
+// would wait for ever. Re-driving that dependency first re-arms id with
+// it; a removed one cannot be.
+func BlockedError(id string, blockers []Blocker) error {
+	b := blockers[0]
+	switch b.State {
+	case "":
+		return fmt.Errorf("%w: job %s waits for job %s, which was removed, so it could never run; enqueue it again without --after %s", ErrConflict, id, b.ID, b.ID)
+	case Canceled:
+		return fmt.Errorf("%w: job %s waits for job %s, which is canceled, so it could never run; restart %s first (queuectl restart %s), which re-arms %s", ErrConflict, id, b.ID, b.ID, b.ID, id)
+	}
+	return fmt.Errorf("%w: job %s waits for job %s, which is %s, so it could never run; re-drive %s first (queuectl dlq retry %s), which re-arms %s", ErrConflict, id, b.ID, b.State, b.ID, b.ID, id)
+}
+
+// WaitedForError is the ErrConflict of removing job id (rm, dlq purge)
+// while unfinished jobs wait for it: they would wait for ever.
+func WaitedForError(id string, waiters []string) error {
+	return fmt.Errorf("%w: job %s is waited for by %s (after %s), which could then never run; cancel or rm them first",
+		ErrConflict, id, strings.Join(waiters, ", "), id)
+}

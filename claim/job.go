@@ -65,6 +65,10 @@ var (
 	// the file the store opened (deleted, moved or replaced), so the store
 	// refuses to write on to the old one, where nobody would look.
 	ErrReplaced = errors.New("database file replaced")
+	// ErrCorrupt means the database says its own content is malformed
+	// (SQLite's SQLITE_CORRUPT, SQLITE_NOTADB). No retry mends it: a
+	// backup must be restored.
+	ErrCorrupt = errors.New("the store is corrupt")
 	// ErrDiskFull means a write failed because the file system holding the
 	// database has no space left. The message names the directory.
 	ErrDiskFull = errors.New("disk full")
@@ -73,6 +77,13 @@ var (
 	// the environment's fault, never a job's: a worker waits and retries.
 	ErrUnavailable = errors.New("database unavailable")
 )
+
+// Unusable reports whether err says the store can no longer be used by
+// this process, however long it waits: its file was replaced (ErrReplaced)
+// or is corrupt (ErrCorrupt). A long-running process stops on it.
+func Unusable(err error) bool {
+	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt)
+}
 
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))

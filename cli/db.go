@@ -16,7 +16,7 @@ import (
 func dbCommand() *cli.Command {
 	return &cli.Command{
 		Name:            "db",
-		Usage:           "the store itself: copy it into another database, such as PostgreSQL",
+		Usage:           "the store itself: back it up, restore it, copy it into another database",
 		Description:     "Example: queuectl db copy --to postgres://queue@db.internal/queue",
 		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
@@ -48,7 +48,7 @@ Example: queuectl db copy --to postgres://queue@db.internal/queue`,
 				jsonFlag,
 			},
 			Action: dbCopy,
-		}},
+		}, dbBackupCommand(), dbRestoreCommand()},
 	}
 }
 
@@ -133,14 +133,24 @@ func refuseLiveWorkers(c *cli.Context, h *home) error {
 	if h.config, err = h.store.Config(c.Context); err != nil {
 		return err
 	}
-	live, err := liveWorkers(c.Context, h)
-	if err != nil || len(live) == 0 {
+	who, n, err := liveWorkerNames(c, h)
+	if err != nil || n == 0 {
 		return err
+	}
+	return withHint(fmt.Errorf("%d worker(s) still run on %s (%s): what they do during a copy would not be copied", n, h.db, who),
+		"stop them first: queuectl worker stop --wait; then copy, and start workers with --db on the new store")
+}
+
+// liveWorkerNames says which workers of h's store live ("pid N on HOST,
+// …") and how many.
+func liveWorkerNames(c *cli.Context, h *home) (string, int, error) {
+	live, err := liveWorkers(c.Context, h)
+	if err != nil {
+		return "", 0, err
 	}
 	var who []string
 	for _, w := range live {
 		who = append(who, fmt.Sprintf("pid %d on %s", w.PID, w.Host))
 	}
-	return withHint(fmt.Errorf("%d worker(s) still run on %s (%s): what they do during a copy would not be copied", len(live), h.db, strings.Join(who, ", ")),
-		"stop them first: queuectl worker stop --wait; then copy, and start workers with --db on the new store")
+	return strings.Join(who, ", "), len(live), nil
 }

@@ -29,3 +29,6 @@ func runMark(workerID, jobID string, attempt int) string {
 
 func leftovers(pgid int, mark string, prefix, anywhere bool) []int { return nil }
 func stop(pids []int, grace time.Duration)                         {}
+func runStarted(pid int, mark string, conf *confinement)           {}
+func runEnded(pid int)                                             {}
+func orphans() []int                                               { return nil }

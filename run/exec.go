@@ -182,10 +182,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 			conf.end()
 			return result{err: fmt.Sprintf("set limits: %v", err)}
 		}
-	}
-	if conf != nil {
 		r.Confined = conf.via
 	}
+	runStarted(cmd.Process.Pid, mark, conf)
 	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil && !w.storeDown(err) {
 		w.logf("job %s: %v", j.ID, err)
 	}
@@ -196,6 +195,8 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	// the group but came back to this worker (the child subreaper).
 	stop(leftovers(cmd.Process.Pid, mark, false, false), leftoverGrace)
 	oomKilled := conf.end()
+	runEnded(cmd.Process.Pid)
+	stop(orphans(), leftoverGrace)
 	res := result{exitCode: exitCode(cmd)}
 	if conf != nil {
 		res.confinedBy = conf.via

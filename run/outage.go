@@ -117,7 +117,7 @@ func (w *Worker) giveBack(hard context.Context, r claim.Run) {
 		switch {
 		case err == nil, errors.Is(err, claim.ErrLost):
 			return
-		case errors.Is(err, claim.ErrReplaced), hard.Err() != nil:
+		case claim.Unusable(err), hard.Err() != nil:
 			return
 		case w.storeDown(err):
 			w.awaitStore(hard, wait)

@@ -9,7 +9,8 @@ import (
 // procInfo is one process as /proc shows it.
 type procInfo struct {
 	pid, ppid, pgrp int
-	zombie          bool // exited, waiting for its parent to reap it
+	zombie          bool   // exited, waiting for its parent to reap it
+	start           uint64 // when it started, in clock ticks after boot
 }
 
 // listProcs lists the processes of this host (of every user: /proc/*/stat
@@ -54,7 +55,11 @@ func readProc(pid int) (procInfo, bool) {
 	if err1 != nil || err2 != nil {
 		return procInfo{}, false
 	}
-	return procInfo{pid: pid, ppid: ppid, pgrp: pgrp, zombie: string(f[0]) == "Z"}, true
+	p := procInfo{pid: pid, ppid: ppid, pgrp: pgrp, zombie: string(f[0]) == "Z"}
+	if len(f) > 19 {
+		p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
+	}
+	return p, true
 }
 
 // liveGroups returns which of pgids still have a process that has not

@@ -2,7 +2,6 @@ package run
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -17,7 +16,7 @@ func (w *Worker) schedule(ctx context.Context, stop context.CancelFunc) {
 	for {
 		fired, next, err := w.Store.FireDue(ctx)
 		switch {
-		case errors.Is(err, claim.ErrReplaced):
+		case claim.Unusable(err):
 			w.fail(err, stop)
 			return
 		case err != nil && ctx.Err() == nil && !w.storeDown(err):

@@ -64,8 +64,8 @@ type Worker struct {
 // nil. If hard is cancelled too, running jobs are stopped (process group
 // TERM, then KILL after stop-timeout), put back to pending, and Run returns
 // ErrInterrupted. When the database file is deleted or replaced under it,
-// it stops gracefully too and returns that claim.ErrReplaced error. All
-// goroutines Run starts end before it returns.
+// or found corrupt, it stops gracefully too and returns that error
+// (claim.Unusable). All goroutines Run starts end before it returns.
 func (w *Worker) Run(soft, hard context.Context) error {
 	if err := w.Config.Check(); err != nil {
 		return fmt.Errorf("worker config: %w", err)
@@ -206,7 +206,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			w.idle(soft, woken)
 			continue
 		}
-		if errors.Is(err, claim.ErrReplaced) {
+		if claim.Unusable(err) {
 			w.fail(err, stop)
 			return interrupted
 		}
@@ -337,7 +337,7 @@ func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault 
 			w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
 				"job %s not run: %s; not counted as an attempt, trying again in %v", j.ID, fault, wait)})
 			return
-		case errors.Is(err, claim.ErrLost) || errors.Is(err, claim.ErrReplaced) || hard.Err() != nil:
+		case errors.Is(err, claim.ErrLost) || claim.Unusable(err) || hard.Err() != nil:
 			return
 		}
 		w.logf("job %s: put back after %s: %v; trying again in %v", j.ID, fault, err, delay)
@@ -387,7 +387,7 @@ func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res resu
 		if err == nil || errors.Is(err, claim.ErrLost) {
 			w.storeUp()
 		}
-		if err == nil || errors.Is(err, claim.ErrLost) || errors.Is(err, claim.ErrReplaced) || hard.Err() != nil {
+		if err == nil || errors.Is(err, claim.ErrLost) || claim.Unusable(err) || hard.Err() != nil {
 			return err
 		}
 		if w.storeDown(err) {
@@ -590,7 +590,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 		began := time.Now()
 		stopping, err := w.renew(ctx, min(w.Config.HeartbeatInterval, time.Until(fenceAt)))
 		switch {
-		case errors.Is(err, claim.ErrReplaced):
+		case claim.Unusable(err):
 			w.fail(err, stop)
 			return
 		case err == nil:
@@ -637,7 +637,7 @@ func (w *Worker) watchFile(soft context.Context, stop context.CancelFunc) {
 			return
 		case <-t.C:
 		}
-		if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+		if err := w.Store.CheckFile(); claim.Unusable(err) {
 			w.fail(err, stop)
 			return
 		}

@@ -124,9 +124,14 @@ func (e *UnsafeError) Hint() string { return e.Fix }
 // as this user. Errors are *UnsafeError, whose text includes the fix, or
 // the error of stat.
 func CheckSpool(dir string) error {
-	fi, err := os.Stat(dir)
+	fi, err := os.Lstat(dir)
 	if err != nil {
 		return fmt.Errorf("check spool directory: %w", err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(dir)
+		return &UnsafeError{Dir: dir, Problem: fmt.Sprintf("it is a symbolic link (to %s), so whoever can change where it points can make you run commands", to),
+			Fix: fmt.Sprintf("rm %s && mkdir -m 700 %s", quote(dir), quote(dir))}
 	}
 	if !fi.IsDir() {
 		return &UnsafeError{Dir: dir, Problem: "it is not a directory",

@@ -134,8 +134,8 @@ func trimBOM(data []byte) []byte {
 // Run keeps the store in line with schedules/ until ctx ends, then returns
 // nil: a pass at start, on fsnotify events, and every Rescan. An unsafe
 // directory is logged (its schedules stay as they were) until it is safe
-// again; the store's errors are logged and retried, except claim.ErrReplaced,
-// which Run returns.
+// again; the store's errors are logged and retried, except those of a
+// store that cannot be used on (claim.Unusable), which Run returns.
 func (d *ScheduleDir) Run(ctx context.Context) error {
 	rescan := d.Rescan
 	if rescan <= 0 {
@@ -155,7 +155,7 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 	var said string
 	for {
 		err := d.Pass(ctx)
-		if errors.Is(err, claim.ErrReplaced) {
+		if claim.Unusable(err) {
 			return err
 		}
 		// The same trouble is said once, however its words vary: a store

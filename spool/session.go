@@ -17,6 +17,7 @@ import (
 type session struct {
 	*Watcher
 	own     *ingestDir
+	spool   os.FileInfo // the spool directory own is in (recreated.go)
 	uid     int
 	settle  time.Duration
 	ignored map[string]bool // names already logged as ignored

@@ -59,9 +59,9 @@ type Stats struct {
 // (EventSafe); a caller that must refuse an unsafe spool at start checks
 // it first (CheckSpool). A bad file never ends Run; a failed pass (the
 // database locked too long, say) is logged and its files are tried again
-// by the next, unless the database file was deleted or replaced: Run
-// returns that claim.ErrReplaced error, within fileCheckInterval even when
-// idle. Run starts no goroutine that outlives it.
+// by the next, unless the database file was deleted or replaced, or is
+// corrupt: Run returns that error (claim.Unusable), within
+// fileCheckInterval of a replacement even when idle. Run starts no goroutine that outlives it.
 func (w *Watcher) Run(ctx context.Context) error {
 	var unsafe *UnsafeError
 	if err := w.prepare(); err != nil && !errors.As(err, &unsafe) {
@@ -72,14 +72,17 @@ func (w *Watcher) Run(ctx context.Context) error {
 	fw, err := w.watch()
 	if err != nil {
 		w.logf("%v; the spool is only rescanned every %v", err, w.rescan())
-	} else {
-		defer fw.Close()
 	}
+	defer func() {
+		if fw != nil {
+			fw.Close()
+		}
+	}()
 	s, err := w.open()
 	if err != nil {
 		return err
 	}
-	defer s.own.close()
+	defer func() { s.own.close() }()
 	w.emit(Event{Kind: EventWatching, Path: w.Dirs.Spool})
 	rescan := time.NewTicker(w.rescan())
 	defer rescan.Stop()
@@ -90,6 +93,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	away := false           // the store was unreachable at the last pass: said already
 	for {
 		err := w.prepare()
+		if err == nil {
+			s, fw, err = w.follow(s, fw)
+		}
 		var t tally
 		if err == nil {
 			if paused != nil {
@@ -107,7 +113,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.tell(Event{Kind: EventUnsafe, Path: w.Dirs.Spool, Err: unsafe.Problem + "; fix: " + unsafe.Fix})
 			}
 			paused = unsafe
-		case errors.Is(err, claim.ErrReplaced):
+		case claim.Unusable(err):
 			return err // no pass can succeed: the taken files wait for the next ingester
 		case errors.Is(err, claim.ErrUnavailable):
 			// Said once: the files wait in the spool until it is back.
@@ -165,7 +171,7 @@ func (w *Watcher) prepare() error {
 	if w.Store == nil {
 		return errors.New("spool watcher has no store")
 	}
-	if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+	if err := w.Store.CheckFile(); claim.Unusable(err) {
 		return err
 	}
 	if err := w.Dirs.Make(); err != nil {
@@ -183,7 +189,12 @@ func (w *Watcher) open() (*session, error) {
 	if settle <= 0 {
 		settle = DefaultSettle
 	}
-	return &session{Watcher: w, own: own, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
+	spool, err := os.Lstat(w.Dirs.Spool)
+	if err != nil {
+		own.close()
+		return nil, fmt.Errorf("open spool: %w", err)
+	}
+	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
 }
 
 func (w *Watcher) rescan() time.Duration {
@@ -209,7 +220,7 @@ func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle
 		case <-ctx.Done():
 			return false, nil
 		case <-check.C:
-			if err := w.Store.CheckFile(); errors.Is(err, claim.ErrReplaced) {
+			if err := w.Store.CheckFile(); claim.Unusable(err) {
 				return false, err
 			}
 		case <-rescan:

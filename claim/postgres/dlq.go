@@ -37,7 +37,7 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		var err error
 		out, err = collectJobs(tx.Query(ctx, `WITH dead AS (
-				SELECT seq, unique_key FROM jobs WHERE state = 'dead' ORDER BY seq FOR UPDATE),
+				SELECT seq, unique_key FROM jobs WHERE state = 'dead' AND NOT`+unmetForEver+` ORDER BY seq FOR UPDATE OF jobs),
 			free AS (
 				SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
 				FROM dead d
@@ -69,6 +69,10 @@ func (e *Engine) retry(ctx context.Context, tx pgx.Tx, id string, now time.Time)
 	j, err := claim.ScanJob(sp.QueryRow(ctx, "UPDATE jobs"+retrySet+" WHERE id = $2 AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), id))
 	if err == nil {
 		if err := rearm(ctx, sp, id, now); err != nil {
+			sp.Rollback(ctx)
+			return claim.Job{}, err
+		}
+		if err := refuseBlocked(ctx, sp, id); err != nil {
 			sp.Rollback(ctx)
 			return claim.Job{}, err
 		}
@@ -107,7 +111,7 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 		if tag.RowsAffected() == 0 {
 			return notDead(ctx, tx, id)
 		}
-		return nil
+		return refuseWaitedFor(ctx, tx, id)
 	})
 }
 
@@ -115,7 +119,7 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff time.Time) ([]string, error) {
 	var ids []string
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `DELETE FROM jobs WHERE state = $1 AND finished_at < $2 RETURNING id`,
+		rows, err := tx.Query(ctx, `DELETE FROM jobs WHERE state = $1 AND finished_at < $2 AND NOT`+waitedFor+` RETURNING id`,
 			string(state), cutoff.UnixNano())
 		if err != nil {
 			return fmt.Errorf("purge jobs: %w", err)

@@ -139,6 +139,9 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 				return err
 			}
 			jobs = []claim.Job{j}
+			if err := refuseBlocked(ctx, tx, p.ID); err != nil {
+				return err
+			}
 		}
 		changed = true
 		for _, j := range jobs {
@@ -162,8 +165,11 @@ func (e *Engine) Remove(ctx context.Context, id string) (claim.State, error) {
 	var st string
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, "DELETE FROM jobs WHERE id = $1 AND state IN ('completed', 'dead', 'canceled')", id)
-		if err != nil || tag.RowsAffected() > 0 {
+		if err != nil {
 			return err
+		}
+		if tag.RowsAffected() > 0 {
+			return refuseWaitedFor(ctx, tx, id)
 		}
 		err = tx.QueryRow(ctx, "SELECT state FROM jobs WHERE id = $1", id).Scan(&st)
 		if errors.Is(err, pgx.ErrNoRows) {

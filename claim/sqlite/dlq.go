@@ -29,7 +29,7 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 	var out []claim.Job
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		var err error
-		out, err = collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
+		out, err = collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' AND NOT"+unmetForEver+" RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
 		if err != nil {
 			return fmt.Errorf("retry dead jobs: %w", err)
 		}
@@ -47,7 +47,10 @@ const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = ?,
 func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, error) {
 	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+retrySet+" WHERE id = ? AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano(), id))
 	if err == nil {
-		return j, rearm(ctx, tx, id, now)
+		if err := rearm(ctx, tx, id, now); err != nil {
+			return claim.Job{}, err
+		}
+		return j, refuseBlocked(ctx, tx, id)
 	}
 	if isUnique(err) {
 		return claim.Job{}, claim.HeldKeyError(id)
@@ -81,7 +84,7 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 		if n, _ := res.RowsAffected(); n == 0 {
 			return notDead(ctx, tx, id)
 		}
-		return nil
+		return refuseWaitedFor(ctx, tx, id)
 	})
 }
 
@@ -89,7 +92,7 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff time.Time) ([]string, error) {
 	var ids []string
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		rows, err := tx.QueryContext(ctx, `DELETE FROM jobs WHERE state = ? AND finished_at < ? RETURNING id`,
+		rows, err := tx.QueryContext(ctx, `DELETE FROM jobs WHERE state = ? AND finished_at < ? AND NOT`+waitedFor+` RETURNING id`,
 			string(state), cutoff.UnixNano())
 		if err != nil {
 			return fmt.Errorf("purge jobs: %w", err)

@@ -88,6 +88,8 @@ type Engine struct {
 	pin  *os.File
 	file os.FileInfo
 	id   fileID
+	// known is the content mark last vouched for (content.go).
+	known knownMark
 
 	stmts stmtCache
 	level syncState
@@ -147,6 +149,10 @@ func dsn(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// The store checkpoints itself, recording the file's mark each time
+	// (content.go): a WAL must never be laid over content it was not
+	// written for.
+	q.Add("_pragma", "wal_autocheckpoint(0)")
 	q.Set("_txlock", "immediate")
 	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
 }
@@ -155,11 +161,28 @@ func dsn(path string) string {
 // is no longer the one it opened. SQLite's open descriptors still reach the
 // old file, so writes would succeed where no other process looks; every
 // write checks first.
+//
+// A file overwritten in place (cp of a backup keeps the inode) is another
+// database too: its content is not the one queuectl last recorded.
 func (e *Engine) Check() error {
+	fi, err := os.Stat(e.path)
+	if err == nil && os.SameFile(fi, e.file) {
+		return e.checkContent(fi)
+	}
+	return e.replaced(err)
+}
+
+// checkPath is Check without the content's mark: whether the file at the
+// path is the one the engine opened.
+func (e *Engine) checkPath() error {
 	fi, err := os.Stat(e.path)
 	if err == nil && os.SameFile(fi, e.file) {
 		return nil
 	}
+	return e.replaced(err)
+}
+
+func (e *Engine) replaced(err error) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("check database file: %w", err)
 	}
@@ -173,7 +196,7 @@ func (e *Engine) Location() string { return e.path }
 func (e *Engine) Close() error {
 	e.wake.close()
 	e.stmts.close()
-	err := e.db.Close()
+	err := e.closeDB()
 	e.pin.Close()
 	return err
 }
@@ -264,6 +287,9 @@ func (e *Engine) fault(err error) error {
 	}
 	if rerr := e.Check(); errors.Is(rerr, claim.ErrReplaced) {
 		return rerr
+	}
+	if code := se.Code() & 0xff; code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB {
+		return fmt.Errorf("%w: restore a backup (queuectl db restore): %s: %v", claim.ErrCorrupt, e.path, err)
 	}
 	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
 		if dir := filepath.Dir(e.path); noSpace(dir) {

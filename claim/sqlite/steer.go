@@ -120,6 +120,11 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		if err != nil {
 			return err
 		}
+		if p.ID != "" {
+			if err := refuseBlocked(ctx, tx, p.ID); err != nil {
+				return err
+			}
+		}
 		changed = true
 		for _, j := range jobs {
 			if err := rearm(ctx, tx, j.ID, p.Now); err != nil {
@@ -146,7 +151,7 @@ func (e *Engine) Remove(ctx context.Context, id string) (claim.State, error) {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n > 0 {
-			return nil
+			return refuseWaitedFor(ctx, tx, id)
 		}
 		err = tx.QueryRowContext(ctx, "SELECT state FROM jobs WHERE id = ?", id).Scan(&st)
 		if errors.Is(err, sql.ErrNoRows) {

@@ -69,6 +69,9 @@ type writeGroup struct {
 	mu    sync.Mutex
 	queue []*pendingWrite
 	busy  bool // a leader is committing
+	// commits counts the groups committed, by their leaders (one at a
+	// time), to checkpoint every checkpointEvery.
+	commits int
 }
 
 // maxGroup bounds the writes of one transaction, so that none waits for
@@ -86,6 +89,11 @@ func (e *Engine) lead() {
 	g.queue = g.queue[n:]
 	g.mu.Unlock()
 	e.commitGroup(group)
+	if g.commits++; g.commits%checkpointEvery == 0 {
+		// Its failure is the next write's to report: a file overwritten
+		// is found by Check, and a WAL that grows only costs reads.
+		e.checkpoint(context.Background())
+	}
 	g.mu.Lock()
 	var next *pendingWrite
 	if len(g.queue) > 0 {

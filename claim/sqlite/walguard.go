@@ -5,7 +5,6 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -34,6 +33,10 @@ import (
 //   - the connection is opened (SQLite opens the database, the WAL and the
 //     SHM) while the shared flock is held, so no guard can move a WAL that
 //     a connection is opening, and the path is checked again afterwards.
+//
+// The record also holds the mark of the file's content as queuectl last
+// wrote it, which tells a file overwritten in place (cp keeps the inode)
+// from the one the WAL was written for: content.go.
 //
 // DECISIONS.md, "A restored database never gets the old WAL", has the
 // reasoning and the limits.
@@ -82,7 +85,7 @@ func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.e.Check(); err != nil {
+	if err := c.e.checkPath(); err != nil {
 		// The file at the path changed while SQLite opened it, so this
 		// connection may pair another database file with this one's WAL.
 		// It is abandoned, not closed: closing could checkpoint that WAL
@@ -94,101 +97,93 @@ func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
 }
 
 // guardWAL makes sure the WAL and SHM beside the database belong to the
-// store's file, and returns with a shared lock that keeps them so until
-// unlock is called.
+// store's file and its content, and returns with ident flocked so that
+// they stay so until unlock is called: shared when the record vouches for
+// them; exclusive when it had to be written (a new or replaced file, one
+// overwritten in place, or one SQLite is about to switch to WAL mode, a
+// write of the file itself), in which case unlock records the mark the
+// file has once the connection is open.
 func (e *Engine) guardWAL() (unlock func(), err error) {
-	path := e.path + identSuffix
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	f, err := e.lockIdent(syscall.LOCK_SH)
 	if err != nil {
-		return nil, fmt.Errorf("open database: %w", err)
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
 			f.Close()
 		}
 	}()
-	if err := flock(f, syscall.LOCK_SH); err != nil {
-		return nil, err
-	}
-	owner, err := readIdent(f)
+	r, err := readRecord(f)
 	if err != nil {
 		return nil, err
 	}
-	if owner != e.id {
-		if err := flock(f, syscall.LOCK_EX); err != nil {
-			return nil, err
-		}
-		// The flock was let go while it changed: read again.
-		if owner, err = readIdent(f); err != nil {
-			return nil, err
-		}
-		if owner != e.id {
-			if err := e.adoptWAL(f, owner); err != nil {
-				return nil, err
-			}
-		}
-		if err := flock(f, syscall.LOCK_SH); err != nil {
-			return nil, err
-		}
-	}
-	if err := e.Check(); err != nil {
+	m, err := markOf(e.pin)
+	if err != nil {
 		return nil, err
 	}
-	return func() { f.Close() }, nil
+	if r.file == e.id && !r.writing && r.mark == m && m.WAL {
+		if err := e.checkPath(); err != nil {
+			return nil, err
+		}
+		e.known.set(m)
+		return func() { f.Close() }, nil
+	}
+	if err := flock(f, syscall.LOCK_EX); err != nil {
+		return nil, err
+	}
+	// The flock was let go while it changed: read again.
+	if r, err = readRecord(f); err != nil {
+		return nil, err
+	}
+	if m, err = markOf(e.pin); err != nil {
+		return nil, err
+	}
+	if err := e.adoptWAL(r, m); err != nil {
+		return nil, err
+	}
+	if err := writeRecord(f, record{file: e.id, mark: m, writing: true}); err != nil {
+		return nil, err
+	}
+	return func() {
+		defer f.Close()
+		if e.checkPath() != nil {
+			return // not ours to record: the path names another file now
+		}
+		if m, err := markOf(e.pin); err == nil {
+			e.known.set(m)
+			putRecord(f, record{file: e.id, mark: m})
+		}
+	}, nil
 }
 
-// adoptWAL records the store's file as the owner of the WAL beside it,
-// moving aside a WAL and SHM that belong to another file. The caller holds
-// ident's flock exclusively.
-func (e *Engine) adoptWAL(ident *os.File, owner fileID) error {
+// adoptWAL makes the store's file, with content m, the owner of the WAL
+// beside it, moving aside a WAL and SHM that belong to another file or to
+// other content (r says whose they are). The caller holds ident's flock
+// exclusively.
+func (e *Engine) adoptWAL(r record, m contentMark) error {
 	// Only a store whose file is the one at the path may decide for it.
-	if err := e.Check(); err != nil {
+	if err := e.checkPath(); err != nil {
 		return err
 	}
 	// No identity at all: the file is new, or the WAL was written by a
 	// queuectl from before the guard. Such a WAL is kept: it holds
-	// committed transactions.
-	if owner != (fileID{}) {
-		wal, shm := e.path+"-wal", e.path+"-shm"
-		aside := fmt.Sprintf("%s.foreign-%d", wal, time.Now().UnixNano())
-		if err := os.Rename(wal, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("move aside the WAL of a replaced database: %w", err)
-		}
-		if err := os.Remove(shm); err != nil && !errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("remove the index of a replaced database's WAL: %w", err)
-		}
-		// The move must be on disk before the new identity is: after a
-		// power cut, the old WAL must not be back under a record that
-		// vouches for it.
-		if err := syncDir(filepath.Dir(e.path)); err != nil {
-			return err
-		}
+	// committed transactions. So is one recorded for this file before
+	// marks were (no mark to go by).
+	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || r.ours(e.id, m) {
+		return nil
 	}
-	if err := ident.Truncate(0); err != nil {
-		return fmt.Errorf("record database identity: %w", err)
+	wal, shm := e.path+"-wal", e.path+"-shm"
+	aside := fmt.Sprintf("%s.foreign-%d", wal, time.Now().UnixNano())
+	if err := os.Rename(wal, aside); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("move aside the WAL of a replaced database: %w", err)
 	}
-	if _, err := ident.WriteAt([]byte(e.id.String()), 0); err != nil {
-		return fmt.Errorf("record database identity: %w", err)
+	if err := os.Remove(shm); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("remove the index of a replaced database's WAL: %w", err)
 	}
-	if err := ident.Sync(); err != nil {
-		return fmt.Errorf("record database identity: %w", err)
-	}
-	return nil
-}
-
-// readIdent reads the identity recorded in f; the zero fileID when there is
-// none (a new or empty file, or text this binary does not read).
-func readIdent(f *os.File) (fileID, error) {
-	buf := make([]byte, 256)
-	n, err := f.ReadAt(buf, 0)
-	if err != nil && err != io.EOF {
-		return fileID{}, fmt.Errorf("read database identity: %w", err)
-	}
-	var id fileID
-	if _, err := fmt.Sscanf(string(buf[:n]), "queuectl database file: dev=%d ino=%d birth=%d\n", &id.Dev, &id.Ino, &id.Birth); err != nil {
-		return fileID{}, nil
-	}
-	return id, nil
+	// The move must be on disk before the new record is: after a power
+	// cut, the old WAL must not be back under a record that vouches for
+	// it.
+	return syncDir(filepath.Dir(e.path))
 }
 
 func flock(f *os.File, how int) error {

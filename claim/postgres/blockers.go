@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// unmetForEver selects, for the job in jobs.id, an unmet dependency that
+// can never complete: removed, or (in RetryAll) canceled.
+const unmetForEver = ` EXISTS (SELECT 1 FROM deps d LEFT JOIN jobs a ON a.id = d.after_id
+	WHERE d.job_id = jobs.id AND NOT d.met AND (a.id IS NULL OR a.state = 'canceled'))`
+
+// waitedFor selects whether an unfinished job waits for jobs.id.
+const waitedFor = ` EXISTS (SELECT 1 FROM deps d JOIN jobs w ON w.id = d.job_id
+	WHERE d.after_id = jobs.id AND NOT d.met AND w.state NOT IN ('completed', 'dead', 'canceled'))`
+
+// refuseBlocked returns claim.BlockedError when job id, just re-driven in
+// tx, waits for a dependency that can never complete.
+func refuseBlocked(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, err := tx.Query(ctx, `SELECT d.after_id, coalesce(a.state, '') FROM deps d
+		LEFT JOIN jobs a ON a.id = d.after_id
+		WHERE d.job_id = $1 AND NOT d.met AND (a.id IS NULL OR a.state IN ('dead', 'canceled'))
+		ORDER BY d.after_id`, id)
+	if err != nil {
+		return fmt.Errorf("dependencies of %s: %w", id, err)
+	}
+	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Blocker, error) {
+		var b claim.Blocker
+		var st string
+		err := r.Scan(&b.ID, &st)
+		b.State = claim.State(st)
+		return b, err
+	})
+	if err != nil {
+		return fmt.Errorf("dependencies of %s: %w", id, err)
+	}
+	if len(bs) == 0 {
+		return nil
+	}
+	return claim.BlockedError(id, bs)
+}
+
+// refuseWaitedFor returns claim.WaitedForError when unfinished jobs wait
+// for job id, just deleted in tx.
+func refuseWaitedFor(ctx context.Context, tx pgx.Tx, id string) error {
+	rows, err := tx.Query(ctx, `SELECT w.id FROM deps d JOIN jobs w ON w.id = d.job_id
+		WHERE d.after_id = $1 AND NOT d.met AND w.state NOT IN ('completed', 'dead', 'canceled')
+		ORDER BY w.seq LIMIT 10`, id)
+	if err != nil {
+		return fmt.Errorf("dependents of %s: %w", id, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("dependents of %s: %w", id, err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	return claim.WaitedForError(id, ids)
+}

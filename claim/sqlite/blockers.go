@@ -1,0 +1,67 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// unmetForEver selects, for the job in jobs.id, an unmet dependency that
+// can never complete: removed, or (in RetryAll) canceled.
+const unmetForEver = ` EXISTS (SELECT 1 FROM deps d LEFT JOIN jobs a ON a.id = d.after_id
+	WHERE d.job_id = jobs.id AND NOT d.met AND (a.id IS NULL OR a.state = 'canceled'))`
+
+// waitedFor selects whether an unfinished job waits for jobs.id.
+const waitedFor = ` EXISTS (SELECT 1 FROM deps d JOIN jobs w ON w.id = d.job_id
+	WHERE d.after_id = jobs.id AND NOT d.met AND w.state NOT IN ('completed', 'dead', 'canceled'))`
+
+// refuseBlocked returns claim.BlockedError when job id, just re-driven in
+// tx, waits for a dependency that can never complete.
+func refuseBlocked(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT d.after_id, coalesce(a.state, '') FROM deps d
+		LEFT JOIN jobs a ON a.id = d.after_id
+		WHERE d.job_id = ? AND NOT d.met AND (a.id IS NULL OR a.state IN ('dead', 'canceled'))
+		ORDER BY d.after_id`, id)
+	if err != nil {
+		return fmt.Errorf("dependencies of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var bs []claim.Blocker
+	for rows.Next() {
+		var b claim.Blocker
+		if err := rows.Scan(&b.ID, &b.State); err != nil {
+			return fmt.Errorf("dependencies of %s: %w", id, err)
+		}
+		bs = append(bs, b)
+	}
+	if err := rows.Err(); err != nil || len(bs) == 0 {
+		return err
+	}
+	return claim.BlockedError(id, bs)
+}
+
+// refuseWaitedFor returns claim.WaitedForError when unfinished jobs wait
+// for job id, just deleted in tx.
+func refuseWaitedFor(ctx context.Context, tx *sql.Tx, id string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT w.id FROM deps d JOIN jobs w ON w.id = d.job_id
+		WHERE d.after_id = ? AND NOT d.met AND w.state NOT IN ('completed', 'dead', 'canceled')
+		ORDER BY w.seq LIMIT 10`, id)
+	if err != nil {
+		return fmt.Errorf("dependents of %s: %w", id, err)
+	}
+	defer rows.Close()
+	var ids []string
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			return fmt.Errorf("dependents of %s: %w", id, err)
+		}
+		ids = append(ids, w)
+	}
+	if err := rows.Err(); err != nil || len(ids) == 0 {
+		return err
+	}
+	return claim.WaitedForError(id, ids)
+}

@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"bytes"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// A backup put back over queue.db, by cp (which keeps the inode), by mv, or
+// by db restore, while the worker that wrote the WAL beside it runs, after
+// it stopped, or after it was killed: the WAL is never laid over the
+// restored content. The restored file passes PRAGMA integrity_check, holds
+// what the backup held and nothing of the WAL, and serves a new worker.
+func TestBackupPutBack(t *testing.T) {
+	for _, method := range []string{"cp", "mv", "restore"} {
+		for _, worker := range []string{"running", "stopped", "killed"} {
+			t.Run(method+"/"+worker, func(t *testing.T) { testBackupPutBack(t, method, worker) })
+		}
+	}
+}
+
+func testBackupPutBack(t *testing.T, method, worker string) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "restored-done", "--command", "true")
+	h.must("worker", "start", "--drain")
+	h.must("enqueue", "--id", "restored-waiting", "--delay", "1h", "--command", "true")
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	h.must("db", "backup", backup)
+
+	path := filepath.Join(h.dir, "queue.db")
+	w := h.start("worker", "start", "--count", "4")
+	for i := 0; i < 60; i++ {
+		h.must("enqueue", "--id", fmt.Sprintf("lost-%d", i), "--command", "true # "+strings.Repeat("x", 2000))
+	}
+	h.must("wait", "--timeout", "60s", "lost-59")
+	if fi, err := os.Stat(path + "-wal"); err != nil || fi.Size() == 0 {
+		t.Fatalf("no WAL beside the running worker's database: %v, %v", fi, err)
+	}
+	switch worker {
+	case "stopped":
+		w.signal(t, syscall.SIGTERM)
+		if code := w.exit(t, 30*time.Second); code != 0 {
+			t.Fatalf("worker exit %d after SIGTERM\n%s", code, w.stderr)
+		}
+	case "killed":
+		w.signal(t, syscall.SIGKILL)
+		w.exit(t, 30*time.Second)
+	}
+
+	putBack(t, h, method, worker, backup, path)
+	if worker == "running" {
+		// The worker has the old file, or the old content, open: it stops
+		// and says why. (db restore refused, and the worker was stopped.)
+		if code := w.exit(t, 30*time.Second); method != "restore" && (code != 1 || !strings.Contains(w.stderr.String(), "was deleted or replaced")) {
+			t.Errorf("worker exit %d after its database was %s'd over, want 1 and why\n%s", code, method, w.stderr)
+		}
+	}
+	h.must("status")
+	checkBackupJobs(t, h, "restored-done:completed restored-waiting:pending")
+	checkIntegrity(t, path)
+	h.must("enqueue", "--id", "after", "--command", "true")
+	h.must("worker", "start", "--drain")
+	checkBackupJobs(t, h, "restored-done:completed restored-waiting:pending after:completed")
+	checkIntegrity(t, path)
+}
+
+// putBack puts backup at path by method; db restore must refuse while the
+// worker runs (exit 4), and then works once it is stopped.
+func putBack(t *testing.T, h *qhome, method, worker, backup, path string) {
+	t.Helper()
+	switch method {
+	case "cp", "mv":
+		if out, err := exec.Command(method, backup, path).CombinedOutput(); err != nil {
+			t.Fatalf("%s %s %s: %v\n%s", method, backup, path, err, out)
+		}
+		return
+	}
+	if worker == "running" {
+		if _, stderr, code := h.run("db", "restore", backup); code != 4 || !strings.Contains(stderr, "worker stop --wait") {
+			t.Errorf("db restore under a running worker: exit %d, want 4 and the fix\n%s", code, stderr)
+		}
+		h.must("worker", "stop", "--wait")
+	}
+	out := h.must("db", "restore", backup)
+	if !strings.Contains(out, "Restored "+path) || !strings.Contains(out, "kept as "+path+".before-restore-") {
+		t.Errorf("db restore said %q, want where the replaced database is kept", out)
+	}
+}
+
+func checkBackupJobs(t *testing.T, h *qhome, want string) {
+	t.Helper()
+	out := h.must("list", "--json")
+	var jobs []jobView
+	if err := json.Unmarshal([]byte(out), &jobs); err != nil {
+		t.Fatalf("list --json of the restored file: %v\n%s", err, out)
+	}
+	var got []string
+	for _, j := range jobs {
+		got = append(got, j.ID+":"+j.State)
+	}
+	if strings.Join(got, " ") != want {
+		t.Errorf("the restored file lists %v, want %s", got, want)
+	}
+}
+
+// A corrupt store ends a worker and watch, exit 1, saying what to do,
+// instead of keeping them up logging "malformed" at every try.
+func TestCorruptStoreStopsWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "victim", "--command", "true")
+	path := filepath.Join(h.dir, "queue.db")
+	corruptTable(t, path, "jobs")
+
+	w := h.start("worker", "start")
+	watch := h.start("watch")
+	dropped := filepath.Join(h.dir, "spool", "dropped.json")
+	if err := os.WriteFile(dropped+".tmp", []byte(`{"id": "dropped", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(dropped+".tmp", dropped); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []*proc{w, watch} {
+		code := p.exit(t, 30*time.Second)
+		if want := "the store is corrupt: restore a backup (queuectl db restore)"; code != 1 || !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("queuectl %v on a corrupt store: exit %d, want 1 and %q\n%s", p.cmd.Args[1:], code, want, p.stderr)
+		}
+	}
+}
+
+// corruptTable overwrites the root page of table in the SQLite file at
+// path (no WAL beside it) with bytes that are no b-tree page.
+func corruptTable(t *testing.T, path, table string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root, pageSize int64
+	err = db.QueryRow("SELECT rootpage FROM sqlite_schema WHERE type = 'table' AND name = ?", table).Scan(&root)
+	if err == nil {
+		err = db.QueryRow("PRAGMA page_size").Scan(&pageSize)
+	}
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteAt(bytes.Repeat([]byte{0xa5}, int(pageSize)), (root-1)*pageSize); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// db backup and db restore are for a SQLite store; a PostgreSQL one is
+// refused (exit 2) with its own tool named, before any connection.
+func TestBackupRestoreRefusePostgres(t *testing.T) {
+	h := newHome(t)
+	h.db = "postgres://nobody@127.0.0.1:1/none"
+	file := filepath.Join(t.TempDir(), "backup.db")
+	for cmd, tool := range map[string]string{"backup": "pg_dump", "restore": "pg_restore"} {
+		if _, stderr, code := h.run("db", cmd, file); code != 2 || !strings.Contains(stderr, tool) {
+			t.Errorf("db %s of a PostgreSQL store: exit %d, want 2 and %s named\n%s", cmd, code, tool, stderr)
+		}
+	}
+}

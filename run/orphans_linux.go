@@ -1,0 +1,117 @@
+package run
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// Orphans. A job's daemon that leaves its process group (setsid) and its
+// environment (env -i, so no QUEUECTL_RUN mark) comes back to the worker,
+// its child subreaper, when its parent exits; where every run has a cgroup
+// of its own, the cgroup holds it and ends with the run. Where runs get no
+// cgroup (no writable cgroup v2 directory), nothing says which run it came
+// from but its start time: it started after the run it came from did. So
+// at the end of each run, an adopted process (and its descendants) that no
+// live run holds (by process group, mark or cgroup), and that started
+// before no live run did, is stopped: the runs it may have come from have
+// all ended. One started while other runs were live is stopped when the
+// last of them ends.
+
+// liveRuns are the runs this process is running, by their shell's pid
+// (also their process group).
+var liveRuns = struct {
+	mu sync.Mutex
+	m  map[int]liveRun
+}{m: map[int]liveRun{}}
+
+type liveRun struct {
+	start  uint64 // the shell's start, in clock ticks after boot
+	mark   string // QUEUECTL_RUN
+	cgroup string // the run's cgroup's directory name, or ""
+}
+
+// runStarted records the run of shell pid as live.
+func runStarted(pid int, mark string, conf *confinement) {
+	r := liveRun{mark: mark}
+	if p, ok := readProc(pid); ok {
+		r.start = p.start
+	}
+	if conf != nil && conf.cgroup != "" {
+		r.cgroup = filepath.Base(conf.cgroup)
+	}
+	liveRuns.mu.Lock()
+	liveRuns.m[pid] = r
+	liveRuns.mu.Unlock()
+}
+
+// runEnded forgets the run of shell pid.
+func runEnded(pid int) {
+	liveRuns.mu.Lock()
+	delete(liveRuns.m, pid)
+	liveRuns.mu.Unlock()
+}
+
+// orphans lists the adopted processes, and their descendants, that belong
+// to no live run and started before none did.
+func orphans() []int {
+	if !adoptedAny() {
+		return nil
+	}
+	procs := listProcs()
+	self := os.Getpid()
+	children.mu.Lock()
+	adopted := map[int]bool{}
+	for _, p := range procs {
+		if _, ours := children.pids[p.pid]; p.ppid == self && !ours {
+			adopted[p.pid] = true
+		}
+	}
+	children.mu.Unlock()
+	parent := make(map[int]int, len(procs))
+	for _, p := range procs {
+		parent[p.pid] = p.ppid
+	}
+	fromAdopted := func(pid int) bool {
+		for i := 0; i < 64 && pid > 1; i, pid = i+1, parent[pid] {
+			if adopted[pid] {
+				return true
+			}
+		}
+		return false
+	}
+	liveRuns.mu.Lock()
+	live := make(map[int]liveRun, len(liveRuns.m))
+	for pid, r := range liveRuns.m {
+		live[pid] = r
+	}
+	liveRuns.mu.Unlock()
+	var out []int
+	for _, p := range procs {
+		if !p.zombie && p.pid != self && fromAdopted(p.pid) && !heldByLiveRun(p, live) {
+			out = append(out, p.pid)
+		}
+	}
+	return out
+}
+
+// heldByLiveRun reports whether process p may belong to one of the live
+// runs.
+func heldByLiveRun(p procInfo, live map[int]liveRun) bool {
+	if len(live) == 0 {
+		return false
+	}
+	if _, ok := live[p.pgrp]; ok {
+		return true
+	}
+	cg, _ := os.ReadFile("/proc/" + strconv.Itoa(p.pid) + "/cgroup")
+	for _, r := range live {
+		if r.start <= p.start || marked(p.pid, r.mark, false) ||
+			r.cgroup != "" && strings.Contains(string(cg), "/"+r.cgroup+"\n") {
+			return true
+		}
+	}
+	return false
+}
