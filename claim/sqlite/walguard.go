@@ -73,7 +73,11 @@ func newConnector(e *Engine) (driver.Connector, error) {
 func (c guardedConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	unlock, err := c.e.guardWAL()
+	guard := c.e.guardWAL
+	if c.e.readOnly {
+		guard = c.e.guardWALReader
+	}
+	unlock, err := guard()
 	if err != nil {
 		return nil, err
 	}
@@ -135,6 +139,46 @@ func (e *Engine) guardWAL() (unlock func(), err error) {
 		return nil, err
 	}
 	return func() { f.Close() }, nil
+}
+
+// guardWALReader is guardWAL for a read-only store, which writes nothing:
+// it neither records its file in -ident nor sets a WAL aside, and so
+// refuses to open beside a WAL that -ident says is another file's.
+func (e *Engine) guardWALReader() (unlock func(), err error) {
+	f, err := os.OpenFile(e.path+identSuffix, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, e.Check()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err = flock(f, syscall.LOCK_SH); err == nil {
+		var owner fileID
+		if owner, err = readIdent(f); err == nil && owner != e.id && owner != (fileID{}) {
+			if fi, serr := os.Stat(e.path + "-wal"); serr == nil && fi.Size() > 0 {
+				err = &foreignWALError{e.path}
+			}
+		}
+	}
+	if err == nil {
+		err = e.Check()
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// foreignWALError is a read-only open refused beside another file's WAL.
+type foreignWALError struct{ path string }
+
+func (e *foreignWALError) Error() string {
+	return fmt.Sprintf("open database: %s-wal was written for another database file than %s (a copied or restored home?), and a read-only open sets nothing aside", e.path, e.path)
+}
+
+func (e *foreignWALError) Hint() string {
+	return "serve the home it was copied from, or copy a home only while no queuectl process has it open"
 }
 
 // adoptWAL records the store's file as the owner of the WAL beside it,
