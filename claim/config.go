@@ -37,7 +37,7 @@ type ConfigKey struct {
 
 // ConfigKeys lists the keys in the order `config list` shows them.
 var ConfigKeys = []ConfigKey{
-	{"max-retries", "3", "runs before a job is dead", intKey(1, 1000, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
+	{"max-retries", "3", "runs before a job is dead", intKey(1, MaxRetriesMost, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
 	{"backoff-base", "2", "seconds; a job waits backoff-base^n after its n-th failed run", intKey(1, 3600, func(c *Config) *int { return &c.BackoffBase }), func(c *Config) string { return strconv.Itoa(c.BackoffBase) }},
 	{"max-backoff", "1h", "longest wait between runs", durKey(time.Second, func(c *Config) *time.Duration { return &c.MaxBackoff }), func(c *Config) string { return c.MaxBackoff.String() }},
 	{"job-timeout", "0", "default timeout of a job; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.JobTimeout }), func(c *Config) string { return c.JobTimeout.String() }},
