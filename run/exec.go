@@ -34,7 +34,10 @@ type result struct {
 	// directory, a full disk, no memory). The job did not run; it waits
 	// and is tried again, without counting the attempt.
 	fault string
-	took  time.Duration
+	// outputLost says the run's log could not be written whole (a full
+	// disk); it is kept as the run's error, whatever the run's end.
+	outputLost string
+	took       time.Duration
 	// tails: the end of each stream, kept with the run when it ends; nil
 	// when the job did not start.
 	tails *claim.Tails
@@ -66,7 +69,8 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// filled while the job ran does not change the job's own result: it
 	// ran, and running it again could repeat what it did.
 	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted && !res.canceled {
-		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: output lost: %v", j.ID, r.Attempt, err)})
+		res.outputLost = "output lost: " + strings.ReplaceAll(err.Error(), "\n", "; ")
+		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: %s", j.ID, r.Attempt, res.outputLost)})
 	}
 	if res.fault == "" {
 		res.tails = tails(stdout, stderr)

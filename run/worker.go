@@ -290,6 +290,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	w.steer.ended(id)
 	res.took = time.Since(began)
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
+	r.Error = res.outputLost
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		if errors.Is(context.Cause(run), errLeaseLapsed) {
@@ -428,7 +429,11 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 		}
 		return err
 	}
-	next, err := w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
+	errText := res.err
+	if res.outputLost != "" {
+		errText += "; " + res.outputLost
+	}
+	next, err := w.Store.Fail(ctx, j, r, res.exitCode, errText, w.Config.MaxBackoff)
 	if err != nil {
 		return err
 	}
