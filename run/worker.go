@@ -649,9 +649,15 @@ func (w *Worker) watchFile(soft context.Context, stop context.CancelFunc) {
 }
 
 // fail stops the worker gracefully for a reason that no retry mends: the
-// database it writes to was deleted or replaced. Run returns err.
+// database it writes to was deleted or replaced. Run returns err. It says
+// so at once: running jobs finish first, which may take hours.
 func (w *Worker) fail(err error, stop context.CancelFunc) {
-	w.failOnce.Do(func() { w.failed = err })
+	w.failOnce.Do(func() {
+		w.failed = err
+		if n := w.running.Load(); n > 0 {
+			w.logf("%v; stopping once the %d running job(s) end", err, n)
+		}
+	})
 	stop()
 }
 
