@@ -52,6 +52,7 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's.
 	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
+		w.logsDown.Store(true) // the slots claim nothing more until logs/ is back (logsBack)
 		return result{fault: err.Error()}
 	}
 	stdout, err := newOutput(r.StdoutPath)
@@ -84,19 +85,32 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 // a file system with room.
 func prepareLogDir(dir string) error {
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return fmt.Errorf("create log directory: %w", err)
+	if _, err := os.Lstat(dir); err != nil {
+		return checkLogs(parent)
 	}
 	if err := realDir(parent); err != nil {
 		return err
 	}
-	check := parent
-	if _, err := os.Lstat(dir); err == nil {
-		if err := realDir(dir); err != nil {
-			return err
-		}
-		check = dir
+	if err := realDir(dir); err != nil {
+		return err
 	}
+	return writable(dir)
+}
+
+// checkLogs checks that logs/ is, or can be made, a real writable
+// directory on a file system with room.
+func checkLogs(logs string) error {
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	if err := realDir(logs); err != nil {
+		return err
+	}
+	return writable(logs)
+}
+
+// writable checks that the directory check may be written, with room.
+func writable(check string) error {
 	if err := unix.Access(check, unix.W_OK); err != nil {
 		return fmt.Errorf("log directory %s is not writable: %w", check, err)
 	}

@@ -47,6 +47,9 @@ type Worker struct {
 	wake     broadcast
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
+	// logsDown: a run could not keep its output in logs/; the slots claim
+	// nothing until logsBack finds it writable again.
+	logsDown atomic.Bool
 	running  atomic.Int32 // jobs running in this worker's slots
 	// faultRetry overrides faultRetry (tests).
 	faultRetry time.Duration
@@ -188,6 +191,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc) (inte
 	c := claim.Claimant{WorkerID: w.id, Host: w.host, PID: os.Getpid(), Queues: w.Queues,
 		Lease: w.Config.Lease, LogDir: w.LogDir}
 	for soft.Err() == nil {
+		if w.logsDown.Load() && !w.logsBack(soft) {
+			continue
+		}
 		woken := w.wake.wait()
 		w.claiming.Add(1)
 		j, r, err := w.Store.Claim(soft, c)
@@ -320,14 +326,34 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 // waits before it is tried again.
 const faultRetry = 5 * time.Second
 
+func (w *Worker) faultWait() time.Duration {
+	if w.faultRetry > 0 {
+		return w.faultRetry
+	}
+	return faultRetry
+}
+
+// logsBack reports whether logs/ can be written again, after a run could
+// not keep its output there. Until it can, it waits faultWait (or the soft
+// stop) and the slot claims nothing: a job claimed meanwhile could only be
+// put back, each time leaving one more run record of a run that never ran.
+func (w *Worker) logsBack(soft context.Context) bool {
+	if checkLogs(w.LogDir) == nil {
+		w.logsDown.Store(false)
+		return true
+	}
+	select {
+	case <-soft.Done():
+	case <-time.After(w.faultWait()):
+	}
+	return false
+}
+
 // postpone puts back a job that could not start for a cause outside it, to
 // be tried again after faultRetry (w.faultRetry in tests), without counting
 // the attempt, and says what and where.
 func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault string) {
-	wait := faultRetry
-	if w.faultRetry > 0 {
-		wait = w.faultRetry
-	}
+	wait := w.faultWait()
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 		err := w.Store.Postpone(ctx, r, fault, w.Store.Now().Add(wait))
