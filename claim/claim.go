@@ -57,9 +57,12 @@ func (s *Store) Complete(ctx context.Context, r Run) (State, error) {
 
 // completed is the end of a successful run. Light: a completion a power cut
 // takes back is a job that runs again.
+// r.Error, when set, says what went wrong around the run though it
+// succeeded (its output was lost to a full disk): kept as the run's error
+// and the job's last_error.
 func completed(r Run, now time.Time) FinishParams {
 	return FinishParams{Run: ending(r), State: Completed, SetExitCode: true, SetError: true, ExitCode: intPtr(0),
-		Finished: true, Outcome: OutcomeCompleted, Now: now}
+		Error: r.Error, Finished: true, Outcome: OutcomeCompleted, Now: now}
 }
 
 // Fail records a failed run of j (as claimed). The job waits

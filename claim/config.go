@@ -37,7 +37,7 @@ type ConfigKey struct {
 
 // ConfigKeys lists the keys in the order `config list` shows them.
 var ConfigKeys = []ConfigKey{
-	{"max-retries", "3", "runs before a job is dead", intKey(1, 1000, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
+	{"max-retries", "3", "runs before a job is dead", intKey(1, MaxRetriesMost, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
 	{"backoff-base", "2", "seconds; a job waits backoff-base^n after its n-th failed run", intKey(1, 3600, func(c *Config) *int { return &c.BackoffBase }), func(c *Config) string { return strconv.Itoa(c.BackoffBase) }},
 	{"max-backoff", "1h", "longest wait between runs", durKey(time.Second, func(c *Config) *time.Duration { return &c.MaxBackoff }), func(c *Config) string { return c.MaxBackoff.String() }},
 	{"job-timeout", "0", "default timeout of a job; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.JobTimeout }), func(c *Config) string { return c.JobTimeout.String() }},
@@ -52,7 +52,7 @@ var ConfigKeys = []ConfigKey{
 	{"hook-timeout", "30s", "a hook still running after this is killed", durKey(time.Second, func(c *Config) *time.Duration { return &c.HookTimeout }), func(c *Config) string { return c.HookTimeout.String() }},
 	{"log-retention", "0", "log files of runs that ended longer ago are removed (the store keeps their last 64 KiB); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.LogRetention }), func(c *Config) string { return c.LogRetention.String() }},
 	{"limit-memory", "0", "memory limit of a job's processes (512M, 2G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.Memory }), func(c *Config) string { return FormatSize(c.Limits.Memory) }},
-	{"limit-cpu", "0", "CPU time limit of a job's processes; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return c.Limits.CPU.String() }},
+	{"limit-cpu", "0", "CPU time limit of each process of a job (each counts its own); 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return c.Limits.CPU.String() }},
 	{"limit-nofile", "0", "open files a job's process may hold; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NoFile }), func(c *Config) string { return strconv.FormatInt(c.Limits.NoFile, 10) }},
 	{"limit-nproc", "0", "processes the job's user may have; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NProc }), func(c *Config) string { return strconv.FormatInt(c.Limits.NProc, 10) }},
 	{"limit-fsize", "0", "largest file a job may write (1G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.FSize }), func(c *Config) string { return FormatSize(c.Limits.FSize) }},

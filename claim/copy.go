@@ -76,7 +76,7 @@ func (e *NotEmptyError) Error() string {
 
 // Hint says how to copy all the same.
 func (e *NotEmptyError) Hint() string {
-	return "copy into a new, empty database (createdb NAME), or a new schema (add &search_path=NAME to the URL)"
+	return "copy into a new, empty database (createdb NAME), or a new schema (CREATE SCHEMA NAME, then add &search_path=NAME to the URL)"
 }
 
 // OldSchemaError is the refusal of OpenReadOnly to read a database whose

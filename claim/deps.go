@@ -110,7 +110,11 @@ func UnknownDependencyError(ids []string) error {
 // DeadDependencyError is the ErrConflict of a job enqueued after a job that
 // is already dead or canceled: it could never run.
 func DeadDependencyError(id string, state State) error {
-	return fmt.Errorf("%w: after: job %s is %s, so this job could never run; re-drive it first (queuectl dlq retry %s)", ErrConflict, id, state, id)
+	redrive := "queuectl dlq retry " + id
+	if state == Canceled { // not in the dead-letter queue: dlq retry refuses it
+		redrive = "queuectl restart " + id
+	}
+	return fmt.Errorf("%w: after: job %s is %s, so this job could never run; re-drive it first (%s)", ErrConflict, id, state, redrive)
 }
 
 // Blocker is a job's dependency that is not met and never will be as

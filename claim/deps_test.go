@@ -175,8 +175,18 @@ func TestAfterADeadJobIsRefused(t *testing.T) {
 		if _, err := s.Fail(t.Context(), j, r, intp(1), "exit status 1", time.Hour); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Enqueue(t.Context(), job("b", "a")); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job a is dead") {
-			t.Errorf("Enqueue after a dead job = %v, want ErrConflict naming a", err)
+		if _, err := s.Enqueue(t.Context(), job("b", "a")); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job a is dead") ||
+			!strings.Contains(err.Error(), "queuectl dlq retry a") {
+			t.Errorf("Enqueue after a dead job = %v, want ErrConflict naming a and dlq retry", err)
+		}
+		// A canceled job is not in the dead-letter queue: restart runs it.
+		mustEnqueue(t, s, claim.NewJob{ID: "c", Command: "true"})
+		if _, _, err := s.Cancel(t.Context(), "c"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Enqueue(t.Context(), job("d", "c")); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job c is canceled") ||
+			!strings.Contains(err.Error(), "queuectl restart c") {
+			t.Errorf("Enqueue after a canceled job = %v, want ErrConflict naming c and restart", err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -373,6 +374,18 @@ func RegisterEngine(name string, open Opener) {
 // EngineFor names the engine for location: postgres:// and postgresql://
 // URLs are PostgreSQL, anything else is a SQLite file's path. This is the
 // one place that tells the two apart.
+// checkLocation refuses a URL of another kind of database, which would
+// otherwise be taken for the name of a SQLite file.
+func checkLocation(location string) error {
+	scheme, _, ok := strings.Cut(location, "://")
+	if !ok || EngineFor(location) == EnginePostgres || !urlScheme.MatchString(scheme) {
+		return nil
+	}
+	return invalidf("%s is a %s:// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)", location, scheme)
+}
+
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
 func EngineFor(location string) string {
 	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
 		return EnginePostgres

@@ -70,6 +70,9 @@ type spec struct {
 // ErrInvalid and says what is wrong and how to fix it. A "dead" object (from a
 // dead/ file) is accepted, ignored, and reported through NewJob.Redrive.
 func ParseSpec(data []byte) (NewJob, error) {
+	// A UTF-8 byte order mark, which some editors write, is no part of
+	// the JSON: every door (enqueue, -f, stdin, the spool) drops it.
+	data = bytes.TrimPrefix(data, []byte("\xef\xbb\xbf"))
 	if !utf8.Valid(data) {
 		return NewJob{}, invalidf("job spec is not valid UTF-8 text")
 	}
@@ -336,8 +339,8 @@ func (nj *NewJob) Validate() error {
 			"(Linux MAX_ARG_STRLEN), so it could never start: put it in a script file and run that", len(nj.Command), MaxArgLen)
 	case nj.ID != "" && !ValidID(nj.ID):
 		return invalidf("id %q is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", nj.ID)
-	case nj.MaxRetries != nil && *nj.MaxRetries < 1:
-		return invalidf("max_retries is %d; it counts runs, so give 1 or more", *nj.MaxRetries)
+	case nj.MaxRetries != nil && (*nj.MaxRetries < 1 || *nj.MaxRetries > MaxRetriesMost):
+		return invalidf("max_retries is %d; it counts runs, so give 1 to %d (as config max-retries takes)", *nj.MaxRetries, MaxRetriesMost)
 	case nj.BackoffBase != nil && (*nj.BackoffBase < 1 || *nj.BackoffBase > 3600):
 		return invalidf("backoff_base is %d; give whole seconds from 1 to 3600", *nj.BackoffBase)
 	case !nj.RunAt.IsZero() && nj.Delay != 0:
@@ -369,17 +372,48 @@ func (nj *NewJob) Validate() error {
 	if err := nj.Limits.validate(); err != nil {
 		return err
 	}
+	return nj.validateEnv()
+}
+
+// validateEnv refuses an env that no exec could take: a bad name, a NUL
+// in a value, an entry over MAX_ARG_STRLEN, or entries that together with
+// the command pass MaxExecTotal.
+func (nj *NewJob) validateEnv() error {
+	total := execSize("/bin/sh") + execSize("-c") + execSize(nj.Command)
 	for k, v := range nj.Env {
-		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(v, 0) {
+		if k == "" || strings.ContainsAny(k, "=\x00") {
 			return invalidf("env name %q is not valid: names are non-empty, without '=' or NUL", k)
+		}
+		if strings.ContainsRune(v, 0) {
+			return invalidf("env %s's value contains a NUL byte, which no program's environment can hold", k)
 		}
 		if n := len(k) + 1 + len(v); n > MaxArgLen {
 			return invalidf("env entry %q is %d bytes as NAME=value; the system passes at most %d bytes as one "+
 				"environment string (Linux MAX_ARG_STRLEN): pass it in a file", k, n, MaxArgLen)
 		}
+		total += execSize(k) + 1 + len(v)
+	}
+	if total > MaxExecTotal {
+		return invalidf("the command and env entries are %d bytes together; a program is started with at most "+
+			"about %d (Linux ARG_MAX, less room for the worker's own environment), so it could never start: "+
+			"pass the large values in a file", total, MaxExecTotal)
 	}
 	return nil
 }
+
+// MaxExecTotal bounds a job's command and env together: what exec takes
+// for arguments and environment (ARG_MAX, 2 MiB under the usual 8 MiB
+// stack limit) less 256 KiB for the worker's environment, which the job's
+// is merged over.
+const MaxExecTotal = 2<<20 - 256<<10
+
+// MaxRetriesMost is the most runs a job may have, in a spec, a flag or
+// config max-retries.
+const MaxRetriesMost = 1000
+
+// execSize is what one argument or environment string costs exec: its
+// bytes, the NUL after them, and the pointer to them.
+func execSize(s string) int { return len(s) + 1 + 8 }
 
 // ParseBatch decodes what `enqueue -` reads: one JSON object (which may span
 // lines), or JSON lines, one job spec per line. Blank lines are skipped.

@@ -3,6 +3,7 @@ package claim_test
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -112,8 +113,8 @@ func TestParseSpecErrors(t *testing.T) {
 		{"blank command", `{"command": "  \t"}`, []string{`missing "command"`}},
 		{"null command", `{"command": null}`, []string{`missing "command"`}},
 		{"NUL in command", `{"command": "a\u0000b"}`, []string{"NUL"}},
-		{"max_retries 0", `{"command": "x", "max_retries": 0}`, []string{"max_retries is 0", "give 1 or more"}},
-		{"max_retries negative", `{"command": "x", "max_retries": -1}`, []string{"max_retries is -1", "give 1 or more"}},
+		{"max_retries 0", `{"command": "x", "max_retries": 0}`, []string{"max_retries is 0", "give 1 to 1000"}},
+		{"max_retries negative", `{"command": "x", "max_retries": -1}`, []string{"max_retries is -1", "give 1 to 1000"}},
 		{"backoff_base 0", `{"command": "x", "backoff_base": 0}`, []string{"backoff_base is 0", "from 1 to 3600"}},
 		{"bad run_at", `{"command": "x", "run_at": "tomorrow"}`, []string{`run_at "tomorrow"`, "RFC 3339", "2026-11-21T03:00:00Z"}},
 		{"run_at without zone", `{"command": "x", "run_at": "2026-11-21T03:00:00"}`, []string{"RFC 3339"}},
@@ -281,4 +282,50 @@ func FuzzParseDuration(f *testing.F) {
 			t.Fatalf("ParseDuration(%q) = %v, want 0 to 100 years", s, d)
 		}
 	})
+}
+
+// TestInputDoorsAgree: what the spool accepts, enqueue accepts, and the
+// bounds of a spec are those of config set.
+func TestInputDoorsAgree(t *testing.T) {
+	nj, err := claim.ParseSpec([]byte("\xef\xbb\xbf{\"command\": \"x\"}"))
+	if err != nil || nj.Command != "x" {
+		t.Errorf("ParseSpec with a UTF-8 BOM = %s, %v; want the job, as the spool reads it", show(nj), err)
+	}
+	for _, tc := range []struct {
+		nj   claim.NewJob
+		want string
+	}{
+		{claim.NewJob{Command: "x", Env: map[string]string{"A": "a\x00b"}}, `env A's value contains a NUL byte`},
+		{claim.NewJob{Command: "x", MaxRetries: intp(1_000_000_000)}, "give 1 to 1000"},
+		{claim.NewJob{Command: "x", MaxRetries: intp(1001)}, "give 1 to 1000"},
+	} {
+		if err := tc.nj.Validate(); !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("Validate(%s) = %v, want ErrInvalid saying %q", show(tc.nj), err, tc.want)
+		}
+	}
+	if err := (&claim.NewJob{Command: "x", MaxRetries: intp(1000)}).Validate(); err != nil {
+		t.Errorf("Validate(max_retries 1000) = %v, want nil", err)
+	}
+}
+
+// TestEnvOverTheExecLimit: entries each under MAX_ARG_STRLEN that together
+// pass what exec takes are refused at enqueue, not at every run.
+func TestEnvOverTheExecLimit(t *testing.T) {
+	env := map[string]string{}
+	for i := range 40 {
+		env[fmt.Sprintf("V%02d", i)] = strings.Repeat("x", 100_000)
+	}
+	nj := claim.NewJob{Command: "x", Env: env}
+	if err := nj.Validate(); !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), "together") {
+		t.Errorf("Validate(40 env entries of 100 KB) = %v, want ErrInvalid saying they are too big together", err)
+	}
+	delete(env, "V00")
+	for i := 1; i < 40; i++ {
+		if i >= 10 {
+			delete(env, fmt.Sprintf("V%02d", i))
+		}
+	}
+	if err := nj.Validate(); err != nil {
+		t.Errorf("Validate(9 env entries of 100 KB) = %v, want nil", err)
+	}
 }

@@ -37,10 +37,14 @@ func configCommand() *cli.Command {
 				return err
 			}),
 		}, {
-			Name:        "set",
-			Usage:       "change a setting",
-			ArgsUsage:   "KEY VALUE",
-			Description: "Example: queuectl config set max-backoff 10m",
+			Name:      "set",
+			Usage:     "change a setting",
+			ArgsUsage: "KEY VALUE",
+			Description: `Example: queuectl config set max-backoff 10m
+
+The limit-* keys apply to each process of a job, as rlimits do: under
+limit-cpu 2s, a job of four processes may use 2s of CPU in each of them.
+queuectl config list shows every key.`,
 			Action: withHome(func(c *cli.Context, h *home) error {
 				a, err := args(c, 2, 2)
 				if err != nil {

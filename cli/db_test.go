@@ -73,7 +73,7 @@ func TestDBCopy(t *testing.T) {
 	out, errText, code = h.run("db", "copy", "--to", target)
 	want := "queuectl: error: copy " + filepath.Join(h.dir, "queue.db") + " to " + target +
 		": the target is not empty: it holds 5 jobs, 3 runs, 1 dependency, 1 schedule, 1 queue limit, 1 paused queue, config max-retries=2; nothing was copied\n" +
-		"queuectl: hint: copy into a new, empty database (createdb NAME), or a new schema (add &search_path=NAME to the URL)\n"
+		"queuectl: hint: copy into a new, empty database (createdb NAME), or a new schema (CREATE SCHEMA NAME, then add &search_path=NAME to the URL)\n"
 	if code != 1 || out != "" || errText != want {
 		t.Errorf("db copy to the copy: exit %d, stdout %q, stderr\n%s\nwant exit 1, stderr\n%s", code, out, errText, want)
 	}

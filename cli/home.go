@@ -40,6 +40,12 @@ func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {
 	if err != nil {
 		return nil, err
 	}
+	return h.readConfig(c)
+}
+
+// readConfig reads the config of the home, closing its store on error.
+func (h *home) readConfig(c *cli.Context) (*home, error) {
+	var err error
 	if h.config, err = h.store.Config(c.Context); err != nil {
 		h.store.Close()
 		return nil, err
@@ -50,13 +56,24 @@ func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {
 // openHomeStore is openHomeSpool without reading the config (h.config
 // stays zero), for a command whose store calls read it themselves.
 func openHomeStore(c *cli.Context, lenientSpool bool) (*home, error) {
+	return openHomeWith(c, lenientSpool, claim.Open)
+}
+
+// openHomeWith is openHomeStore with the store opened by open. The home is
+// checked before anything is created in it: a refused home gets nothing.
+func openHomeWith(c *cli.Context, lenientSpool bool, open func(string) (*claim.Store, error)) (*home, error) {
 	dir, dbPath, err := homePaths(c)
 	if err != nil {
 		return nil, err
 	}
-	h := &home{dir: dir, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, withHint(fmt.Errorf("create home: %w", err), "pass --home DIR on a writable disk")
+	h := &home{dir: dir, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs"), db: dbPath}
+	if _, err := os.Lstat(dir); err != nil { // a home that is there is checked first
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, withHint(fmt.Errorf("create home: %w", err), "pass --home DIR on a writable disk")
+		}
+	}
+	if err := checkHome(h, !lenientSpool); err != nil {
+		return nil, err
 	}
 	if err := h.dirs.Make(); err != nil {
 		return nil, err
@@ -64,11 +81,7 @@ func openHomeStore(c *cli.Context, lenientSpool bool) (*home, error) {
 	if err := os.MkdirAll(h.logs, 0o700); err != nil {
 		return nil, fmt.Errorf("create logs directory: %w", err)
 	}
-	h.db = dbPath
-	if err := checkHome(h, !lenientSpool); err != nil {
-		return nil, err
-	}
-	if h.store, err = claim.Open(dbPath); err != nil {
+	if h.store, err = open(dbPath); err != nil {
 		return nil, err
 	}
 	return h, nil

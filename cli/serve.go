@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/serve"
 	"github.com/urfave/cli/v2"
 )
@@ -28,31 +29,48 @@ Example: queuectl serve --addr 127.0.0.1:8377 --read-only`,
 			&cli.BoolFlag{Name: "read-only", Usage: "offer no actions (no cancel, retry, purge…)"},
 			&cli.StringFlag{Name: "token-file", Usage: "require the token in `FILE` (mode 0600) on every request"},
 		},
-		Action: withHome(func(c *cli.Context, h *home) error {
-			if _, err := args(c, 0, 0); err != nil {
-				return err
+		Action: func(c *cli.Context) error {
+			// --read-only opens the store to read only: nothing is written
+			// to it, not even a migration or the WAL guard's bookkeeping.
+			open := claim.Open
+			if c.Bool("read-only") {
+				open = claim.OpenReadOnly
 			}
-			addr := c.String("addr")
-			token, err := readToken(c.String("token-file"))
-			if err != nil {
-				return err
-			}
-			if token == "" && !loopbackAddr(addr) {
-				return withHint(usagef("--addr %s is reachable from other machines, and no --token-file guards it", addr),
-					"serve on 127.0.0.1, or: umask 077; head -c 32 /dev/urandom | base64 > ~/.queuectl-token; queuectl serve --addr "+addr+" --token-file ~/.queuectl-token")
-			}
-			s, err := serve.New(serve.Options{Store: h.store, Home: h.dir, ReadOnly: c.Bool("read-only"), Token: token, Lease: h.config.Lease})
-			if err != nil {
-				return err
-			}
-			ln, err := net.Listen("tcp", addr)
-			if err != nil {
-				return withHint(err, "pick another port: queuectl serve --addr 127.0.0.1:8378")
-			}
-			logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, ln.Addr())
-			return runServer(c.Context, s, ln)
-		}),
+			return around(func(c *cli.Context) (*home, error) {
+				h, err := openHomeWith(c, false, open)
+				if err != nil {
+					return nil, err
+				}
+				return h.readConfig(c)
+			}, serveHome)(c)
+		},
 	}
+}
+
+// serveHome is serve's action on the home opened.
+func serveHome(c *cli.Context, h *home) error {
+	if _, err := args(c, 0, 0); err != nil {
+		return err
+	}
+	addr := c.String("addr")
+	token, err := readToken(c.String("token-file"))
+	if err != nil {
+		return err
+	}
+	if token == "" && !loopbackAddr(addr) {
+		return withHint(usagef("--addr %s is reachable from other machines, and no --token-file guards it", addr),
+			"serve on 127.0.0.1, or: umask 077; head -c 32 /dev/urandom | base64 > ~/.queuectl-token; queuectl serve --addr "+addr+" --token-file ~/.queuectl-token")
+	}
+	s, err := serve.New(serve.Options{Store: h.store, Home: h.dir, ReadOnly: c.Bool("read-only"), Token: token, Lease: h.config.Lease})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return withHint(err, "pick another port: queuectl serve --addr 127.0.0.1:8378")
+	}
+	logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, ln.Addr())
+	return runServer(c.Context, s, ln)
 }
 
 // runServer serves until ctx ends, then shuts down: open event streams

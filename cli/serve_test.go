@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -11,6 +13,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // TestServe: `queuectl serve` answers with the data of `status --json`,
@@ -60,5 +64,80 @@ func TestServeRefusesAnOpenAddress(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, "queuectl: hint: ") {
 			t.Errorf("queuectl %s: exit %d, want 2 with a hint\n%s", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// TestServeReadOnlyWritesNothing: serve --read-only opens the store to
+// read only, so on a copy of a home taken while a store had it open it
+// refuses, saying why, instead of setting the copy's WAL aside.
+func TestServeReadOnlyWritesNothing(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "one", "--command", "true")
+	s, err := claim.Open(h.location())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Enqueue(context.Background(), claim.NewJob{ID: "two", Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	cp := &qhome{t: t, dir: filepath.Join(t.TempDir(), "copy")}
+	if err := os.CopyFS(cp.dir, os.DirFS(h.dir)); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(cp.dir, 0o700)
+	if fi, err := os.Stat(filepath.Join(cp.dir, "queue.db-wal")); err != nil || fi.Size() == 0 {
+		t.Fatalf("the copy has no WAL to guard (%v)", err)
+	}
+	before := listDir(t, cp.dir)
+	p := cp.start("serve", "--addr", "127.0.0.1:0", "--read-only")
+	waitFor(t, 30*time.Second, "serve to start or exit", func() bool {
+		select {
+		case <-p.done:
+			return true
+		default:
+			return strings.Contains(p.stderr.String(), "serving ")
+		}
+	})
+	p.cmd.Process.Signal(syscall.SIGTERM) // if it serves: it may have exited
+	code := p.exit(t, 30*time.Second)
+	if after := listDir(t, cp.dir); after != before {
+		t.Errorf("serve --read-only changed the copied home:\nbefore %s\nafter  %s", before, after)
+	}
+	if code != 1 || !strings.Contains(p.stderr.String(), "queue.db-wal was written for another database file") ||
+		!strings.Contains(p.stderr.String(), "queuectl: hint: ") {
+		t.Errorf("serve --read-only on a copied home: exit %d, want 1 with the reason and a hint\n%s", code, p.stderr)
+	}
+}
+
+// listDir names the entries of dir with their sizes, one string.
+func listDir(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		fi, _ := e.Info()
+		fmt.Fprintf(&b, "%s:%d ", e.Name(), fi.Size())
+	}
+	return b.String()
+}
+
+// TestUnsafeHomeGetsNothing: a command refused for an unsafe home creates
+// nothing in it first.
+func TestUnsafeHomeGetsNothing(t *testing.T) {
+	h := newHome(t)
+	if err := os.Mkdir(h.dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(h.dir, 0o777)
+	_, stderr, code := h.run("list")
+	if code != 1 || !strings.Contains(stderr, "writable by group or others") {
+		t.Errorf("list in a world-writable home: exit %d, want 1 saying why\n%s", code, stderr)
+	}
+	if got := listDir(t, h.dir); got != "" {
+		t.Errorf("the refused home got %s", got)
 	}
 }

@@ -34,7 +34,10 @@ type result struct {
 	// directory, a full disk, no memory). The job did not run; it waits
 	// and is tried again, without counting the attempt.
 	fault string
-	took  time.Duration
+	// outputLost says the run's log could not be written whole (a full
+	// disk); it is kept as the run's error, whatever the run's end.
+	outputLost string
+	took       time.Duration
 	// tails: the end of each stream, kept with the run when it ends; nil
 	// when the job did not start.
 	tails *claim.Tails
@@ -49,6 +52,7 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's.
 	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
+		w.logsDown.Store(true) // the slots claim nothing more until logs/ is back (logsBack)
 		return result{fault: err.Error()}
 	}
 	stdout, err := newOutput(r.StdoutPath)
@@ -66,7 +70,8 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 	// filled while the job ran does not change the job's own result: it
 	// ran, and running it again could repeat what it did.
 	if err := errors.Join(stdout.finish(), stderr.finish()); err != nil && !res.interrupted && !res.canceled {
-		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: output lost: %v", j.ID, r.Attempt, err)})
+		res.outputLost = "output lost: " + strings.ReplaceAll(err.Error(), "\n", "; ")
+		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf("job %s: run %d: %s", j.ID, r.Attempt, res.outputLost)})
 	}
 	if res.fault == "" {
 		res.tails = tails(stdout, stderr)
@@ -80,19 +85,32 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 // a file system with room.
 func prepareLogDir(dir string) error {
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o700); err != nil {
-		return fmt.Errorf("create log directory: %w", err)
+	if _, err := os.Lstat(dir); err != nil {
+		return checkLogs(parent)
 	}
 	if err := realDir(parent); err != nil {
 		return err
 	}
-	check := parent
-	if _, err := os.Lstat(dir); err == nil {
-		if err := realDir(dir); err != nil {
-			return err
-		}
-		check = dir
+	if err := realDir(dir); err != nil {
+		return err
 	}
+	return writable(dir)
+}
+
+// checkLogs checks that logs/ is, or can be made, a real writable
+// directory on a file system with room.
+func checkLogs(logs string) error {
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		return fmt.Errorf("create log directory: %w", err)
+	}
+	if err := realDir(logs); err != nil {
+		return err
+	}
+	return writable(logs)
+}
+
+// writable checks that the directory check may be written, with room.
+func writable(check string) error {
 	if err := unix.Access(check, unix.W_OK); err != nil {
 		return fmt.Errorf("log directory %s is not writable: %w", check, err)
 	}

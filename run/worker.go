@@ -43,6 +43,9 @@ type Worker struct {
 	wake     broadcast
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
+	// logsDown: a run could not keep its output in logs/; the slots claim
+	// nothing until logsBack finds it writable again.
+	logsDown atomic.Bool
 	running  atomic.Int32 // jobs running in this worker's slots
 	// faultRetry overrides faultRetry (tests).
 	faultRetry time.Duration
@@ -185,6 +188,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 	c := claim.Claimant{WorkerID: w.id, Host: w.host, PID: os.Getpid(), Queues: w.Queues,
 		Lease: w.Config.Lease, LogDir: w.LogDir}
 	for soft.Err() == nil {
+		if w.logsDown.Load() && !w.logsBack(soft) {
+			continue
+		}
 		woken := w.wake.wait()
 		if w.scale.parked(i) { // scaled down: claim nothing until scaled up
 			w.idle(soft, woken)
@@ -291,6 +297,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	w.steer.ended(id)
 	res.took = time.Since(began)
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
+	r.Error = res.outputLost
 	if res.lost {
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		if errors.Is(context.Cause(run), errLeaseLapsed) {
@@ -320,14 +327,34 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 // waits before it is tried again.
 const faultRetry = 5 * time.Second
 
+func (w *Worker) faultWait() time.Duration {
+	if w.faultRetry > 0 {
+		return w.faultRetry
+	}
+	return faultRetry
+}
+
+// logsBack reports whether logs/ can be written again, after a run could
+// not keep its output there. Until it can, it waits faultWait (or the soft
+// stop) and the slot claims nothing: a job claimed meanwhile could only be
+// put back, each time leaving one more run record of a run that never ran.
+func (w *Worker) logsBack(soft context.Context) bool {
+	if checkLogs(w.LogDir) == nil {
+		w.logsDown.Store(false)
+		return true
+	}
+	select {
+	case <-soft.Done():
+	case <-time.After(w.faultWait()):
+	}
+	return false
+}
+
 // postpone puts back a job that could not start for a cause outside it, to
 // be tried again after faultRetry (w.faultRetry in tests), without counting
 // the attempt, and says what and where.
 func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault string) {
-	wait := faultRetry
-	if w.faultRetry > 0 {
-		wait = w.faultRetry
-	}
+	wait := w.faultWait()
 	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 		err := w.Store.Postpone(ctx, r, fault, w.Store.Now().Add(wait))
@@ -429,7 +456,11 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 		}
 		return err
 	}
-	next, err := w.Store.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff)
+	errText := res.err
+	if res.outputLost != "" {
+		errText += "; " + res.outputLost
+	}
+	next, err := w.Store.Fail(ctx, j, r, res.exitCode, errText, w.Config.MaxBackoff)
 	if err != nil {
 		return err
 	}
@@ -645,9 +676,15 @@ func (w *Worker) watchFile(soft context.Context, stop context.CancelFunc) {
 }
 
 // fail stops the worker gracefully for a reason that no retry mends: the
-// database it writes to was deleted or replaced. Run returns err.
+// database it writes to was deleted or replaced. Run returns err. It says
+// so at once: running jobs finish first, which may take hours.
 func (w *Worker) fail(err error, stop context.CancelFunc) {
-	w.failOnce.Do(func() { w.failed = err })
+	w.failOnce.Do(func() {
+		w.failed = err
+		if n := w.running.Load(); n > 0 {
+			w.logf("%v; stopping once the %d running job(s) end", err, n)
+		}
+	})
 	stop()
 }
 

@@ -273,3 +273,43 @@ func TestUnwritableLogsPostponeTheJob(t *testing.T) {
 	}
 	waitFor(t, "the job to complete once its logs can be written", func() bool { return get(t, s, "loud").State == claim.Completed })
 }
+
+// TestUnwritableLogsDirLeavesOneRecord: while logs/ cannot be written, the
+// worker claims nothing after the first job it had to put back, so the
+// wait leaves one run record, not one per retry.
+func TestUnwritableLogsDirLeavesOneRecord(t *testing.T) {
+	s := mustOpenStore(t)
+	enqueue(t, s, claim.NewJob{ID: "a", Command: "echo a"})
+	w := newWorker(t, s)
+	w.Drain = false
+	w.faultRetry = 20 * time.Millisecond
+	// A file where logs/ should be: no log can be written.
+	if err := os.WriteFile(w.LogDir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { cancel(); <-done }()
+	waitFor(t, "the job to be put back with the reason", func() bool {
+		return strings.Contains(get(t, s, "a").LastError, "not a directory")
+	})
+	// Let twenty retry intervals pass, in each of which the job would be
+	// claimed and put back again: what is tested is that nothing happens.
+	time.Sleep(20 * w.faultRetry)
+	if err := os.Remove(w.LogDir); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job to complete once logs/ can be made", func() bool { return get(t, s, "a").State == claim.Completed })
+	runs, err := s.Runs(context.Background(), "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 2 {
+		var outcomes []string
+		for _, r := range runs {
+			outcomes = append(outcomes, r.Outcome)
+		}
+		t.Errorf("runs of a: %v, want one interrupted (the put-back) and the completed one", outcomes)
+	}
+}

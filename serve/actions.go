@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"unicode"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
@@ -149,12 +150,19 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 }
 
 // localPath returns p when it is a path on this server, else def: a form
-// must not send the browser elsewhere.
+// must not send the browser elsewhere. Browsers drop TABs and newlines
+// from a URL and read a backslash as a slash, so "/\t/host" would be
+// "//host", another site: p may hold no control character, space or
+// backslash at all, and must parse as a path with no scheme or host.
 func localPath(p, def string) string {
-	if strings.HasPrefix(p, "/") && !strings.HasPrefix(p, "//") && !strings.ContainsAny(p, "\\\r\n") {
-		return p
+	bad := strings.IndexFunc(p, func(r rune) bool { return r <= ' ' || r == 0x7f || r == '\\' || unicode.IsControl(r) })
+	if bad >= 0 || !strings.HasPrefix(p, "/") || strings.HasPrefix(p, "//") {
+		return def
 	}
-	return def
+	if u, err := url.Parse(p); err != nil || u.Scheme != "" || u.Host != "" || u.User != nil {
+		return def
+	}
+	return p
 }
 
 // apiJobAction answers with the job as it is after the action (`show

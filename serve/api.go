@@ -33,6 +33,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
+	case errors.As(err, new(*logRefused)):
+		return http.StatusForbidden
 	}
 	return http.StatusInternalServerError
 }

@@ -21,22 +21,22 @@ import (
 // benchJobs is the size of the store the page and scrape benchmarks read.
 const benchJobs = 1_000_000
 
-// bigHome returns a home with benchJobs jobs: 5% pending, 5% dead, 5%
+// bigHome returns a home with n jobs: 5% pending, 5% dead, 5%
 // failed, the rest completed, over 5 queues, each finished job with one
-// run, the runs ending over the last 24 hours (about 40,000 in the last
-// hour). It is built once (a minute or two) in $QUEUECTL_BENCH_DIR, else
+// run, the runs ending over the last 24 hours (a twenty-fourth of them in
+// the last hour). It is built once (a minute or two) in $QUEUECTL_BENCH_DIR, else
 // the temporary directory, and reused by later runs.
 //
 // The jobs are enqueued through claim; their states and runs are then set
 // with two SQL statements (which the counting triggers follow), because a
 // million real runs would take an hour.
-func bigHome(b *testing.B) string {
+func bigHome(b *testing.B, n int) string {
 	b.Helper()
 	root := os.Getenv("QUEUECTL_BENCH_DIR")
 	if root == "" {
 		root = os.TempDir()
 	}
-	dir := filepath.Join(root, fmt.Sprintf("queuectl-serve-bench-%d", benchJobs))
+	dir := filepath.Join(root, fmt.Sprintf("queuectl-serve-bench-%d", n))
 	if _, err := os.Stat(filepath.Join(dir, "complete")); err == nil {
 		return dir
 	}
@@ -54,12 +54,12 @@ func bigHome(b *testing.B) string {
 	}
 	ctx := context.Background()
 	const batch = 10000
-	for i := 0; i < benchJobs; i += batch {
+	for i := 0; i < n; i += batch {
 		jobs := make([]claim.NewJob, batch)
 		for k := range jobs {
-			n := i + k
-			jobs[k] = claim.NewJob{ID: fmt.Sprintf("job-%07d", n), Command: "make -C /srv/app part-" + strconv.Itoa(n),
-				Queue: fmt.Sprintf("queue-%d", n%5)}
+			seq := i + k
+			jobs[k] = claim.NewJob{ID: fmt.Sprintf("job-%07d", seq), Command: "make -C /srv/app part-" + strconv.Itoa(seq),
+				Queue: fmt.Sprintf("queue-%d", seq%5)}
 		}
 		if _, err := s.EnqueueEach(ctx, jobs); err != nil {
 			b.Fatal(err)
@@ -76,8 +76,8 @@ func bigHome(b *testing.B) string {
 	for _, q := range []string{
 		`UPDATE jobs SET state = CASE seq % 20 WHEN 0 THEN 'pending' WHEN 1 THEN 'dead' WHEN 2 THEN 'failed' ELSE 'completed' END,
 			attempts = 1, runs = 1, exit_code = CASE seq % 20 WHEN 1 THEN 1 WHEN 2 THEN 1 ELSE 0 END,
-			updated_at = ?1 - ?2 + seq * (?2 / ` + strconv.Itoa(benchJobs) + `),
-			finished_at = CASE WHEN seq % 20 <> 2 THEN ?1 - ?2 + seq * (?2 / ` + strconv.Itoa(benchJobs) + `) END
+			updated_at = ?1 - ?2 + seq * (?2 / ` + strconv.Itoa(n) + `),
+			finished_at = CASE WHEN seq % 20 <> 2 THEN ?1 - ?2 + seq * (?2 / ` + strconv.Itoa(n) + `) END
 		WHERE seq % 20 <> 0`,
 		`INSERT INTO runs (job_id, attempt, worker_id, host, pid, started_at, exec_at, ended_at, outcome, exit_code, stdout_path, stderr_path)
 		SELECT id, 1, 'bench', 'bench', 1, updated_at - 2000000000, updated_at - 1990000000, updated_at,
@@ -100,7 +100,7 @@ func bigHome(b *testing.B) string {
 //
 //	go test ./serve -run '^$' -bench ServeMillion -benchtime 200x
 func BenchmarkServeMillion(b *testing.B) {
-	dir := bigHome(b)
+	dir := bigHome(b, benchJobs)
 	s, err := claim.Open(filepath.Join(dir, "queue.db"))
 	if err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -86,16 +87,23 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 	if v.Attempt > 0 {
 		shown := runs[v.Attempt-1]
 		l, err := s.openRunLog(ctx, shown, v.Stream)
+		var refused *logRefused
+		if errors.As(err, &refused) {
+			v.LogNote, err = refused.Error(), nil
+		}
 		if err != nil {
 			s.failErr(w, r, err)
 			return
 		}
-		v.LogNote = keptNote(shown, v.Stream, l)
+		if v.LogNote == "" {
+			v.LogNote = keptNote(shown, v.Stream, l)
+		}
 		if l.Tail != nil {
 			v.Log, v.LogEnd = string(l.Tail.Data), l.Tail.Size
 		} else {
 			v.Log, v.LogEnd, v.LogCut, err = tail(l.File, logTail)
 		}
+		v.Log = plain(v.Log)
 		if l.File != nil {
 			l.File.Close()
 		}
@@ -210,7 +218,7 @@ func (s *Server) sendEvents(ctx context.Context, w io.Writer, id string, attempt
 }
 
 // sendLog sends what the log gained since offset, in pieces of at most
-// 64 KiB, and moves offset past it.
+// 64 KiB without terminal escapes (plain), and moves offset past it.
 func (s *Server) sendLog(w io.Writer, id string, attempt int, stream string, offset *int64) error {
 	f, err := s.openLog(id, attempt, stream)
 	if err != nil || f == nil {
@@ -224,9 +232,10 @@ func (s *Server) sendLog(w io.Writer, id string, attempt int, stream string, off
 		if full {
 			n = runeStart(buf[:n]) // the rest of a split character comes next time
 		}
+		n = escapeCut(buf[:n]) // and of an escape sequence
 		if n > 0 {
 			*offset += int64(n)
-			if err := writeEvent(w, "log", string(buf[:n])); err != nil {
+			if err := writeEvent(w, "log", plain(string(buf[:n]))); err != nil {
 				return err
 			}
 		}

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -22,37 +24,58 @@ var streamExt = map[string]string{"stdout": ".out", "stderr": ".err"}
 // directory only: the path is built from the id (a valid job id names no
 // other directory) and the attempt number, never read from the store, and
 // neither the job's directory nor the file may be a symlink or anything but
-// a regular file. A log not written yet is (nil, nil): an empty log.
+// a regular file (a *logRefused error). A log not written yet is (nil,
+// nil): an empty log. Errors name the log by its place in the home, never
+// by the home's path, which is no business of whoever reads the page.
 func (s *Server) openLog(id string, attempt int, stream string) (*os.File, error) {
 	ext, ok := streamExt[stream]
 	if !ok || !claim.ValidID(id) || attempt < 1 {
 		return nil, usagef("no log %s of attempt %d of job %q: streams are stdout and stderr", stream, attempt, id)
 	}
-	for _, dir := range []string{s.logs, filepath.Join(s.logs, id)} {
-		fi, err := os.Lstat(dir)
+	for _, rel := range []string{"logs", "logs/" + id} {
+		fi, err := os.Lstat(filepath.Join(s.home, rel))
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		if err != nil {
-			return nil, err
+			return nil, pathless(err, rel)
 		}
 		if !fi.IsDir() {
-			return nil, fmt.Errorf("%s is not a directory (a symlink?): refusing to read logs through it", dir)
+			return nil, &logRefused{rel, "is not a directory (a symlink?)"}
 		}
 	}
-	path := filepath.Join(s.logs, id, strconv.Itoa(attempt)+ext)
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	rel := "logs/" + id + "/" + strconv.Itoa(attempt) + ext
+	f, err := os.OpenFile(filepath.Join(s.logs, id, strconv.Itoa(attempt)+ext), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &logRefused{rel, "is a symlink"}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("open log %s: %w (is it a symlink?)", path, err)
+		return nil, pathless(err, rel)
 	}
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
 		f.Close()
-		return nil, fmt.Errorf("log %s is not a regular file", path)
+		return nil, &logRefused{rel, "is not a regular file"}
 	}
 	return f, nil
+}
+
+// logRefused is a log that is not served, named by its place in the home.
+type logRefused struct{ rel, why string }
+
+func (e *logRefused) Error() string {
+	return e.rel + " " + e.why + ": logs are shown only from regular files in the home's logs/"
+}
+
+// pathless is err about the file at rel in the home, without its path.
+func pathless(err error, rel string) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return fmt.Errorf("read %s: %w", rel, err)
 }
 
 // runLog serves one run's stdout or stderr as plain text, streamed from the
@@ -91,14 +114,16 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 	}
 	if l.Tail != nil {
 		w.Header().Set("Queuectl-Log-Kept", strconv.FormatInt(l.Tail.Size, 10))
-		w.Write(l.Tail.Data)
+		http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(l.Tail.Data))
 		return
 	}
 	if l.File == nil {
 		return
 	}
 	defer l.File.Close()
-	io.Copy(w, l.File) // a failed write means the client went away
+	// ServeContent honours Range (resume a download, read a long log's
+	// end) and serves the file as long as it was when asked.
+	http.ServeContent(w, r, "", time.Time{}, l.File)
 }
 
 // run finds run attempt of job id: ErrNotFound for either.

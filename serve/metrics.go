@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"slices"
 	"sync"
-	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -20,7 +19,11 @@ import (
 type metrics struct {
 	s *Server
 
-	mu       sync.Mutex // one scrape at a time: it moves mark and snap
+	// scrape is the text of the last scrape, which concurrent scrapes
+	// share, one read of the store a second.
+	scrape *shared[[]byte]
+
+	mu       sync.Mutex // one read at a time: it moves mark and snap
 	mark     claim.RunMark
 	snap     snapshot
 	runs     map[string]uint64     // by outcome
@@ -60,6 +63,7 @@ func newMetrics(s *Server) *metrics {
 		duration: map[string]*histogram{},
 		latency:  newHistogram(latencyBuckets),
 	}
+	m.scrape = newShared(s.now, m.collect)
 	for _, o := range []string{claim.OutcomeCompleted, claim.OutcomeFailed, claim.OutcomeLost, claim.OutcomeInterrupted, claim.OutcomeCanceled} {
 		m.runs[o] = 0 // every outcome shows, at 0 until it happens
 	}
@@ -70,25 +74,33 @@ func newMetrics(s *Server) *metrics {
 // on a busy queue long ago and not scraped since) is read over a few.
 const feedMax = 50000
 
-// ServeHTTP reads the store and the spool, then writes the text format
-// from what was read.
+// ServeHTTP writes the text format of the last second's read of the
+// store and the spool (see shared).
 func (m *metrics) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 10*time.Second)
+	ctx, cancel := m.s.ctx(r)
 	defer cancel()
+	text, err := m.scrape.get(ctx)
+	if err != nil {
+		m.s.failErr(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", promTextType)
+	w.Write(text)
+}
+
+// collect reads the store and the spool and returns the text format.
+func (m *metrics) collect(ctx context.Context) ([]byte, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if err := m.feed(ctx); err != nil {
-		m.s.failErr(w, r, err)
-		return
+		return nil, err
 	}
 	if err := m.read(ctx); err != nil {
-		m.s.failErr(w, r, err)
-		return
+		return nil, err
 	}
 	var p promText
 	m.write(&p)
-	w.Header().Set("Content-Type", promTextType)
-	w.Write(p.Bytes())
+	return p.Bytes(), nil
 }
 
 // feed observes every run that ended since the last scrape.
@@ -120,10 +132,6 @@ func (m *metrics) feed(ctx context.Context) error {
 }
 
 func (m *metrics) read(ctx context.Context) error {
-	jobs, err := m.s.store.QueueCounts(ctx)
-	if err != nil {
-		return err
-	}
 	st, err := m.s.status(ctx)
 	if err != nil {
 		return err
@@ -132,7 +140,7 @@ func (m *metrics) read(ctx context.Context) error {
 	for _, w := range st.Workers {
 		slots += w.Slots
 	}
-	m.snap = snapshot{jobs: jobs, waiting: st.SpoolWaiting, rejected: st.Rejected,
+	m.snap = snapshot{jobs: st.QueueCounts, waiting: st.SpoolWaiting, rejected: st.Rejected,
 		workers: len(st.Workers), slots: slots, busy: st.Counts[claim.Processing]}
 	return nil
 }

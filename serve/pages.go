@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"sort"
@@ -48,28 +49,40 @@ func (overviewView) title() string { return "Overview" }
 func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	st, err := s.status(ctx)
+	page, err := s.overview.get(ctx)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	byQueue, err := s.store.QueueCounts(ctx)
+	writePage(w, http.StatusOK, page)
+}
+
+// readOverview reads and renders the overview. Concurrent requests share
+// one a second (s.overview), rendering included: the page is dated with
+// the time of its read.
+func (s *Server) readOverview(ctx context.Context) ([]byte, error) {
+	v, err := s.overviewData(ctx)
 	if err != nil {
-		s.failErr(w, r, err)
-		return
+		return nil, err
+	}
+	return s.page("overview", v)
+}
+
+func (s *Server) overviewData(ctx context.Context) (overviewView, error) {
+	st, err := s.status(ctx)
+	if err != nil {
+		return overviewView{}, err
 	}
 	now := s.now()
 	perMinute, err := s.runsPerMinute(ctx, now)
 	if err != nil {
-		s.failErr(w, r, err)
-		return
+		return overviewView{}, err
 	}
 	var attention []claim.Job
 	for _, state := range []claim.State{claim.Dead, claim.Failed} {
 		jobs, err := s.store.List(ctx, claim.Filter{State: state, Newest: true, Limit: 5})
 		if err != nil {
-			s.failErr(w, r, err)
-			return
+			return overviewView{}, err
 		}
 		attention = append(attention, jobs...)
 	}
@@ -80,7 +93,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.States = append(v.States, stateCount{state, st.Counts[state]})
 		v.Total += st.Counts[state]
 	}
-	v.Queues = queueRows(byQueue, st.Paused)
+	v.Queues = queueRows(st.QueueCounts, st.Paused)
 	v.AllPaused = slices.Contains(st.Paused, claim.AllQueues)
 	p := s.printer()
 	for _, w := range st.Workers {
@@ -91,7 +104,7 @@ func (s *Server) overviewPage(w http.ResponseWriter, r *http.Request) {
 		v.Workers = append(v.Workers, workerRow{WorkerInfo: w, Queues: queues, Started: p.Age(w.StartedAt), Heartbeat: p.Age(w.HeartbeatAt)})
 		v.Slots += w.Slots
 	}
-	s.render(w, r, http.StatusOK, "overview", v)
+	return v, nil
 }
 
 // queueRows lists every queue with jobs, and every queue paused by name.

@@ -92,22 +92,34 @@ type frame struct {
 // render writes page name with body. It renders into a buffer first, so a
 // template error is a clean 500 rather than half a page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, body any) {
+	page, err := s.page(name, body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	writePage(w, status, page)
+}
+
+// page renders page name with body, dated now.
+func (s *Server) page(name string, body any) ([]byte, error) {
 	t, ok := s.pages[name]
 	if !ok {
-		http.Error(w, "no page "+name, http.StatusInternalServerError)
-		return
+		return nil, fmt.Errorf("no page %s", name)
 	}
 	f := frame{Page: name, Title: titleOf(name, body), CSRF: s.csrf, ReadOnly: s.readOnly,
 		Now: s.now().UTC().Format(time.RFC3339), Body: body}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", f); err != nil {
-		http.Error(w, "render "+name+": "+err.Error(), http.StatusInternalServerError)
-		return
+		return nil, fmt.Errorf("render %s: %w", name, err)
 	}
+	return buf.Bytes(), nil
+}
+
+func writePage(w http.ResponseWriter, status int, page []byte) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	w.Write(buf.Bytes())
+	w.Write(page)
 }
 
 type titled interface{ title() string }

@@ -52,7 +52,8 @@ type Server struct {
 	pages    pages
 	metrics  *metrics
 	minutes  minuteCache
-	closing  chan struct{} // closed by Close: event streams end
+	overview *shared[[]byte] // what / shows, read once a second
+	closing  chan struct{}   // closed by Close: event streams end
 	close    sync.Once
 }
 
@@ -94,6 +95,7 @@ func New(o Options) (*Server, error) {
 		return nil, err
 	}
 	s.metrics = newMetrics(s)
+	s.overview = newShared(now, s.readOverview)
 	s.routes()
 	return s, nil
 }
@@ -179,6 +181,17 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	s.mux.ServeHTTP(w, r)
+	if r.Method == http.MethodPost {
+		// An action shows at once, not a second later.
+		s.overview.invalidate()
+		s.metrics.scrape.invalidate()
+	}
+}
+
+// storeReads is how often the overview's and the scrape's shared reads
+// have read the store.
+func (s *Server) storeReads() int64 {
+	return s.overview.loads.Load() + s.metrics.scrape.loads.Load()
 }
 
 // loopbackHost reports whether a Host header names this machine's loopback

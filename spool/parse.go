@@ -21,7 +21,7 @@ func Parse(name string, data []byte) (claim.NewJob, error) {
 		return claim.NewJob{}, fmt.Errorf("%s: %w: the file is %d bytes, over the limit of 1 MiB; keep the job spec small and put large data in a file the command reads",
 			name, claim.ErrInvalid, len(data))
 	}
-	nj, err := claim.ParseSpec(bytes.TrimPrefix(data, bom))
+	nj, err := claim.ParseSpec(data) // which drops a byte order mark
 	if err != nil {
 		return claim.NewJob{}, fmt.Errorf("%s: %w", name, err)
 	}

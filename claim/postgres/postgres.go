@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -107,19 +108,33 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	if err != nil {
 		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
 	}
-	if err := e.pool.QueryRow(ctx, "SELECT current_schema()").Scan(&e.schema); err != nil {
+	var schema *string
+	var searchPath string
+	if err := e.pool.QueryRow(ctx, "SELECT current_schema(), current_setting('search_path')").Scan(&schema, &searchPath); err != nil {
 		e.pool.Close()
 		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
 	}
-	if e.schema == "" {
+	if schema == nil || *schema == "" {
 		e.pool.Close()
-		return nil, fmt.Errorf("open database %s: no schema on the search_path to keep the queue in; create one or set search_path", e.location)
+		return nil, noSchema(e.location, searchPath)
 	}
+	e.schema = *schema
 	e.channel = "queuectl_" + e.schema
 	e.lockKey, e.foldKey = lockKey("migrate "+e.schema), lockKey("fold counts "+e.schema)
 	e.claimKey = lockKey("claim " + e.schema)
 	e.listen.channel = e.channel
 	return e, nil
+}
+
+// noSchema is the error of a search_path that names no schema there is.
+func noSchema(location, searchPath string) error {
+	name := strings.Trim(strings.TrimSpace(strings.Split(searchPath, ",")[0]), `"`)
+	if name == "" || name == "$user" {
+		return &hinted{fmt.Errorf("open database %s: no schema on the search_path (%s) to keep the queue in", location, searchPath),
+			"create one (CREATE SCHEMA NAME), then add &search_path=NAME to the URL"}
+	}
+	return &hinted{fmt.Errorf("open database %s: schema %q does not exist (the URL's search_path names it)", location, name),
+		fmt.Sprintf("create it: psql URL -c 'CREATE SCHEMA %s' (or CREATE SCHEMA %s AUTHORIZATION USER, for another user), or drop search_path from the URL", name, name)}
 }
 
 // redact returns dsn without its password, for messages.

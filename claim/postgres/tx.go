@@ -139,6 +139,11 @@ func classify(err error) error {
 			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in --db")
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57"): // connection exception, operator intervention
 			return unavailable(err, serverHint)
+		case pe.Code == codeInsufficientPrivilege:
+			return &hinted{err, "the user of --db (or $QUEUECTL_DB) may not do this there: as the schema's owner, " +
+				"GRANT USAGE, CREATE ON SCHEMA NAME TO USER (and GRANT ALL ON ALL TABLES IN SCHEMA NAME TO USER " +
+				"once the tables exist), or give the queue a schema of its own: CREATE SCHEMA NAME AUTHORIZATION USER, " +
+				"then add &search_path=NAME to the URL"}
 		}
 		return err
 	}

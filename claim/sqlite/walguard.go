@@ -76,7 +76,11 @@ func newConnector(e *Engine) (driver.Connector, error) {
 func (c guardedConnector) Driver() driver.Driver { return c.inner.Driver() }
 
 func (c guardedConnector) Connect(ctx context.Context) (driver.Conn, error) {
-	unlock, err := c.e.guardWAL()
+	guard := c.e.guardWAL
+	if c.e.readOnly {
+		guard = c.e.guardWALReader
+	}
+	unlock, err := guard()
 	if err != nil {
 		return nil, err
 	}
@@ -154,6 +158,62 @@ func (e *Engine) guardWAL() (unlock func(), err error) {
 			putRecord(f, record{file: e.id, mark: m})
 		}
 	}, nil
+}
+
+// guardWALReader is guardWAL for a read-only store, which writes nothing:
+// it neither records its file in -ident nor sets a WAL aside, and so
+// refuses to open beside a WAL that -ident does not vouch for (another
+// file's, or written over other content).
+func (e *Engine) guardWALReader() (unlock func(), err error) {
+	f, err := os.OpenFile(e.path+identSuffix, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return func() {}, e.Check()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if err = flock(f, syscall.LOCK_SH); err == nil {
+		err = e.vouchedWAL(f)
+	}
+	if err == nil {
+		err = e.Check()
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// vouchedWAL returns a foreignWALError when the WAL beside the database has
+// content that ident's record does not vouch for.
+func (e *Engine) vouchedWAL(ident *os.File) error {
+	r, err := readRecord(ident)
+	if err != nil {
+		return err
+	}
+	m, err := markOf(e.pin)
+	if err != nil {
+		return err
+	}
+	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || r.ours(e.id, m) {
+		return nil
+	}
+	if fi, err := os.Stat(e.path + "-wal"); err == nil && fi.Size() > 0 {
+		return &foreignWALError{e.path}
+	}
+	return nil
+}
+
+// foreignWALError is a read-only open refused beside another file's WAL.
+type foreignWALError struct{ path string }
+
+func (e *foreignWALError) Error() string {
+	return fmt.Sprintf("open database: %s-wal was written for another database file than %s (a copied or restored home?), and a read-only open sets nothing aside", e.path, e.path)
+}
+
+func (e *foreignWALError) Hint() string {
+	return "serve the home it was copied from, or copy a home only while no queuectl process has it open"
 }
 
 // adoptWAL makes the store's file, with content m, the owner of the WAL

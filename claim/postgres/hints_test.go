@@ -1,0 +1,72 @@
+package postgres_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+)
+
+// hintOf is the hint an error carries for the command line, "" if none.
+func hintOf(err error) string {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) {
+		return h.Hint()
+	}
+	return ""
+}
+
+func withParam(t *testing.T, dsn, key, value string) string {
+	t.Helper()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// TestOpenSearchPathWithoutSchema: a search_path naming a schema that does
+// not exist is said in those words, with how to create it.
+func TestOpenSearchPathWithoutSchema(t *testing.T) {
+	dsn := withParam(t, pgtest.Server(t), "search_path", "no_such_schema_q")
+	s, err := claim.Open(dsn)
+	if err == nil {
+		s.Close()
+		t.Fatal("Open with a search_path of no schema = nil error")
+	}
+	if !strings.Contains(err.Error(), `schema "no_such_schema_q" does not exist`) ||
+		!strings.Contains(hintOf(err), "CREATE SCHEMA no_such_schema_q") {
+		t.Errorf("Open = %v (hint %q); want it to say the schema does not exist and how to create it", err, hintOf(err))
+	}
+}
+
+// TestOpenWithoutPermission: a user who may not create tables in the
+// schema gets the error with what to grant.
+func TestOpenWithoutPermission(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var b [4]byte
+	rand.Read(b[:])
+	role := "qtest_noperm_" + hex.EncodeToString(b[:])
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	u, _ := url.Parse(dsn)
+	schema := u.Query().Get("search_path")
+	pgtest.Exec(t, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
+	u.User = url.User(role)
+	s, err := claim.Open(u.String())
+	if err == nil {
+		s.Close()
+		t.Fatal("Open by a user without CREATE on the schema = nil error")
+	}
+	if !strings.Contains(err.Error(), "permission denied") || !strings.Contains(hintOf(err), "GRANT") {
+		t.Errorf("Open = %v (hint %q); want permission denied with what to grant", err, hintOf(err))
+	}
+}
