@@ -59,7 +59,7 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 		"port = " + strconv.Itoa(c.port),
 		"listen_addresses = '127.0.0.1'",
 		"unix_socket_directories = ''",
-		"shared_buffers = 16MB",
+		"shared_buffers = 32MB",
 		"max_connections = 60",
 	}, settings...)
 	f, err := os.OpenFile(filepath.Join(c.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
