@@ -48,7 +48,8 @@ func TestChaosServerCrash(t *testing.T) {
 	var outages []string
 	for range crashes {
 		// A random moment: the workers claim, run and complete meanwhile.
-		up := time.NewTimer(time.Duration(300+rng.IntN(1700)) * time.Millisecond)
+		// Spread over the run: the more jobs, the longer between crashes.
+		up := time.NewTimer(time.Duration(300+rng.IntN(1700)) * time.Millisecond * time.Duration(jobs/1000))
 		<-up.C
 		// Mostly shorter than the lease (the runs go on), sometimes longer
 		// (they are stopped, and run again).

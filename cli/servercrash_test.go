@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -143,6 +144,14 @@ type crashHosts struct {
 }
 
 func newCrashHosts(t *testing.T, cluster *pgtest.Cluster, heartbeat, lease string) *crashHosts {
+	// Hosts are UTS namespaces (startOnHost), the jobs use flock(1): under
+	// CI=true, where these tests must run, a missing one fails the test.
+	_, unshare := exec.LookPath("unshare")
+	_, flock := exec.LookPath("flock")
+	if os.Getenv("CI") == "true" && (os.Geteuid() != 0 || unshare != nil || flock != nil) {
+		t.Fatal("the server crash tests need root, unshare(1) and flock(1) (util-linux); under CI=true they must run")
+	}
+	needTools(t, "flock")
 	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
 	if err != nil {
 		t.Fatal(err)
