@@ -61,9 +61,10 @@ type Engine interface {
 
 	// InFlight returns the current run of every processing job.
 	InFlight(ctx context.Context) ([]InFlight, error)
-	// Renew extends the worker's leases and heartbeat; it reports whether
-	// the worker was asked to stop.
-	Renew(ctx context.Context, p RenewParams) (bool, error)
+	// Renew extends the worker's leases and heartbeat, in one durable
+	// transaction; it reports the runs it renewed and whether the worker
+	// was asked to stop.
+	Renew(ctx context.Context, p RenewParams) (Renewal, error)
 	// Recover ends a lost run as p says, keeping p.Tails with it; ErrLost
 	// when it is not the current run of a processing job.
 	Recover(ctx context.Context, p RecoverParams) (State, error)
@@ -278,6 +279,17 @@ type RenewParams struct {
 	WorkerID   string
 	LeaseUntil time.Time
 	Now        time.Time
+}
+
+// Renewal is what one heartbeat of a worker found in the store.
+type Renewal struct {
+	// Runs are the runs whose leases it renewed: every run the store
+	// assigns to the worker (the current run of a processing job that
+	// names it). A run the worker holds that is not among them is no
+	// longer its to run.
+	Runs []RunID
+	// Stopping: `worker stop` asked the worker to stop.
+	Stopping bool
 }
 
 // RecoverParams ends a lost run. The job is dead once it has lost MaxLost

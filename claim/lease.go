@@ -18,9 +18,12 @@ func (s *Store) InFlight(ctx context.Context) ([]InFlight, error) {
 }
 
 // Renew extends the lease on every job the worker is running, and records
-// the worker's heartbeat. It reports whether `worker stop` asked the worker
-// to stop.
-func (s *Store) Renew(ctx context.Context, workerID string, lease time.Duration) (stopping bool, err error) {
+// the worker's heartbeat. It returns the runs it renewed, which are all the
+// store assigns to the worker, and whether `worker stop` asked the worker
+// to stop. It commits durably: a renewal a crash of the server could take
+// back would leave the worker running a job on a lease that other hosts
+// see lapse sooner.
+func (s *Store) Renew(ctx context.Context, workerID string, lease time.Duration) (Renewal, error) {
 	now := s.Now()
 	return s.engine.Renew(ctx, RenewParams{WorkerID: workerID, LeaseUntil: now.Add(lease), Now: now})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -57,9 +58,9 @@ func TestRenew(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.Advance(20 * time.Second)
-		stopping, err := s.Renew(ctx, "w1", 30*time.Second)
-		if stopping || err != nil {
-			t.Fatalf("Renew(w1) = %v, %v; want false, nil", stopping, err)
+		r, err := s.Renew(ctx, "w1", 30*time.Second)
+		if want := []claim.RunID{{JobID: "mine", Attempt: 1}}; r.Stopping || err != nil || !slices.Equal(r.Runs, want) {
+			t.Fatalf("Renew(w1) = %+v, %v; want runs %v, not stopping", r, err, want)
 		}
 		if got := mustGet(t, s, "mine").LeaseUntil; !got.Equal(t0.Add(50 * time.Second)) {
 			t.Errorf("renewed lease until %v, want %v", got, t0.Add(50*time.Second))
@@ -75,16 +76,51 @@ func TestRenew(t *testing.T) {
 		if n, err := s.RequestStop(ctx); n != 1 || err != nil {
 			t.Fatalf("RequestStop = %d, %v; want 1, nil", n, err)
 		}
-		if stopping, err := s.Renew(ctx, "w1", 30*time.Second); !stopping || err != nil {
-			t.Errorf("Renew(w1) after RequestStop = %v, %v; want true, nil", stopping, err)
+		if r, err := s.Renew(ctx, "w1", 30*time.Second); !r.Stopping || err != nil {
+			t.Errorf("Renew(w1) after RequestStop = %+v, %v; want stopping", r, err)
 		}
 		// A worker missing from the registry (reaped while it stalled) still renews.
 		clk.Advance(time.Second)
-		if stopping, err := s.Renew(ctx, "w2", 30*time.Second); stopping || err != nil {
-			t.Errorf("Renew(unregistered w2) = %v, %v; want false, nil", stopping, err)
+		if r, err := s.Renew(ctx, "w2", 30*time.Second); r.Stopping || err != nil || len(r.Runs) != 1 {
+			t.Errorf("Renew(unregistered w2) = %+v, %v; want its one run, not stopping", r, err)
 		}
 		if got := mustGet(t, s, "theirs").LeaseUntil; !got.Equal(t0.Add(51 * time.Second)) {
 			t.Errorf("unregistered worker's lease until %v, want %v", got, t0.Add(51*time.Second))
+		}
+	})
+}
+
+// TestRenewSaysWhatItRenewed: a run that is no longer its worker's (lost,
+// recovered by another worker, and claimed again by a third) is not among
+// the runs a renewal returns, and its lease is not moved: the worker learns
+// that it must stop it.
+func TestRenewSaysWhatItRenewed(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
+		mustClaim(t, s, claimant(t, "w1"))
+		mustClaim(t, s, claimant(t, "w1"))
+		fs, err := s.InFlight(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range fs {
+			if f.JobID == "a" {
+				if _, err := s.Recover(ctx, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		mustClaim(t, s, claimant(t, "w2"))
+		clk.Advance(time.Second)
+		r, err := s.Renew(ctx, "w1", 30*time.Second)
+		if want := []claim.RunID{{JobID: "b", Attempt: 1}}; err != nil || !slices.Equal(r.Runs, want) {
+			t.Errorf("Renew(w1) = %+v, %v; want runs %v: run 1 of a is no longer w1's", r, err, want)
+		}
+		if got := mustGet(t, s, "a"); got.WorkerID != "w2" || !got.LeaseUntil.Equal(t0.Add(30*time.Second)) {
+			t.Errorf("job a: worker %s, lease until %v; want w2's claim untouched", got.WorkerID, got.LeaseUntil)
 		}
 	})
 }

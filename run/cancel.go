@@ -41,19 +41,25 @@ type steering struct {
 	running map[claim.RunID]context.CancelCauseFunc
 	early   map[claim.RunID]bool
 	// over: runs whose command has ended (their end is being recorded),
-	// or that stopAll stopped: stopAll passes them by.
+	// or that a fence stopped (lease.go): fences pass them by.
 	over map[claim.RunID]bool
+	// leases: when each run's lease ends, by this worker's clock (lease.go).
+	leases map[claim.RunID]lease
+	added  uint64 // runs added so far
 }
 
-// add registers a run about to start; it is canceled at once if a cancel
-// for it came first.
-func (s *steering) add(id claim.RunID, cancel context.CancelCauseFunc) {
+// add registers a run about to start, whose lease ends at leaseUntil; it
+// is canceled at once if a cancel for it came first.
+func (s *steering) add(id claim.RunID, cancel context.CancelCauseFunc, leaseUntil time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.running == nil {
 		s.running = map[claim.RunID]context.CancelCauseFunc{}
+		s.leases = map[claim.RunID]lease{}
 	}
 	s.running[id] = cancel
+	s.added++
+	s.leases[id] = lease{until: leaseUntil, seq: s.added}
 	if s.early[id] {
 		delete(s.early, id)
 		cancel(errCanceled)
@@ -67,6 +73,7 @@ func (s *steering) remove(id claim.RunID) {
 	delete(s.running, id)
 	delete(s.early, id)
 	delete(s.over, id)
+	delete(s.leases, id)
 }
 
 // holds reports whether a run is registered.
@@ -85,25 +92,6 @@ func (s *steering) ended(id claim.RunID) {
 		s.over = map[claim.RunID]bool{}
 	}
 	s.over[id] = true
-}
-
-// stopAll cancels with cause every registered run whose command still
-// runs, and returns how many it stopped.
-func (s *steering) stopAll(cause error) int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.over == nil {
-		s.over = map[claim.RunID]bool{}
-	}
-	n := 0
-	for id, cancel := range s.running {
-		if !s.over[id] {
-			cancel(cause)
-			s.over[id] = true
-			n++
-		}
-	}
-	return n
 }
 
 // idle reports whether no run is registered.

@@ -158,7 +158,7 @@ func TestSteeringKeepsEarlyCancel(t *testing.T) {
 	id := claim.RunID{JobID: "a", Attempt: 1}
 	st.stop([]claim.RunID{id})
 	ctx, cancel := context.WithCancelCause(context.Background())
-	st.add(id, cancel)
+	st.add(id, cancel, time.Now().Add(time.Minute))
 	if context.Cause(ctx) != errCanceled {
 		t.Errorf("run registered after its cancel: cause %v, want errCanceled", context.Cause(ctx))
 	}

@@ -163,9 +163,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
 	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error {
-		if errors.Is(context.Cause(run), errLeaseLapsed) {
-			// Another host may start the job again 5 s after the lease:
-			// no grace for this run.
+		if fencedBy(run) != nil {
+			// Another host may start the job again (5 s after the lease,
+			// or now): no grace for this run.
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
 		return w.killGroup(cmd.Process.Pid)
@@ -182,8 +182,8 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	switch {
 	case err != nil && errors.Is(context.Cause(run), errCanceled):
 		return result{canceled: true, err: "canceled before it started"}
-	case err != nil && errors.Is(context.Cause(run), errLeaseLapsed):
-		return result{lost: true, err: "not started: " + errLeaseLapsed.Error()}
+	case err != nil && fencedBy(run) != nil:
+		return result{lost: true, err: "not started: " + fencedBy(run).Error()}
 	case err != nil && run.Err() != nil:
 		return result{interrupted: true, err: "interrupted by worker shutdown"}
 	case err != nil && envFault(err):
@@ -223,9 +223,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	case errors.Is(context.Cause(run), errCanceled):
 		w.awaitGroup(cmd.Process.Pid)
 		res.canceled, res.err = true, "canceled"
-	case errors.Is(context.Cause(run), errLeaseLapsed):
+	case fencedBy(run) != nil:
 		w.awaitGroup(cmd.Process.Pid)
-		res.lost, res.err = true, "killed: "+errLeaseLapsed.Error()
+		res.lost, res.err = true, "killed: "+fencedBy(run).Error()
 	case run.Err() != nil:
 		res.interrupted, res.err = true, "interrupted by worker shutdown"
 	case timedOut.Load():

@@ -96,3 +96,60 @@ func TestStoppingWorkerRenewsLeases(t *testing.T) {
 		t.Errorf("job after the stop: state %s, attempts %d; want completed in one attempt", j.State, j.Attempts)
 	}
 }
+
+// A run that the store no longer assigns to its worker (its claim taken
+// back by a crash of the server, or recovered by another worker, and the
+// job claimed again by someone else) is stopped at the worker's next
+// renewal: two runs of one job must not go on at once. The other claim is
+// left alone.
+func TestUnassignedRunIsStopped(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Drain = false
+	w.Slots = 1
+	w.Config.HeartbeatInterval = 100 * time.Millisecond
+	w.Config.Lease = time.Hour // neither the fence nor a reaper steps in
+	var said strings.Builder
+	var mu sync.Mutex
+	w.Events = func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		said.WriteString(e.String() + "\n")
+	}
+	enqueue(t, s, claim.NewJob{ID: "taken", Command: "sleep 300"})
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(soft, hard) }()
+	defer func() { stopSoft(); stopHard(); <-done }()
+	var pgid int
+	waitFor(t, "the run's process group to be recorded", func() bool {
+		runs, err := s.Runs(context.Background(), "taken")
+		if err == nil && len(runs) == 1 {
+			pgid = runs[0].PGID
+		}
+		return pgid > 0
+	})
+
+	ctx := context.Background()
+	fs, err := s.InFlight(ctx)
+	if err != nil || len(fs) != 1 {
+		t.Fatalf("InFlight = %v, %v; want the one run", fs, err)
+	}
+	if _, err := s.Recover(ctx, fs[0]); err != nil {
+		t.Fatal(err)
+	}
+	other := claim.Claimant{WorkerID: "other", Host: "elsewhere", PID: 1, Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the run the store no longer assigns to the worker to be stopped", func() bool { return !groupAlive(pgid) })
+	if j := get(t, s, "taken"); j.State != claim.Processing || j.WorkerID != "other" || j.Runs != 2 {
+		t.Errorf("job after the stop: %s by %q, run %d; want run 2 of other still processing", j.State, j.WorkerID, j.Runs)
+	}
+	waitFor(t, "the worker to say why it stopped the run", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return strings.Contains(said.String(), "no longer assigns it to this worker")
+	})
+}

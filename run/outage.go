@@ -84,18 +84,6 @@ func (w *Worker) awaitStore(ctx context.Context, limit time.Duration) {
 	}
 }
 
-// errLeaseLapsed is the cause of a run's context when the worker could not
-// renew its lease in time: another worker may recover the run and start
-// the job again, so this one must not go on with it.
-var errLeaseLapsed = errors.New("lease lapsed while the store was unreachable")
-
-// fence stops every run of this worker: their lease lapsed unrenewed.
-func (w *Worker) fence() {
-	if n := w.steer.stopAll(errLeaseLapsed); n > 0 {
-		w.emit(Event{Kind: EventFenced, Slots: n, Duration: w.Config.Lease})
-	}
-}
-
 // storeRetry bounds how long a slot waits for the store's return before it
 // tries again itself.
 const storeRetry = 5 * time.Second

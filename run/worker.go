@@ -140,6 +140,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	// Leases are renewed until the last slot is done too: a job still
 	// running in a stopping worker must not look lost to other hosts.
 	watcher.Go(func() { w.heartbeat(watching, stop) })
+	watcher.Go(func() { w.fence(watching) })
 
 	var bg sync.WaitGroup
 	bg.Go(func() { w.sayStopping(soft, hard) })
@@ -197,6 +198,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			continue
 		}
 		w.claiming.Add(1)
+		began := time.Now() // the claim's lease runs from no earlier
 		j, r, err := w.Store.Claim(soft, c)
 		if err == nil || errors.Is(err, claim.ErrNoJob) {
 			w.storeUp()
@@ -228,9 +230,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			continue
 		}
 		w.running.Add(1)
-		for next := (&claimed{j, r}); next != nil; {
+		for next := (&claimed{j, r, began.Add(c.Lease)}); next != nil; {
 			var stopped bool
-			stopped, next = w.runOne(soft, hard, c, next.job, next.run)
+			stopped, next = w.runOne(soft, hard, c, next)
 			interrupted = interrupted || stopped
 		}
 		w.running.Add(-1)
@@ -248,10 +250,13 @@ func (w *Worker) claimFailed(err error) {
 	w.claiming.Add(-1)
 }
 
-// claimed is a job a slot holds, with the run it claimed it as.
+// claimed is a job a slot holds, with the run it claimed it as, and when
+// the claim's lease ends by this worker's clock (no later than the
+// store's: measured from before the claim was sent).
 type claimed struct {
-	job claim.Job
-	run claim.Run
+	job        claim.Job
+	run        claim.Run
+	leaseUntil time.Time
 }
 
 // idle waits for a wake-up, the poll interval, or the end of soft.
@@ -281,7 +286,8 @@ func (w *Worker) drained(ctx context.Context) bool {
 // processing. It reports whether a hard stop interrupted the job. When the
 // job completed and soft still runs, the slot's next job is claimed in the
 // same transaction and returned.
-func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Job, r claim.Run) (bool, *claimed) {
+func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed) (bool, *claimed) {
+	j, r := held.job, held.run
 	w.emit(Event{Kind: EventStarted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries})
 	// The run's own context: hard, or its job's cancel (errCanceled). It is
 	// registered until the run's end is recorded, so a cancel that comes
@@ -289,7 +295,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	run, stopRun := context.WithCancelCause(hard)
 	defer stopRun(nil)
 	id := claim.RunID{JobID: j.ID, Attempt: r.Attempt}
-	w.steer.add(id, stopRun)
+	w.steer.add(id, stopRun, held.leaseUntil)
 	w.claiming.Add(-1) // held: the reaper sees it in steer
 	defer w.steer.remove(id)
 	began := time.Now()
@@ -299,6 +305,12 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, j claim.Jo
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
 	r.Error = res.outputLost
 	if res.lost {
+		if errors.Is(context.Cause(run), errUnassigned) {
+			// Not ours to give back: the job is pending again, or another
+			// worker's, and it runs again without counting this run.
+			w.logf("job %s: run %d %s (a crash of the server took its claim back, or another worker recovered it); it runs again, not counted as an attempt", j.ID, r.Attempt, res.err)
+			return false, nil
+		}
 		w.logf("job %s: run %d %s; it is recovered as a lost run, not a failed attempt", j.ID, r.Attempt, res.err)
 		if errors.Is(context.Cause(run), errLeaseLapsed) {
 			w.giveBack(hard, r)
@@ -384,6 +396,7 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
 	w.claiming.Add(1)
+	began := time.Now()
 	nj, nr, ended, err := w.Store.CompleteAndClaim(ctx, r, c)
 	if err != nil {
 		w.claimFailed(err)
@@ -399,7 +412,7 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	if err != nil {
 		return nil, true
 	}
-	return &claimed{nj, nr}, true
+	return &claimed{nj, nr, began.Add(c.Lease)}, true
 }
 
 // record stores how a run ended. A store that fails (a full disk, say) is
@@ -590,66 +603,6 @@ func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes
 			check()
 		}
 	}
-}
-
-// heartbeat renews the leases of running jobs until the last one ends, and
-// stops the worker if `worker stop` asked while a wake-up was missed.
-// Leases that lapse unrenewed while the store is unreachable fence the
-// worker: its runs are stopped before another host may take them for lost
-// (outage.go).
-func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
-	t := time.NewTicker(w.Config.HeartbeatInterval)
-	defer t.Stop()
-	// Every lease this worker holds ends by the last renewal plus a lease:
-	// a claim sets one from its own, later, time.
-	fenceAt := time.Now().Add(w.Config.Lease)
-	fence := time.NewTimer(w.Config.Lease)
-	defer fence.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-fence.C:
-			w.fence()
-			// Runs claimed since then hold leases of their own; look again
-			// one interval on, until a renewal succeeds.
-			fenceAt = time.Now().Add(w.Config.HeartbeatInterval)
-			fence.Reset(w.Config.HeartbeatInterval)
-			continue
-		case <-t.C:
-		}
-		began := time.Now()
-		stopping, err := w.renew(ctx, min(w.Config.HeartbeatInterval, time.Until(fenceAt)))
-		switch {
-		case claim.Unusable(err):
-			w.fail(err, stop)
-			return
-		case err == nil:
-			w.storeUp()
-			fenceAt = began.Add(w.Config.Lease)
-			fence.Reset(time.Until(fenceAt))
-		case ctx.Err() != nil || w.storeDown(err):
-		default:
-			w.logf("renew leases: %v", err)
-		}
-		if stopping {
-			stop()
-		}
-	}
-}
-
-// renew renews the worker's leases, waiting at most limit for the store:
-// a connection that hangs (a network that drops packets rather than
-// refusing them) must not keep the fence from its time. No answer in time
-// is the store's absence.
-func (w *Worker) renew(ctx context.Context, limit time.Duration) (stopping bool, err error) {
-	rctx, cancel := context.WithTimeout(ctx, max(limit, time.Millisecond))
-	defer cancel()
-	stopping, err = w.Store.Renew(rctx, w.id, w.Config.Lease)
-	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, claim.ErrUnavailable) {
-		err = fmt.Errorf("%w: renew leases: no answer within %v", claim.ErrUnavailable, limit.Round(time.Millisecond))
-	}
-	return stopping, err
 }
 
 // fileCheckInterval is how often a worker checks that its database file is

@@ -134,11 +134,15 @@ func readClaim(br pgx.BatchResults, p claim.ClaimParams) (claim.Job, claim.Run, 
 	return j, claim.NewRun(p.Claimant, j, p.Now), nil
 }
 
-// Claim takes the next job: one light transaction, one round trip.
+// Claim takes the next job: one durable transaction, one round trip.
+// Durable, unlike SQLite's: the server is a failure domain of its own, and
+// a claim its crash took back would be a job that another host claims
+// again while this one runs it (SPEC §6). The commits of all the slots of
+// every worker share the server's WAL flushes (group commit).
 func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, claim.Run, error) {
 	var j claim.Job
 	var r claim.Run
-	err := e.sendLight(ctx, func(b *pgx.Batch) {
+	err := e.sendDurable(ctx, func(b *pgx.Batch) {
 		b.Queue(claimLock, e.claimKey)
 		queueClaim(b, p)
 	}, func(br pgx.BatchResults) (err error) {
@@ -151,13 +155,13 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 	return j, r, err
 }
 
-// CompleteAndClaim finishes done and claims next in one light transaction,
-// in one round trip: the claim lock, the finish and the claim are
+// CompleteAndClaim finishes done and claims next in one durable
+// transaction (as Claim is), in one round trip: the claim lock, the finish and the claim are
 // statements of one batch. Nothing in between needs the client: a finish
 // that matches no row (lost) changes nothing and the claim goes on, a
 // claim that finds no job commits the finish.
 func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, ended claim.State, err error) {
-	err = e.sendLight(ctx, func(b *pgx.Batch) {
+	err = e.sendDurable(ctx, func(b *pgx.Batch) {
 		b.Queue(claimLock, e.claimKey)
 		e.queueFinish(b, done)
 		queueClaim(b, next)
@@ -182,7 +186,9 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 }
 
 // Started records the process group of a run and when its command started,
-// in one round trip.
+// in one light round trip: no one acts on it but a reaper, which finds the
+// run's processes by their QUEUECTL_RUN mark as well, and a crash of the
+// server that takes it back leaves the run as claimed.
 func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
 	err := e.sendLight(ctx, func(b *pgx.Batch) {
 		b.Queue("UPDATE runs SET pgid = $1, exec_at = $2, confined = $3 WHERE job_id = $4 AND attempt = $5",
@@ -255,16 +261,14 @@ func readFinish(br pgx.BatchResults, p claim.FinishParams) (claim.State, error) 
 	return claim.State(next), nil
 }
 
-// Finish applies p in one statement, one round trip, durable or light as
-// p says, and returns the job's new state: canceled, whatever p says, for
-// a job that `cancel` marked.
+// Finish applies p in one statement, one round trip, and returns the job's
+// new state: canceled, whatever p says, for a job that `cancel` marked. It
+// is durable whatever p says: a worker acts on the end of a run (hooks,
+// dependents, its next claim), and a completion a crash of the server took
+// back would be a job processing under a worker that no longer runs it.
 func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) (claim.State, error) {
-	send := e.sendLight
-	if p.Durable {
-		send = e.sendDurable
-	}
 	var next claim.State
-	err := send(ctx, func(b *pgx.Batch) { e.queueFinish(b, p) }, func(br pgx.BatchResults) (err error) {
+	err := e.sendDurable(ctx, func(b *pgx.Batch) { e.queueFinish(b, p) }, func(br pgx.BatchResults) (err error) {
 		next, err = readFinish(br, p)
 		return err
 	})

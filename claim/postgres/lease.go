@@ -35,20 +35,26 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 	return out, nil
 }
 
-// Renew extends the worker's leases and records its heartbeat, in one light
-// transaction of two statements sent together.
-func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool, err error) {
-	err = e.write(ctx, light, func(tx pgx.Tx) error {
-		b := &pgx.Batch{}
-		b.Queue(`UPDATE jobs SET lease_until = $1 WHERE worker_id = $2 AND state = 'processing'`,
+// Renew extends the worker's leases and records its heartbeat, in one
+// durable transaction of two statements sent together, and returns the
+// runs it renewed. Durable: the worker goes on running the jobs it renewed
+// for a lease on its own clock, which a renewal the server's crash took
+// back would cut short for every other host.
+func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
+	var r claim.Renewal
+	err := e.sendDurable(ctx, func(b *pgx.Batch) {
+		b.Queue(`UPDATE jobs SET lease_until = $1 WHERE worker_id = $2 AND state = 'processing' RETURNING id, runs`,
 			p.LeaseUntil.UnixNano(), p.WorkerID)
 		b.Queue(`UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping`, p.Now.UnixNano(), p.WorkerID)
-		res := tx.SendBatch(ctx, b)
-		defer res.Close()
-		if _, err := res.Exec(); err != nil {
+	}, func(br pgx.BatchResults) error {
+		rows, err := br.Query()
+		if err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
-		err := res.QueryRow().Scan(&stopping)
+		if r.Runs, err = scanRunIDs(rows); err != nil {
+			return fmt.Errorf("renew leases: %w", err)
+		}
+		err = br.QueryRow().Scan(&r.Stopping)
 		if errors.Is(err, pgx.ErrNoRows) {
 			// The row was reaped while this worker stalled; it is alive, so say so again.
 			return nil
@@ -56,9 +62,23 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool,
 		if err != nil {
 			return fmt.Errorf("record heartbeat: %w", err)
 		}
-		return res.Close()
+		return nil
 	})
-	return stopping, err
+	return r, err
+}
+
+// scanRunIDs reads rows of (job id, attempt) and closes them.
+func scanRunIDs(rows pgx.Rows) ([]claim.RunID, error) {
+	defer rows.Close()
+	var ids []claim.RunID
+	for rows.Next() {
+		var id claim.RunID
+		if err := rows.Scan(&id.JobID, &id.Attempt); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // Recover ends a lost run: the job is pending again, or dead once it has

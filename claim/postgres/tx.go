@@ -21,13 +21,19 @@ type durability int
 const (
 	// durable commits wait for the server to flush them to its WAL (the
 	// server's synchronous_commit, on by default): enqueues, spool
-	// ingestion, config, failures, dlq, recovery, migrations.
+	// ingestion, config, dlq, recovery, migrations, and every write a
+	// worker acts on (claims, ends of runs, lease renewals, its
+	// registration). Unlike SQLite's workers, which die with their store's
+	// host, a PostgreSQL server crashes on its own while workers on other
+	// hosts go on: whatever a worker does on a commit the crash takes back
+	// (runs a claimed job, fires a hook, claims the next) is done twice.
 	durable durability = iota
 	// light commits (SET LOCAL synchronous_commit = off) return before the
 	// flush. A crash of the server can lose the last of them (a fraction
 	// of a second), never corrupt anything; the death of any client loses
-	// nothing. Only the per-job path of a worker uses it, as on SQLite:
-	// what a lost light commit takes back is a job that runs again.
+	// nothing. Only writes that nobody acts on use it: when a run's command
+	// started (Started), a worker's removal from the registry, the folding
+	// of count rows.
 	light
 )
 

@@ -11,9 +11,11 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// RegisterWorker adds a worker process to the registry.
+// RegisterWorker adds a worker process to the registry, durably: a row a
+// crash of the server took back would hide a live worker from `worker
+// stop` and status.
 func (e *Engine) RegisterWorker(ctx context.Context, w claim.WorkerInfo) error {
-	err := e.write(ctx, light, func(tx pgx.Tx) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","),
 			w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano())

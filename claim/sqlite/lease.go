@@ -29,23 +29,44 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 	return out, rows.Err()
 }
 
-// Renew extends the worker's leases and records its heartbeat.
-func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (stopping bool, err error) {
-	err = e.write(ctx, light, func(tx *sql.Tx) error {
-		_, err := e.exec(ctx, tx, `UPDATE jobs SET lease_until = ?
-			WHERE worker_id = ? AND state = 'processing'`, p.LeaseUntil.UnixNano(), p.WorkerID)
+// Renew extends the worker's leases, records its heartbeat, and returns
+// the runs it renewed. Light, as a claim is: the store and its workers
+// share one host, and what a power cut takes back was acted on by no one.
+func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
+	var r claim.Renewal
+	err := e.write(ctx, light, func(tx *sql.Tx) error {
+		r = claim.Renewal{}
+		rows, err := e.query(ctx, tx, `UPDATE jobs SET lease_until = ?
+			WHERE worker_id = ? AND state = 'processing' RETURNING id, runs`, p.LeaseUntil.UnixNano(), p.WorkerID)
 		if err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
+		if r.Runs, err = scanRunIDs(rows); err != nil {
+			return fmt.Errorf("renew leases: %w", err)
+		}
 		err = e.queryRow(ctx, tx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
-			RETURNING stopping`, p.Now.UnixNano(), p.WorkerID).Scan(&stopping)
+			RETURNING stopping`, p.Now.UnixNano(), p.WorkerID).Scan(&r.Stopping)
 		if err == sql.ErrNoRows {
 			// The row was reaped while this worker stalled; it is alive, so say so again.
 			return nil
 		}
 		return err
 	})
-	return stopping, err
+	return r, err
+}
+
+// scanRunIDs reads rows of (job id, attempt) and closes them.
+func scanRunIDs(rows *sql.Rows) ([]claim.RunID, error) {
+	defer rows.Close()
+	var ids []claim.RunID
+	for rows.Next() {
+		var id claim.RunID
+		if err := rows.Scan(&id.JobID, &id.Attempt); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }
 
 // Recover ends a lost run: the job is pending again, or dead once it has

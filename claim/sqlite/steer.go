@@ -73,16 +73,11 @@ func (e *Engine) CancelRequested(ctx context.Context, workerID string) ([]claim.
 	if err != nil {
 		return nil, fmt.Errorf("look for canceled runs: %w", err)
 	}
-	defer rows.Close()
-	var out []claim.RunID
-	for rows.Next() {
-		var r claim.RunID
-		if err := rows.Scan(&r.JobID, &r.Attempt); err != nil {
-			return nil, fmt.Errorf("look for canceled runs: %w", err)
-		}
-		out = append(out, r)
+	out, err := scanRunIDs(rows)
+	if err != nil {
+		return nil, fmt.Errorf("look for canceled runs: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // restartSet is RestartParams' change.

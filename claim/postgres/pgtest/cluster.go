@@ -1,0 +1,163 @@
+package pgtest
+
+import (
+	"fmt"
+	"net"
+	"os"
+	osexec "os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Cluster is a PostgreSQL server of a test's own (initdb, pg_ctl), on a
+// free port of 127.0.0.1, for tests that crash the server: the shared test
+// server is never stopped. Its data directory is removed when the test ends.
+type Cluster struct {
+	tb   testing.TB
+	bin  string // the directory of initdb and pg_ctl
+	dir  string // the data directory
+	port int
+	cred *syscall.Credential // the postgres user's, when the test runs as root
+}
+
+// NewCluster creates and starts a cluster with settings (postgresql.conf
+// lines) added to its configuration. It skips tb when initdb or pg_ctl is
+// missing, and fails it instead under CI=true, where the tests must run.
+func NewCluster(tb testing.TB, settings ...string) *Cluster {
+	tb.Helper()
+	c := &Cluster{tb: tb, bin: serverBin(tb)}
+	// initdb refuses to run as root: the server runs as postgres then, in
+	// a directory of its own outside tb's (which only root may enter).
+	if os.Geteuid() == 0 {
+		u, err := user.Lookup("postgres")
+		if err != nil {
+			missing(tb, "no user postgres to run the server as root")
+		}
+		uid, _ := strconv.Atoi(u.Uid)
+		gid, _ := strconv.Atoi(u.Gid)
+		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
+	}
+	parent, err := os.MkdirTemp("", "queuectl-pgtest-")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { os.RemoveAll(parent) })
+	c.dir = filepath.Join(parent, "data")
+	if c.cred != nil {
+		if err := os.Chown(parent, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	c.port = freePort(tb)
+	c.run("initdb", "-D", c.dir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", "--no-instructions")
+	conf := append([]string{
+		"port = " + strconv.Itoa(c.port),
+		"listen_addresses = '127.0.0.1'",
+		"unix_socket_directories = ''",
+		"shared_buffers = 32MB",
+		"max_connections = 60",
+	}, settings...)
+	f, err := os.OpenFile(filepath.Join(c.dir, "postgresql.conf"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, err = f.WriteString("\n" + strings.Join(conf, "\n") + "\n")
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c.Start()
+	tb.Cleanup(func() { c.pgctl("stop", "-m", "immediate") })
+	return c
+}
+
+// DSN is the URL of the cluster's postgres database, as its superuser.
+func (c *Cluster) DSN() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+}
+
+// Start starts the server and waits until it accepts connections; after a
+// crash, it first replays the WAL.
+func (c *Cluster) Start() {
+	c.tb.Helper()
+	if out, err := c.pgctl("start", "-w", "-t", "120", "-l", filepath.Join(c.dir, "server.log")); err != nil {
+		log, _ := os.ReadFile(filepath.Join(c.dir, "server.log"))
+		c.tb.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
+	}
+}
+
+// Crash stops the server as a crash would (pg_ctl stop -m immediate: every
+// server process quits at once, without a checkpoint or a flush of the WAL
+// buffers): what was committed without waiting for the flush may be gone.
+func (c *Cluster) Crash() {
+	c.tb.Helper()
+	if out, err := c.pgctl("stop", "-m", "immediate", "-w"); err != nil {
+		c.tb.Fatalf("pg_ctl stop -m immediate: %v\n%s", err, out)
+	}
+}
+
+func (c *Cluster) pgctl(args ...string) ([]byte, error) {
+	cmd := osexec.Command(filepath.Join(c.bin, "pg_ctl"), append([]string{"-D", c.dir}, args...)...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	return cmd.CombinedOutput()
+}
+
+func (c *Cluster) run(name string, args ...string) {
+	c.tb.Helper()
+	cmd := osexec.Command(filepath.Join(c.bin, name), args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		c.tb.Fatalf("%s: %v\n%s", name, err, out)
+	}
+}
+
+// serverBin finds the directory of initdb and pg_ctl: on the PATH, else
+// the newest under /usr/lib/postgresql (Debian's layout).
+func serverBin(tb testing.TB) string {
+	tb.Helper()
+	if p, err := osexec.LookPath("initdb"); err == nil {
+		if _, err := osexec.LookPath("pg_ctl"); err == nil {
+			return filepath.Dir(p)
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return version(dirs[i]) > version(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "pg_ctl")); err == nil {
+			return d
+		}
+	}
+	missing(tb, "initdb and pg_ctl are not installed (the PostgreSQL server package)")
+	return ""
+}
+
+func version(binDir string) int {
+	v, _ := strconv.Atoi(filepath.Base(filepath.Dir(binDir)))
+	return v
+}
+
+// missing skips tb for want of what it needs, or fails it under CI=true.
+func missing(tb testing.TB, why string) {
+	tb.Helper()
+	if os.Getenv("CI") == "true" {
+		tb.Fatalf("%s; under CI=true this test must run", why)
+	}
+	tb.Skipf("skipped: %s", why)
+}
+
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}

@@ -1,0 +1,200 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Each run a worker holds has a lease in the store, which is the worker's
+// right to run the job until it ends: set by the run's claim, moved on by
+// each renewal of the worker's leases (the heartbeat). The worker keeps its
+// own copy of when each lease ends, on its own clock and never later than
+// the store's (measured from before the claim or renewal was sent), and
+// stops a run whose lease ends unrenewed (fence), because other hosts may
+// then take the run for lost: each run by its own lease, so that a run
+// claimed a moment ago, which proves the store answers, is not stopped for
+// an older run's lapse. A renewal also says which runs the store assigns to
+// the worker: a run it holds that is not among them (a crash of the server
+// took its claim back, or another worker recovered it) is stopped at once,
+// since another worker may be running the job already (SPEC §6).
+
+// errLeaseLapsed is the cause of a run's context when the worker could not
+// renew its lease in time: another worker may recover the run and start
+// the job again, so this one must not go on with it.
+var errLeaseLapsed = errors.New("lease lapsed while the store was unreachable")
+
+// errUnassigned is the cause of a run's context when a renewal found that
+// the store no longer assigns the run to this worker.
+var errUnassigned = errors.New("the store no longer assigns it to this worker")
+
+// lease is when a held run's lease ends, and when the run was added.
+type lease struct {
+	until time.Time
+	seq   uint64 // steering.added when it was added
+}
+
+// fencedBy returns the cause of a run stopped because it may no longer be
+// this worker's to run (errLeaseLapsed, errUnassigned), or nil.
+func fencedBy(run context.Context) error {
+	cause := context.Cause(run)
+	if errors.Is(cause, errLeaseLapsed) || errors.Is(cause, errUnassigned) {
+		return cause
+	}
+	return nil
+}
+
+// mark returns how many runs were added so far: a renewal sent after it
+// speaks for those runs, and not for runs added later, whose claims it
+// may not have seen.
+func (s *steering) mark() uint64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.added
+}
+
+// renewed applies a renewal sent after mark, which renewed ids until
+// until: every run added by mark whose command still runs holds its lease
+// until then if it is among ids, and is stopped (errUnassigned) if not. It
+// returns how many runs it stopped, and whether ids holds a run that is not
+// held here.
+func (s *steering) renewed(ids []claim.RunID, mark uint64, until time.Time) (stopped int, unheld bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	renewed := make(map[claim.RunID]bool, len(ids))
+	for _, id := range ids {
+		renewed[id] = true
+		if _, ok := s.running[id]; !ok {
+			unheld = true
+		}
+	}
+	for id, l := range s.leases {
+		if l.seq > mark || s.over[id] {
+			continue
+		}
+		if renewed[id] {
+			l.until = until
+			s.leases[id] = l
+			continue
+		}
+		s.stopOne(id, errUnassigned)
+		stopped++
+	}
+	return stopped, unheld
+}
+
+// stopLapsed stops every run whose command still runs and whose lease
+// ended by now (errLeaseLapsed), and returns how many.
+func (s *steering) stopLapsed(now time.Time) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for id, l := range s.leases {
+		if !s.over[id] && !now.Before(l.until) {
+			s.stopOne(id, errLeaseLapsed)
+			n++
+		}
+	}
+	return n
+}
+
+// stopOne cancels a run with cause, and marks it over. s.mu is held.
+func (s *steering) stopOne(id claim.RunID, cause error) {
+	s.running[id](cause)
+	if s.over == nil {
+		s.over = map[claim.RunID]bool{}
+	}
+	s.over[id] = true
+}
+
+// nextLapse returns when the first lease of a run whose command still runs
+// ends; ok is false when there is none.
+func (s *steering) nextLapse() (at time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for id, l := range s.leases {
+		if !s.over[id] && (!ok || l.until.Before(at)) {
+			at, ok = l.until, true
+		}
+	}
+	return at, ok
+}
+
+// heartbeat renews the leases of running jobs until ctx ends, and stops the
+// worker if `worker stop` asked while a wake-up was missed. It renews at
+// every interval, and at once when the store is back after an outage.
+func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
+	t := time.NewTicker(w.Config.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-w.storeBack(): // nil, and never ready, while the store answers
+		}
+		mark := w.steer.mark()
+		began := time.Now()
+		r, err := w.renew(ctx)
+		switch {
+		case claim.Unusable(err):
+			w.fail(err, stop)
+			return
+		case err == nil:
+			w.storeUp()
+			if _, unheld := w.steer.renewed(r.Runs, mark, began.Add(w.Config.Lease)); unheld {
+				// A run of this worker that no slot holds: its claim's
+				// answer was lost. The reaper looks for it.
+				w.unsure.Store(true)
+			}
+		case ctx.Err() != nil || w.storeDown(err):
+		default:
+			w.logf("renew leases: %v", err)
+		}
+		if r.Stopping {
+			stop()
+		}
+	}
+}
+
+// renew renews the worker's leases, waiting at most a heartbeat interval
+// for the store: a connection that hangs (a network that drops packets
+// rather than refusing them) must not hold up the next renewal. No answer
+// in time is the store's absence.
+func (w *Worker) renew(ctx context.Context) (claim.Renewal, error) {
+	limit := w.Config.HeartbeatInterval
+	rctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	r, err := w.Store.Renew(rctx, w.id, w.Config.Lease)
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, claim.ErrUnavailable) {
+		err = fmt.Errorf("%w: renew leases: no answer within %v", claim.ErrUnavailable, limit.Round(time.Millisecond))
+	}
+	return r, err
+}
+
+// fence stops each run whose lease ends unrenewed, when it ends, until ctx
+// ends: other hosts may take it for lost from then on (outage.go). Runs
+// claimed since the last look hold leases longer than a heartbeat
+// interval, so it looks again at least that often.
+func (w *Worker) fence(ctx context.Context) {
+	t := time.NewTimer(w.Config.HeartbeatInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if n := w.steer.stopLapsed(time.Now()); n > 0 {
+			w.emit(Event{Kind: EventFenced, Slots: n, Duration: w.Config.Lease})
+		}
+		next := w.Config.HeartbeatInterval
+		if at, ok := w.steer.nextLapse(); ok {
+			next = min(next, time.Until(at))
+		}
+		t.Reset(max(next, time.Millisecond))
+	}
+}
