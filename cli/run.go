@@ -22,13 +22,14 @@ func runCommand() *cli.Command {
 		Description: `Enqueues CMD with its arguments (each quoted, never read by a shell twice) or
 --shell 'CMD', in this directory and with this environment unless --cwd and --env say
 otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
-attempt after attempt, and exits with its last attempt's exit code. --timeout limits each
-attempt: when one runs out of time, the job is canceled and run exits 124. Ctrl-C cancels
-the job and exits 130 (--detach-on-interrupt leaves it running). A job canceled elsewhere ends
-run with 1.
+and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
+config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
+the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
+is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
+leaves it running). A job canceled elsewhere ends run with 1.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
-		Flags: append(jobFlags(),
+		Flags: append(runJobFlags(),
 			&cli.StringFlag{Name: "shell", Usage: "run the shell command `CMD` (instead of -- CMD ARGS...)"},
 			&cli.BoolFlag{Name: "detach-on-interrupt", Usage: "on Ctrl-C, leave the job to run on its own"},
 			&cli.BoolFlag{Name: "no-wait-for-worker", Usage: "exit 1 when no live worker serves the queue"},
@@ -36,6 +37,19 @@ Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 		),
 		Action: withHome(runJob),
 	}
+}
+
+// runJobFlags are enqueue's job flags, but for --max-retries, which says
+// that run makes one attempt unless told otherwise.
+func runJobFlags() []cli.Flag {
+	flags := jobFlags()
+	for i, f := range flags {
+		if f.Names()[0] == "max-retries" {
+			flags[i] = &cli.IntFlag{Name: "max-retries", Aliases: []string{"retries"},
+				Usage: "`N` attempts before the job is dead (default: 1, as running the command itself)"}
+		}
+	}
+	return flags
 }
 
 func runJob(c *cli.Context, h *home) error {
@@ -108,6 +122,10 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 	nj, err := jobFromFlags(c, command)
 	if err != nil {
 		return nj, err
+	}
+	if nj.MaxRetries == nil {
+		one := 1
+		nj.MaxRetries = &one
 	}
 	if nj.Cwd == "" {
 		if nj.Cwd, err = os.Getwd(); err != nil {

@@ -102,3 +102,25 @@ func TestRunCancelsItsJob(t *testing.T) {
 		t.Errorf("run does not say its job was canceled:\n%s", r.stderr)
 	}
 }
+
+// TestRunMakesOneAttempt: run stands in for running the command, so it
+// makes one attempt whatever config max-retries says (3 by default);
+// --max-retries, or its alias --retries, asks for more.
+func TestRunMakesOneAttempt(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	out, stderr, code := h.run("run", "--id", "once", "--", "sh", "-c", "echo x; exit 3")
+	if code != 3 || out != "x\n" {
+		t.Errorf("run -- sh -c 'echo x; exit 3': exit %d, stdout %q; want 3 and one x\nstderr: %s", code, out, stderr)
+	}
+	if j := h.show("once"); j.State != "dead" || j.Attempts != 1 {
+		t.Errorf("job after run: %s after %d attempts, want dead after 1", j.State, j.Attempts)
+	}
+	out, stderr, code = h.run("run", "--id", "twice", "--retries", "2", "--backoff-base", "1", "--", "sh", "-c", "echo x; exit 3")
+	if code != 3 || out != "x\nx\n" {
+		t.Errorf("run --retries 2: exit %d, stdout %q; want 3 and two x\nstderr: %s", code, out, stderr)
+	}
+	if j := h.show("twice"); j.Attempts != 2 {
+		t.Errorf("job after run --retries 2: %d attempts, want 2", j.Attempts)
+	}
+}
