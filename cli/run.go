@@ -69,6 +69,9 @@ func runJob(c *cli.Context, h *home) error {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
 	f := &follower{c: c, h: h, id: r.Job.ID, timeout: r.Job.Timeout}
+	if q, full := queueFull(c.Context, h.store, r.Job); full {
+		f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
+	}
 	j, err := f.follow()
 	switch {
 	case errors.Is(f.cause(), errAttemptTimedOut):
@@ -87,6 +90,26 @@ func runJob(c *cli.Context, h *home) error {
 		return err
 	}
 	return jobExit(j)
+}
+
+// queueFull returns j's queue when j waits for one of its slots: its
+// queue runs as many jobs as its limit, and j, read after the queue,
+// has not started. Any error is no answer: the message is only news.
+func queueFull(ctx context.Context, s *claim.Store, j claim.Job) (claim.Queue, bool) {
+	if j.State != claim.Pending {
+		return claim.Queue{}, false
+	}
+	qs, err := s.Queues(ctx)
+	if err != nil {
+		return claim.Queue{}, false
+	}
+	for _, q := range qs {
+		if q.Name == j.Queue && q.MaxRunning > 0 && q.Running >= q.MaxRunning {
+			now, err := s.Get(ctx, j.ID)
+			return q, err == nil && now.State == claim.Pending
+		}
+	}
+	return claim.Queue{}, false
 }
 
 // jobExit is run's exit for a finished job: its last attempt's exit code

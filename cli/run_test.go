@@ -124,3 +124,34 @@ func TestRunMakesOneAttempt(t *testing.T) {
 		t.Errorf("job after run --retries 2: %d attempts, want 2", j.Attempts)
 	}
 }
+
+// TestRunSaysItWaitsForALimitedQueue: while queue heavy runs its 2 jobs of
+// 2, run says once that its job waits for the queue, and then when it
+// starts.
+func TestRunSaysItWaitsForALimitedQueue(t *testing.T) {
+	h := newHome(t)
+	h.must("queue", "set", "heavy", "--max-running", "2")
+	h.start("worker", "start", "--count", "4", "--no-spool")
+	g1, g2 := newGate(t), newGate(t)
+	h.must("enqueue", "--queue", "heavy", "--command", g1.command())
+	h.must("enqueue", "--queue", "heavy", "--command", g2.command())
+	g1.waitStarted(t)
+	g2.waitStarted(t)
+	r := h.start("run", "--id", "third", "--queue", "heavy", "--", "echo", "ran")
+	waiting := "queuectl: job third: waits for queue heavy (2/2 running)\n"
+	waitFor(t, 30*time.Second, "run to say it waits for the queue", func() bool {
+		return strings.Contains(r.stderr.String(), waiting)
+	})
+	g1.release(t)
+	if code := r.exit(t, 30*time.Second); code != 0 || r.stdout.String() != "ran\n" {
+		t.Fatalf("run: exit %d, stdout %q; want 0 and ran\nstderr: %s", code, r.stdout, r.stderr)
+	}
+	g2.release(t)
+	stderr := r.stderr.String()
+	if n := strings.Count(stderr, waiting); n != 1 {
+		t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
+	}
+	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job third: attempt 1 of 1 started\n") {
+		t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
+	}
+}
