@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
@@ -35,7 +36,7 @@ Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 			&cli.BoolFlag{Name: "no-wait-for-worker", Usage: "exit 1 when no live worker serves the queue"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job's own output"},
 		),
-		Action: withHome(runJob),
+		Action: runAction,
 	}
 }
 
@@ -52,38 +53,58 @@ func runJobFlags() []cli.Flag {
 	return flags
 }
 
-func runJob(c *cli.Context, h *home) error {
+// runAction hands the job to the worker serving this home's socket, which
+// stores it and sends its runs back on the connection (runstream.go); with
+// no such worker, or one that declines it, run stores the job and follows
+// it in the store itself.
+func runAction(c *cli.Context) error {
 	nj, err := runSpec(c)
 	if err != nil {
 		return err
 	}
-	if err := checkWorkers(c, h, nj.Queue); err != nil {
-		return err
+	start := time.Now()
+	s, handed := runHandOff(c, &nj)
+	if handed == nil {
+		return runStreamed(c, s)
 	}
-	r, err := h.store.Enqueue(c.Context, nj)
-	if err != nil {
-		return err
-	}
-	own := r.Outcome == claim.Created
-	if !own {
-		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
-	}
-	f := &follower{c: c, h: h, id: r.Job.ID, timeout: r.Job.Timeout}
-	if q, full := queueFull(c.Context, h.store, r.Job); full {
-		f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
-	}
-	j, err := f.follow()
+	return withHome(func(c *cli.Context, h *home) error {
+		if err := checkWorkers(c, h, nj.Queue); err != nil {
+			return err
+		}
+		r, err := h.store.Enqueue(c.Context, nj)
+		if err != nil && errors.Is(handed, handoff.ErrUnknown) {
+			var rs []claim.Result
+			if rs, err = handedAfterAll(c, h, nj, start, err); err == nil {
+				r = rs[0]
+			}
+		}
+		if err != nil {
+			return err
+		}
+		f := newFollower(c, r)
+		f.h = h
+		if q, full := queueFull(c.Context, h.store, r.Job); full {
+			f.waiting(q)
+		}
+		j, err := f.follow()
+		return f.end(j, err)
+	})(c)
+}
+
+// end is run's exit once its job is followed to j (or err): it cancels its
+// own job when interrupted (but with --detach-on-interrupt) or timed out.
+func (f *follower) end(j claim.Job, err error) error {
 	switch {
 	case errors.Is(f.cause(), errAttemptTimedOut):
-		if own && (err != nil || !finished(j.State)) {
+		if f.own && (err != nil || !finished(j.State)) {
 			f.stop()
 		}
-		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", r.Job.ID, r.Job.Timeout)}
-	case err != nil && c.Context.Err() != nil:
-		if own && !c.Bool("detach-on-interrupt") {
+		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.id, f.timeout)}
+	case err != nil && f.c.Context.Err() != nil:
+		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
 		} else {
-			logf(c)("job %s goes on; follow it with: queuectl logs -f %s", r.Job.ID, r.Job.ID)
+			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.id, f.id)
 		}
 		return &exitStatus{exitInterrupted, nil}
 	case err != nil:
@@ -217,25 +238,46 @@ func checkWorkers(c *cli.Context, h *home, queue string) error {
 var errAttemptTimedOut = errors.New("attempt timed out")
 
 // follower streams one job's runs to the caller, announces each attempt
-// on stderr, and watches --timeout.
+// on stderr, and watches --timeout. It follows the job on its worker's
+// connection (stream), or in the store (h); when the worker stops
+// following, it goes on in the store, without writing again what it wrote.
 type follower struct {
 	c       *cli.Context
 	h       *home
+	stream  *handoff.Stream
 	id      string
+	own     bool // the job is this run's, not one holding the same unique key
 	timeout time.Duration
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	timer  *time.Timer
+	seen   seen
+}
+
+func newFollower(c *cli.Context, r claim.Result) *follower {
+	own := r.Outcome == claim.Created
+	if !own {
+		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+	}
+	return &follower{c: c, id: r.Job.ID, own: own, timeout: r.Job.Timeout, seen: newSeen()}
 }
 
 func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
 	defer f.disarm()
-	t := &run.Tail{Store: f.h.store, Stdout: f.c.App.Writer, Stderr: f.c.App.ErrWriter,
+	stdout, stderr := f.seen.writer(0, f.c.App.Writer), f.seen.writer(1, f.c.App.ErrWriter)
+	if f.stream != nil {
+		return f.followStream(stdout, stderr)
+	}
+	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
 		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event}
 	return t.Follow(f.ctx, f.id)
+}
+
+func (f *follower) waiting(q claim.Queue) {
+	f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 }
 
 func (f *follower) cause() error { return context.Cause(f.ctx) }
@@ -245,6 +287,13 @@ func (f *follower) cause() error { return context.Cause(f.ctx) }
 // killed by its worker for it.
 func (f *follower) event(e run.TailEvent) {
 	f.disarm()
+	if f.seen.event(e.Run.Attempt, e.Ended) {
+		// Told already, by the worker that stopped following: only the timer.
+		if !e.Ended && f.timeout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+		}
+		return
+	}
 	if !e.Ended {
 		if e.Run.Host != run.HostID() {
 			f.announce("attempt %d of %d started on %s: its output shows when it ends (the last %s of each stream)",
@@ -298,6 +347,10 @@ const stopWait = 5 * time.Second
 // stop cancels the job, outside the command's ended context, and waits a
 // little for its processes to be stopped.
 func (f *follower) stop() {
+	if f.stream != nil {
+		f.stopStream()
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.c.Context), stopWait)
 	defer cancel()
 	_, _, err := f.h.store.Cancel(ctx, f.id)

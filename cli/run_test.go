@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -128,10 +130,35 @@ func TestRunMakesOneAttempt(t *testing.T) {
 // TestRunSaysItWaitsForALimitedQueue: while queue heavy runs its 2 jobs of
 // 2, run says once that its job waits for the queue, and then when it
 // starts.
+// It does so whether the worker serving the home's socket follows the job
+// for it, or, serving other queues only, leaves run to follow the job in
+// the store.
 func TestRunSaysItWaitsForALimitedQueue(t *testing.T) {
-	h := newHome(t)
+	t.Run("socket", func(t *testing.T) {
+		h := newHome(t)
+		h.start("worker", "start", "--count", "4", "--no-spool")
+		waitsForALimitedQueue(t, h)
+	})
+	t.Run("store", func(t *testing.T) {
+		h := newHome(t)
+		h.start("worker", "start", "--queue", "other", "--no-spool")
+		waitSocket(t, h)
+		h.start("worker", "start", "--count", "4", "--queue", "heavy", "--no-spool")
+		waitsForALimitedQueue(t, h)
+	})
+}
+
+// waitSocket waits until a worker serves the home's enqueue socket.
+func waitSocket(t *testing.T, h *qhome) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "a worker to serve the socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+}
+
+func waitsForALimitedQueue(t *testing.T, h *qhome) {
 	h.must("queue", "set", "heavy", "--max-running", "2")
-	h.start("worker", "start", "--count", "4", "--no-spool")
 	g1, g2 := newGate(t), newGate(t)
 	h.must("enqueue", "--queue", "heavy", "--command", g1.command())
 	h.must("enqueue", "--queue", "heavy", "--command", g2.command())
@@ -153,5 +180,43 @@ func TestRunSaysItWaitsForALimitedQueue(t *testing.T) {
 	}
 	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job third: attempt 1 of 1 started\n") {
 		t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
+	}
+}
+
+// TestRunGoesOnWhenItsWorkerStops: run follows its job on the connection
+// of the worker that serves the home's socket; when that worker stops (a
+// hard stop, which puts the running job back), run follows the job in the
+// store, writes nothing twice, and ends with the job once another worker
+// ran it.
+func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
+	h := newHome(t)
+	w := h.start("worker", "start", "--no-spool")
+	waitSocket(t, h)
+	g := newGate(t)
+	r := h.start("run", "--id", "moved", "--shell", g.command()+"; exit 5")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "run to print the job's first line", func() bool { return r.stdout.String() == "one\n" })
+	w.signal(t, syscall.SIGTERM)
+	waitFor(t, 30*time.Second, "the worker to stop softly", func() bool {
+		return strings.Contains(w.stderr.String(), "running job(s) finish")
+	})
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 30*time.Second); code != 130 {
+		t.Fatalf("worker exit %d after two signals, want 130\nstderr: %s", code, w.stderr)
+	}
+	if err := os.Remove(g.started); err != nil {
+		t.Fatal(err)
+	}
+	h.start("worker", "start", "--no-spool")
+	g.waitStarted(t)
+	g.release(t)
+	if code := r.exit(t, 30*time.Second); code != 5 {
+		t.Fatalf("run exit %d, want the job's 5\nstderr: %s", code, r.stderr)
+	}
+	if got, want := r.stdout.String(), "one\none\ntwo\n"; got != want {
+		t.Errorf("run stdout %q, want %q: the first run's line once, then the second run's", got, want)
+	}
+	if n := strings.Count(r.stderr.String(), "attempt 1 of 1 started"); n != 1 {
+		t.Errorf("run announced the first run's start %d times, want once:\n%s", n, r.stderr)
 	}
 }

@@ -49,6 +49,7 @@ type request struct {
 	Fingerprint string
 	DB          string // the database the client would write: the worker's own, or declined
 	Job         claim.NewJob
+	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
 }
 
 // answer is the worker's one JSON line back.
@@ -63,7 +64,8 @@ type answer struct {
 // and a worker of different builds never misread each other's jobs.
 var fingerprint = sync.OnceValue(func() string {
 	var b strings.Builder
-	for _, t := range []reflect.Type{reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job]()} {
+	for _, t := range []reflect.Type{reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job](),
+		reflect.TypeFor[claim.Run](), reflect.TypeFor[claim.Queue]()} {
 		describe(&b, t, 0)
 	}
 	h := fnv.New64a()

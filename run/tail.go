@@ -29,6 +29,9 @@ type Tail struct {
 	Poll time.Duration
 	// Event is called when a run starts and when it ends; may be nil.
 	Event func(TailEvent)
+	// Nudge, when set, says that the job changed: it is read at once,
+	// without waiting for Every or Poll (Nudges, in the worker's process).
+	Nudge <-chan struct{}
 }
 
 // TailEvent is a run that started (Ended false) or ended, with its job as
@@ -101,6 +104,9 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		select {
 		case <-ctx.Done():
 			return claim.Job{}, ctx.Err()
+		case <-t.Nudge:
+			look = true
+			continue
 		case <-changes:
 			look = true // read on the next tick: a busy store changes often
 		case <-tick.C:
