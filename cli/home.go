@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -71,8 +72,13 @@ func openHomeStore(c *cli.Context, lenientSpool bool) (*home, error) {
 	if h.store, err = claim.Open(dbPath); err != nil {
 		return nil, err
 	}
+	storesOpened.Add(1)
 	return h, nil
 }
+
+// storesOpened counts the stores this process opened: the tests of the
+// hot path (enqueue and run to a home a worker serves) check it stays 0.
+var storesOpened atomic.Int64
 
 // checkHome refuses a home, or anything in it that commands read or run
 // from, that another user owns or may write to (SPEC §2): whoever can

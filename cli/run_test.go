@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -218,5 +219,28 @@ func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
 	}
 	if n := strings.Count(r.stderr.String(), "attempt 1 of 1 started"); n != 1 {
 		t.Errorf("run announced the first run's start %d times, want once:\n%s", n, r.stderr)
+	}
+}
+
+// TestHotPathOpensNoStore: to a home whose worker serves the socket (its
+// queue, too), enqueue and run hand the job over and open no store of
+// their own: no SQLite connection, no fsync, no query of the client's.
+func TestHotPathOpensNoStore(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	waitSocket(t, h)
+	for _, args := range [][]string{
+		{"enqueue", "-q", "--command", "echo hot"},
+		{"run", "-q", "--", "echo", "hot"},
+	} {
+		before := storesOpened.Load()
+		var stdout, stderr bytes.Buffer
+		code := Main(t.Context(), append([]string{"queuectl", "--home", h.dir}, args...), nil, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("queuectl %v: exit %d\nstderr: %s", args, code, &stderr)
+		}
+		if n := storesOpened.Load() - before; n != 0 {
+			t.Errorf("queuectl %v opened %d store(s), want none: the worker stores the job", args, n)
+		}
 	}
 }
