@@ -117,12 +117,14 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 		s.readCancel(ctx, r, j.ID, cancel)
 	}()
 	out := &frames{conn: conn, cancel: cancel}
+	// The client has the job's environment: the frames leave it out.
 	feed := Feed{Stdout: streamWriter{out, false}, Stderr: streamWriter{out, true},
-		Event:   func(e Event) { out.write(frame{Event: &e}) },
+		Event:   func(e Event) { e.Job.Env = nil; out.write(frame{Event: &e}) },
 		Waiting: func(q claim.Queue) { out.write(frame{Waiting: &q}) }}
 	end, err := s.Follow(ctx, j, feed)
 	switch {
 	case err == nil:
+		end.Env = nil
 		out.write(frame{End: &end})
 	case out.err == nil:
 		out.write(frame{Handover: err.Error()})

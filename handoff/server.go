@@ -134,6 +134,9 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 		queue <- p
 		a = <-p.reply
 	}
+	if req.Follow {
+		a.Job.Env = nil // the client has it, and prints no job
+	}
 	data, err := encode(a)
 	if err != nil {
 		return

@@ -31,6 +31,9 @@ type Tail struct {
 	Event func(TailEvent)
 	// Nudge, when set, says that the job changed: it is read at once,
 	// without waiting for Every or Poll (Nudges, in the worker's process).
+	// Then the store's Changes are not watched: in a busy worker every
+	// commit fires them, while the job's own start and end nudge; a run of
+	// another worker process is seen within Poll.
 	Nudge <-chan struct{}
 }
 
@@ -53,9 +56,12 @@ func finished(s claim.State) bool { return s.Finished() }
 func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	changes, err := t.Store.Changes(ctx)
-	if err != nil {
-		return claim.Job{}, err
+	var changes <-chan struct{}
+	if t.Nudge == nil {
+		var err error
+		if changes, err = t.Store.Changes(ctx); err != nil {
+			return claim.Job{}, err
+		}
 	}
 	tick := time.NewTicker(t.Every)
 	defer tick.Stop()
