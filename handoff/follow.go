@@ -238,7 +238,7 @@ func hand(path, db string, nj claim.NewJob, follow bool) (conn, answer, error) {
 	if err != nil {
 		return conn{}, answer{}, ErrDeclined
 	}
-	a, r, err := ask(c, request{Fingerprint: fingerprint(), DB: db, Job: nj, Follow: follow})
+	a, r, err := ask(c, request{Fingerprint: fingerprint(follow), DB: db, Job: nj, Follow: follow})
 	if err != nil || !follow {
 		c.Close()
 		return conn{}, a, err

@@ -123,7 +123,7 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	dec.DisallowUnknownFields()
 	a := answer{}
 	switch {
-	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint():
+	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint(req.Follow):
 		a.Declined = "another build of queuectl"
 	case !sameFile(req.DB, s.Store.Path()):
 		a.Declined = "another database"
