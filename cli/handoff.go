@@ -1,15 +1,18 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
@@ -20,29 +23,39 @@ import (
 // that an unknown outcome can be looked up. Any error means the caller
 // stores the job itself (see handedAfterAll for handoff.ErrUnknown).
 func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
-	dir, db, err := homePaths(c)
-	if err != nil || !private(dir) {
-		return claim.Result{}, handoff.ErrDeclined
-	}
-	// No socket, no worker to hand to: the ordinary path checks the home
-	// itself, so it is not checked twice.
-	sock := filepath.Join(dir, handoff.SocketName)
-	if _, err := os.Lstat(sock); err != nil {
-		return claim.Result{}, handoff.ErrDeclined
-	}
-	// A home another user may write to is refused on the ordinary path,
-	// which says what is wrong with it.
-	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
-	if checkHome(h, true) != nil {
-		return claim.Result{}, handoff.ErrDeclined
-	}
-	if db, err = filepath.Abs(db); err != nil {
+	sock, db, ok := handoffSocket(c)
+	if !ok {
 		return claim.Result{}, handoff.ErrDeclined
 	}
 	if nj.ID == "" {
 		nj.ID = claim.NewID(time.Now())
 	}
 	return handoff.Enqueue(sock, db, *nj)
+}
+
+// handoffSocket returns this home's enqueue socket and the database a
+// client names to its worker, when a worker may serve it.
+func handoffSocket(c *cli.Context) (sock, db string, ok bool) {
+	dir, db, err := homePaths(c)
+	if err != nil || !private(dir) {
+		return "", "", false
+	}
+	// No socket, no worker to hand to: the ordinary path checks the home
+	// itself, so it is not checked twice.
+	sock = filepath.Join(dir, handoff.SocketName)
+	if _, err := os.Lstat(sock); err != nil {
+		return "", "", false
+	}
+	// A home another user may write to is refused on the ordinary path,
+	// which says what is wrong with it.
+	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
+	if checkHome(h, true) != nil {
+		return "", "", false
+	}
+	if db, err = filepath.Abs(db); err != nil {
+		return "", "", false
+	}
+	return sock, db, true
 }
 
 // private reports whether dir is a directory of this user that no one else
@@ -72,10 +85,12 @@ func handedAfterAll(c *cli.Context, h *home, nj claim.NewJob, start time.Time, e
 }
 
 // serveEnqueues takes enqueues handed over this home's socket until the
-// returned function is called, which waits for the last answers. When
+// returned function is called, which waits for the last answers. It
+// follows the jobs of `run` for the queues this worker serves (queues;
+// none: all), woken by nudges (fired from the worker's events). When
 // another worker serves the socket, or it cannot be made, enqueues go to
 // the store directly: nothing is lost but speed.
-func serveEnqueues(c *cli.Context, h *home) (end func()) {
+func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges) (end func()) {
 	ln, err := handoff.Listen(filepath.Join(h.dir, handoff.SocketName))
 	if err != nil {
 		if !errors.Is(err, handoff.ErrServed) {
@@ -85,7 +100,25 @@ func serveEnqueues(c *cli.Context, h *home) (end func()) {
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
-	srv := &handoff.Server{Store: h.store, Log: logf(c)}
+	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges),
+		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) }}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }
+}
+
+// followFor follows a job for a client of handoff.Run, in the worker's
+// process: as run's store path does (follower), but woken at once by the
+// worker's own events.
+func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, handoff.Feed) (claim.Job, error) {
+	return func(ctx context.Context, j claim.Job, feed handoff.Feed) (claim.Job, error) {
+		nudge, unwatch := nudges.Watch(j.ID)
+		defer unwatch()
+		if q, full := queueFull(ctx, h.store, j); full {
+			feed.Waiting(q)
+		}
+		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Nudge: nudge,
+			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
+			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
+		return t.Follow(ctx, j.ID)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/mattn/go-isatty"
@@ -84,8 +85,13 @@ func openHomeWith(c *cli.Context, lenientSpool bool, open func(string) (*claim.S
 	if h.store, err = open(dbPath); err != nil {
 		return nil, err
 	}
+	storesOpened.Add(1)
 	return h, nil
 }
+
+// storesOpened counts the stores this process opened: the tests of the
+// hot path (enqueue and run to a home a worker serves) check it stays 0.
+var storesOpened atomic.Int64
 
 // checkHome refuses a home, or anything in it that commands read or run
 // from, that another user owns or may write to (SPEC §2): whoever can

@@ -23,10 +23,13 @@ func maxConcurrent(t *testing.T, path string, group func(id string) string) map[
 			t.Fatalf("line %q in %s", line, path)
 		}
 		g := group(id)
-		if sign == "+" {
+		switch sign {
+		case "+":
 			running[g]++
-		} else {
+		case "-":
 			running[g]--
+		default:
+			continue // another kind of line, such as a make target's start
 		}
 		most[g] = max(most[g], running[g])
 	}

@@ -7,16 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/queuectl/queuectl/internal/testenv"
-	"github.com/urfave/cli/v2"
 )
 
 // The README's recipes live in testdata/recipes, the README quotes them
@@ -77,8 +73,7 @@ func userHome(t *testing.T) (string, *qhome) {
 // into a Go module, `make check` with no variables, exit 0 when its jobs
 // complete; then, with a test that fails, non-zero when one dies.
 func TestMakefileRecipe(t *testing.T) {
-	makeBin := testenv.LookPath(t, "make", "apt-get install make")
-	goBin := testenv.LookPath(t, "go", "/usr/local/go/bin on PATH")
+	makeBin, goBin := needTool(t, "make"), needTool(t, "go")
 	recipe, err := os.ReadFile(filepath.Join(recipes, "Makefile"))
 	if err != nil {
 		t.Fatal(err)
@@ -492,7 +487,7 @@ func TestMailOnDeadRecipe(t *testing.T) {
 // then both builds, then package, each only once what it waits for
 // completed; and make fails, with every later step dead, when fetch dies.
 func TestPipelineRecipe(t *testing.T) {
-	makeBin := testenv.LookPath(t, "make", "apt-get install make")
+	makeBin := needTool(t, "make")
 	makefile, err := filepath.Abs(filepath.Join(recipes, "pipeline.mk"))
 	if err != nil {
 		t.Fatal(err)
@@ -539,134 +534,5 @@ func TestPipelineRecipe(t *testing.T) {
 	// after was refused, which fails make as well.
 	if dead, all := h.count("dead"), len(h.listAll()); dead < 2 || dead != all-4 {
 		t.Errorf("%d dead of %d jobs after fetch died, want fetch and every step enqueued after it dead", dead, all)
-	}
-}
-
-// TestMakeRunRecipe runs testdata/recipes/heavy.mk with make -j4 against two
-// worker processes (8 slots) while queue heavy is limited to 2: sampled
-// from the jobs themselves, never more than 2 compressions run at once;
-// and when one fails, make stops starting targets and names the job's
-// exit code.
-func TestMakeRunRecipe(t *testing.T) {
-	makeBin := testenv.LookPath(t, "make", "apt-get install make")
-	makefile, err := filepath.Abs(filepath.Join(recipes, "heavy.mk"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := newHome(t)
-	h.must("queue", "set", "heavy", "--max-running", "2")
-	h.must("config", "set", "max-retries", "1") // fail at once, for make to stop at once
-	h.start("worker", "start", "--count", "4", "--no-spool")
-	h.start("worker", "start", "--count", "4", "--no-spool")
-
-	// COMPRESS stands in for xz: it notes its start and end, and fails on a
-	// log that says so. It waits until two compressions have started, so
-	// the limit is certainly reached.
-	dir := t.TempDir()
-	events := filepath.Join(dir, "events")
-	compress := filepath.Join(dir, "compress")
-	script := `#!/bin/sh
-echo "+ $1" >>` + events + `
-` + awaitStarts(events, "+ ", 2) + `
-if grep -q corrupt "$1"; then echo "$1: corrupt input" >&2; echo "- $1" >>` + events + `; exit 7; fi
-cp "$1" "$1.xz"; echo "compressed $1"
-echo "- $1" >>` + events + "\n"
-	if err := os.WriteFile(compress, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	runMake := func(logs map[string]string) (string, int) {
-		t.Helper()
-		work := t.TempDir()
-		if err := os.Mkdir(filepath.Join(work, "logs"), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		for name, body := range logs {
-			if err := os.WriteFile(filepath.Join(work, "logs", name), []byte(body), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
-		os.Remove(events)
-		ctx, cancel := context.WithTimeout(t.Context(), runLimit)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, makeBin, "-j4", "-f", makefile, "COMPRESS="+compress)
-		cmd.Dir = work
-		cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
-		out, err := cmd.CombinedOutput()
-		if ctx.Err() != nil {
-			t.Fatalf("make -j4: still running after %v\n%s", runLimit, out)
-		}
-		if err != nil && cmd.ProcessState == nil {
-			t.Fatalf("make: %v", err)
-		}
-		t.Logf("$ make -j4 -f heavy.mk COMPRESS=compress  # exit %d\n%s", cmd.ProcessState.ExitCode(), out)
-		return string(out), cmd.ProcessState.ExitCode()
-	}
-
-	logs := map[string]string{}
-	for _, name := range strings.Fields("a b c d e f g h i j k l") {
-		logs[name+".log"] = "fine\n"
-	}
-	out, code := runMake(logs)
-	if code != 0 {
-		t.Fatalf("make -j4 with 8 good logs: exit %d, want 0\n%s", code, out)
-	}
-	for name := range logs {
-		if !strings.Contains(out, "compressed logs/"+name+"\n") {
-			t.Errorf("make output lacks the job's own output line for %s", name)
-		}
-	}
-	if most := maxConcurrent(t, events, func(string) string { return "all" })["all"]; most != 2 {
-		t.Errorf("at most %d compressions ran at once, want exactly the limit 2", most)
-	}
-
-	logs["a.log"] = "corrupt\n"
-	out, code = runMake(logs)
-	if code == 0 {
-		t.Fatalf("make -j4 with a corrupt log: exit 0\n%s", out)
-	}
-	if !regexp.MustCompile(`make: \*\*\* \[\S+: logs/a\.log\.xz\] Error 7`).MatchString(out) {
-		t.Errorf("make does not report the failed job's exit code 7:\n%s", out)
-	}
-	if !strings.Contains(out, "logs/a.log: corrupt input\n") {
-		t.Errorf("make output lacks the failed job's stderr:\n%s", out)
-	}
-	// Once make has seen the failure, it starts no other target.
-	if _, after, _ := strings.Cut(out, "] Error 7\n"); strings.Contains(after, "queuectl run ") {
-		t.Errorf("make started targets after the failure:\n%s", out)
-	}
-	if most := maxConcurrent(t, events, func(string) string { return "all" })["all"]; most > 2 {
-		t.Errorf("%d compressions ran at once, limit 2", most)
-	}
-}
-
-// TestCrontabExamplesInHelp runs every crontab example of every command's
-// --help as cron would: /bin/sh, cron's PATH, queuectl where `go install`
-// puts it. An example that names plain `queuectl` is not found there.
-func TestCrontabExamplesInHelp(t *testing.T) {
-	var lines []string
-	var walk func(cmds []*cli.Command)
-	walk = func(cmds []*cli.Command) {
-		for _, c := range cmds {
-			if _, line, ok := strings.Cut(c.Description, "Example (crontab): "); ok {
-				line, _, _ = strings.Cut(line, "\n")
-				lines = append(lines, line)
-			}
-			walk(c.Subcommands)
-		}
-	}
-	walk(newApp(context.Background()).Commands)
-	if len(lines) < 2 {
-		t.Fatalf("%d crontab examples in --help, want those of purge and ingest", len(lines))
-	}
-	home, h := userHome(t)
-	installBinary(t, home)
-	h.must("status") // the worker that normally runs has created the home
-	for _, cmd := range cronCommands(t, strings.Join(lines, "\n")) {
-		c := exec.Command("/bin/sh", "-c", cmd)
-		c.Dir = home
-		c.Env = []string{"HOME=" + home, "PATH=/usr/bin:/bin", "SHELL=/bin/sh", "LOGNAME=cron"}
-		if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
-			t.Errorf("crontab example %q under cron: %v, output %q; want exit 0 and nothing", cmd, err, out)
-		}
 	}
 }

@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/report"
-	"github.com/queuectl/queuectl/run"
+	"github.com/queuectl/queuectl/handoff"
 	"github.com/urfave/cli/v2"
 )
 
@@ -22,60 +21,130 @@ func runCommand() *cli.Command {
 		Description: `Enqueues CMD with its arguments (each quoted, never read by a shell twice) or
 --shell 'CMD', in this directory and with this environment unless --cwd and --env say
 otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
-attempt after attempt, and exits with its last attempt's exit code. --timeout limits each
-attempt: when one runs out of time, the job is canceled and run exits 124. Ctrl-C cancels
-the job and exits 130 (--detach-on-interrupt leaves it running). A job canceled elsewhere ends
-run with 1.
+and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
+config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
+the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
+is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
+leaves it running). A job canceled elsewhere ends run with 1.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
-		Flags: append(jobFlags(),
+		Flags: append(runJobFlags(),
 			&cli.StringFlag{Name: "shell", Usage: "run the shell command `CMD` (instead of -- CMD ARGS...)"},
 			&cli.BoolFlag{Name: "detach-on-interrupt", Usage: "on Ctrl-C, leave the job to run on its own"},
 			&cli.BoolFlag{Name: "no-wait-for-worker", Usage: "exit 1 when no live worker serves the queue"},
 			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job's own output"},
 		),
-		Action: withHome(runJob),
+		Action: runAction,
 	}
 }
 
-func runJob(c *cli.Context, h *home) error {
+// runJobFlags are enqueue's job flags, but for --max-retries, which says
+// that run makes one attempt unless told otherwise.
+func runJobFlags() []cli.Flag {
+	flags := jobFlags()
+	for i, f := range flags {
+		if f.Names()[0] == "max-retries" {
+			flags[i] = &cli.IntFlag{Name: "max-retries", Aliases: []string{"retries"},
+				Usage: "`N` attempts before the job is dead (default: 1, as running the command itself)"}
+		}
+	}
+	return flags
+}
+
+// runAction hands the job to the worker serving this home's socket, which
+// stores it and sends its runs back on the connection (runstream.go); with
+// no such worker, or one that declines it, run stores the job and follows
+// it in the store itself.
+func runAction(c *cli.Context) error {
 	nj, err := runSpec(c)
 	if err != nil {
 		return err
 	}
-	if err := checkWorkers(c, h, nj.Queue); err != nil {
-		return err
+	start := time.Now()
+	s, handed := runHandOff(c, &nj)
+	if handed == nil {
+		return runStreamed(c, s)
 	}
-	r, err := h.store.Enqueue(c.Context, nj)
-	if err != nil {
-		return err
-	}
-	own := r.Outcome == claim.Created
-	if !own {
-		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
-	}
-	f := &follower{c: c, h: h, id: r.Job.ID, timeout: r.Job.Timeout}
-	j, err := f.follow()
+	return withHome(func(c *cli.Context, h *home) error {
+		if err := checkWorkers(c, h, nj.Queue); err != nil {
+			return err
+		}
+		r, err := h.store.Enqueue(c.Context, nj)
+		if err != nil && errors.Is(handed, handoff.ErrUnknown) {
+			var rs []claim.Result
+			if rs, err = handedAfterAll(c, h, nj, start, err); err == nil {
+				r = rs[0]
+			}
+		}
+		if err != nil {
+			return err
+		}
+		f := newFollower(c, r)
+		f.h = h
+		if q, full := queueFull(c.Context, h.store, r.Job); full {
+			f.waiting(q)
+		}
+		j, err := f.follow()
+		return f.end(j, err)
+	})(c)
+}
+
+// end is run's exit once its job is followed to j (or err): it cancels its
+// own job when interrupted (but with --detach-on-interrupt) or timed out.
+func (f *follower) end(j claim.Job, err error) error {
 	switch {
 	case errors.Is(f.cause(), errAttemptTimedOut):
-		if own && (err != nil || !finished(j.State)) {
+		if f.own && (err != nil || !finished(j.State)) {
 			f.stop()
 		}
-		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", r.Job.ID, r.Job.Timeout)}
-	case err != nil && c.Context.Err() != nil:
-		if own && !c.Bool("detach-on-interrupt") {
+		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.id, f.timeout)}
+	case err != nil && f.c.Context.Err() != nil:
+		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
 		} else {
-			logf(c)("job %s goes on; follow it with: queuectl logs -f %s", r.Job.ID, r.Job.ID)
+			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.id, f.id)
 		}
 		return &exitStatus{exitInterrupted, nil}
 	case err != nil:
 		return err
 	}
-	if j.State == claim.Dead && !c.Bool("quiet") {
-		explain(c, h, j)
+	if j.State == claim.Dead && !f.c.Bool("quiet") {
+		f.explain(j)
 	}
 	return jobExit(j)
+}
+
+// explain says why j died (see explain). A job followed on the worker's
+// connection has no store open: only then, on the way out, is it opened.
+func (f *follower) explain(j claim.Job) {
+	if f.h != nil {
+		explain(f.c, f.h, j)
+		return
+	}
+	withHome(func(c *cli.Context, h *home) error {
+		explain(c, h, j)
+		return nil
+	})(f.c)
+}
+
+// queueFull returns j's queue when j waits for one of its slots: its
+// queue runs as many jobs as its limit, and j, read after the queue,
+// has not started. Any error is no answer: the message is only news.
+func queueFull(ctx context.Context, s *claim.Store, j claim.Job) (claim.Queue, bool) {
+	if j.State != claim.Pending {
+		return claim.Queue{}, false
+	}
+	qs, err := s.Queues(ctx)
+	if err != nil {
+		return claim.Queue{}, false
+	}
+	for _, q := range qs {
+		if q.Name == j.Queue && q.MaxRunning > 0 && q.Running >= q.MaxRunning {
+			now, err := s.Get(ctx, j.ID)
+			return q, err == nil && now.State == claim.Pending
+		}
+	}
+	return claim.Queue{}, false
 }
 
 // jobExit is run's exit for a finished job: its last attempt's exit code
@@ -111,6 +180,10 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 	nj, err := jobFromFlags(c, command)
 	if err != nil {
 		return nj, err
+	}
+	if nj.MaxRetries == nil {
+		one := 1
+		nj.MaxRetries = &one
 	}
 	if nj.Cwd == "" {
 		if nj.Cwd, err = os.Getwd(); err != nil {
@@ -174,109 +247,3 @@ func checkWorkers(c *cli.Context, h *home, queue string) error {
 	logf(c)("hint: %s", hint)
 	return nil
 }
-
-// errAttemptTimedOut ends a follow when an attempt outlives --timeout.
-var errAttemptTimedOut = errors.New("attempt timed out")
-
-// follower streams one job's runs to the caller, announces each attempt
-// on stderr, and watches --timeout.
-type follower struct {
-	c       *cli.Context
-	h       *home
-	id      string
-	timeout time.Duration
-
-	ctx    context.Context
-	cancel context.CancelCauseFunc
-	timer  *time.Timer
-}
-
-func (f *follower) follow() (claim.Job, error) {
-	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
-	defer f.cancel(nil)
-	defer f.disarm()
-	t := &run.Tail{Store: f.h.store, Stdout: f.c.App.Writer, Stderr: f.c.App.ErrWriter,
-		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event}
-	return t.Follow(f.ctx, f.id)
-}
-
-func (f *follower) cause() error { return context.Cause(f.ctx) }
-
-// event announces a run's start and end, and keeps a timer on the running
-// attempt. An attempt that failed after running its whole --timeout was
-// killed by its worker for it.
-func (f *follower) event(e run.TailEvent) {
-	f.disarm()
-	if !e.Ended {
-		if e.Run.Host != run.HostID() {
-			f.announce("attempt %d of %d started on %s: its output shows when it ends (the last %s of each stream)",
-				e.Run.Attempt, e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
-		} else {
-			f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)
-		}
-		if f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
-		}
-		return
-	}
-	switch e.Run.Outcome {
-	case claim.OutcomeFailed:
-		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
-			f.cancel(errAttemptTimedOut)
-		}
-		switch e.Job.State {
-		case claim.Dead:
-			f.announce("attempt %d failed (%s); no attempts left", e.Run.Attempt, e.Run.Error)
-		case claim.Failed:
-			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
-			f.announce("attempt %d failed (%s); next attempt in %v", e.Run.Attempt, e.Run.Error, wait)
-		default:
-			f.announce("attempt %d failed (%s)", e.Run.Attempt, e.Run.Error)
-		}
-	case claim.OutcomeLost:
-		f.announce("attempt %d was lost with its worker; it runs again", e.Run.Attempt)
-	case claim.OutcomeInterrupted:
-		f.announce("attempt %d was interrupted (%s); it runs again", e.Run.Attempt, e.Run.Error)
-	}
-}
-
-func (f *follower) disarm() {
-	if f.timer != nil {
-		f.timer.Stop()
-		f.timer = nil
-	}
-}
-
-func (f *follower) announce(format string, a ...any) {
-	if !f.c.Bool("quiet") {
-		logf(f.c)("job %s: "+format, append([]any{f.id}, a...)...)
-	}
-}
-
-// stopWait bounds how long run waits, once interrupted or timed out, for
-// its job's worker to stop the job's processes.
-const stopWait = 5 * time.Second
-
-// stop cancels the job, outside the command's ended context, and waits a
-// little for its processes to be stopped.
-func (f *follower) stop() {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.c.Context), stopWait)
-	defer cancel()
-	_, _, err := f.h.store.Cancel(ctx, f.id)
-	if errors.Is(err, claim.ErrConflict) {
-		return // it finished meanwhile
-	}
-	if err == nil {
-		_, err = f.h.store.Wait(ctx, []string{f.id}, f.h.config.PollInterval)
-	}
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.id)
-	case err != nil:
-		logf(f.c)("job %s: cancel: %v", f.id, err)
-	}
-}
-
-// finished reports whether a job is done for good: completed, dead or
-// canceled.
-func finished(s claim.State) bool { return s.Finished() }

@@ -1,6 +1,9 @@
 package cli
 
 import (
+	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -100,5 +103,144 @@ func TestRunCancelsItsJob(t *testing.T) {
 	}
 	if !strings.Contains(r.stderr.String(), "queuectl: error: job elsewhere was canceled") {
 		t.Errorf("run does not say its job was canceled:\n%s", r.stderr)
+	}
+}
+
+// TestRunMakesOneAttempt: run stands in for running the command, so it
+// makes one attempt whatever config max-retries says (3 by default);
+// --max-retries, or its alias --retries, asks for more.
+func TestRunMakesOneAttempt(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	out, stderr, code := h.run("run", "--id", "once", "--", "sh", "-c", "echo x; exit 3")
+	if code != 3 || out != "x\n" {
+		t.Errorf("run -- sh -c 'echo x; exit 3': exit %d, stdout %q; want 3 and one x\nstderr: %s", code, out, stderr)
+	}
+	if j := h.show("once"); j.State != "dead" || j.Attempts != 1 {
+		t.Errorf("job after run: %s after %d attempts, want dead after 1", j.State, j.Attempts)
+	}
+	out, stderr, code = h.run("run", "--id", "twice", "--retries", "2", "--backoff-base", "1", "--", "sh", "-c", "echo x; exit 3")
+	if code != 3 || out != "x\nx\n" {
+		t.Errorf("run --retries 2: exit %d, stdout %q; want 3 and two x\nstderr: %s", code, out, stderr)
+	}
+	if j := h.show("twice"); j.Attempts != 2 {
+		t.Errorf("job after run --retries 2: %d attempts, want 2", j.Attempts)
+	}
+}
+
+// TestRunSaysItWaitsForALimitedQueue: while queue heavy runs its 2 jobs of
+// 2, run says once that its job waits for the queue, and then when it
+// starts.
+// It does so whether the worker serving the home's socket follows the job
+// for it, or, serving other queues only, leaves run to follow the job in
+// the store.
+func TestRunSaysItWaitsForALimitedQueue(t *testing.T) {
+	t.Run("socket", func(t *testing.T) {
+		h := newHome(t)
+		h.start("worker", "start", "--count", "4", "--no-spool")
+		waitsForALimitedQueue(t, h)
+	})
+	t.Run("store", func(t *testing.T) {
+		h := newHome(t)
+		h.start("worker", "start", "--queue", "other", "--no-spool")
+		waitSocket(t, h)
+		h.start("worker", "start", "--count", "4", "--queue", "heavy", "--no-spool")
+		waitsForALimitedQueue(t, h)
+	})
+}
+
+// waitSocket waits until a worker serves the home's enqueue socket.
+func waitSocket(t *testing.T, h *qhome) {
+	t.Helper()
+	waitFor(t, 30*time.Second, "a worker to serve the socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+}
+
+func waitsForALimitedQueue(t *testing.T, h *qhome) {
+	h.must("queue", "set", "heavy", "--max-running", "2")
+	g1, g2 := newGate(t), newGate(t)
+	h.must("enqueue", "--queue", "heavy", "--command", g1.command())
+	h.must("enqueue", "--queue", "heavy", "--command", g2.command())
+	g1.waitStarted(t)
+	g2.waitStarted(t)
+	r := h.start("run", "--id", "third", "--queue", "heavy", "--", "echo", "ran")
+	waiting := "queuectl: job third: waits for queue heavy (2/2 running)\n"
+	waitFor(t, 30*time.Second, "run to say it waits for the queue", func() bool {
+		return strings.Contains(r.stderr.String(), waiting)
+	})
+	g1.release(t)
+	if code := r.exit(t, 30*time.Second); code != 0 || r.stdout.String() != "ran\n" {
+		t.Fatalf("run: exit %d, stdout %q; want 0 and ran\nstderr: %s", code, r.stdout, r.stderr)
+	}
+	g2.release(t)
+	stderr := r.stderr.String()
+	if n := strings.Count(stderr, waiting); n != 1 {
+		t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
+	}
+	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job third: attempt 1 of 1 started\n") {
+		t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
+	}
+}
+
+// TestRunGoesOnWhenItsWorkerStops: run follows its job on the connection
+// of the worker that serves the home's socket; when that worker stops (a
+// hard stop, which puts the running job back), run follows the job in the
+// store, writes nothing twice, and ends with the job once another worker
+// ran it.
+func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
+	h := newHome(t)
+	w := h.start("worker", "start", "--no-spool")
+	waitSocket(t, h)
+	g := newGate(t)
+	r := h.start("run", "--id", "moved", "--shell", g.command()+"; exit 5")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "run to print the job's first line", func() bool { return r.stdout.String() == "one\n" })
+	w.signal(t, syscall.SIGTERM)
+	waitFor(t, 30*time.Second, "the worker to stop softly", func() bool {
+		return strings.Contains(w.stderr.String(), "running job(s) finish")
+	})
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 30*time.Second); code != 130 {
+		t.Fatalf("worker exit %d after two signals, want 130\nstderr: %s", code, w.stderr)
+	}
+	if err := os.Remove(g.started); err != nil {
+		t.Fatal(err)
+	}
+	h.start("worker", "start", "--no-spool")
+	g.waitStarted(t)
+	g.release(t)
+	if code := r.exit(t, 30*time.Second); code != 5 {
+		t.Fatalf("run exit %d, want the job's 5\nstderr: %s", code, r.stderr)
+	}
+	if got, want := r.stdout.String(), "one\none\ntwo\n"; got != want {
+		t.Errorf("run stdout %q, want %q: the first run's line once, then the second run's", got, want)
+	}
+	if n := strings.Count(r.stderr.String(), "attempt 1 of 1 started"); n != 1 {
+		t.Errorf("run announced the first run's start %d times, want once:\n%s", n, r.stderr)
+	}
+}
+
+// TestHotPathOpensNoStore: to a home whose worker serves the socket (its
+// queue, too), enqueue and run hand the job over and open no store of
+// their own: no SQLite connection, no fsync, no query of the client's.
+func TestHotPathOpensNoStore(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	waitSocket(t, h)
+	for _, args := range [][]string{
+		{"enqueue", "-q", "--command", "echo hot"},
+		{"run", "-q", "--", "echo", "hot"},
+	} {
+		before := storesOpened.Load()
+		var stdout, stderr bytes.Buffer
+		code := Main(t.Context(), append([]string{"queuectl", "--home", h.dir}, args...), nil, &stdout, &stderr)
+		if code != 0 {
+			t.Fatalf("queuectl %v: exit %d\nstderr: %s", args, code, &stderr)
+		}
+		if n := storesOpened.Load() - before; n != 0 {
+			t.Errorf("queuectl %v opened %d store(s), want none: the worker stores the job", args, n)
+		}
 	}
 }

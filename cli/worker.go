@@ -117,9 +117,11 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	scheduling := make(chan error, 1)
 	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c)}
 	go func() { scheduling <- sd.Run(watching) }()
+	var nudges run.Nudges
+	events := func(e run.Event) { log.worker(e); nudges.Fire(e) }
 	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
-		LogDir: h.logs, Home: h.dir, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: log.worker}
-	endServe := serveEnqueues(c, h)
+		LogDir: h.logs, Home: h.dir, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events}
+	endServe := serveEnqueues(c, h, w.Queues, &nudges)
 	err = w.Run(soft, hard)
 	endServe()
 	endWatch()

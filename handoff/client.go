@@ -4,9 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
-	"os"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -22,37 +20,63 @@ const answerTimeout = time.Minute
 // outcome can be looked up. Errors: ErrDeclined (nothing was stored: store
 // the job directly), ErrUnknown (it may be stored: look it up by id first).
 func Enqueue(path, db string, nj claim.NewJob) (claim.Result, error) {
-	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket || !ownedByMe(fi) {
-		return claim.Result{}, ErrDeclined
-	}
-	conn, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
+	_, a, err := hand(path, db, nj, false)
 	if err != nil {
-		return claim.Result{}, ErrDeclined
+		return claim.Result{}, err
 	}
-	defer conn.Close()
+	return claim.Result{Job: a.Job, Outcome: a.Outcome}, nil
+}
+
+// ask sends req on conn and reads the worker's answer. The reader it
+// returns holds whatever the worker wrote after the answer.
+func ask(conn *net.UnixConn, req request) (answer, *bufio.Reader, error) {
 	if err := sameUser(conn); err != nil {
-		return claim.Result{}, fmt.Errorf("%w: %v", ErrDeclined, err)
+		return answer{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
 	}
-	data, err := encode(request{Fingerprint: fingerprint(), DB: db, Job: nj})
+	data, err := encode(req)
 	if err != nil {
-		return claim.Result{}, fmt.Errorf("%w: %v", ErrDeclined, err)
+		return answer{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
 	}
 	conn.SetDeadline(time.Now().Add(answerTimeout))
 	if _, err := conn.Write(data); err != nil {
-		return claim.Result{}, fmt.Errorf("%w: %v", ErrUnknown, err)
+		return answer{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 	}
-	line, err := bufio.NewReader(io.LimitReader(conn, maxLine)).ReadBytes('\n')
+	r := bufio.NewReaderSize(conn, 64<<10)
+	var part []byte
+	line, err := readLine(r, &part)
 	var a answer
 	if err == nil {
 		err = json.Unmarshal(line, &a)
 	}
 	switch {
 	case err != nil:
-		return claim.Result{}, fmt.Errorf("%w: %v", ErrUnknown, err)
+		return answer{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 	case a.Unknown:
-		return claim.Result{}, fmt.Errorf("%w: %s", ErrUnknown, a.Declined)
+		return answer{}, nil, fmt.Errorf("%w: %s", ErrUnknown, a.Declined)
 	case a.Declined != "":
-		return claim.Result{}, fmt.Errorf("%w: %s", ErrDeclined, a.Declined)
+		return answer{}, nil, fmt.Errorf("%w: %s", ErrDeclined, a.Declined)
 	}
-	return claim.Result{Job: a.Job, Outcome: a.Outcome}, nil
+	conn.SetDeadline(time.Time{})
+	return a, r, nil
+}
+
+// readLine reads one line of at most maxLine bytes into *part, and returns
+// it. A read that fails (a deadline) keeps what it read in *part, for the
+// next call to finish the line.
+func readLine(r *bufio.Reader, part *[]byte) ([]byte, error) {
+	for {
+		chunk, err := r.ReadSlice('\n')
+		*part = append(*part, chunk...)
+		switch {
+		case len(*part) > maxLine:
+			return nil, fmt.Errorf("a line over %d bytes", maxLine)
+		case err == bufio.ErrBufferFull:
+			continue
+		case err != nil:
+			return nil, err
+		}
+		line := *part
+		*part = nil
+		return line, nil
+	}
 }

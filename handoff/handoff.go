@@ -49,6 +49,7 @@ type request struct {
 	Fingerprint string
 	DB          string // the database the client would write: the worker's own, or declined
 	Job         claim.NewJob
+	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
 }
 
 // answer is the worker's one JSON line back.
@@ -60,16 +61,35 @@ type answer struct {
 }
 
 // fingerprint names the shape of what crosses the socket, so that a client
-// and a worker of different builds never misread each other's jobs.
-var fingerprint = sync.OnceValue(func() string {
+// and a worker of different builds never misread each other's jobs. A
+// request that follows its job (Run) names the frames' types as well; an
+// enqueue does not pay for them.
+func fingerprint(follow bool) string {
+	if follow {
+		return followPrint()
+	}
+	return enqueuePrint()
+}
+
+var (
+	enqueuePrint = sync.OnceValue(func() string {
+		return typesPrint(reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job]())
+	})
+	followPrint = sync.OnceValue(func() string {
+		return typesPrint(reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job](),
+			reflect.TypeFor[claim.Run](), reflect.TypeFor[claim.Queue]())
+	})
+)
+
+func typesPrint(types ...reflect.Type) string {
 	var b strings.Builder
-	for _, t := range []reflect.Type{reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job]()} {
+	for _, t := range types {
 		describe(&b, t, 0)
 	}
 	h := fnv.New64a()
 	h.Write([]byte(b.String()))
 	return fmt.Sprintf("%x", h.Sum64())
-})
+}
 
 func describe(b *strings.Builder, t reflect.Type, depth int) {
 	b.WriteString(t.String())

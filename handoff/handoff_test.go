@@ -183,7 +183,7 @@ func TestPeerOfAnotherUserIsRefused(t *testing.T) {
 			fmt.Println("dial:", err)
 			return
 		}
-		fmt.Fprintf(conn, `{"Fingerprint": %q, "DB": "", "Job": {"ID": "foreign", "Command": "true"}}`+"\n", fingerprint())
+		fmt.Fprintf(conn, `{"Fingerprint": %q, "DB": "", "Job": {"ID": "foreign", "Command": "true"}}`+"\n", fingerprint(false))
 		line, _ := bufio.NewReader(conn).ReadString('\n')
 		fmt.Printf("answer: %q\n", line)
 		return

@@ -54,6 +54,13 @@ type Server struct {
 	Store *claim.Store
 	// Log receives diagnostics; may be nil.
 	Log func(format string, args ...any)
+	// Follows reports whether the server follows jobs of queue for the
+	// clients of Run (Follow writes the job's runs); nil: it follows none,
+	// and declines them.
+	Follows func(queue string) bool
+	// Follow writes job j's runs to feed until it is finished, and returns
+	// it then; it returns ctx's error when ctx ends first.
+	Follow func(ctx context.Context, j claim.Job, feed Feed) (claim.Job, error)
 }
 
 // pending is one client's job waiting for the next group commit.
@@ -85,7 +92,7 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 			break
 		}
 		clients.Add(1)
-		go func() { defer clients.Done(); s.serve(conn, queue) }()
+		go func() { defer clients.Done(); s.serve(ctx, conn, queue) }()
 	}
 	ln.Close()
 	if now, err := os.Lstat(path); err == nil && fi != nil && os.SameFile(fi, now) {
@@ -97,15 +104,17 @@ func (s *Server) Serve(ctx context.Context, ln *net.UnixListener) error {
 	return nil
 }
 
-// serve reads one client's job, queues it for the next commit and answers.
-func (s *Server) serve(conn *net.UnixConn, queue chan<- pending) {
+// serve reads one client's job, queues it for the next commit and answers;
+// for a client of Run, it then follows the job.
+func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pending) {
 	defer conn.Close()
 	if err := sameUser(conn); err != nil {
 		s.logf("enqueue socket: %v", err)
 		return
 	}
 	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(io.LimitReader(conn, maxLine)).ReadBytes('\n')
+	r := bufio.NewReader(io.LimitReader(conn, maxLine))
+	line, err := r.ReadBytes('\n')
 	if err != nil {
 		return
 	}
@@ -114,19 +123,28 @@ func (s *Server) serve(conn *net.UnixConn, queue chan<- pending) {
 	dec.DisallowUnknownFields()
 	a := answer{}
 	switch {
-	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint():
+	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint(req.Follow):
 		a.Declined = "another build of queuectl"
 	case !sameFile(req.DB, s.Store.Path()):
 		a.Declined = "another database"
+	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
+		a.Declined = "no worker of this process serves the queue"
 	default:
 		p := pending{job: req.Job, reply: make(chan answer, 1)}
 		queue <- p
 		a = <-p.reply
 	}
+	if req.Follow {
+		a.Job.Env = nil // the client has it, and prints no job
+	}
 	data, err := encode(a)
-	if err == nil {
-		conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
-		conn.Write(data)
+	if err != nil {
+		return
+	}
+	conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	if _, err := conn.Write(data); err == nil && req.Follow && a.Declined == "" {
+		conn.SetWriteDeadline(time.Time{})
+		s.follow(ctx, conn, r, a.Job)
 	}
 }
 

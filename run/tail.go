@@ -29,6 +29,12 @@ type Tail struct {
 	Poll time.Duration
 	// Event is called when a run starts and when it ends; may be nil.
 	Event func(TailEvent)
+	// Nudge, when set, says that the job changed: it is read at once,
+	// without waiting for Every or Poll (Nudges, in the worker's process).
+	// Then the store's Changes are not watched: in a busy worker every
+	// commit fires them, while the job's own start and end nudge; a run of
+	// another worker process is seen within Poll.
+	Nudge <-chan struct{}
 }
 
 // TailEvent is a run that started (Ended false) or ended, with its job as
@@ -50,9 +56,12 @@ func finished(s claim.State) bool { return s.Finished() }
 func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	changes, err := t.Store.Changes(ctx)
-	if err != nil {
-		return claim.Job{}, err
+	var changes <-chan struct{}
+	if t.Nudge == nil {
+		var err error
+		if changes, err = t.Store.Changes(ctx); err != nil {
+			return claim.Job{}, err
+		}
 	}
 	tick := time.NewTicker(t.Every)
 	defer tick.Stop()
@@ -101,6 +110,9 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		select {
 		case <-ctx.Done():
 			return claim.Job{}, ctx.Err()
+		case <-t.Nudge:
+			look = true
+			continue
 		case <-changes:
 			look = true // read on the next tick: a busy store changes often
 		case <-tick.C:

@@ -1,0 +1,151 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
+	"github.com/urfave/cli/v2"
+)
+
+// errAttemptTimedOut ends a follow when an attempt outlives --timeout.
+var errAttemptTimedOut = errors.New("attempt timed out")
+
+// follower streams one job's runs to the caller, announces each attempt
+// on stderr, and watches --timeout. It follows the job on its worker's
+// connection (stream), or in the store (h); when the worker stops
+// following, it goes on in the store, without writing again what it wrote.
+type follower struct {
+	c       *cli.Context
+	h       *home
+	stream  *handoff.Stream
+	id      string
+	own     bool // the job is this run's, not one holding the same unique key
+	timeout time.Duration
+
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	seen   seen
+}
+
+func newFollower(c *cli.Context, r claim.Result) *follower {
+	own := r.Outcome == claim.Created
+	if !own {
+		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+	}
+	return &follower{c: c, id: r.Job.ID, own: own, timeout: r.Job.Timeout, seen: newSeen()}
+}
+
+func (f *follower) follow() (claim.Job, error) {
+	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
+	defer f.cancel(nil)
+	defer f.disarm()
+	stdout, stderr := f.seen.writer(0, f.c.App.Writer), f.seen.writer(1, f.c.App.ErrWriter)
+	if f.stream != nil {
+		return f.followStream(stdout, stderr)
+	}
+	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
+		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event}
+	return t.Follow(f.ctx, f.id)
+}
+
+func (f *follower) waiting(q claim.Queue) {
+	f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
+}
+
+func (f *follower) cause() error { return context.Cause(f.ctx) }
+
+// event announces a run's start and end, and keeps a timer on the running
+// attempt. An attempt that failed after running its whole --timeout was
+// killed by its worker for it.
+func (f *follower) event(e run.TailEvent) {
+	f.disarm()
+	if f.seen.event(e.Run.Attempt, e.Ended) {
+		// Told already, by the worker that stopped following: only the timer.
+		if !e.Ended && f.timeout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+		}
+		return
+	}
+	if !e.Ended {
+		if e.Run.Host != run.HostID() {
+			f.announce("attempt %d of %d started on %s: its output shows when it ends (the last %s of each stream)",
+				e.Run.Attempt, e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
+		} else {
+			f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)
+		}
+		if f.timeout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+		}
+		return
+	}
+	switch e.Run.Outcome {
+	case claim.OutcomeFailed:
+		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
+			f.cancel(errAttemptTimedOut)
+		}
+		switch e.Job.State {
+		case claim.Dead:
+			f.announce("attempt %d failed (%s); no attempts left", e.Run.Attempt, e.Run.Error)
+		case claim.Failed:
+			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
+			f.announce("attempt %d failed (%s); next attempt in %v", e.Run.Attempt, e.Run.Error, wait)
+		default:
+			f.announce("attempt %d failed (%s)", e.Run.Attempt, e.Run.Error)
+		}
+	case claim.OutcomeLost:
+		f.announce("attempt %d was lost with its worker; it runs again", e.Run.Attempt)
+	case claim.OutcomeInterrupted:
+		f.announce("attempt %d was interrupted (%s); it runs again", e.Run.Attempt, e.Run.Error)
+	}
+}
+
+func (f *follower) disarm() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+}
+
+func (f *follower) announce(format string, a ...any) {
+	if !f.c.Bool("quiet") {
+		logf(f.c)("job %s: "+format, append([]any{f.id}, a...)...)
+	}
+}
+
+// stopWait bounds how long run waits, once interrupted or timed out, for
+// its job's worker to stop the job's processes.
+const stopWait = 5 * time.Second
+
+// stop cancels the job, outside the command's ended context, and waits a
+// little for its processes to be stopped.
+func (f *follower) stop() {
+	if f.stream != nil {
+		f.stopStream()
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.c.Context), stopWait)
+	defer cancel()
+	_, _, err := f.h.store.Cancel(ctx, f.id)
+	if errors.Is(err, claim.ErrConflict) {
+		return // it finished meanwhile
+	}
+	if err == nil {
+		_, err = f.h.store.Wait(ctx, []string{f.id}, f.h.config.PollInterval)
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.id)
+	case err != nil:
+		logf(f.c)("job %s: cancel: %v", f.id, err)
+	}
+}
+
+// finished reports whether a job is done for good: completed, dead or
+// canceled.
+func finished(s claim.State) bool { return s.Finished() }
