@@ -104,6 +104,9 @@ type Engine interface {
 	RetryAll(ctx context.Context, now time.Time) ([]Job, error)
 	// Purge deletes a dead job and its runs.
 	Purge(ctx context.Context, id string) error
+	// DropEnv drops the env of the completed and canceled jobs that
+	// finished before cutoff, and returns how many it dropped.
+	DropEnv(ctx context.Context, cutoff time.Time) (int64, error)
 	// PurgeFinished deletes jobs in state finished before cutoff.
 	PurgeFinished(ctx context.Context, state State, cutoff time.Time) ([]string, error)
 	// HeldDead lists dead jobs whose unique_key a live job holds.

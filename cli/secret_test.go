@@ -77,6 +77,23 @@ func TestSecretsStayOutOfSight(t *testing.T) {
 		t.Errorf("show --env doomed printed\n%s\nwant MY_SECRET_TOKEN=%s", got, secret)
 	}
 
+	// env-retention: a worker drops the env of jobs finished longer ago;
+	// the dead job keeps its own, to be re-driven.
+	h.must("config", "set", "env-retention", "1s")
+	var done struct {
+		FinishedAt time.Time `json:"finished_at"`
+	}
+	json.Unmarshal([]byte(h.must("show", "--json", "made")), &done)
+	waitFor(t, 30*time.Second, "a second to pass since made finished", func() bool { return time.Since(done.FinishedAt) > 1500*time.Millisecond })
+	pruner := h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "made's env to be dropped", func() bool {
+		return !strings.Contains(h.must("show", "--env", "made"), "MY_SECRET_TOKEN=")
+	})
+	view(pruner.stderr.String())
+	if !strings.Contains(h.must("show", "--env", "doomed"), "MY_SECRET_TOKEN=") {
+		t.Error("env-retention dropped a dead job's env, which dlq retry needs")
+	}
+
 	dead := filepath.Join(h.dir, "dead", "doomed.json")
 	fi, err := os.Stat(dead)
 	if err != nil {
