@@ -58,11 +58,13 @@ func TestSecretsStayOutOfSight(t *testing.T) {
 		view(h.must("show", "--json", id))
 		view(h.must("logs", "--all", id))
 	}
-	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"dlq", "list", "--json"}, {"status", "--json"}} {
+	h.must("schedule", "add", "nightly", "--cron", "@daily", "--env", "MY_SECRET_TOKEN="+secret, "--command", "true")
+	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"dlq", "list", "--json"}, {"status", "--json"},
+		{"schedule", "list"}, {"schedule", "list", "--json"}} {
 		view(h.must(args...))
 	}
 	views = append(views, serveViews(t, h, "/api/v1/jobs/made", "/api/v1/jobs/doomed", "/api/v1/jobs", "/api/v1/dlq",
-		"/jobs/made", "/jobs/doomed", "/api/v1/jobs/doomed/runs")...)
+		"/jobs/made", "/jobs/doomed", "/api/v1/jobs/doomed/runs", "/api/v1/schedules", "/schedules")...)
 	waitFor(t, 30*time.Second, "the on-dead hook to run", func() bool {
 		return strings.Contains(h.must("show", "doomed"), "on_dead hook failed") || strings.Contains(w.stderr.String(), "on_dead")
 	})
