@@ -69,6 +69,11 @@ type Engine interface {
 
 	// Enqueue stores jobs in one transaction, durably.
 	Enqueue(ctx context.Context, p EnqueueParams) ([]Result, error)
+	// EnqueueStream stores every batch of batches (none of them Each) in one
+	// transaction, as Enqueue would, handing each batch's results to each
+	// before it pulls the next; an error from batches, each or a refusal
+	// rolls everything back.
+	EnqueueStream(ctx context.Context, batches iter.Seq2[EnqueueParams, error], each func([]Result) error) error
 
 	// Get returns one job or ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
