@@ -35,7 +35,7 @@ func ParseStream(r io.Reader) iter.Seq2[NewJob, error] {
 			}
 			head, n = append(head, line...), n+1
 			if len(bytes.TrimSpace(line)) == 0 {
-				yield(NewJob{}, invalidf("no job spec given; give a JSON object, or one per line"))
+				whole(br, head, yield) // no spec: ParseBatch says so as before
 				return
 			}
 			if nj, perr := ParseSpec(line); perr == nil {
@@ -110,6 +110,9 @@ func readLine(br *bufio.Reader) ([]byte, error) {
 		line = append(line, part...)
 		if len(line) > MaxSpecLine+1 {
 			return nil, invalidf("a job spec line is over %d KiB; a job spec is at most 1 MiB", MaxSpecLine>>10)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return nil, invalidf("read job specs: %v", err)
 		}
 		if !errors.Is(err, bufio.ErrBufferFull) {
 			return line, err

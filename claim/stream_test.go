@@ -17,7 +17,7 @@ func TestParseStream(t *testing.T) {
 		{"\n\n{\"command\": \"a\"}\n\n{\"command\": \"b\"}\n", "a b"},
 		{"{\n  \"command\": \"a\"\n}\n", "a"},
 		{"{\"command\": \"a\"}\n{\"command\": \"b\", \"x\": 1}\n", "a error: line 2:"},
-		{"\n\n", "error: invalid input: no job spec"},
+		{"\n\n", "error: invalid input: job spec is empty"},
 		{"{\"command\": \"a\"}\n" + strings.Repeat("x", claim.MaxSpecLine+10), "a error: line 2: invalid input: a job spec line is over"},
 	}
 	for _, tt := range tests {
