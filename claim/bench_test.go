@@ -1,6 +1,7 @@
 package claim_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -452,4 +453,19 @@ func BenchmarkReadsAtScale(b *testing.B) {
 			}
 		})
 	}
+}
+
+// BenchmarkEnqueueStream measures `enqueue -`: JSON lines parsed and
+// stored as they are read, in one transaction; b.N jobs.
+func BenchmarkEnqueueStream(b *testing.B) {
+	benchEngines(b, func(b *testing.B, db testDB) {
+		s := db.open(b)
+		input := bytes.Repeat([]byte(`{"command": "true"}`+"\n"), b.N)
+		b.ResetTimer()
+		n, err := s.EnqueueStream(b.Context(), claim.ParseStream(bytes.NewReader(input)), func([]claim.Result) error { return nil })
+		if err != nil || n != b.N {
+			b.Fatalf("EnqueueStream = %d, %v; want %d", n, err, b.N)
+		}
+		b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "jobs/s")
+	})
 }

@@ -24,6 +24,7 @@ type Config struct {
 	HookTimeout       time.Duration // bounds each hook run
 	Limits            Limits        // defaults for jobs that set none
 	LogRetention      time.Duration // 0: log files are kept until their job is purged
+	EnvRetention      time.Duration // 0: a finished job's env is kept until it is purged
 }
 
 // ConfigKey describes one key of `config list`.
@@ -51,6 +52,7 @@ var ConfigKeys = []ConfigKey{
 	{"on-dead", "", "shell command run after a job dies, for jobs without on_dead", strKey(func(c *Config) *string { return &c.Hooks.OnDead }), func(c *Config) string { return c.Hooks.OnDead }},
 	{"hook-timeout", "30s", "a hook still running after this is killed", durKey(time.Second, func(c *Config) *time.Duration { return &c.HookTimeout }), func(c *Config) string { return c.HookTimeout.String() }},
 	{"log-retention", "0", "log files of runs that ended longer ago are removed (the store keeps their last 64 KiB); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.LogRetention }), func(c *Config) string { return c.LogRetention.String() }},
+	{"env-retention", "0", "the env values of jobs completed or canceled longer ago are dropped from the store (a restart then runs without them); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.EnvRetention }), func(c *Config) string { return c.EnvRetention.String() }},
 	{"limit-memory", "0", "memory limit of a job's processes (512M, 2G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.Memory }), func(c *Config) string { return FormatSize(c.Limits.Memory) }},
 	{"limit-cpu", "0", "CPU time limit of each process of a job (each counts its own); 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return c.Limits.CPU.String() }},
 	{"limit-nofile", "0", "open files a job's process may hold; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NoFile }), func(c *Config) string { return strconv.FormatInt(c.Limits.NoFile, 10) }},

@@ -22,7 +22,7 @@ var wantDefaults = claim.Config{
 	HookTimeout:       30 * time.Second,
 }
 
-const keyList = "max-retries, backoff-base, max-backoff, job-timeout, lease, heartbeat-interval, poll-interval, stop-timeout, spool-rescan, on-success, on-failure, on-dead, hook-timeout, log-retention, limit-memory, limit-cpu, limit-nofile, limit-nproc, limit-fsize"
+const keyList = "max-retries, backoff-base, max-backoff, job-timeout, lease, heartbeat-interval, poll-interval, stop-timeout, spool-rescan, on-success, on-failure, on-dead, hook-timeout, log-retention, env-retention, limit-memory, limit-cpu, limit-nofile, limit-nproc, limit-fsize"
 
 func TestConfigDefaults(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
@@ -93,6 +93,7 @@ func TestSetConfig(t *testing.T) {
 			{"limit-nofile", "1024", "limit-nofile", "1024"},
 			{"limit-fsize", "2GiB", "limit-fsize", "2G"},
 			{"log-retention", "168h", "log-retention", "168h0m0s"},
+			{"env_retention", "24h", "env-retention", "24h0m0s"},
 		}
 		for _, tt := range tests {
 			t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -29,6 +29,14 @@ func (s *Store) Purge(ctx context.Context, id string) error {
 	return s.engine.Purge(ctx, id)
 }
 
+// DropEnv drops the env of the jobs completed or canceled before cutoff
+// (config env-retention): environment values are often secrets, and a
+// finished job needs them only to be restarted. Dead jobs keep theirs to
+// be re-driven. It returns how many jobs lost their env.
+func (s *Store) DropEnv(ctx context.Context, cutoff time.Time) (int64, error) {
+	return s.engine.DropEnv(ctx, cutoff)
+}
+
 // PurgeFinished deletes jobs in state (completed, dead or canceled) that finished
 // before cutoff, with their runs, and returns their ids so the caller can
 // remove their logs.

@@ -293,3 +293,50 @@ func TestHeldDead(t *testing.T) {
 		}
 	})
 }
+
+// TestDropEnv: env-retention drops the env of jobs completed or canceled
+// before the cutoff, and of no other.
+func TestDropEnv(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		c := claimant(t, "w")
+		secret := map[string]string{"MY_SECRET_TOKEN": "s3cr3t"}
+		run := func(id string, fail bool) {
+			t.Helper()
+			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "true", Env: secret, MaxRetries: intp(1)})
+			j, r := mustClaim(t, s, c)
+			var err error
+			if fail {
+				_, err = s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour)
+			} else {
+				_, err = s.Complete(ctx, r)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		run("old-done", false)
+		run("old-dead", true)
+		mustEnqueue(t, s, claim.NewJob{ID: "old-canceled", Command: "true", Env: secret})
+		if _, _, err := s.Cancel(ctx, "old-canceled"); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour)
+		run("new-done", false)
+		mustEnqueue(t, s, claim.NewJob{ID: "pending", Command: "true", Env: secret})
+		n, err := s.DropEnv(ctx, t0.Add(30*time.Minute))
+		if n != 2 || err != nil {
+			t.Errorf("DropEnv = %d, %v; want 2 (old-done, old-canceled)", n, err)
+		}
+		for id, kept := range map[string]bool{"old-done": false, "old-canceled": false, "old-dead": true, "new-done": true, "pending": true} {
+			j, err := s.Get(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (j.Env["MY_SECRET_TOKEN"] == "s3cr3t") != kept {
+				t.Errorf("%s: env %v after DropEnv, want kept %v", id, j.Env, kept)
+			}
+		}
+	})
+}

@@ -71,6 +71,11 @@ type Engine interface {
 
 	// Enqueue stores jobs in one transaction, durably.
 	Enqueue(ctx context.Context, p EnqueueParams) ([]Result, error)
+	// EnqueueStream stores every batch of batches (none of them Each) in one
+	// transaction, as Enqueue would, handing each batch's results to each
+	// before it pulls the next; an error from batches, each or a refusal
+	// rolls everything back.
+	EnqueueStream(ctx context.Context, batches iter.Seq2[EnqueueParams, error], each func([]Result) error) error
 
 	// Get returns one job or ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
@@ -106,6 +111,9 @@ type Engine interface {
 	RetryAll(ctx context.Context, now time.Time) ([]Job, error)
 	// Purge deletes a dead job and its runs.
 	Purge(ctx context.Context, id string) error
+	// DropEnv drops the env of the completed and canceled jobs that
+	// finished before cutoff, and returns how many it dropped.
+	DropEnv(ctx context.Context, cutoff time.Time) (int64, error)
 	// PurgeFinished deletes jobs in state finished before cutoff.
 	PurgeFinished(ctx context.Context, state State, cutoff time.Time) ([]string, error)
 	// HeldDead lists dead jobs whose unique_key a live job holds.

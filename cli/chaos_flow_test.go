@@ -16,11 +16,22 @@ import (
 
 // flowJob is what the workflow chaos tests read of `list --json`.
 type flowJob struct {
-	ID        string            `json:"id"`
-	State     string            `json:"state"`
-	Env       map[string]string `json:"env"`
-	Lost      int               `json:"lost"`
-	LastError string            `json:"last_error"`
+	ID        string `json:"id"`
+	State     string `json:"state"`
+	Lost      int    `json:"lost"`
+	LastError string `json:"last_error"`
+}
+
+// jobEnv returns job id's env: its values, which only show --env prints.
+func (h *qhome) jobEnv(id string) map[string]string {
+	h.t.Helper()
+	var j struct {
+		Env map[string]string `json:"env"`
+	}
+	if err := json.Unmarshal([]byte(h.must("show", "--env", "--json", id)), &j); err != nil {
+		h.t.Fatalf("show --env --json %s: %v", id, err)
+	}
+	return j.Env
 }
 
 func (h *qhome) flowJobs() []flowJob {
@@ -94,8 +105,10 @@ func TestChaosSchedule(t *testing.T) {
 	jobs := h.flowJobs()
 	ids := make([]string, 0, len(jobs))
 	due := map[string]string{}
+	dues := map[string]string{}
 	for _, j := range jobs {
-		if d := j.Env["QUEUECTL_DUE"]; d == "" || due[d] != "" {
+		dues[j.ID] = h.jobEnv(j.ID)["QUEUECTL_DUE"]
+		if d := dues[j.ID]; d == "" || due[d] != "" {
 			t.Errorf("job %s: due time %q is empty or also job %s's", j.ID, d, due[d])
 		} else {
 			due[d] = j.ID
@@ -110,7 +123,7 @@ func TestChaosSchedule(t *testing.T) {
 		case j.State == "completed":
 		case j.deadOfLosses():
 			t.Logf("%s dead after %d lost runs (seed %d)", j.ID, j.Lost, seed)
-			delete(due, j.Env["QUEUECTL_DUE"])
+			delete(due, dues[j.ID])
 		default:
 			t.Errorf("job %s is %s (%q, lost %d), want completed (seed %d, %d kills)", j.ID, j.State, j.LastError, j.Lost, seed, kills)
 		}

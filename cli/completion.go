@@ -2,18 +2,13 @@ package cli
 
 import (
 	_ "embed"
-	"fmt"
 	"io"
-	"slices"
-	"sort"
-	"strings"
 
-	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
 )
 
-// The shell side of completion: each runs the words typed so far with
-// --generate-bash-completion, and queuectl prints the candidates.
+// The shell side of completion: each runs `queuectl __complete` with the
+// words typed so far (complete.go) and turns its answer into candidates.
 var (
 	//go:embed completion.bash
 	bashCompletion string
@@ -46,107 +41,5 @@ Example: queuectl completion bash >> ~/.bashrc   (zsh: >> ~/.zshrc; fish: > ~/.c
 			}
 			return err
 		},
-	}
-}
-
-// completeWith returns cmd's completion: the values of --state and --queue
-// after those flags, the command's flags after a "-", its subcommands, and
-// for its arguments what its ArgsUsage names: job ids (ID), config keys
-// (KEY), shells. args is the command line being completed.
-func completeWith(cmd *cli.Command, args []string) cli.BashCompleteFunc {
-	return func(c *cli.Context) {
-		var last string
-		if n := len(args); n > 2 && args[n-1] == "--generate-bash-completion" {
-			last = args[n-2]
-		}
-		out := c.App.Writer
-		switch name, _ := flagName(last); {
-		case last == "":
-		case name == "state" && strings.HasPrefix(last, "-"):
-			for _, st := range claim.States {
-				fmt.Fprintln(out, st)
-			}
-			return
-		case name == "queue" && strings.HasPrefix(last, "-"):
-			printLines(out, completeQueues(c))
-			return
-		case strings.HasPrefix(last, "-"):
-			cli.DefaultCompleteWithFlags(cmd)(c)
-			return
-		}
-		if slices.ContainsFunc(cmd.Subcommands, func(s *cli.Command) bool { return s.Name != "help" }) {
-			cli.DefaultCompleteWithFlags(cmd)(c)
-			return
-		}
-		switch {
-		case strings.Contains(cmd.ArgsUsage, "ID"):
-			printLines(out, completeIDs(c))
-		case strings.Contains(cmd.ArgsUsage, "KEY") && c.NArg() == 0:
-			for _, k := range claim.ConfigKeys {
-				fmt.Fprintln(out, k.Name)
-			}
-		case cmd.Name == "completion":
-			fmt.Fprintln(out, "bash\nzsh\nfish")
-		}
-	}
-}
-
-// completeLimit bounds the job ids offered: the newest first.
-const completeLimit = 500
-
-func completeIDs(c *cli.Context) []string {
-	h, err := openHome(c)
-	if err != nil {
-		return nil
-	}
-	defer h.store.Close()
-	f := claim.Filter{Newest: true, Limit: completeLimit}
-	if strings.HasPrefix(c.Command.HelpName, "queuectl dlq") {
-		f.State = claim.Dead
-	}
-	jobs, err := h.store.List(c.Context, f)
-	if err != nil {
-		return nil
-	}
-	ids := make([]string, len(jobs))
-	for i, j := range jobs {
-		ids[i] = j.ID
-	}
-	return ids
-}
-
-func completeQueues(c *cli.Context) []string {
-	h, err := openHome(c)
-	if err != nil {
-		return nil
-	}
-	defer h.store.Close()
-	counts, err := h.store.QueueCounts(c.Context)
-	if err != nil {
-		return nil
-	}
-	queues := []string{"default"}
-	for q := range counts {
-		if !slices.Contains(queues, q) {
-			queues = append(queues, q)
-		}
-	}
-	sort.Strings(queues)
-	return queues
-}
-
-func printLines(w io.Writer, lines []string) {
-	for _, l := range lines {
-		fmt.Fprintln(w, l)
-	}
-}
-
-// setCompletion gives every command that has none completeWith.
-func setCompletion(cmds []*cli.Command, args []string) {
-	for _, cmd := range cmds {
-		if cmd.BashComplete == nil {
-			cmd.BashComplete = completeWith(cmd, args)
-		}
-		setCompletion(cmd.Subcommands, args)
 	}
 }

@@ -174,34 +174,3 @@ func writeFile(t *testing.T, path string, data []byte) {
 		t.Fatal(err)
 	}
 }
-
-// `enqueue -` and `enqueue -f` read a bounded batch: past the bound the
-// input is refused whole, never cut short and stored in part.
-func TestEnqueueInputOverLimit(t *testing.T) {
-	h := newHome(t)
-	// 17,920 job specs of 4 KiB each (70 MiB), so that 64 MiB ends exactly
-	// at the end of a line.
-	line := `{"command": "true"` + strings.Repeat(" ", 4096-len(`{"command": "true"}`)-1) + "}\n"
-	batch := filepath.Join(t.TempDir(), "batch.jsonl")
-	writeFile(t, batch, bytes.Repeat([]byte(line), 70<<20/len(line)))
-	for _, args := range [][]string{{"enqueue", "-q", "-f", batch}, {"enqueue", "-q", "-f", "/dev/zero"}} {
-		if _, errText, code := h.run(args...); code != 2 || !strings.Contains(errText, "over 64 MiB") {
-			t.Errorf("queuectl %s: exit %d, stderr %q; want 2 and an error saying the input is over 64 MiB",
-				strings.Join(args, " "), code, errText)
-		}
-	}
-	cmd := h.command("enqueue", "-q", "-")
-	f, err := os.Open(batch)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var errb bytes.Buffer
-	cmd.Stdin, cmd.Stderr = f, &errb
-	if err := cmd.Run(); err == nil || !strings.Contains(errb.String(), "over 64 MiB") {
-		t.Errorf("enqueue - of 70 MiB: %v, stderr %q; want exit 2 and an error saying the input is over 64 MiB", err, errb.String())
-	}
-	if n := h.queueStatus().Total; n != 0 {
-		t.Errorf("%d jobs stored from input over the limit, want none", n)
-	}
-}

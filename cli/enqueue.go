@@ -29,32 +29,42 @@ Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30
 			jsonFlag,
 		),
 		Action: func(c *cli.Context) error {
-			jobs, err := jobsToEnqueue(c)
+			jobs, in, err := jobsToEnqueue(c)
 			if err != nil {
 				return err
 			}
-			// One job goes to a running worker if there is one (handoff.go);
-			// a batch, or a job the worker declines, goes to the store here.
-			start := time.Now()
-			var handed error
-			if len(jobs) == 1 {
-				var r claim.Result
-				if r, handed = handOff(c, &jobs[0]); handed == nil {
-					return printEnqueued(c, []claim.Result{r})
-				}
+			if in != nil {
+				defer in.Close()
+				return enqueueStream(c, in)
 			}
-			return withStore(func(c *cli.Context, h *home) error {
-				rs, err := h.store.EnqueueAll(c.Context, jobs)
-				if err != nil && errors.Is(handed, handoff.ErrUnknown) {
-					rs, err = handedAfterAll(c, h, jobs[0], start, err)
-				}
-				if err != nil {
-					return err
-				}
-				return printEnqueued(c, rs)
-			})(c)
+			return enqueueJobs(c, jobs)
 		},
 	}
+}
+
+// enqueueJobs stores jobs given whole: an argument, --command, or a stream
+// that held one job.
+func enqueueJobs(c *cli.Context, jobs []claim.NewJob) error {
+	// One job goes to a running worker if there is one (handoff.go);
+	// a batch, or a job the worker declines, goes to the store here.
+	start := time.Now()
+	var handed error
+	if len(jobs) == 1 {
+		var r claim.Result
+		if r, handed = handOff(c, &jobs[0]); handed == nil {
+			return printEnqueued(c, []claim.Result{r})
+		}
+	}
+	return withStore(func(c *cli.Context, h *home) error {
+		rs, err := h.store.EnqueueAll(c.Context, jobs)
+		if err != nil && errors.Is(handed, handoff.ErrUnknown) {
+			rs, err = handedAfterAll(c, h, jobs[0], start, err)
+		}
+		if err != nil {
+			return err
+		}
+		return printEnqueued(c, rs)
+	})(c)
 }
 
 func printEnqueued(c *cli.Context, rs []claim.Result) error {
@@ -66,14 +76,15 @@ func printEnqueued(c *cli.Context, rs []claim.Result) error {
 	return printer(c).Enqueued(rs, c.Bool("quiet"))
 }
 
-// jobsToEnqueue reads the job(s) from exactly one of: argument, -f, stdin, --command.
-func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
+// jobsToEnqueue reads the job from exactly one of: argument, --command;
+// or returns the input of -f or - (stdin), to read as a stream.
+func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, io.ReadCloser, error) {
 	if err := commandTyped(c); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a, err := args(c, 0, 1)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	sources := len(a)
 	for _, name := range []string{"file", "command"} {
@@ -82,13 +93,13 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 		}
 	}
 	if sources != 1 {
-		return nil, withHint(usagef("give the job one way: a JSON argument, -f FILE, - (stdin) or --command"),
+		return nil, nil, withHint(usagef("give the job one way: a JSON argument, -f FILE, - (stdin) or --command"),
 			`queuectl enqueue '{"command": "echo hi"}'  or  queuectl enqueue --command 'echo hi'`)
 	}
 	if !c.IsSet("command") {
 		for _, f := range jobFlags() {
 			if name := f.Names()[0]; c.IsSet(name) {
-				return nil, withHint(usagef("--%s goes with --command; a JSON spec carries its own fields", name),
+				return nil, nil, withHint(usagef("--%s goes with --command; a JSON spec carries its own fields", name),
 					`queuectl enqueue '{"command": "echo hi", "priority": 3}'`)
 			}
 		}
@@ -96,27 +107,18 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, error) {
 	switch {
 	case c.IsSet("command"):
 		nj, err := jobFromFlags(c, c.String("command"))
-		return []claim.NewJob{nj}, err
+		return []claim.NewJob{nj}, nil, err
 	case c.IsSet("file"):
 		f, err := os.Open(c.String("file"))
 		if err != nil {
-			return nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
+			return nil, nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
 		}
-		defer f.Close()
-		data, err := readInput(f, c.String("file"))
-		if err != nil {
-			return nil, err
-		}
-		return claim.ParseBatch(data)
+		return nil, f, nil
 	case a[0] == "-":
-		data, err := readInput(c.App.Reader, "stdin")
-		if err != nil {
-			return nil, err
-		}
-		return claim.ParseBatch(data)
+		return nil, io.NopCloser(c.App.Reader), nil
 	}
 	nj, err := claim.ParseSpec([]byte(a[0]))
-	return []claim.NewJob{nj}, err
+	return []claim.NewJob{nj}, nil, err
 }
 
 // commandTyped refuses a command typed where enqueue takes JSON
@@ -141,11 +143,10 @@ func commandTyped(c *cli.Context) error {
 // singleQuote quotes s for a shell as one word.
 func singleQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
-// maxInput bounds what `enqueue -f` and `enqueue -` read.
+// maxInput bounds what `schedule add -f` reads.
 const maxInput = 64 << 20
 
-// readInput reads a batch of job specs, refusing input over maxInput whole:
-// cut short at a line's end, it would store part of the batch silently.
+// readInput reads a job spec, refusing input over maxInput whole.
 func readInput(r io.Reader, name string) ([]byte, error) {
 	data, err := io.ReadAll(io.LimitReader(r, maxInput+1))
 	if err != nil {

@@ -140,7 +140,12 @@ func checkHome(h *home, withSpool bool) error {
 // ~/.queuectl) and the database (--db, $QUEUECTL_DB, $QUEUECTL_DB_PATH, else
 // HOME/queue.db), touching neither.
 func homePaths(c *cli.Context) (dir, dbPath string, err error) {
-	dir = c.String("home")
+	return homePathsOf(c.String("home"), c.String("db"))
+}
+
+// homePathsOf is homePaths of the --home and --db values given.
+func homePathsOf(home, db string) (dir, dbPath string, err error) {
+	dir = home
 	if dir == "" {
 		dir = os.Getenv("QUEUECTL_HOME")
 	}
@@ -151,7 +156,7 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 		}
 		dir = filepath.Join(userHome, ".queuectl")
 	}
-	dbPath = c.String("db")
+	dbPath = db
 	if dbPath == "" {
 		dbPath = os.Getenv("QUEUECTL_DB")
 	}

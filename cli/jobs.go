@@ -128,11 +128,15 @@ Example: queuectl list --state failed --newest --limit 20`,
 
 func showCommand() *cli.Command {
 	return &cli.Command{
-		Name:        "show",
-		Usage:       "show one job with every field and every run",
-		ArgsUsage:   "ID",
-		Description: "Example: queuectl show --json nightly-db",
-		Flags:       []cli.Flag{jsonFlag},
+		Name:      "show",
+		Usage:     "show one job with every field and every run",
+		ArgsUsage: "ID",
+		Description: `The job's environment (env) is shown by name only: its values are often
+secrets. --env shows them.
+
+Example: queuectl show --json nightly-db`,
+		Flags: []cli.Flag{jsonFlag,
+			&cli.BoolFlag{Name: "env", Usage: "show the values of the job's env, not only their names"}},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			a, err := args(c, 1, 1)
 			if err != nil {
@@ -152,7 +156,9 @@ func showCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			return runsPrinter(c).Job(j, runs)
+			p := runsPrinter(c)
+			p.Env = c.Bool("env")
+			return p.Job(j, runs)
 		}),
 	}
 }

@@ -22,7 +22,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	soft, hard, stop := stages(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(hard)
-	setCompletion(app.Commands, args)
+	if words, ok := completionWords(args); ok {
+		complete(soft, app, words, stdout)
+		return exitOK
+	}
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	code := exitOK
 	app.CommandNotFound = commandNotFound(&code)
@@ -73,11 +76,10 @@ Each command has --help with an example. Exit codes:
 			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
 			holdCommand(), releaseCommand(), editCommand(),
 		},
-		EnableBashCompletion: true,
-		HideHelpCommand:      true,
-		Suggest:              true,
-		ExitErrHandler:       func(*cli.Context, error) {},
-		OnUsageError:         usageError,
+		HideHelpCommand: true,
+		Suggest:         true,
+		ExitErrHandler:  func(*cli.Context, error) {},
+		OnUsageError:    usageError,
 	}
 	setUsageError(app.Commands)
 	setCategories(app.Commands)

@@ -330,8 +330,9 @@ func verifyUnit(t *testing.T, text string) {
 	}
 }
 
-// TestCompletionRecipe sources testdata/recipes/completion.bash in bash
-// (and in zsh's bash emulation, where zsh is installed) and completes.
+// TestCompletionRecipe sources testdata/recipes/completion.bash in bash and
+// in zsh's bash emulation, and `queuectl completion fish` in fish, and
+// completes (a missing shell fails the test under CI=true).
 func TestCompletionRecipe(t *testing.T) {
 	h := newHome(t)
 	script, err := filepath.Abs(filepath.Join(recipes, "completion.bash"))
@@ -363,41 +364,18 @@ func TestCompletionRecipe(t *testing.T) {
 		{"queuectl worker start --queue ", "mail default"},
 		{"queuectl config set ", "max-retries lease"},
 		{"queuectl completion ", "bash zsh fish"},
+		{"queuectl enqueue --", "--command --priority --queue"},
 	}
-	shells := map[string]string{
-		// COMP_WORDS and COMP_CWORD as bash sets them.
-		"bash": `source "$1"; read -ra COMP_WORDS <<<"$2"; [[ $2 == *" " ]] && COMP_WORDS+=("")
-COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _queuectl; printf '%s\n' "${COMPREPLY[@]}"`,
-		// As zsh's bashcompinit sets them; zsh then filters by the prefix itself.
-		"zsh": `autoload -U +X compinit bashcompinit && compinit -u && bashcompinit; source "$1"
-words=(${=2}); [[ $2 == *" " ]] && words+=(""); COMP_WORDS=("${words[@]}"); COMP_CWORD=$((${#words} - 1))
-compgen -F _queuectl -- "${words[-1]}"`,
-	}
-	for shell, code := range shells {
-		sh, err := exec.LookPath(shell)
-		if err != nil {
-			t.Logf("%s is not installed: completion not tried in it", shell)
-			continue
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		script := script
+		if shell == "fish" {
+			script = completionScript(t, h, shell)
 		}
 		for _, tt := range tests {
-			args := []string{"--norc", "--noprofile", "-c", code, shell, script, tt.line}
-			if shell == "zsh" {
-				args = []string{"-f", "-c", code, shell, script, tt.line}
-			}
-			cmd := exec.Command(sh, args...)
-			cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir)
-			out, err := cmd.CombinedOutput()
-			if err != nil {
-				t.Errorf("%s: complete %q: %v\n%s", shell, tt.line, err, out)
-				continue
-			}
-			got := map[string]bool{}
-			for _, w := range strings.Fields(string(out)) {
-				got[w] = true
-			}
+			got := completeLine(t, h, shell, script, t.TempDir(), tt.line)
 			for _, w := range strings.Fields(tt.want) {
 				if !got[w] {
-					t.Errorf("%s: complete %q = %q, want %s among them", shell, tt.line, out, w)
+					t.Errorf("%s: complete %q = %v, want %s among them", shell, tt.line, got, w)
 				}
 			}
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,8 +56,12 @@ func runJobFlags() []cli.Flag {
 // stores it and sends its runs back on the connection (runstream.go); with
 // no such worker, or one that declines it, run stores the job and follows
 // it in the store itself.
+//
+// Over the socket the job carries the caller's whole environment (the
+// worker that runs it may be any of the home's); in the store, only what
+// the live workers lack (runEnv). Neither is ever shown (show --env).
 func runAction(c *cli.Context) error {
-	nj, err := runSpec(c)
+	nj, err := runSpec(c, nil)
 	if err != nil {
 		return err
 	}
@@ -66,7 +71,16 @@ func runAction(c *cli.Context) error {
 		return runStreamed(c, s)
 	}
 	return withHome(func(c *cli.Context, h *home) error {
-		if err := checkWorkers(c, h, nj.Queue); err != nil {
+		live, err := liveWorkers(c.Context, h)
+		if err != nil {
+			return err
+		}
+		id := nj.ID
+		if nj, err = runSpec(c, live); err != nil {
+			return err
+		}
+		nj.ID = id
+		if err := checkWorkers(c, nj.Queue, live); err != nil {
 			return err
 		}
 		r, err := h.store.Enqueue(c.Context, nj)
@@ -164,8 +178,9 @@ func jobExit(j claim.Job) error {
 }
 
 // runSpec makes the job of run's flags and arguments: the caller's
-// directory and environment unless --cwd and --env say otherwise.
-func runSpec(c *cli.Context) (claim.NewJob, error) {
+// directory and environment (what of it the live workers lack: runEnv)
+// unless --cwd and --env say otherwise.
+func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
 	a := c.Args().Slice()
 	command := c.String("shell")
 	switch {
@@ -190,25 +205,12 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 			return nj, fmt.Errorf("current directory: %w", err)
 		}
 	}
-	env := callerEnv()
+	env := runEnv(os.Environ(), cmp.Or(nj.Queue, "default"), live)
 	for k, v := range nj.Env {
 		env[k] = v
 	}
 	nj.Env = env
 	return nj, nj.Validate()
-}
-
-// callerEnv is this process's environment as a job's env, without the
-// variables a worker sets for each job itself.
-func callerEnv() map[string]string {
-	env := map[string]string{}
-	for _, kv := range os.Environ() {
-		k, v, _ := strings.Cut(kv, "=")
-		if k != "" && k != "QUEUECTL_JOB_ID" && k != "QUEUECTL_ATTEMPT" && !strings.ContainsRune(kv, 0) {
-			env[k] = v
-		}
-	}
-	return env
 }
 
 // shellQuote joins words into one /bin/sh command line that runs them as
@@ -231,13 +233,12 @@ func shellQuote(words []string) string {
 
 // checkWorkers says at once, as wait does, when no live worker serves
 // queue, and refuses to go on with --no-wait-for-worker.
-func checkWorkers(c *cli.Context, h *home, queue string) error {
+func checkWorkers(c *cli.Context, queue string, live []claim.WorkerInfo) error {
 	if queue == "" {
 		queue = "default"
 	}
-	live, err := liveWorkers(c.Context, h)
-	if err != nil || served(queue, live) {
-		return err
+	if served(queue, live) {
+		return nil
 	}
 	hint := "queuectl worker start --queue " + queue
 	if c.Bool("no-wait-for-worker") {

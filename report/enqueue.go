@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
@@ -64,4 +66,58 @@ type enqueuedObject struct {
 
 func enqueuedJSON(r claim.Result) enqueuedObject {
 	return enqueuedObject{JobJSON(r.Job), r.Outcome}
+}
+
+// EnqueuedWriter renders, as Enqueued does, what enqueue did with a stream
+// of jobs, a part at a time: JSON is always an array then. Close ends it.
+type EnqueuedWriter struct {
+	p     Printer
+	quiet bool
+	n     int // JSON objects written
+}
+
+// EnqueuedStream returns an EnqueuedWriter to p.Out.
+func (p Printer) EnqueuedStream(quiet bool) *EnqueuedWriter {
+	return &EnqueuedWriter{p: p, quiet: quiet}
+}
+
+// Add renders rs.
+func (w *EnqueuedWriter) Add(rs []claim.Result) error {
+	if !w.p.JSON {
+		return w.p.Enqueued(rs, w.quiet)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("  ", "  ")
+	enc.SetEscapeHTML(false)
+	for _, r := range rs {
+		if r.Err != nil {
+			continue
+		}
+		if w.n == 0 {
+			b.WriteString("[\n  ")
+		} else {
+			b.WriteString(",\n  ")
+		}
+		w.n++
+		if err := enc.Encode(enqueuedJSON(r)); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1) // the encoder's newline
+	}
+	_, err := w.p.Out.Write(b.Bytes())
+	return err
+}
+
+// Close ends the JSON array.
+func (w *EnqueuedWriter) Close() error {
+	if !w.p.JSON {
+		return nil
+	}
+	end := "\n]\n"
+	if w.n == 0 {
+		end = "[]\n"
+	}
+	_, err := io.WriteString(w.p.Out, end)
+	return err
 }

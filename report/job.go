@@ -5,6 +5,7 @@ import (
 	"io"
 	"iter"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/queuectl/queuectl/claim"
@@ -29,7 +30,8 @@ type JobObject struct {
 	RunAfter      string            `json:"run_after,omitempty"`
 	NextRetryAt   string            `json:"next_retry_at,omitempty"`
 	Timeout       string            `json:"timeout,omitempty"`
-	Env           map[string]string `json:"env,omitempty"`
+	EnvNames      []string          `json:"env_names,omitempty"`
+	Env           map[string]string `json:"env,omitempty"` // only when asked: Printer.Env
 	Cwd           string            `json:"cwd,omitempty"`
 	UniqueKey     string            `json:"unique_key,omitempty"`
 	Label         string            `json:"label,omitempty"`
@@ -55,7 +57,7 @@ func JobJSON(j claim.Job) JobObject {
 		ID: j.ID, Command: j.Command, State: j.State, PendingReason: j.PendingReason, Attempts: j.Attempts,
 		MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase, Priority: j.Priority,
 		Queue: j.Queue, RunCount: j.Runs, Lost: j.Lost, RunAt: stamp(j.RunAt), Timeout: timeout(j.Timeout),
-		Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey, Label: j.Label, Worker: j.WorkerID,
+		EnvNames: envNames(j.Env), Cwd: j.Cwd, UniqueKey: j.UniqueKey, Label: j.Label, Worker: j.WorkerID,
 		LeaseUntil: stamp(j.LeaseUntil), LastError: j.LastError, ExitCode: j.ExitCode,
 		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), FinishedAt: stamp(j.FinishedAt),
 		CancelAt: stamp(j.CancelAt),
@@ -267,4 +269,18 @@ func orNone(s string) string {
 		return none
 	}
 	return s
+}
+
+// envNames returns the names of env, sorted: what every view shows of a
+// job's environment, whose values are secrets.
+func envNames(env map[string]string) []string {
+	if len(env) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(env))
+	for k := range env {
+		names = append(names, k)
+	}
+	slices.Sort(names)
+	return names
 }

@@ -97,12 +97,12 @@ func TestJobJSONFields(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{"id", "command", "state", "attempts", "max_retries", "backoff_base",
-		"priority", "queue", "run_count", "created_at", "updated_at", "run_at", "run_after", "timeout", "env"} {
+		"priority", "queue", "run_count", "created_at", "updated_at", "run_at", "run_after", "timeout", "env_names"} {
 		if _, ok := got[k]; !ok {
 			t.Errorf("JobJSON(%s) has no %q: %s", j.ID, k, data)
 		}
 	}
-	for _, k := range []string{"lost", "worker", "lease_until", "exit_code", "finished_at", "last_error", "cwd"} {
+	for _, k := range []string{"lost", "worker", "lease_until", "exit_code", "finished_at", "last_error", "cwd", "env"} {
 		if _, ok := got[k]; ok {
 			t.Errorf("JobJSON(%s) has unset %q: %s", j.ID, k, data)
 		}
@@ -131,19 +131,26 @@ func TestJob(t *testing.T) {
 		job         claim.Job
 		runs        []claim.Run
 		json, color bool
+		env         bool // show --env
 	}{
-		{"text", j, runs, false, false},
-		{"color", j, runs, false, true},
-		{"json", j, runs, true, false},
-		{"no runs text", sampleJobs()[0], nil, false, false},
-		{"no runs json", sampleJobs()[0], nil, true, false},
-		{"completed text", sampleJobs()[2], nil, false, false},
+		{"text", j, runs, false, false, false},
+		{"color", j, runs, false, true, false},
+		{"json", j, runs, true, false, false},
+		{"env text", j, nil, false, false, true},
+		{"env json", j, nil, true, false, true},
+		{"no runs text", sampleJobs()[0], nil, false, false, false},
+		{"no runs json", sampleJobs()[0], nil, true, false, false},
+		{"completed text", sampleJobs()[2], nil, false, false, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, buf := printer(tt.json, tt.color)
+			p.Env = tt.env
 			if err := p.Job(tt.job, tt.runs); err != nil {
 				t.Fatal(err)
+			}
+			if shown := strings.Contains(buf.String(), "hello world"); shown != tt.env && tt.job.Env != nil {
+				t.Errorf("the env value shown: %v, want %v (show --env)", shown, tt.env)
 			}
 			golden(t, buf.Bytes())
 		})

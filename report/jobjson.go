@@ -35,6 +35,9 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	w.optStr("run_after", o.RunAfter)
 	w.optStr("next_retry_at", o.NextRetryAt)
 	w.optStr("timeout", o.Timeout)
+	if len(o.EnvNames) > 0 {
+		w.strings("env_names", o.EnvNames)
+	}
 	if len(o.Env) > 0 {
 		w.env(o.Env)
 	}

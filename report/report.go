@@ -26,7 +26,11 @@
 //	             (the schedule, or the end of a failed run's backoff)
 //	next_retry_at  only while failed: the same time as run_after
 //	timeout      Go duration
-//	env          object of strings
+//	env_names    array of the names in the job's env, sorted
+//	env          object of strings: only in `show --env`. Environment
+//	             values are secrets (tokens, passwords) and no view
+//	             prints them unless asked; env was in every job object
+//	             before, the one field ever taken away.
 //	cwd, unique_key
 //	worker       id of the worker holding it (while processing)
 //	lease_until  while processing
@@ -90,6 +94,9 @@ type Printer struct {
 	// the log files of those that did, and "(no output)" for the others,
 	// which have no file. Nil: every file is named.
 	Printed func(r claim.Run, stderr bool) bool
+	// Env shows the values of a job's env (`show --env`); otherwise only
+	// its names are shown.
+	Env bool
 }
 
 func (p Printer) now() time.Time {

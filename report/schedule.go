@@ -80,7 +80,7 @@ func SchedulesJSON(list []claim.Schedule) []ScheduleObject {
 	out := make([]ScheduleObject, len(list))
 	for i, sc := range list {
 		o := ScheduleObject{Name: sc.Name, Cron: sc.Cron, TZ: sc.TZ, Paused: sc.Paused, Source: "cli",
-			LastJob: sc.LastJob, LastState: string(sc.LastState), Job: json.RawMessage(sc.Spec)}
+			LastJob: sc.LastJob, LastState: string(sc.LastState), Job: hideEnv(sc.Spec)}
 		if sc.File {
 			o.Source = "file"
 		}
@@ -97,3 +97,24 @@ func SchedulesJSON(list []claim.Schedule) []ScheduleObject {
 
 // Until says when t comes, as `schedule list` does: "in 5m (2026-11-21 16:05)".
 func (p Printer) Until(t time.Time) string { return p.until(t) }
+
+// hideEnv returns a job spec with its env's names only ("env_names"), as
+// every view shows a job's environment: its values are secrets.
+func hideEnv(spec string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(spec), &m); err != nil || m["env"] == nil {
+		return json.RawMessage(spec)
+	}
+	var env map[string]string
+	if err := json.Unmarshal(m["env"], &env); err != nil {
+		return json.RawMessage(spec)
+	}
+	delete(m, "env")
+	names, _ := json.Marshal(envNames(env))
+	m["env_names"] = names
+	b, err := json.Marshal(m)
+	if err != nil {
+		return json.RawMessage(spec)
+	}
+	return b
+}

@@ -77,7 +77,11 @@ func ShowJSON(j claim.Job, runs []claim.Run) ShownJob { return Printer{}.ShowJSO
 // ShowJSON is the package's ShowJSON with the tails' text of the streams
 // p.FromTail names.
 func (p Printer) ShowJSON(j claim.Job, runs []claim.Run) ShownJob {
-	return ShownJob{JobObject: JobJSON(j), Runs: p.RunsJSON(runs)}
+	o := JobJSON(j)
+	if p.Env {
+		o.Env = j.Env
+	}
+	return ShownJob{JobObject: o, Runs: p.RunsJSON(runs)}
 }
 
 // RunsJSON is the JSON shape of a job's runs, with the tails' text of the
@@ -160,7 +164,8 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"run_at", p.when(j.RunAt)},
 		{"run_after", p.runAfter(j)},
 		{"timeout", timeout(j.Timeout)},
-		{"env", env(j.Env)},
+		{"env_names", strings.Join(envNames(j.Env), " ")},
+		{"env", p.env(j.Env)},
 		{"cwd", oneLine(j.Cwd)},
 		{"unique_key", oneLine(j.UniqueKey)},
 		{"label", oneLine(j.Label)},
@@ -212,7 +217,10 @@ func exitCode(code *int) string {
 
 // env reads "K=V K2=V2", sorted; a value that would not survive the
 // shell's word splitting is quoted.
-func env(m map[string]string) string {
+func (p Printer) env(m map[string]string) string {
+	if !p.Env {
+		return ""
+	}
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)

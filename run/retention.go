@@ -12,31 +12,57 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// pruneInterval is how often a worker removes log files past log-retention.
+// pruneInterval is how often a worker removes log files past log-retention
+// and drops env values past env-retention.
 const pruneInterval = 10 * time.Minute
 
-// prune removes log files past log-retention at start and every
-// pruneInterval until ctx ends. A worker with log-retention 0 keeps them.
+// prune removes log files past log-retention and drops the env of jobs
+// finished longer than env-retention ago, at start and every pruneInterval
+// until ctx ends. A worker with both at 0 keeps everything.
 func (w *Worker) prune(ctx context.Context) {
-	if w.Config.LogRetention <= 0 || w.LogDir == "" {
+	if w.Config.LogRetention <= 0 && w.Config.EnvRetention <= 0 {
 		return
 	}
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
 	for {
-		n, err := PruneLogs(ctx, w.Store, w.LogDir, w.host, w.Store.Now().Add(-w.Config.LogRetention))
-		switch {
-		case err != nil && ctx.Err() == nil && !w.storeDown(err):
-			w.logf("log-retention: %v", err)
-		case n > 0:
-			w.logf("log-retention: removed %d log file(s) of runs that ended before %s", n,
-				w.Store.Now().Add(-w.Config.LogRetention).Format(time.DateTime))
-		}
+		w.pruneLogs(ctx)
+		w.dropEnv(ctx)
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+func (w *Worker) pruneLogs(ctx context.Context) {
+	if w.Config.LogRetention <= 0 || w.LogDir == "" {
+		return
+	}
+	cutoff := w.Store.Now().Add(-w.Config.LogRetention)
+	n, err := PruneLogs(ctx, w.Store, w.LogDir, w.host, cutoff)
+	switch {
+	case err != nil && ctx.Err() == nil && !w.storeDown(err):
+		w.logf("log-retention: %v", err)
+	case n > 0:
+		w.logf("log-retention: removed %d log file(s) of runs that ended before %s", n, cutoff.Format(time.DateTime))
+	}
+}
+
+// dropEnv drops the env values of jobs completed or canceled before
+// env-retention: they are often secrets.
+func (w *Worker) dropEnv(ctx context.Context) {
+	if w.Config.EnvRetention <= 0 {
+		return
+	}
+	cutoff := w.Store.Now().Add(-w.Config.EnvRetention)
+	n, err := w.Store.DropEnv(ctx, cutoff)
+	switch {
+	case err != nil && ctx.Err() == nil && !w.storeDown(err):
+		w.logf("env-retention: %v", err)
+	case n > 0:
+		w.logf("env-retention: dropped the env of %d job(s) finished before %s", n, cutoff.Format(time.DateTime))
 	}
 }
 

@@ -115,6 +115,22 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 	})
 }
 
+// DropEnv drops the env of the completed and canceled jobs that finished
+// before cutoff.
+func (e *Engine) DropEnv(ctx context.Context, cutoff time.Time) (int64, error) {
+	var n int64
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE jobs SET env = NULL
+			WHERE env IS NOT NULL AND state IN ('completed', 'canceled') AND finished_at < $1`, cutoff.UnixNano())
+		if err != nil {
+			return fmt.Errorf("drop env: %w", err)
+		}
+		n = tag.RowsAffected()
+		return nil
+	})
+	return n, err
+}
+
 // PurgeFinished deletes jobs in state that finished before cutoff.
 func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff time.Time) ([]string, error) {
 	var ids []string

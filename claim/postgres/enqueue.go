@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -46,6 +47,25 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 		return nil, err
 	}
 	return out, nil
+}
+
+// EnqueueStream stores every batch of batches in one transaction.
+func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.EnqueueParams, error], each func([]claim.Result) error) error {
+	return e.write(ctx, durable, func(tx pgx.Tx) error {
+		for p, err := range batches {
+			if err != nil {
+				return err
+			}
+			out, err := e.enqueueIn(ctx, tx, p)
+			if err == nil {
+				err = each(out)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // enqueueIn is the transaction of Enqueue.

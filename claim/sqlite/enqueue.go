@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -14,33 +15,65 @@ import (
 // Enqueue inserts p.Jobs in one durable (fsync'd) transaction, so a spool
 // file is unlinked only after its job is on disk.
 func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Result, error) {
-	out := make([]claim.Result, len(p.Jobs))
+	var out []claim.Result
 	e.prepare(ctx, insertJob, countPending)
-	err := e.tx(ctx, func(tx *sql.Tx) error {
-		ins := e.stmt(ctx, tx, insertJob)
-		for i, row := range p.Jobs {
-			r, err := e.enqueueOne(ctx, tx, ins, row, p)
-			if err != nil && !p.Each {
-				if isRefusal(err) {
-					return &claim.AtError{Index: i, Err: err}
-				}
-				return err
-			}
-			if err != nil && !isRefusal(err) {
-				return err
-			}
-			out[i] = r
-			if err != nil {
-				out[i] = claim.Result{Err: err}
-			}
-		}
-		return e.countCreated(ctx, tx, out)
+	err := e.tx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = e.enqueueIn(ctx, tx, e.stmt(ctx, tx, insertJob), p)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	e.notify()
 	return out, nil
+}
+
+// EnqueueStream stores every batch of batches in one transaction.
+func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.EnqueueParams, error], each func([]claim.Result) error) error {
+	e.prepare(ctx, insertJob, countPending)
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		ins := e.stmt(ctx, tx, insertJob)
+		for p, err := range batches {
+			if err != nil {
+				return err
+			}
+			out, err := e.enqueueIn(ctx, tx, ins, p)
+			if err == nil {
+				err = each(out)
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	e.notify()
+	return nil
+}
+
+// enqueueIn stores the batch p in tx with ins.
+func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, p claim.EnqueueParams) ([]claim.Result, error) {
+	out := make([]claim.Result, len(p.Jobs))
+	for i, row := range p.Jobs {
+		r, err := e.enqueueOne(ctx, tx, ins, row, p)
+		if err != nil && !p.Each {
+			if isRefusal(err) {
+				return nil, &claim.AtError{Index: i, Err: err}
+			}
+			return nil, err
+		}
+		if err != nil && !isRefusal(err) {
+			return nil, err
+		}
+		out[i] = r
+		if err != nil {
+			out[i] = claim.Result{Err: err}
+		}
+	}
+	return out, e.countCreated(ctx, tx, out)
 }
 
 func isRefusal(err error) bool {

@@ -1,0 +1,79 @@
+package claim_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+func TestParseStream(t *testing.T) {
+	tests := []struct {
+		in, want string // want: the commands, or the error's start
+	}{
+		{`{"command": "a"}`, "a"},
+		{"\n\n{\"command\": \"a\"}\n\n{\"command\": \"b\"}\n", "a b"},
+		{"{\n  \"command\": \"a\"\n}\n", "a"},
+		{"{\"command\": \"a\"}\n{\"command\": \"b\", \"x\": 1}\n", "a error: line 2:"},
+		{"\n\n", "error: invalid input: job spec is empty"},
+		{"{\"command\": \"a\"}\n" + strings.Repeat("x", claim.MaxSpecLine+10), "a error: line 2: invalid input: a job spec line is over"},
+	}
+	for _, tt := range tests {
+		var got []string
+		for nj, err := range claim.ParseStream(strings.NewReader(tt.in)) {
+			if err != nil {
+				got = append(got, "error: "+err.Error())
+				break
+			}
+			got = append(got, nj.Command)
+		}
+		if g := strings.Join(got, " "); !strings.HasPrefix(g, tt.want) {
+			t.Errorf("ParseStream(%.40q) = %q, want %q", tt.in, g, tt.want)
+		}
+	}
+}
+
+// TestEnqueueStream: a stream longer than a chunk is stored whole, its
+// jobs waiting on earlier ones; a refusal of its last job stores none.
+func TestEnqueueStream(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s := db.open(t)
+		stream := func(n int, last claim.NewJob) func(func(claim.NewJob, error) bool) {
+			return func(yield func(claim.NewJob, error) bool) {
+				for i := range n {
+					nj := claim.NewJob{ID: fmt.Sprintf("j%05d", i), Command: "true"}
+					if i > 0 {
+						nj.After = []string{fmt.Sprintf("j%05d", i-1)}
+					}
+					if !yield(nj, nil) {
+						return
+					}
+				}
+				yield(last, nil)
+			}
+		}
+		_, err := s.EnqueueStream(ctx, stream(2500, claim.NewJob{ID: "j00000", Command: "true"}), func([]claim.Result) error { return nil })
+		if !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job 2501:") {
+			t.Errorf("EnqueueStream with a repeated id last = %v, want a conflict of job 2501", err)
+		}
+		if _, err := s.Get(ctx, "j00000"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("Get(j00000) after a refused stream = %v, want ErrNotFound", err)
+		}
+		var ids []string
+		n, err := s.EnqueueStream(ctx, stream(2500, claim.NewJob{ID: "last", Command: "true"}), func(rs []claim.Result) error {
+			for _, r := range rs {
+				ids = append(ids, r.Job.ID)
+			}
+			return nil
+		})
+		if n != 2501 || err != nil || len(ids) != 2501 || ids[0] != "j00000" || ids[2500] != "last" {
+			t.Fatalf("EnqueueStream = %d, %v, results %d; want 2501, nil, in order", n, err, len(ids))
+		}
+		if j, err := s.Get(ctx, "j02499"); err != nil || len(j.WaitingOn) != 1 {
+			t.Errorf("Get(j02499) = %v waiting on %v, %v; want waiting on j02498", j.ID, j.WaitingOn, err)
+		}
+	})
+}

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
+)
+
+// What `run` stores of its caller's environment. A job runs with its env
+// laid over its worker's environment, so a recipe line prefixed with
+// `queuectl run --` sees what it would see run directly (make's exported
+// variables, a `VAR=x` before the command) when the job carries every
+// variable whose value the worker's environment lacks or has otherwise.
+// The rest, usually nearly all of it and often secrets (tokens in the
+// login environment that the worker has too), is not stored: runEnv keeps
+// only the variables that differ from the environment of each live worker
+// of this host that may run the job. When one that may run it cannot be
+// read (another host's worker, no /proc) or none runs yet, runEnv keeps
+// the whole environment: the job must see it wherever it runs.
+
+// runEnv returns what run stores of environ (KEY=VALUE entries) for a job
+// of queue, given the live workers.
+func runEnv(environ []string, queue string, live []claim.WorkerInfo) map[string]string {
+	var workers []map[string]string
+	for _, w := range live {
+		if !served(queue, []claim.WorkerInfo{w}) {
+			continue
+		}
+		env, ok := workerEnv(w)
+		if !ok {
+			workers = nil
+			break
+		}
+		workers = append(workers, env)
+	}
+	env := map[string]string{}
+	for _, kv := range environ {
+		k, v, _ := strings.Cut(kv, "=")
+		if k == "" || k == "QUEUECTL_JOB_ID" || k == "QUEUECTL_ATTEMPT" || strings.ContainsRune(kv, 0) {
+			continue
+		}
+		if len(workers) == 0 || differs(workers, k, v) {
+			env[k] = v
+		}
+	}
+	return env
+}
+
+// differs reports whether any of the workers' environments lacks k=v.
+func differs(workers []map[string]string, k, v string) bool {
+	for _, w := range workers {
+		if got, ok := w[k]; !ok || got != v {
+			return true
+		}
+	}
+	return false
+}
+
+// workerEnv reads the environment worker w started with, where w runs on
+// this host: /proc/PID/environ, which only its user can read.
+func workerEnv(w claim.WorkerInfo) (map[string]string, bool) {
+	if w.Host != run.HostID() || w.PID <= 0 {
+		return nil, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.PID) + "/environ")
+	if err != nil {
+		return nil, false
+	}
+	env := map[string]string{}
+	for _, kv := range bytes.Split(b, []byte{0}) {
+		if k, v, ok := strings.Cut(string(kv), "="); ok {
+			env[k] = v
+		}
+	}
+	return env, true
+}

@@ -1,0 +1,136 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSecretsStayOutOfSight (SPEC §6): a secret in run's environment and
+// one given with --env reach their jobs, and no view prints them: not
+// show, show --json, list, dlq list, logs, status, enqueue --json, the
+// worker's lines, a hook's output, the API or the job page. show --env
+// does. The dead file, which must re-run the job, carries it, mode 0600.
+func TestSecretsStayOutOfSight(t *testing.T) {
+	h := newHome(t)
+	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	h.must("config", "set", "on-dead", `env; echo "token=$MY_SECRET_TOKEN"; exit 1`)
+	w := h.start("worker", "start", "--count", "2")
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		var st struct{ Workers []any }
+		json.Unmarshal([]byte(h.must("status", "--json")), &st)
+		return len(st.Workers) > 0
+	})
+	var views []string
+	view := func(out string) { views = append(views, out) }
+
+	run := h.command("run", "--id", "made", "--", "sh", "-c", `printf %s "$MY_SECRET_TOKEN" | sha256sum`)
+	run.Env = append(run.Env, "MY_SECRET_TOKEN="+secret)
+	out, err := run.CombinedOutput()
+	if sum := sha256.Sum256([]byte(secret)); err != nil || !strings.Contains(string(out), hex.EncodeToString(sum[:])) {
+		t.Fatalf("run: %v\n%s\nwant the secret's sha256: the job did not see it", err, out)
+	}
+	view(string(out))
+	view(h.must("enqueue", "--json", "--id", "doomed", "--max-retries", "1", "--env", "MY_SECRET_TOKEN="+secret, "--command", "exit 3"))
+	if _, errText, code := h.run("wait", "--timeout", "1m", "doomed"); code != 1 {
+		t.Fatalf("wait doomed: exit %d, want 1 (dead)\n%s", code, errText)
+	}
+
+	var made struct {
+		EnvNames []string `json:"env_names"`
+	}
+	json.Unmarshal([]byte(h.must("show", "--json", "made")), &made)
+	if !slices.Contains(made.EnvNames, "MY_SECRET_TOKEN") || slices.Contains(made.EnvNames, "PATH") {
+		t.Errorf("run stored env %v: want MY_SECRET_TOKEN, which the worker lacks, and not PATH, which it has", made.EnvNames)
+	}
+	for _, id := range []string{"made", "doomed"} {
+		view(h.must("show", id))
+		view(h.must("show", "--json", id))
+		view(h.must("logs", "--all", id))
+	}
+	h.must("schedule", "add", "nightly", "--cron", "@daily", "--env", "MY_SECRET_TOKEN="+secret, "--command", "true")
+	for _, args := range [][]string{{"list"}, {"list", "--json"}, {"dlq", "list", "--json"}, {"status", "--json"},
+		{"schedule", "list"}, {"schedule", "list", "--json"}} {
+		view(h.must(args...))
+	}
+	views = append(views, serveViews(t, h, "/api/v1/jobs/made", "/api/v1/jobs/doomed", "/api/v1/jobs", "/api/v1/dlq",
+		"/jobs/made", "/jobs/doomed", "/api/v1/jobs/doomed/runs", "/api/v1/schedules", "/schedules")...)
+	waitFor(t, 30*time.Second, "the on-dead hook to run", func() bool {
+		return strings.Contains(h.must("show", "doomed"), "on_dead hook failed") || strings.Contains(w.stderr.String(), "on_dead")
+	})
+	view(w.stderr.String())
+	view(w.stdout.String())
+	for i, v := range views {
+		if strings.Contains(v, secret) {
+			t.Errorf("view %d prints the secret:\n%s", i, v)
+		}
+	}
+	if got := h.must("show", "--env", "doomed"); !strings.Contains(got, "MY_SECRET_TOKEN="+secret) {
+		t.Errorf("show --env doomed printed\n%s\nwant MY_SECRET_TOKEN=%s", got, secret)
+	}
+
+	// env-retention: a worker drops the env of jobs finished longer ago;
+	// the dead job keeps its own, to be re-driven.
+	h.must("config", "set", "env-retention", "1s")
+	var done struct {
+		FinishedAt time.Time `json:"finished_at"`
+	}
+	json.Unmarshal([]byte(h.must("show", "--json", "made")), &done)
+	waitFor(t, 30*time.Second, "a second to pass since made finished", func() bool { return time.Since(done.FinishedAt) > 1500*time.Millisecond })
+	pruner := h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "made's env to be dropped", func() bool {
+		return !strings.Contains(h.must("show", "--env", "made"), "MY_SECRET_TOKEN=")
+	})
+	view(pruner.stderr.String())
+	if !strings.Contains(h.must("show", "--env", "doomed"), "MY_SECRET_TOKEN=") {
+		t.Error("env-retention dropped a dead job's env, which dlq retry needs")
+	}
+
+	dead := filepath.Join(h.dir, "dead", "doomed.json")
+	fi, err := os.Stat(dead)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(dead); fi.Mode().Perm() != 0o600 || !strings.Contains(string(b), secret) {
+		t.Errorf("dead file: mode %v, want 0600 and the env that re-runs the job", fi.Mode().Perm())
+	}
+}
+
+// serveViews starts `queuectl serve` on the home and returns the bodies of
+// the paths.
+func serveViews(t *testing.T, h *qhome, paths ...string) []string {
+	t.Helper()
+	p := h.start("serve", "--addr", "127.0.0.1:0", "--read-only")
+	var base string
+	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
+	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
+		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	})
+	var bodies []string
+	for _, path := range paths {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s: %s\n%s", path, resp.Status, body)
+		}
+		bodies = append(bodies, string(body))
+	}
+	return bodies
+}
