@@ -43,6 +43,9 @@ func runJob(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
+	if err := resolveAfter(c.Context, h.store, &nj); err != nil {
+		return err
+	}
 	if err := checkWorkers(c, h, nj.Queue); err != nil {
 		return err
 	}
