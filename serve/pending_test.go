@@ -94,6 +94,12 @@ func TestAPIJobRefs(t *testing.T) {
 		}
 	}
 
+	// The job page's events too (it is canceled now: they end at once).
+	if resp, body := get(t, ts.URL+"/jobs/@last/events"); resp.StatusCode != http.StatusOK ||
+		!strings.Contains(body, "event: end") || !strings.Contains(body, `"state":"canceled"`) {
+		t.Errorf("GET /jobs/@last/events = %d %q, want the end of canceled nightly-mail-1126", resp.StatusCode, body)
+	}
+
 	// The page's form: back to the job's own page, by its whole id.
 	form := url.Values{"csrf": {csrf}}
 	req, _ := http.NewRequest("POST", ts.URL+"/jobs/fir/hold", strings.NewReader(form.Encode()))
