@@ -443,6 +443,13 @@ func BenchmarkReadsAtScale(b *testing.B) {
 						}
 					}
 				})
+				b.Run(fmt.Sprintf("jobs=%d/pending_reasons", queued), func(b *testing.B) {
+					for b.Loop() {
+						if _, err := s.PendingCounts(b.Context()); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
 				b.Run(fmt.Sprintf("jobs=%d/list100", queued), func(b *testing.B) {
 					for b.Loop() {
 						if js, err := s.List(b.Context(), claim.Filter{Limit: 100}); err != nil || len(js) != 100 {

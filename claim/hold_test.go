@@ -118,7 +118,7 @@ func TestEditUnstartedJob(t *testing.T) {
 func TestPendingReasons(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()
-		s, _ := db.openClocked(t)
+		s, clk := db.openClocked(t)
 		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
 		mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
 		mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
@@ -153,6 +153,23 @@ func TestPendingReasons(t *testing.T) {
 		wantCounts := map[string]int{claim.ReasonScheduled: 1, claim.ReasonWaiting: 1, claim.ReasonPaused: 1, claim.ReasonLimited: 1}
 		if err != nil || !maps.Equal(counts, wantCounts) {
 			t.Errorf("PendingCounts = %v, %v; want %v", counts, err, wantCounts)
+		}
+
+		// A job both scheduled and waiting counts once, as scheduled; a
+		// held one not at all; once its time has come, a job is runnable.
+		mustEnqueue(t, s, claim.NewJob{ID: "later-after", Command: "true", Delay: 30 * time.Minute, After: []string{"dep"}})
+		mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true", Delay: time.Hour})
+		if _, err := s.Hold(ctx, "kept"); err != nil {
+			t.Fatal(err)
+		}
+		wantCounts[claim.ReasonScheduled] = 2
+		if counts, err := s.PendingCounts(ctx); err != nil || !maps.Equal(counts, wantCounts) {
+			t.Errorf("PendingCounts with later-after and kept = %v, %v; want %v", counts, err, wantCounts)
+		}
+		clk.Advance(45 * time.Minute)
+		wantCounts[claim.ReasonScheduled], wantCounts[claim.ReasonWaiting] = 1, 2
+		if counts, err := s.PendingCounts(ctx); err != nil || !maps.Equal(counts, wantCounts) {
+			t.Errorf("PendingCounts 45 minutes on = %v, %v; want %v", counts, err, wantCounts)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,6 +37,11 @@ Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30
 			if in != nil {
 				defer in.Close()
 				return enqueueStream(c, in)
+			}
+			if c.IsSet("after") {
+				if err := withStore(func(c *cli.Context, h *home) error { return resolveAfter(c.Context, h.store, &jobs[0]) })(c); err != nil {
+					return err
+				}
 			}
 			return enqueueJobs(c, jobs)
 		},
@@ -179,6 +185,23 @@ func jobFlags() []cli.Flag {
 	}
 }
 
+// resolveAfter names the jobs nj runs after by their ids: --after takes a
+// unique prefix of an id or @last, as every job id argument does. A value
+// that names no job is left as given, for the enqueue to report with the
+// others (exit 2); an ambiguous prefix is an error here.
+func resolveAfter(ctx context.Context, s *claim.Store, nj *claim.NewJob) error {
+	for i, ref := range nj.After {
+		id, err := s.Resolve(ctx, ref)
+		switch {
+		case err == nil:
+			nj.After[i] = id
+		case !errors.Is(err, claim.ErrNotFound):
+			return err
+		}
+	}
+	return nil
+}
+
 // jobFromFlags makes the job of the job flags, to run command.
 func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
@@ -220,5 +243,7 @@ func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 		}
 		nj.Env[k] = v
 	}
-	return nj, nj.Validate()
+	v := nj
+	v.After = nil // may name jobs by prefix or @last: checked once resolveAfter made them ids
+	return nj, v.Validate()
 }

@@ -65,6 +65,11 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	if c.IsSet("after") {
+		if err := withStore(func(c *cli.Context, h *home) error { return resolveAfter(c.Context, h.store, &nj) })(c); err != nil {
+			return err
+		}
+	}
 	start := time.Now()
 	s, handed := runHandOff(c, &nj)
 	if handed == nil {
@@ -75,11 +80,11 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		id := nj.ID
+		id, after := nj.ID, nj.After
 		if nj, err = runSpec(c, live); err != nil {
 			return err
 		}
-		nj.ID = id
+		nj.ID, nj.After = id, after
 		if err := checkWorkers(c, nj.Queue, live); err != nil {
 			return err
 		}

@@ -93,6 +93,10 @@ func (p Printer) runDuration(r claim.Run) string {
 // The dashboard shows times in the CLI's words through it.
 func (p Printer) Age(t time.Time) string { return p.age(t) }
 
+// RunningFor is the table word for how long processing job j has run
+// (RUNNING FOR): "-" for a job that is not running.
+func (p Printer) RunningFor(j claim.Job) string { return p.runningFor(j) }
+
 // When is t for the eye, "2026-11-21T05:45:00Z (3m ago)", or "".
 func (p Printer) When(t time.Time) string { return p.when(t) }
 

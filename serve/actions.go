@@ -29,8 +29,12 @@ var jobActions = map[string]struct {
 	when []claim.State
 	action
 }{
-	"cancel": {(*Server).cancel, []claim.State{claim.Pending, claim.Failed, claim.Processing},
+	"cancel": {(*Server).cancel, []claim.State{claim.Pending, claim.Failed, claim.Processing, claim.Held},
 		action{Name: "cancel", Label: "Cancel", Confirm: "Cancel this job for good? A running job's processes are stopped.", Danger: true}},
+	"hold": {(*Server).hold, []claim.State{claim.Pending, claim.Failed},
+		action{Name: "hold", Label: "Hold"}},
+	"release": {(*Server).release, []claim.State{claim.Held},
+		action{Name: "release", Label: "Release"}},
 	"retry": {(*Server).retry, []claim.State{claim.Dead},
 		action{Name: "retry", Label: "Retry"}},
 	"restart": {(*Server).restart, []claim.State{claim.Completed, claim.Canceled},
@@ -42,7 +46,7 @@ var jobActions = map[string]struct {
 }
 
 // actionOrder is the order of the buttons.
-var actionOrder = []string{"cancel", "retry", "restart", "purge", "rm"}
+var actionOrder = []string{"hold", "release", "cancel", "retry", "restart", "purge", "rm"}
 
 // actionsFor lists the actions that apply to j now; none when read-only.
 func (s *Server) actionsFor(j claim.Job) []action {
@@ -59,6 +63,18 @@ func (s *Server) actionsFor(j claim.Job) []action {
 		}
 	}
 	return out
+}
+
+// hold is `hold ID`: the claim skips the job until it is released.
+func (s *Server) hold(ctx context.Context, id string) (bool, error) {
+	_, err := s.store.Hold(ctx, id)
+	return false, err
+}
+
+// release is `release ID`: the held job is pending or failed again.
+func (s *Server) release(ctx context.Context, id string) (bool, error) {
+	_, err := s.store.ReleaseHeld(ctx, id)
+	return false, err
 }
 
 // retry is `dlq retry ID`: pending again, attempts back to 0, the dead/
@@ -123,12 +139,18 @@ func (s *Server) purge(ctx context.Context, id string) (bool, error) {
 	return true, run.RemoveLogs(s.logs, id)
 }
 
-func (s *Server) doJobAction(ctx context.Context, name, id string) (gone bool, err error) {
+// doJobAction does action name on the job ref names (an id, a unique
+// prefix of one, or @last, as in the CLI) and returns the job's id.
+func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, gone bool, err error) {
 	a, ok := jobActions[name]
 	if !ok {
-		return false, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
+		return ref, false, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
 	}
-	return a.do(s, ctx, id)
+	if id, err = s.store.Resolve(ctx, ref); err != nil {
+		return ref, false, err
+	}
+	gone, err = a.do(s, ctx, id)
+	return id, gone, err
 }
 
 // jobAction is a button's POST: the action, then back to the job's page
@@ -136,8 +158,7 @@ func (s *Server) doJobAction(ctx context.Context, name, id string) (gone bool, e
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	id := r.PathValue("id")
-	gone, err := s.doJobAction(ctx, r.PathValue("action"), id)
+	id, gone, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -170,8 +191,7 @@ func localPath(p, def string) string {
 func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	id := r.PathValue("id")
-	gone, err := s.doJobAction(ctx, r.PathValue("action"), id)
+	id, gone, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return

@@ -197,23 +197,37 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 
 // jobWithTails is job with the bytes of the runs' tails, for show's JSON:
 // it carries those whose files are not here (Server.fromTail).
-func (s *Server) jobWithTails(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
-	j, err := s.store.Get(ctx, id)
+func (s *Server) jobWithTails(ctx context.Context, ref string) (claim.Job, []claim.Run, error) {
+	j, err := s.get(ctx, ref)
 	if err != nil {
 		return j, nil, err
 	}
-	runs, err := s.store.RunsWithTails(ctx, id)
+	runs, err := s.store.RunsWithTails(ctx, j.ID)
 	return j, runs, err
 }
 
 // job reads a job and its runs; ErrNotFound when there is none.
-func (s *Server) job(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
-	j, err := s.store.Get(ctx, id)
+func (s *Server) job(ctx context.Context, ref string) (claim.Job, []claim.Run, error) {
+	j, err := s.get(ctx, ref)
 	if err != nil {
 		return j, nil, err
 	}
-	runs, err := s.store.Runs(ctx, id)
+	runs, err := s.store.Runs(ctx, j.ID)
 	return j, runs, err
+}
+
+// get reads the job ref names: an id, a unique prefix of one, or @last,
+// as the CLI takes them (claim.Store.Resolve).
+func (s *Server) get(ctx context.Context, ref string) (claim.Job, error) {
+	j, err := s.store.Get(ctx, ref)
+	if !errors.Is(err, claim.ErrNotFound) {
+		return j, err // the id itself, the common case: one read
+	}
+	id, err := s.store.Resolve(ctx, ref)
+	if err != nil {
+		return claim.Job{}, err
+	}
+	return s.store.Get(ctx, id)
 }
 
 func (s *Server) apiWorkers(w http.ResponseWriter, r *http.Request) {

@@ -221,10 +221,13 @@ func TestBrowser(t *testing.T) {
 	var status map[string]any
 	json.Unmarshal([]byte(out), &status)
 	tiles := eval[map[string]string](t, ctx, `Object.fromEntries([...document.querySelectorAll(".tile")].map(e => [e.querySelector(".k").textContent, e.querySelector(".n").textContent]))`)
-	for _, key := range []string{"pending", "processing", "completed", "failed", "dead", "total"} {
+	for _, key := range []string{"processing", "completed", "failed", "dead", "held", "total"} {
 		if want := fmt.Sprint(status[key]); tiles[key] != want {
 			t.Errorf("overview tile %s = %q, status --json says %s", key, tiles[key], want)
 		}
+	}
+	if want := fmt.Sprint(status["pending"]); tiles["runnable"] != want { // no worker serves queue later; nothing waits
+		t.Errorf("overview tile runnable = %q, status --json says %s pending", tiles["runnable"], want)
 	}
 	screenshot(t, ctx, "overview")
 

@@ -159,10 +159,12 @@ func (s *Server) jobEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, http.StatusInternalServerError, fmt.Errorf("streaming unsupported"), "")
 		return
 	}
-	if _, err := s.store.Get(r.Context(), id); err != nil {
+	j, err := s.get(r.Context(), id)
+	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
+	id = j.ID // a prefix or @last names the job once, not again at each round
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)

@@ -11,12 +11,6 @@ import (
 	"github.com/queuectl/queuectl/report"
 )
 
-// stateCount is one state's tile on the overview.
-type stateCount struct {
-	State claim.State
-	N     int
-}
-
 type queueRow struct {
 	Queue  string
 	Counts []int // in claim.States order
@@ -32,8 +26,9 @@ type workerRow struct {
 }
 
 type overviewView struct {
-	States       []stateCount
+	States       []tile
 	Total        int
+	Running      []runningRow
 	Queues       []queueRow
 	Workers      []workerRow
 	Slots, Busy  int
@@ -89,9 +84,9 @@ func (s *Server) overviewData(ctx context.Context) (overviewView, error) {
 	sort.SliceStable(attention, func(i, j int) bool { return attention[i].UpdatedAt.After(attention[j].UpdatedAt) })
 	v := overviewView{SpoolWaiting: st.SpoolWaiting, Rejected: st.Rejected, Busy: st.Counts[claim.Processing],
 		Chart: newChart(perMinute, now), Attention: s.jobRows(attention[:min(len(attention), 8)])}
-	for _, state := range claim.States {
-		v.States = append(v.States, stateCount{state, st.Counts[state]})
-		v.Total += st.Counts[state]
+	v.States, v.Total = stateTiles(st)
+	if v.Running, err = s.running(ctx); err != nil {
+		return overviewView{}, err
 	}
 	v.Queues = queueRows(st.QueueCounts, st.Paused)
 	v.AllPaused = slices.Contains(st.Paused, claim.AllQueues)

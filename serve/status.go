@@ -35,8 +35,12 @@ func (s *Server) status(ctx context.Context) (report.Status, error) {
 	if err != nil {
 		return report.Status{}, err
 	}
+	reasons, err := s.store.PendingCounts(ctx)
+	if err != nil {
+		return report.Status{}, err
+	}
 	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers,
-		Queues: queues, QueueCounts: perQueue, Paused: paused}, nil
+		Queues: queues, QueueCounts: perQueue, Paused: paused, PendingReasons: reasons}, nil
 }
 
 // liveWorkers lists the registered workers that still run: on this host by

@@ -77,11 +77,16 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 	return j, changed, nil
 }
 
-// PendingCounts reads the pending jobs through jobs_state.
+// PendingCounts reads each queue's pending jobs from queue_counts, and
+// counts its scheduled and waiting ones through their indexes
+// (migration6.sql): one statement, so one snapshot.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.pool.Query(ctx, `SELECT queue, count(*), count(*) FILTER (WHERE run_after > $1),
-		count(*) FILTER (WHERE waiting > 0 AND run_after <= $1)
-		FROM jobs WHERE state = 'pending' GROUP BY queue`, now.UnixNano())
+	rows, err := e.pool.Query(ctx, `WITH c AS (SELECT queue, sum(n) AS n FROM queue_counts
+			WHERE state = 'pending' GROUP BY queue HAVING sum(n) > 0)
+		SELECT c.queue, c.n,
+		(SELECT count(*) FROM jobs WHERE state = 'pending' AND queue = c.queue AND run_after > $1),
+		(SELECT count(*) FROM jobs WHERE state = 'pending' AND waiting > 0 AND queue = c.queue AND run_after <= $1)
+		FROM c`, now.UnixNano())
 	if err != nil {
 		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
 	}

@@ -53,9 +53,12 @@ var migration4 string
 //go:embed migration5.sql
 var migration5 string
 
+//go:embed migration6.sql
+var migration6 string
+
 // migrations[i] takes a database from version i to i+1. Append only: a
 // database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6}
 
 // Engine is the queue in a PostgreSQL database (in the schema first on the
 // connection's search_path). It is safe for concurrent use by many

@@ -80,10 +80,16 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 	return j, changed, nil
 }
 
-// PendingCounts reads the pending jobs through jobs_state.
+// PendingCounts reads each queue's pending jobs from queue_counts, and
+// counts its scheduled and waiting ones through their indexes
+// (migration13.sql): one statement, so one snapshot.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.query(ctx, nil, `SELECT queue, count(*), sum(run_after > ?), sum(waiting > 0 AND run_after <= ?)
-		FROM jobs INDEXED BY jobs_state WHERE state = 'pending' GROUP BY queue`, now.UnixNano(), now.UnixNano())
+	rows, err := e.query(ctx, nil, `SELECT c.queue, c.n,
+		(SELECT count(*) FROM jobs INDEXED BY jobs_pending_at
+			WHERE state = 'pending' AND queue = c.queue AND run_after > ?1),
+		(SELECT count(*) FROM jobs INDEXED BY jobs_pending_waiting
+			WHERE state = 'pending' AND waiting > 0 AND queue = c.queue AND run_after <= ?1)
+		FROM queue_counts c WHERE c.state = 'pending' AND c.n > 0`, now.UnixNano())
 	if err != nil {
 		return nil, fmt.Errorf("count pending jobs: %w", err)
 	}

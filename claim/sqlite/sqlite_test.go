@@ -161,7 +161,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 12
+const schemaVersion = 13
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()

@@ -26,7 +26,12 @@ const refresh = () => {
 };
 refresh();
 
-// A running job's page follows its log and reloads when the job moves on.
+// A log opens at its end, where a running job's new lines arrive.
+const logText = document.querySelector("#logtext");
+if (logText) logText.scrollTop = logText.scrollHeight;
+
+// A running job's page follows its log, unless the reader scrolled up, and
+// reloads when the job moves on.
 const live = document.querySelector("[data-events]");
 if (live && window.EventSource) {
   const es = new EventSource(live.dataset.events);
