@@ -19,6 +19,11 @@ import (
 // before no live run did, is stopped: the runs it may have come from have
 // all ended. One started while other runs were live is stopped when the
 // last of them ends.
+//
+// Only a process in a session of its own counts as adopted: a job's daemon
+// calls setsid to leave the job, while a child this process started by other
+// means than startChild (a browser a test drives, beside a worker in the
+// same process) stays in this process's session and is not a run's to stop.
 
 // liveRuns are the runs this process is running, by their shell's pid
 // (also their process group).
@@ -62,10 +67,11 @@ func orphans() []int {
 	}
 	procs := listProcs()
 	self := os.Getpid()
+	me, _ := readProc(self)
 	children.mu.Lock()
 	adopted := map[int]bool{}
 	for _, p := range procs {
-		if _, ours := children.pids[p.pid]; p.ppid == self && !ours {
+		if _, ours := children.pids[p.pid]; p.ppid == self && !ours && p.sid != me.sid {
 			adopted[p.pid] = true
 		}
 	}

@@ -9,6 +9,7 @@ import (
 // procInfo is one process as /proc shows it.
 type procInfo struct {
 	pid, ppid, pgrp int
+	sid             int    // its session
 	zombie          bool   // exited, waiting for its parent to reap it
 	start           uint64 // when it started, in clock ticks after boot
 }
@@ -56,6 +57,9 @@ func readProc(pid int) (procInfo, bool) {
 		return procInfo{}, false
 	}
 	p := procInfo{pid: pid, ppid: ppid, pgrp: pgrp, zombie: string(f[0]) == "Z"}
+	if len(f) > 3 {
+		p.sid, _ = strconv.Atoi(string(f[3]))
+	}
 	if len(f) > 19 {
 		p.start, _ = strconv.ParseUint(string(f[19]), 10, 64)
 	}
