@@ -165,19 +165,20 @@ func TestCheckCommandLine(t *testing.T) {
 		{`id=$(queuectl enqueue -q --bogus x)`, false},
 		{`echo x | queuectl enqueue -f - && queuectl wait @last --nope`, false},
 	} {
-		lines := docCommandLines("```sh\n" + tc.line + "\n```\n")
-		if len(lines) == 0 {
-			t.Errorf("%s: no queuectl command found", tc.line)
-			continue
-		}
-		var err error
-		for _, args := range lines {
-			if err == nil {
-				err = checkCommandLine(app, args)
+		t.Run(tc.line, func(t *testing.T) {
+			lines := docCommandLines("```sh\n" + tc.line + "\n```\n")
+			if len(lines) == 0 {
+				t.Fatalf("%s: no queuectl command found", tc.line)
 			}
-		}
-		if (err == nil) != tc.ok {
-			t.Errorf("%s: error %v, want ok=%v", tc.line, err, tc.ok)
-		}
+			var err error
+			for _, args := range lines {
+				if err == nil {
+					err = checkCommandLine(app, args)
+				}
+			}
+			if (err == nil) != tc.ok {
+				t.Errorf("checkCommandLine(%q) = %v, want ok=%v", tc.line, err, tc.ok)
+			}
+		})
 	}
 }

@@ -106,8 +106,10 @@ func TestShellCommands(t *testing.T) {
 		{"q a 'line one\nline two'\nq b", [][]string{{"q", "a", "line one\nline two"}, {"q", "b"}}},
 		{`echo "$(tail -n 3 "$F")"`, [][]string{{"tail", "-n", "3", "$F"}, {"echo", "$(…)"}}},
 	} {
-		if got := shellCommands(tc.text); !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("shellCommands(%q) = %q, want %q", tc.text, got, tc.want)
-		}
+		t.Run(tc.text, func(t *testing.T) {
+			if got := shellCommands(tc.text); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("shellCommands(%q) = %q, want %q", tc.text, got, tc.want)
+			}
+		})
 	}
 }
