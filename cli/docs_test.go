@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
 
@@ -143,6 +145,33 @@ func TestDocsCommandLinesParse(t *testing.T) {
 	}
 	if seen < 60 {
 		t.Errorf("found %d queuectl command lines in the docs' sh blocks; want them all (60 or more)", seen)
+	}
+}
+
+// TestDocsJSONIsValid: every json block of the docs is JSON, and those of
+// the job spec's page are specs that queuectl accepts.
+func TestDocsJSONIsValid(t *testing.T) {
+	fence := regexp.MustCompile("(?ms)^```json\n(.*?)^```$")
+	blocks := 0
+	for _, file := range docFiles(t) {
+		text, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range fence.FindAllStringSubmatch(string(text), -1) {
+			blocks++
+			if !json.Valid([]byte(m[1])) {
+				t.Errorf("%s: a json block is not JSON:\n%s", file, m[1])
+			}
+			if filepath.Base(file) == "job-spec.md" {
+				if _, err := spool.Parse("example.json", []byte(m[1])); err != nil {
+					t.Errorf("%s: its example spec is refused: %v", file, err)
+				}
+			}
+		}
+	}
+	if blocks == 0 {
+		t.Error("found no json block in the docs")
 	}
 }
 
