@@ -269,18 +269,18 @@ func TestListJSONIsOneArray(t *testing.T) {
 }
 
 // TestJSONFieldsDocumented: every field that --json prints, in every
-// command that has it, is named in the README's JSON section, and job
+// command that has it, is named in docs/cli.md's JSON section, and job
 // objects carry the fields SPEC §5 promises.
 func TestJSONFieldsDocumented(t *testing.T) {
 	h := newHome(t)
 	finishedJobs(t, h)
-	readme, err := os.ReadFile("../README.md")
+	page, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, section, ok := strings.Cut(string(readme), "\n## JSON output\n")
+	_, section, ok := strings.Cut(string(page), "\n## JSON output\n")
 	if !ok {
-		t.Fatal(`README.md has no "## JSON output" section`)
+		t.Fatal(`docs/cli.md has no "## JSON output" section`)
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 
@@ -306,7 +306,7 @@ func TestJSONFieldsDocumented(t *testing.T) {
 		}
 		sort.Strings(missing)
 		if len(missing) > 0 {
-			t.Errorf("%s prints fields the README's JSON section does not name: %v", cmd, missing)
+			t.Errorf("%s prints fields docs/cli.md's JSON section does not name: %v", cmd, missing)
 		}
 	}
 
@@ -549,10 +549,10 @@ func TestBenchDBNotAServer(t *testing.T) {
 	}
 }
 
-// TestExitCodesInReadme: the README's exit-code table is exitMeanings, row
-// for row.
-func TestExitCodesInReadme(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+// TestExitCodesInDocs: the exit-code table of docs/cli.md is exitMeanings,
+// row for row.
+func TestExitCodesInDocs(t *testing.T) {
+	page, err := os.ReadFile("../docs/cli.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -561,7 +561,7 @@ func TestExitCodesInReadme(t *testing.T) {
 	for _, e := range exitMeanings {
 		fmt.Fprintf(&want, "| %d | %s |\n", e.code, e.meaning)
 	}
-	if !strings.Contains(string(readme), "\n## Exit codes\n\n"+want.String()+"\n") {
-		t.Errorf("README.md's exit-code table is not exitMeanings (cli/exit.go):\n%s", want.String())
+	if !strings.Contains(string(page), "\n## Exit codes\n\n"+want.String()+"\n") {
+		t.Errorf("docs/cli.md's exit-code table is not exitMeanings (cli/exit.go):\n%s", want.String())
 	}
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// Exit codes, SPEC §5. exitMeanings says what each means; README.md
-// repeats that table word for word (TestExitCodesInReadme) and --help
+// Exit codes, SPEC §5. exitMeanings says what each means; docs/cli.md
+// repeats that table word for word (TestExitCodesInDocs) and --help
 // prints it.
 const (
 	exitOK          = 0   // success

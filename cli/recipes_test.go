@@ -15,8 +15,8 @@ import (
 	"time"
 )
 
-// The README's recipes live in testdata/recipes, the README quotes them
-// word for word (TestReadmeQuotesRecipes), and each test below runs one.
+// The recipes live in testdata/recipes, docs/make-and-cron.md quotes them
+// word for word (TestDocsQuoteRecipes), and each test below runs one.
 
 const recipes = "../testdata/recipes"
 
@@ -29,8 +29,8 @@ func readRecipe(t *testing.T, name string) string {
 	return string(b)
 }
 
-func TestReadmeQuotesRecipes(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
+func TestDocsQuoteRecipes(t *testing.T) {
+	page, err := os.ReadFile("../docs/make-and-cron.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,8 +39,8 @@ func TestReadmeQuotesRecipes(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range entries {
-		if body := readRecipe(t, e.Name()); !strings.Contains(string(readme), "\n"+body+"```\n") {
-			t.Errorf("README.md does not quote %s/%s in a code block, word for word", recipes, e.Name())
+		if body := readRecipe(t, e.Name()); !strings.Contains(string(page), "\n"+body+"```\n") {
+			t.Errorf("docs/make-and-cron.md does not quote %s/%s in a code block, word for word", recipes, e.Name())
 		}
 	}
 }

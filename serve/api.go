@@ -62,7 +62,7 @@ func hintFor(err error, r *http.Request) string {
 	case errors.Is(err, claim.ErrConflict) && what == "jobs":
 		return "see the job's state: GET /api/v1/jobs/" + r.PathValue("id") + " (queuectl show " + r.PathValue("id") + ")"
 	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
-		return "see the README's Dashboard section for the parameters"
+		return "see docs/dashboard.md for the parameters"
 	}
 	return ""
 }
