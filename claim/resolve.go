@@ -45,7 +45,7 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	switch len(jobs) {
 	case 0:
-		return "", NotFoundError(ref)
+		return "", unknownRef{NotFoundError(ref), ref}
 	case 1:
 		return jobs[0].ID, nil
 	}
@@ -71,4 +71,17 @@ func (s *Store) ResolveAll(ctx context.Context, refs []string) ([]string, error)
 		out[i] = id
 	}
 	return out, nil
+}
+
+// unknownRef is a reference that names no job, with how jobs are named:
+// someone who typed the distinctive end of a generated id finds it so.
+type unknownRef struct {
+	error
+	ref string
+}
+
+func (e unknownRef) Unwrap() error { return e.error }
+
+func (e unknownRef) Hint() string {
+	return fmt.Sprintf("a job is named by its id or the start of it (generated ids start with the date); `queuectl list | grep %s` finds one by any part", e.ref)
 }

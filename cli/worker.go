@@ -75,7 +75,7 @@ func workerScale(c *cli.Context, h *home) error {
 		logf(c)("no worker is running; start one with: queuectl worker start --count %d", n)
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s)\n", reached, n)
+	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s) each\n", reached, n)
 	return nil
 }
 
