@@ -154,6 +154,8 @@ type Engine interface {
 
 	// Changes: see Store.Changes.
 	Changes(ctx context.Context) (<-chan struct{}, error)
+	// Health: see Store.Health.
+	Health(ctx context.Context) (Health, error)
 
 	// Steering (cancel.go, restart.go, pause.go). A job marked by Cancel
 	// while processing (CancelAt) must end canceled through every ending
