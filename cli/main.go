@@ -66,6 +66,7 @@ Each command has --help with an example. Exit codes:
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
 			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
+			doctorCommand(),
 		},
 		EnableBashCompletion: true,
 		HideHelpCommand:      true,
