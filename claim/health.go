@@ -25,3 +25,12 @@ type Health struct {
 func (s *Store) Health(ctx context.Context) (Health, error) {
 	return s.engine.Health(ctx)
 }
+
+// DueSince returns, for each queue with a job due (pending or failed, its
+// run_after passed, no dependency left), when the job the claim would take
+// next from that queue became due: how long the head of the queue has
+// waited for a worker (the metric queuectl_queue_wait_seconds). One index
+// probe a queue, at any number of jobs.
+func (s *Store) DueSince(ctx context.Context) (map[string]time.Time, error) {
+	return s.engine.DueSince(ctx, s.Now().UTC())
+}
