@@ -46,7 +46,7 @@ func doctor(c *cli.Context) error {
 		return doctorVerdict(c, checks) // nothing else to look at
 	}
 	live := -1 // unknown without a store
-	store, check := doctorStore(c.Context, h)
+	store, health, check := doctorStore(c.Context, h)
 	checks = append(checks, check)
 	if store != nil {
 		defer store.Close()
@@ -56,7 +56,7 @@ func doctor(c *cli.Context) error {
 		}
 		more, n := workerChecks(c.Context, h)
 		checks, live = append(checks, more...), n
-		checks = append(checks, clockCheck(c.Context, h))
+		checks = append(checks, clockCheck(health, h.config.Lease))
 	}
 	checks = append(checks, spoolChecks(h, live)...)
 	checks = append(checks, diskCheck(h), logsCheck(h))
@@ -102,9 +102,9 @@ func homeCheck(h *home) report.Check {
 
 // doctorStore opens the store (which migrates an older schema, as every
 // command does) and checks its integrity.
-func doctorStore(ctx context.Context, h *home) (*claim.Store, report.Check) {
-	fail := func(detail, fix string) (*claim.Store, report.Check) {
-		return nil, report.Check{Name: "store", Status: report.CheckFail, Detail: detail, Fix: fix}
+func doctorStore(ctx context.Context, h *home) (*claim.Store, claim.Health, report.Check) {
+	fail := func(detail, fix string) (*claim.Store, claim.Health, report.Check) {
+		return nil, claim.Health{}, report.Check{Name: "store", Status: report.CheckFail, Detail: detail, Fix: fix}
 	}
 	if claim.EngineFor(h.db) == claim.EngineSQLite {
 		if _, err := os.Stat(h.db); errors.Is(err, fs.ErrNotExist) {
@@ -126,11 +126,11 @@ func doctorStore(ctx context.Context, h *home) (*claim.Store, report.Check) {
 		s.Close()
 		return fail(fmt.Sprintf("%s: %v", s.Path(), err), "restore a backup: queuectl db copy from one")
 	case len(health.Problems) > 0:
-		return s, report.Check{Name: "store", Status: report.CheckFail,
+		return s, health, report.Check{Name: "store", Status: report.CheckFail,
 			Detail: fmt.Sprintf("%s: quick_check found %d problem(s), the first: %s", s.Path(), len(health.Problems), health.Problems[0]),
 			Fix:    "stop the workers, then restore a backup (or sqlite3 .recover into a new file)"}
 	case health.Schema != health.Latest:
-		return s, report.Check{Name: "store", Status: report.CheckFail,
+		return s, health, report.Check{Name: "store", Status: report.CheckFail,
 			Detail: fmt.Sprintf("%s: schema version %d, this queuectl's is %d", s.Path(), health.Schema, health.Latest),
 			Fix:    "run this queuectl's worker once to migrate it"}
 	}
@@ -138,23 +138,20 @@ func doctorStore(ctx context.Context, h *home) (*claim.Store, report.Check) {
 	if claim.EngineFor(h.db) == claim.EnginePostgres {
 		what = "reachable"
 	}
-	return s, ok("store", "%s: %s, schema version %d (current)", s.Path(), what, health.Schema)
+	return s, health, ok("store", "%s: %s, schema version %d (current)", s.Path(), what, health.Schema)
 }
 
-// clockCheck compares this host's clock with PostgreSQL's: leases and
-// run_at are read against the store's times, written by every host.
-func clockCheck(ctx context.Context, h *home) report.Check {
-	health, err := h.store.Health(ctx)
-	if err != nil {
-		return report.Check{Name: "clock", Status: report.CheckFail, Detail: err.Error(), Fix: "check the store"}
-	}
+// clockCheck compares this host's clock with PostgreSQL's, as health read
+// it: leases and run_at are read against the store's times, which every
+// host writes.
+func clockCheck(health claim.Health, lease time.Duration) report.Check {
 	if health.ServerTime.IsZero() {
 		return ok("clock", "SQLite shares this host's clock")
 	}
 	skew := time.Since(health.ServerTime).Round(time.Millisecond)
 	c := report.Check{Name: "clock", Detail: fmt.Sprintf("this host is %v off the PostgreSQL server's clock", skew.Abs())}
 	switch {
-	case skew.Abs() > h.config.Lease/2:
+	case skew.Abs() > lease/2:
 		c.Status = report.CheckFail
 	case skew.Abs() > time.Second:
 		c.Status = report.CheckWarn
