@@ -21,8 +21,10 @@ DIST ?= dist
 EPOCH ?= $(shell git log -1 --format=%ct)
 DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
 COMMIT ?= $(shell git rev-parse HEAD)
+# A build of a tree with uncommitted changes says so: -dirty.
 VERSION ?= $(shell git describe --tags --match 'v[0-9]*' 2>/dev/null || \
-	echo v0.0.0-$$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S)-$$(git rev-parse --short=12 HEAD))
+	echo v0.0.0-$$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y%m%d%H%M%S)-$$(git rev-parse --short=12 HEAD))$(shell \
+	git status --porcelain --untracked-files=no | grep -q . && echo -dirty)
 
 .PHONY: dist docs
 dist:
