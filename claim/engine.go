@@ -164,6 +164,10 @@ type Engine interface {
 
 	// Changes: see Store.Changes.
 	Changes(ctx context.Context) (<-chan struct{}, error)
+	// Health: see Store.Health.
+	Health(ctx context.Context) (Health, error)
+	// DueSince: see Store.DueSince; due is the Store's clock.
+	DueSince(ctx context.Context, now time.Time) (map[string]time.Time, error)
 
 	// Steering (cancel.go, restart.go, pause.go). A job marked by Cancel
 	// while processing (CancelAt) must end canceled through every ending

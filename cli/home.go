@@ -98,10 +98,23 @@ var storesOpened atomic.Int64
 // write there can make queuectl run commands as this user. The spool is
 // checked when withSpool says so.
 func checkHome(h *home, withSpool bool) error {
-	checks := []struct {
-		path, what string
-		follow     bool
-	}{
+	for _, p := range privatePaths(h, withSpool) {
+		if err := spool.CheckPrivate(p.path, p.what, p.follow); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// privatePath is a path of a home that must be the user's alone.
+type privatePath struct {
+	path, what string
+	follow     bool // a symbolic link is allowed (the home, a --db elsewhere)
+}
+
+// privatePaths lists what checkHome checks, the spool when withSpool says so.
+func privatePaths(h *home, withSpool bool) []privatePath {
+	checks := []privatePath{
 		{h.dir, "home", true},
 		{h.dirs.Rejected, "rejected directory", false},
 		{h.dirs.Dead, "dead directory", false},
@@ -110,30 +123,19 @@ func checkHome(h *home, withSpool bool) error {
 		{filepath.Join(h.dir, handoff.SocketName), "enqueue socket", false},
 	}
 	if withSpool {
-		checks = append(checks, struct {
-			path, what string
-			follow     bool
-		}{h.dirs.Spool, "spool directory", false})
+		checks = append(checks, privatePath{h.dirs.Spool, "spool directory", false})
 	}
 	// The database may live outside the home (--db); its own path may be a
 	// link then, its companions never.
+	if claim.EngineFor(h.db) != claim.EngineSQLite {
+		return checks
+	}
 	inHome := filepath.Dir(h.db) == filepath.Clean(h.dir)
-	checks = append(checks, struct {
-		path, what string
-		follow     bool
-	}{h.db, "database file", !inHome})
+	checks = append(checks, privatePath{h.db, "database file", !inHome})
 	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
-		checks = append(checks, struct {
-			path, what string
-			follow     bool
-		}{h.db + suffix, "database file", false})
+		checks = append(checks, privatePath{h.db + suffix, "database file", false})
 	}
-	for _, c := range checks {
-		if err := spool.CheckPrivate(c.path, c.what, c.follow); err != nil {
-			return err
-		}
-	}
-	return nil
+	return checks
 }
 
 // homePaths resolves the home directory (--home, $QUEUECTL_HOME, else

@@ -74,7 +74,7 @@ Each command has --help with an example. Exit codes:
 			purgeCommand(), benchCommand(), rejectedCommand(), runCommand(), serveCommand(),
 			scheduleCommand(), completionCommand(), versionCommand(), queueCommand(),
 			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
-			holdCommand(), releaseCommand(), editCommand(),
+			holdCommand(), releaseCommand(), editCommand(), doctorCommand(),
 		},
 		HideHelpCommand: true,
 		Suggest:         true,

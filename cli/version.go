@@ -11,7 +11,10 @@ import (
 // version is set at build time with
 // -ldflags "-X github.com/queuectl/queuectl/cli.version=v1.2.0"; without it
 // the module version from the build info is used (go install …@v1.2.0).
-var version = ""
+// commit and date are set the same way by `make dist`, which builds with
+// -buildvcs=false so that the build info holds nothing of the checkout;
+// the build info's VCS data wins where there is some.
+var version, commit, date = "", "", ""
 
 // versionText is what `queuectl version` and `--version` print: the
 // version, the commit and its date, and the Go toolchain, from the build
@@ -30,9 +33,11 @@ func versionOf(info *debug.BuildInfo) string {
 	if v == "" && info.Main.Version != "(devel)" {
 		v = info.Main.Version
 	}
-	settings := map[string]string{}
+	settings := map[string]string{"vcs.revision": commit, "vcs.time": date}
 	for _, s := range info.Settings {
-		settings[s.Key] = s.Value
+		if s.Value != "" {
+			settings[s.Key] = s.Value
+		}
 	}
 	var parts []string
 	if rev := settings["vcs.revision"]; rev != "" {

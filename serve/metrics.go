@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -34,6 +35,8 @@ type metrics struct {
 // snapshot is what one scrape read for the gauges.
 type snapshot struct {
 	jobs                                    map[string]map[claim.State]int
+	dueSince                                map[string]time.Time
+	at                                      time.Time
 	waiting, rejected, workers, slots, busy int
 }
 
@@ -136,11 +139,15 @@ func (m *metrics) read(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	due, err := m.s.store.DueSince(ctx)
+	if err != nil {
+		return err
+	}
 	slots := 0
 	for _, w := range st.Workers {
 		slots += w.Slots
 	}
-	m.snap = snapshot{jobs: st.QueueCounts, waiting: st.SpoolWaiting, rejected: st.Rejected,
+	m.snap = snapshot{jobs: st.QueueCounts, dueSince: due, at: m.s.now(), waiting: st.SpoolWaiting, rejected: st.Rejected,
 		workers: len(st.Workers), slots: slots, busy: st.Counts[claim.Processing]}
 	return nil
 }
@@ -154,6 +161,14 @@ func (m *metrics) write(p *promText) {
 		for _, st := range claim.States {
 			p.sample("queuectl_jobs", float64(m.snap.jobs[queue][st]), "queue", queue, "state", string(st))
 		}
+	}
+	p.family("queuectl_queue_wait_seconds", "gauge", "How long the job a worker would take next from the queue has been due (0: none is).")
+	for _, queue := range slices.Sorted(maps.Keys(m.snap.jobs)) {
+		wait := 0.0
+		if due, ok := m.snap.dueSince[queue]; ok {
+			wait = max(0, m.snap.at.Sub(due).Seconds())
+		}
+		p.sample("queuectl_queue_wait_seconds", wait, "queue", queue)
 	}
 	p.family("queuectl_runs_total", "counter", "Runs ended since this server started, by outcome.")
 	for _, o := range slices.Sorted(maps.Keys(m.runs)) {

@@ -96,5 +96,13 @@ func TestMetrics(t *testing.T) {
 				t.Errorf("%s%v = %v, want %v", tc.name, tc.labels, got, tc.want)
 			}
 		}
+		// The job of queue later, which no worker serves, has waited since
+		// it was enqueued; default has nothing due.
+		if got := value(t, fams, "queuectl_queue_wait_seconds", "queue", "later"); got <= 0 {
+			t.Errorf("queuectl_queue_wait_seconds{queue=later} = %v, want > 0", got)
+		}
+		if got := value(t, fams, "queuectl_queue_wait_seconds", "queue", "default"); got != 0 {
+			t.Errorf("queuectl_queue_wait_seconds{queue=default} = %v, want 0", got)
+		}
 	}
 }

@@ -253,3 +253,15 @@ func (e *Engine) foldCounts(ctx context.Context) error {
 		return nil
 	})
 }
+
+// Health reads the schema version and the server's clock (clock_timestamp:
+// the time now, not the transaction's start). The server keeps its own
+// pages' integrity; nothing here reads them all.
+func (e *Engine) Health(ctx context.Context) (claim.Health, error) {
+	h := claim.Health{Latest: len(migrations)}
+	err := e.pool.QueryRow(ctx, "SELECT version, clock_timestamp() FROM queuectl_schema").Scan(&h.Schema, &h.ServerTime)
+	if err != nil {
+		return h, classify(fmt.Errorf("check database: %w", err))
+	}
+	return h, nil
+}

@@ -39,6 +39,7 @@ func TestClaimQueriesNeverScanJobs(t *testing.T) {
 		{"claim of every queue", claimAll, claimAllArgs},
 		{"has work", hasWork, hasWorkArgs},
 		{"next run after", next, nextArgs},
+		{"due since (metrics)", dueSinceQuery, []any{now.UnixNano()}},
 	} {
 		name := c.name
 		rows, err := e.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+c.q, c.args...)

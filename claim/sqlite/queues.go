@@ -77,3 +77,31 @@ func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
 	}
 	return out, rows.Err()
 }
+
+const dueSinceQuery = `SELECT q.queue, (SELECT j.run_after FROM jobs j INDEXED BY jobs_queue_runnable
+	WHERE j.queue = q.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?
+	ORDER BY j.priority DESC, j.run_after, j.seq LIMIT 1)
+	FROM (SELECT DISTINCT queue FROM queue_counts WHERE state IN ('pending', 'failed') AND n > 0) q`
+
+// DueSince reads the head of each queue's claim order among the jobs due
+// at now: the queues from queue_counts, one probe of jobs_queue_runnable
+// each.
+func (e *Engine) DueSince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
+	rows, err := e.query(ctx, nil, dueSinceQuery, now.UnixNano())
+	if err != nil {
+		return nil, fmt.Errorf("read due jobs: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]time.Time{}
+	for rows.Next() {
+		var queue string
+		var due sql.NullInt64
+		if err := rows.Scan(&queue, &due); err != nil {
+			return nil, fmt.Errorf("read due jobs: %w", err)
+		}
+		if due.Valid {
+			out[queue] = time.Unix(0, due.Int64).UTC()
+		}
+	}
+	return out, rows.Err()
+}
