@@ -10,11 +10,12 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
-	"github.com/urfave/cli/v2"
 )
 
 // handOff gives one job to the worker serving this home's enqueue socket
@@ -101,7 +102,14 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
 	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges),
-		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) }}
+		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) },
+		Inherit: func(queue string, env map[string]string) map[string]string {
+			live, err := liveWorkers(context.WithoutCancel(c.Context), h)
+			if err != nil {
+				return env // cannot tell what the workers have: keep it all
+			}
+			return inherit(env, queue, live)
+		}}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }
 }

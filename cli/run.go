@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
-	"github.com/urfave/cli/v2"
 )
 
 func runCommand() *cli.Command {
@@ -57,21 +58,23 @@ func runJobFlags() []cli.Flag {
 // no such worker, or one that declines it, run stores the job and follows
 // it in the store itself.
 //
-// Over the socket the job carries the caller's whole environment (the
-// worker that runs it may be any of the home's); in the store, only what
-// the live workers lack (runEnv). Neither is ever shown (show --env).
+// Either way the job stores of the caller's environment only what the
+// live workers lack (inherit): over the socket the worker decides it, from
+// the environment the client sends beside the job. None of it is ever
+// shown (show --env).
 func runAction(c *cli.Context) error {
-	nj, err := runSpec(c, nil)
+	nj, err := runSpec(c)
 	if err != nil {
 		return err
 	}
+	caller := callerEnv(os.Environ())
 	if c.IsSet("after") {
 		if err := withStore(func(c *cli.Context, h *home) error { return resolveAfter(c.Context, h.store, &nj) })(c); err != nil {
 			return err
 		}
 	}
 	start := time.Now()
-	s, handed := runHandOff(c, &nj)
+	s, handed := runHandOff(c, &nj, caller)
 	if handed == nil {
 		return runStreamed(c, s)
 	}
@@ -80,11 +83,7 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		id, after := nj.ID, nj.After
-		if nj, err = runSpec(c, live); err != nil {
-			return err
-		}
-		nj.ID, nj.After = id, after
+		nj.Env = claim.LayEnv(inherit(caller, cmp.Or(nj.Queue, "default"), live), nj.Env)
 		if err := checkWorkers(c, nj.Queue, live); err != nil {
 			return err
 		}
@@ -183,9 +182,9 @@ func jobExit(j claim.Job) error {
 }
 
 // runSpec makes the job of run's flags and arguments: the caller's
-// directory and environment (what of it the live workers lack: runEnv)
-// unless --cwd and --env say otherwise.
-func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
+// directory unless --cwd says otherwise; its Env is what --env says, and
+// the caller's environment is laid under it later (inherit).
+func runSpec(c *cli.Context) (claim.NewJob, error) {
 	a := c.Args().Slice()
 	command := c.String("shell")
 	switch {
@@ -210,11 +209,6 @@ func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
 			return nj, fmt.Errorf("current directory: %w", err)
 		}
 	}
-	env := runEnv(os.Environ(), cmp.Or(nj.Queue, "default"), live)
-	for k, v := range nj.Env {
-		env[k] = v
-	}
-	nj.Env = env
 	return nj, nj.Validate()
 }
 

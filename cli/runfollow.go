@@ -95,6 +95,9 @@ func (f *follower) event(e run.TailEvent) {
 		case claim.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
 			f.announce("attempt %d failed (%s); next attempt in %v", e.Run.Attempt, e.Run.Error, wait)
+		case claim.Pending, claim.Processing:
+			// Read after its next attempt was due: it runs again, or already does.
+			f.announce("attempt %d failed (%s); it runs again", e.Run.Attempt, e.Run.Error)
 		default:
 			f.announce("attempt %d failed (%s)", e.Run.Attempt, e.Run.Error)
 		}

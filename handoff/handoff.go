@@ -50,6 +50,9 @@ type request struct {
 	DB          string // the database the client would write: the worker's own, or declined
 	Job         claim.NewJob
 	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
+	// Inherited is the caller's environment, which Run sends beside the
+	// job: the server keeps of it what Server.Inherit says, under Job.Env.
+	Inherited map[string]string `json:",omitempty"`
 }
 
 // answer is the worker's one JSON line back.

@@ -3,6 +3,7 @@ package handoff
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,6 +62,9 @@ type Server struct {
 	// Follow writes job j's runs to feed until it is finished, and returns
 	// it then; it returns ctx's error when ctx ends first.
 	Follow func(ctx context.Context, j claim.Job, feed Feed) (claim.Job, error)
+	// Inherit returns what a job of queue keeps of the environment its
+	// client sent beside it (a Run client's); nil: all of it.
+	Inherit func(queue string, env map[string]string) map[string]string
 }
 
 // pending is one client's job waiting for the next group commit.
@@ -130,6 +134,9 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
 		a.Declined = "no worker of this process serves the queue"
 	default:
+		if req.Inherited != nil {
+			req.Job.Env = s.inherited(req.Job, req.Inherited)
+		}
 		p := pending{job: req.Job, reply: make(chan answer, 1)}
 		queue <- p
 		a = <-p.reply
@@ -207,4 +214,13 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// inherited is j's env laid over what it keeps of env, its client's
+// environment.
+func (s *Server) inherited(j claim.NewJob, env map[string]string) map[string]string {
+	if s.Inherit != nil {
+		env = s.Inherit(cmp.Or(j.Queue, "default"), env)
+	}
+	return claim.LayEnv(env, j.Env)
 }
