@@ -18,17 +18,11 @@ func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.Mi
 		return nil, fmt.Errorf("count runs per minute: %w", err)
 	}
 	defer rows.Close()
-	var out []claim.MinuteRuns
-	for rows.Next() {
-		var m int64
-		var r claim.MinuteRuns
-		if err := rows.Scan(&m, &r.Outcome, &r.N); err != nil {
-			return nil, fmt.Errorf("count runs per minute: %w", err)
-		}
-		r.Minute = time.Unix(0, m*minute).UTC()
-		out = append(out, r)
+	out, err := claim.Collect(rows, claim.ScanMinuteRuns)
+	if err != nil {
+		return nil, fmt.Errorf("count runs per minute: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // EndedRuns returns up to limit runs that ended after mark.
@@ -45,13 +39,9 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 		return nil, fmt.Errorf("list ended runs: %w", err)
 	}
 	defer rows.Close()
-	var out []claim.Run
-	for rows.Next() {
-		r, err := claim.ScanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list ended runs: %w", err)
-		}
-		out = append(out, r)
+	out, err := claim.Collect(rows, claim.ScanRunRow)
+	if err != nil {
+		return nil, fmt.Errorf("list ended runs: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }

@@ -65,15 +65,12 @@ func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}
 	defer rows.Close()
-	out := []claim.Queue{}
-	for rows.Next() {
-		var q claim.Queue
-		var updated int64
-		if err := rows.Scan(&q.Name, &q.MaxRunning, &updated, &q.Running); err != nil {
-			return nil, fmt.Errorf("list queues: %w", err)
-		}
-		q.UpdatedAt = time.Unix(0, updated).UTC()
-		out = append(out, q)
+	out, err := claim.Collect(rows, claim.ScanQueue)
+	if err != nil {
+		return nil, fmt.Errorf("list queues: %w", err)
 	}
-	return out, rows.Err()
+	if out == nil {
+		out = []claim.Queue{} // none is an empty list, not nil
+	}
+	return out, nil
 }

@@ -21,15 +21,11 @@ func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
 		return nil, fmt.Errorf("list schedules: %w", err)
 	}
 	defer rows.Close()
-	var out []claim.Schedule
-	for rows.Next() {
-		sc, err := claim.ScanSchedule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list schedules: %w", err)
-		}
-		out = append(out, sc)
+	out, err := claim.Collect(rows, claim.ScanSchedule)
+	if err != nil {
+		return nil, fmt.Errorf("list schedules: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // Schedule returns one schedule, or ErrNotFound.

@@ -45,15 +45,11 @@ func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 		return nil, fmt.Errorf("list workers: %w", err)
 	}
 	defer rows.Close()
-	var out []claim.WorkerInfo
-	for rows.Next() {
-		w, err := claim.ScanWorker(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list workers: %w", err)
-		}
-		out = append(out, w)
+	out, err := claim.Collect(rows, claim.ScanWorker)
+	if err != nil {
+		return nil, fmt.Errorf("list workers: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // RequestStop sets every worker's stop flag and wakes them.
