@@ -86,15 +86,11 @@ func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.Queu
 		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
 	}
 	defer rows.Close()
-	var out []claim.QueuePending
-	for rows.Next() {
-		var c claim.QueuePending
-		if err := rows.Scan(&c.Queue, &c.Pending, &c.Scheduled, &c.Waiting); err != nil {
-			return nil, fmt.Errorf("count pending jobs: %w", err)
-		}
-		out = append(out, c)
+	out, err := claim.Collect(rows, claim.ScanQueuePending)
+	if err != nil {
+		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
 	}
-	return out, classify(rows.Err())
+	return out, nil
 }
 
 // ScaleWorkers sets the slots of the workers not stopping.

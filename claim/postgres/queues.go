@@ -55,18 +55,12 @@ func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
 		return nil, classify(fmt.Errorf("list queues: %w", err))
 	}
 	defer rows.Close()
-	out := []claim.Queue{}
-	for rows.Next() {
-		var q claim.Queue
-		var updated, running int64
-		if err := rows.Scan(&q.Name, &q.MaxRunning, &updated, &running); err != nil {
-			return nil, fmt.Errorf("list queues: %w", err)
-		}
-		q.UpdatedAt, q.Running = time.Unix(0, updated).UTC(), int(running)
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := claim.Collect(rows, claim.ScanQueue)
+	if err != nil {
 		return nil, classify(fmt.Errorf("list queues: %w", err))
+	}
+	if out == nil {
+		out = []claim.Queue{} // none is an empty list, not nil
 	}
 	return out, nil
 }

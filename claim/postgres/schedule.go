@@ -22,15 +22,8 @@ func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
 		return nil, classify(fmt.Errorf("list schedules: %w", err))
 	}
 	defer rows.Close()
-	var out []claim.Schedule
-	for rows.Next() {
-		sc, err := claim.ScanSchedule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list schedules: %w", err)
-		}
-		out = append(out, sc)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := claim.Collect(rows, claim.ScanSchedule)
+	if err != nil {
 		return nil, classify(fmt.Errorf("list schedules: %w", err))
 	}
 	return out, nil

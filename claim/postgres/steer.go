@@ -212,15 +212,14 @@ func (e *Engine) Paused(ctx context.Context) ([]string, error) {
 		return nil, classify(fmt.Errorf("list paused queues: %w", err))
 	}
 	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var q string
-		if err := rows.Scan(&q); err != nil {
-			return nil, fmt.Errorf("list paused queues: %w", err)
-		}
-		out = append(out, q)
+	out, err := claim.Collect(rows, claim.ScanValue[string])
+	if err != nil {
+		return nil, classify(fmt.Errorf("list paused queues: %w", err))
 	}
-	return out, classify(rows.Err())
+	if out == nil {
+		out = []string{} // none is an empty list, not nil
+	}
+	return out, nil
 }
 
 // collectJobs scans the rows of a statement RETURNING jobColumns.
@@ -229,13 +228,5 @@ func collectJobs(rows pgx.Rows, err error) ([]claim.Job, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []claim.Job
-	for rows.Next() {
-		j, err := claim.ScanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return claim.Collect(rows, claim.ScanJob)
 }

@@ -50,15 +50,8 @@ func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 		return nil, classify(fmt.Errorf("list workers: %w", err))
 	}
 	defer rows.Close()
-	var out []claim.WorkerInfo
-	for rows.Next() {
-		w, err := claim.ScanWorker(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list workers: %w", err)
-		}
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := claim.Collect(rows, claim.ScanWorker)
+	if err != nil {
 		return nil, classify(fmt.Errorf("list workers: %w", err))
 	}
 	return out, nil
