@@ -328,7 +328,20 @@ const MaxLabel = 200
 const maxDuration = 100 * 365 * 24 * time.Hour
 
 // Validate checks a NewJob the way ParseSpec does, for jobs built from flags.
+// The first problem found is the one reported, in this order.
 func (nj *NewJob) Validate() error {
+	checks := []func() error{nj.validateCommand, nj.validateFields, nj.validateAfter, nj.validateHooks,
+		nj.Limits.validate, nj.validateEnv}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateCommand refuses a command no shell could run, or no exec start.
+func (nj *NewJob) validateCommand() error {
 	switch {
 	case strings.TrimSpace(nj.Command) == "":
 		return invalidf("the command is empty; give the shell command to run")
@@ -337,6 +350,14 @@ func (nj *NewJob) Validate() error {
 	case len(nj.Command) > MaxArgLen:
 		return invalidf("the command is %d bytes; the system passes at most %d bytes as one argument "+
 			"(Linux MAX_ARG_STRLEN), so it could never start: put it in a script file and run that", len(nj.Command), MaxArgLen)
+	}
+	return nil
+}
+
+// validateFields checks the fields of one value: id, retries, backoff,
+// timing, cwd, queue, unique key and label.
+func (nj *NewJob) validateFields() error {
+	switch {
 	case nj.ID != "" && !ValidID(nj.ID):
 		return invalidf("id %q is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", nj.ID)
 	case nj.MaxRetries != nil && (*nj.MaxRetries < 1 || *nj.MaxRetries > MaxRetriesMost):
@@ -356,6 +377,11 @@ func (nj *NewJob) Validate() error {
 	case len(nj.Label) > MaxLabel || strings.ContainsFunc(nj.Label, unicode.IsControl):
 		return invalidf("label %q is not valid: give up to %d characters, no control characters", nj.Label, MaxLabel)
 	}
+	return nil
+}
+
+// validateAfter refuses a dependency that is no job id, or the job itself.
+func (nj *NewJob) validateAfter() error {
 	for _, id := range nj.After {
 		if !ValidID(id) {
 			return invalidf("after: %q is not a job id", id)
@@ -364,15 +390,17 @@ func (nj *NewJob) Validate() error {
 			return invalidf("after: job %s cannot wait for itself", id)
 		}
 	}
+	return nil
+}
+
+// validateHooks refuses a hook command no shell could run.
+func (nj *NewJob) validateHooks() error {
 	for _, h := range []string{nj.Hooks.OnSuccess, nj.Hooks.OnFailure, nj.Hooks.OnDead} {
 		if strings.ContainsRune(h, 0) {
 			return invalidf("a hook contains a NUL byte, which no shell can run")
 		}
 	}
-	if err := nj.Limits.validate(); err != nil {
-		return err
-	}
-	return nj.validateEnv()
+	return nil
 }
 
 // validateEnv refuses an env that no exec could take: a bad name, a NUL
