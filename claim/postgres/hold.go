@@ -79,18 +79,9 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 
 // PendingCounts reads the pending jobs through jobs_state.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.pool.Query(ctx, `SELECT queue, count(*), count(*) FILTER (WHERE run_after > $1),
+	return queryAll(ctx, e, "count pending jobs", claim.ScanQueuePending, `SELECT queue, count(*), count(*) FILTER (WHERE run_after > $1),
 		count(*) FILTER (WHERE waiting > 0 AND run_after <= $1)
 		FROM jobs WHERE state = 'pending' GROUP BY queue`, now.UnixNano())
-	if err != nil {
-		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanQueuePending)
-	if err != nil {
-		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
-	}
-	return out, nil
 }
 
 // ScaleWorkers sets the slots of the workers not stopping.

@@ -105,15 +105,21 @@ func listQuery(f claim.Filter) (string, []any) {
 }
 
 func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.Job, error) {
+	var scan claim.JobScanner
+	return queryAll(ctx, e, "list jobs", scan.Scan, q, args...)
+}
+
+// queryAll runs q on the pool and returns what scan reads from each row,
+// in order; its errors name the operation, what, and are classified.
+func queryAll[T any](ctx context.Context, e *Engine, what string, scan func(claim.Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := e.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, classify(fmt.Errorf("list jobs: %w", err))
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
 	}
 	defer rows.Close()
-	var scan claim.JobScanner
-	out, err := claim.Collect(rows, scan.Scan)
+	out, err := claim.Collect(rows, scan)
 	if err != nil {
-		return nil, classify(fmt.Errorf("list jobs: %w", err))
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
 	}
 	return out, nil
 }
@@ -143,40 +149,18 @@ const runColumnsQualified = `r.job_id, r.attempt, r.worker_id, r.host, r.pid, r.
 // Runs returns every run of a job, first attempt first, with the bytes of
 // their tails when tails is set.
 func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
-	if !tails {
-		return e.queryRuns(ctx, "list runs", claim.ScanRunRow, "SELECT "+runColumns+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+	cols, scan := runColumns, claim.ScanRunRow
+	if tails {
+		cols, scan = cols+", stdout_tail, stderr_tail", claim.ScanRunTails
 	}
-	return e.queryRuns(ctx, "list runs", claim.ScanRunTails,
-		"SELECT "+runColumns+", stdout_tail, stderr_tail FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
-}
-
-func (e *Engine) queryRuns(ctx context.Context, what string, scan func(claim.Scanner) (claim.Run, error), q string, args ...any) ([]claim.Run, error) {
-	rows, err := e.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, classify(fmt.Errorf("%s: %w", what, err))
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, scan)
-	if err != nil {
-		return nil, classify(fmt.Errorf("%s: %w", what, err))
-	}
-	return out, nil
+	return queryAll(ctx, e, "list runs", scan, "SELECT "+cols+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
 }
 
 // RunsPerMinute counts ended runs per minute and outcome from runs_ended.
 func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.MinuteRuns, error) {
 	const minute = int64(time.Minute)
-	rows, err := e.pool.Query(ctx, `SELECT ended_at / $1 AS m, outcome, count(*) FROM runs
+	return queryAll(ctx, e, "count runs per minute", claim.ScanMinuteRuns, `SELECT ended_at / $1 AS m, outcome, count(*) FROM runs
 		WHERE ended_at >= $2 GROUP BY m, outcome ORDER BY m, outcome`, minute, since.UnixNano())
-	if err != nil {
-		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanMinuteRuns)
-	if err != nil {
-		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
-	}
-	return out, nil
 }
 
 // EndedRuns returns up to limit runs that ended after mark.
@@ -185,7 +169,7 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 	if !after.EndedAt.IsZero() {
 		at = after.EndedAt.UnixNano()
 	}
-	return e.queryRuns(ctx, "list ended runs", claim.ScanRunRow, "SELECT "+runColumns+` FROM runs
+	return queryAll(ctx, e, "list ended runs", claim.ScanRunRow, "SELECT "+runColumns+` FROM runs
 		WHERE ended_at >= $1 AND (ended_at > $1 OR job_id > $2 OR (job_id = $2 AND attempt > $3))
 		ORDER BY ended_at, job_id, attempt LIMIT $4`,
 		at, after.JobID, after.Attempt, limit)

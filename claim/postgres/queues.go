@@ -48,19 +48,11 @@ func (e *Engine) RemoveQueue(ctx context.Context, queue string) (bool, error) {
 
 // Queues lists the queues with settings and their processing counts.
 func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
-	rows, err := e.pool.Query(ctx, `SELECT l.queue, l.max_running, l.updated_at,
+	out, err := queryAll(ctx, e, "list queues", claim.ScanQueue, `SELECT l.queue, l.max_running, l.updated_at,
 			(SELECT coalesce(sum(c.n), 0) FROM queue_counts c WHERE c.queue = l.queue AND c.state = 'processing')
 		FROM queue_limits l ORDER BY l.queue`)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list queues: %w", err))
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanQueue)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list queues: %w", err))
-	}
-	if out == nil {
+	if out == nil && err == nil {
 		out = []claim.Queue{} // none is an empty list, not nil
 	}
-	return out, nil
+	return out, err
 }

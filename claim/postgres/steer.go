@@ -207,19 +207,11 @@ func (e *Engine) SetPaused(ctx context.Context, queue string, paused bool, now t
 
 // Paused lists paused_queues.
 func (e *Engine) Paused(ctx context.Context) ([]string, error) {
-	rows, err := e.pool.Query(ctx, "SELECT queue FROM paused_queues ORDER BY queue")
-	if err != nil {
-		return nil, classify(fmt.Errorf("list paused queues: %w", err))
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanValue[string])
-	if err != nil {
-		return nil, classify(fmt.Errorf("list paused queues: %w", err))
-	}
-	if out == nil {
+	out, err := queryAll(ctx, e, "list paused queues", claim.ScanValue[string], "SELECT queue FROM paused_queues ORDER BY queue")
+	if out == nil && err == nil {
 		out = []string{} // none is an empty list, not nil
 	}
-	return out, nil
+	return out, err
 }
 
 // collectJobs scans the rows of a statement RETURNING jobColumns.

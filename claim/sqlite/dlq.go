@@ -214,15 +214,6 @@ func (e *Engine) HookDone(ctx context.Context, r claim.Run, text string) error {
 // EndedDependencies reads every unmet dependency: a start-up cost, never
 // a claim's.
 func (e *Engine) EndedDependencies(ctx context.Context) ([]claim.EndDependentsParams, error) {
-	rows, err := e.query(ctx, nil, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
+	return queryAll(ctx, e, "find ended dependencies", claim.ScanEnded, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
 		WHERE d.met = 0 AND j.state IN ('dead', 'canceled')`)
-	if err != nil {
-		return nil, fmt.Errorf("find ended dependencies: %w", err)
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanEnded)
-	if err != nil {
-		return nil, fmt.Errorf("find ended dependencies: %w", err)
-	}
-	return out, nil
 }

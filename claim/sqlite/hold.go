@@ -82,17 +82,8 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 
 // PendingCounts reads the pending jobs through jobs_state.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.query(ctx, nil, `SELECT queue, count(*), sum(run_after > ?), sum(waiting > 0 AND run_after <= ?)
+	return queryAll(ctx, e, "count pending jobs", claim.ScanQueuePending, `SELECT queue, count(*), sum(run_after > ?), sum(waiting > 0 AND run_after <= ?)
 		FROM jobs INDEXED BY jobs_state WHERE state = 'pending' GROUP BY queue`, now.UnixNano(), now.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("count pending jobs: %w", err)
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanQueuePending)
-	if err != nil {
-		return nil, fmt.Errorf("count pending jobs: %w", err)
-	}
-	return out, nil
 }
 
 // ScaleWorkers sets the slots of the workers not stopping.

@@ -10,18 +10,9 @@ import (
 
 // InFlight returns the current run of every processing job.
 func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
-	rows, err := e.query(ctx, nil, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
+	return queryAll(ctx, e, "list runs in flight", claim.ScanInFlight, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
 		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
 		WHERE j.state = 'processing'`)
-	if err != nil {
-		return nil, fmt.Errorf("list runs in flight: %w", err)
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, claim.ScanInFlight)
-	if err != nil {
-		return nil, fmt.Errorf("list runs in flight: %w", err)
-	}
-	return out, nil
 }
 
 // Renew extends the worker's leases, records its heartbeat, and returns

@@ -140,15 +140,22 @@ func (e *Engine) listIndex(ctx context.Context, f claim.Filter) (from string, em
 }
 
 func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.Job, error) {
+	var scan claim.JobScanner
+	return queryAll(ctx, e, "list jobs", scan.Scan, q, args...)
+}
+
+// queryAll runs q on its own (through the statement cache) and returns
+// what scan reads from each row, in order; its errors name the operation,
+// what.
+func queryAll[T any](ctx context.Context, e *Engine, what string, scan func(claim.Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := e.query(ctx, nil, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var scan claim.JobScanner
-	out, err := claim.Collect(rows, scan.Scan)
+	out, err := claim.Collect(rows, scan)
 	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	return out, nil
 }
@@ -180,14 +187,5 @@ func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Ru
 	if tails {
 		cols, scan = cols+", stdout_tail, stderr_tail", claim.ScanRunTails
 	}
-	rows, err := e.query(ctx, nil, "SELECT "+cols+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	out, err := claim.Collect(rows, scan)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	return out, nil
+	return queryAll(ctx, e, "list runs", scan, "SELECT "+cols+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
 }
