@@ -60,7 +60,7 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 		j, err = claim.ScanJob(tx.QueryRow(ctx, `UPDATE jobs SET command = $1, priority = $2, queue = $3,
 			run_at = $4, run_after = $5, env = $6, max_retries = $7, label = $8, updated_at = $9
 			WHERE id = $10 AND state IN ('pending', 'held') AND updated_at = $11 RETURNING `+jobColumns,
-			nj.Command, nj.Priority, nj.Queue, nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
+			nj.Command, nj.Priority, nj.Queue, claim.Nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
 			optional(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil

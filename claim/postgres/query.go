@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"iter"
@@ -173,15 +172,4 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 		WHERE ended_at >= $1 AND (ended_at > $1 OR job_id > $2 OR (job_id = $2 AND attempt > $3))
 		ORDER BY ended_at, job_id, attempt LIMIT $4`,
 		at, after.JobID, after.Attempt, limit)
-}
-
-func nanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
 }

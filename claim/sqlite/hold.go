@@ -63,8 +63,8 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 		j, err = claim.ScanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET command = ?, priority = ?, queue = ?,
 			run_at = ?, run_after = ?, env = ?, max_retries = ?, label = ?, updated_at = ?
 			WHERE id = ? AND state IN ('pending', 'held') AND updated_at = ? RETURNING `+jobColumns,
-			nj.Command, nj.Priority, nj.Queue, nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
-			nullString(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
+			nj.Command, nj.Priority, nj.Queue, claim.Nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
+			claim.NullString(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
 		changed = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
