@@ -153,6 +153,19 @@ func FromNanos(n sql.NullInt64) time.Time {
 	return time.Unix(0, n.Int64).UTC()
 }
 
+// Nanos is t as a nullable unix-nanosecond column: NULL when t is zero.
+func Nanos(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
+}
+
+// NullString is s as a nullable text column: NULL when s is empty.
+func NullString(s string) sql.NullString {
+	return sql.NullString{String: s, Valid: s != ""}
+}
+
 // ScanRun reads a run from a row of an engine's run columns, in the order
 // both engines select them, then into more (a joined column, the tails'
 // bytes). Its Tails carry the sizes; SetTailData adds the bytes.

@@ -169,3 +169,13 @@ func (w *Worker) emit(e Event) {
 	e.Time = time.Now()
 	w.Events(e)
 }
+
+// logf reports a diagnostic: an EventWarning, or a line to Log.
+func (w *Worker) logf(format string, args ...any) {
+	switch {
+	case w.Events != nil:
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf(format, args...)})
+	case w.Log != nil:
+		w.Log(format, args...)
+	}
+}

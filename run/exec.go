@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -152,24 +151,10 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		return result{err: fmt.Sprintf("start: %v", err)}
 	}
 	defer open.Close()
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", gateScript, "/bin/sh", j.Command)
-	cmd.ExtraFiles = []*os.File{gate} // fd 3
-	cmd.Dir = j.Cwd
 	mark := runMark(w.id, j.ID, r.Attempt)
-	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
-	if w.Home != "" {
-		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
-	}
+	cmd := w.command(ctx, run, j, r, mark)
+	cmd.ExtraFiles = []*os.File{gate} // fd 3
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
-	cmd.SysProcAttr = childAttr()
-	cmd.Cancel = func() error {
-		if fencedBy(run) != nil {
-			// Another host may start the job again (5 s after the lease,
-			// or now): no grace for this run.
-			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-		}
-		return w.killGroup(cmd.Process.Pid)
-	}
 
 	// Pdeathsig fires when the thread that forked the child exits, not the
 	// process: keep this goroutine on one thread until the child is reaped.
@@ -179,28 +164,15 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	gate.Close()
 	stdout.Close()
 	stderr.Close()
-	switch {
-	case err != nil && errors.Is(context.Cause(run), errCanceled):
-		return result{canceled: true, err: "canceled before it started"}
-	case err != nil && fencedBy(run) != nil:
-		return result{lost: true, err: "not started: " + fencedBy(run).Error()}
-	case err != nil && run.Err() != nil:
-		return result{interrupted: true, err: "interrupted by worker shutdown"}
-	case err != nil && envFault(err):
-		return result{fault: fmt.Sprintf("start: %v", err)}
-	case err != nil:
-		return result{err: fmt.Sprintf("start: %v", err)}
+	if err != nil {
+		return notStarted(run, err)
 	}
-	var conf *confinement
-	if limits := j.Limits.Or(w.Config.Limits); !limits.IsZero() {
-		runName := fmt.Sprintf("%d-%s-%d", os.Getpid(), j.ID, r.Attempt)
-		if conf, err = confine(cmd.Process.Pid, limits, runName); err != nil {
-			open.Close() // the gate reads EOF: the shell exits without running the command
-			waitChild(cmd)
-			conf.end()
-			return result{err: fmt.Sprintf("set limits: %v", err)}
-		}
-		r.Confined = conf.via
+	conf, err := w.limit(cmd, j, &r)
+	if err != nil {
+		open.Close() // the gate reads EOF: the shell exits without running the command
+		waitChild(cmd)
+		conf.end()
+		return result{err: fmt.Sprintf("set limits: %v", err)}
 	}
 	runStarted(cmd.Process.Pid, mark, conf)
 	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil && !w.storeDown(err) {
@@ -209,36 +181,58 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
-	// Whatever the job left behind ends with it: its group, and what left
-	// the group but came back to this worker (the child subreaper).
-	stop(leftovers(cmd.Process.Pid, mark, false, false), leftoverGrace)
-	oomKilled := conf.end()
-	runEnded(cmd.Process.Pid)
+	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf)
+	return w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
+}
+
+// command is the job's shell, behind the gate (fd 3, the caller's), with
+// its directory and environment. Canceling ctx stops its process group:
+// at once when run was fenced, with the stop-timeout's grace otherwise.
+func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mark string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", gateScript, "/bin/sh", j.Command)
+	cmd.Dir = j.Cwd
+	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
+	if w.Home != "" {
+		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
+	}
+	cmd.SysProcAttr = childAttr()
+	cmd.Cancel = func() error {
+		if fencedBy(run) != nil {
+			// Another host may start the job again (5 s after the lease,
+			// or now): no grace for this run.
+			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		}
+		return w.killGroup(cmd.Process.Pid)
+	}
+	return cmd
+}
+
+// limit confines the started job to its limits (or the worker's), and
+// records in r how: nil and no error when it has none.
+func (w *Worker) limit(cmd *exec.Cmd, j claim.Job, r *claim.Run) (*confinement, error) {
+	limits := j.Limits.Or(w.Config.Limits)
+	if limits.IsZero() {
+		return nil, nil
+	}
+	runName := fmt.Sprintf("%d-%s-%d", os.Getpid(), j.ID, r.Attempt)
+	conf, err := confine(cmd.Process.Pid, limits, runName)
+	if err != nil {
+		return conf, err
+	}
+	r.Confined = conf.via
+	return conf, nil
+}
+
+// endLeftovers ends, once the job's shell (pid) has exited, whatever the
+// job left behind: its group, and what left the group but came back to
+// this worker (the child subreaper). It reports whether the confinement
+// killed the job for its memory.
+func endLeftovers(pid int, mark string, conf *confinement) (oomKilled bool) {
+	stop(leftovers(pid, mark, false, false), leftoverGrace)
+	oomKilled = conf.end()
+	runEnded(pid)
 	stop(orphans(), leftoverGrace)
-	res := result{exitCode: exitCode(cmd)}
-	if conf != nil {
-		res.confinedBy = conf.via
-	}
-	switch {
-	case errors.Is(context.Cause(run), errCanceled):
-		w.awaitGroup(cmd.Process.Pid)
-		res.canceled, res.err = true, "canceled"
-	case fencedBy(run) != nil:
-		w.awaitGroup(cmd.Process.Pid)
-		res.lost, res.err = true, "killed: "+fencedBy(run).Error()
-	case run.Err() != nil:
-		res.interrupted, res.err = true, "interrupted by worker shutdown"
-	case timedOut.Load():
-		res.err = fmt.Sprintf("timed out after %v", j.Timeout)
-	case err == nil:
-	case conf.explain(cmd.ProcessState, oomKilled) != "":
-		res.err = conf.explain(cmd.ProcessState, oomKilled)
-	case signaled(cmd) && w.leaseExpired(run, j.ID, r.Attempt):
-		res.lost, res.err = true, describeExit(err)+" (lease expired)"
-	default:
-		res.err = describeExit(err) + conf.memoryNote()
-	}
-	return res
+	return oomKilled
 }
 
 // leaseExpired reports whether a run's lease has lapsed, so that a reaper
@@ -264,14 +258,6 @@ func (w *Worker) leaseExpired(hard context.Context, id string, attempt int) bool
 		}
 	}
 	return false
-}
-
-func signaled(cmd *exec.Cmd) bool {
-	if cmd.ProcessState == nil { // the wait failed
-		return false
-	}
-	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled()
 }
 
 // devNull is every job's stdin, opened once and shared: os/exec would open
@@ -328,34 +314,4 @@ func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
 		}
 	}
 	return append(out, "QUEUECTL_JOB_ID="+r.JobID, fmt.Sprintf("QUEUECTL_ATTEMPT=%d", r.Attempt))
-}
-
-func exitCode(cmd *exec.Cmd) *int {
-	if cmd.ProcessState == nil {
-		return nil
-	}
-	code := cmd.ProcessState.ExitCode()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		code = 128 + int(ws.Signal())
-	}
-	return &code
-}
-
-func describeExit(err error) string {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + signalName(ws.Signal())
-		}
-		return fmt.Sprintf("exit status %d", ee.ExitCode())
-	}
-	return err.Error()
-}
-
-// signalName names a signal the way kill(1) does: KILL, TERM, SEGV.
-func signalName(sig syscall.Signal) string {
-	if name := unix.SignalName(sig); name != "" {
-		return strings.TrimPrefix(name, "SIG")
-	}
-	return strconv.Itoa(int(sig))
 }

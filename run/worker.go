@@ -78,33 +78,38 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	// The child subreaper of its jobs (children_linux.go): what a job
 	// leaves behind comes back to this worker, to be stopped and reaped.
 	defer becomeSubreaper()()
-	reaping := make(chan struct{})
-	reaped := make(chan struct{})
-	go func() {
-		defer close(reaped)
-		t := time.NewTicker(250 * time.Millisecond)
-		defer t.Stop()
-		for {
-			select {
-			case <-reaping:
-				return
-			case <-t.C:
-				reapAdopted()
-			}
-		}
-	}()
-	defer func() {
-		// Nothing any run of this worker started outlives it.
-		stop(leftovers(0, w.id+":", true, false), leftoverGrace)
-		close(reaping)
-		<-reaped
-		// Reap what was adopted and has exited: nothing waits for it later.
-		for i := 0; i < 20 && adoptedAny(); i++ {
-			reapAdopted()
-			time.Sleep(50 * time.Millisecond)
-		}
-	}()
+	defer w.reapLeftBehind()()
 	ctx := context.WithoutCancel(hard)
+	if err := w.register(ctx, hard); err != nil {
+		return err
+	}
+	defer w.Store.RemoveWorker(ctx, w.id)
+	w.emit(Event{Kind: EventStart, Worker: w.id, Slots: w.Slots, Queues: w.Queues})
+	defer w.emit(Event{Kind: EventStop, Worker: w.id})
+
+	soft, stop := context.WithCancel(soft)
+	defer stop()
+	bg, err := w.startBackground(ctx, soft, hard, stop)
+	if err != nil {
+		return err
+	}
+	defer bg.unwatch()
+	hardStopped := w.runSlots(soft, hard, stop)
+	stop()
+	bg.wait()
+	w.hooks.Wait() // each is bounded by hook-timeout, and ends with hard
+	if w.failed != nil {
+		return w.failed
+	}
+	if hardStopped {
+		return ErrInterrupted
+	}
+	return nil
+}
+
+// register enters the worker in the store's registry, and ends the jobs a
+// crashed worker left waiting for dead ones.
+func (w *Worker) register(ctx, hard context.Context) error {
 	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues}
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {
 		return err
@@ -116,43 +121,15 @@ func (w *Worker) Run(soft, hard context.Context) error {
 		w.logf("end jobs waiting for dead ones: %v", err)
 	}
 	w.diedOfDependency(ctx, hard, ended)
-	defer w.Store.RemoveWorker(ctx, w.id)
-	w.emit(Event{Kind: EventStart, Worker: w.id, Slots: w.Slots, Queues: w.Queues})
-	defer w.emit(Event{Kind: EventStop, Worker: w.id})
+	return nil
+}
 
-	soft, stop := context.WithCancel(soft)
-	defer stop()
-	changes, err := w.Store.Changes(soft)
-	if err != nil {
-		return err
-	}
-	// Cancels are watched until the last slot is done: a job still running
-	// in a worker that is stopping can be canceled too.
-	watching, unwatch := context.WithCancel(ctx)
-	defer unwatch()
-	cancels, err := w.Store.Changes(watching)
-	if err != nil {
-		return err
-	}
-	w.notePauses(ctx)
-	var watcher sync.WaitGroup
-	watcher.Go(func() { w.watchCancels(watching, cancels) })
-	// Leases are renewed until the last slot is done too: a job still
-	// running in a stopping worker must not look lost to other hosts.
-	watcher.Go(func() { w.heartbeat(watching, stop) })
-	watcher.Go(func() { w.fence(watching) })
-
-	var bg sync.WaitGroup
-	bg.Go(func() { w.sayStopping(soft, hard) })
-	bg.Go(func() { w.watchFile(soft, stop) })
-	bg.Go(func() { w.dispatch(soft, stop, changes) })
-	bg.Go(func() { w.reap(soft) })
-	bg.Go(func() { w.prune(soft) })
-	bg.Go(func() { w.schedule(soft, stop) })
-
+// runSlots runs the slots (as many as scale.go says) until soft ends and
+// each has finished its job. It reports whether a hard stop interrupted a
+// job.
+func (w *Worker) runSlots(soft, hard context.Context, stop context.CancelFunc) (hardStopped bool) {
 	var slots sync.WaitGroup
 	var interrupted sync.Once
-	hardStopped := false
 	w.scale = &scaler{w: w}
 	slots.Add(1)
 	go w.scale.run(soft, w.Slots, &slots, func(i int) {
@@ -162,24 +139,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 		}
 	})
 	slots.Wait()
-	stop()
-	unwatch()
-	watcher.Wait()
-	bg.Wait()
-	w.hooks.Wait() // each is bounded by hook-timeout, and ends with hard
-	// Store.Changes closes its channel as its goroutine ends: draining it
-	// waits for that goroutine too.
-	for range changes {
-	}
-	for range cancels {
-	}
-	if w.failed != nil {
-		return w.failed
-	}
-	if hardStopped {
-		return ErrInterrupted
-	}
-	return nil
+	return hardStopped
 }
 
 // slot i claims and runs jobs one at a time until soft ends, while i is
@@ -335,59 +295,6 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 	return res.interrupted, nil
 }
 
-// faultRetry is how long a job that could not start for a cause outside it
-// waits before it is tried again.
-const faultRetry = 5 * time.Second
-
-func (w *Worker) faultWait() time.Duration {
-	if w.faultRetry > 0 {
-		return w.faultRetry
-	}
-	return faultRetry
-}
-
-// logsBack reports whether logs/ can be written again, after a run could
-// not keep its output there. Until it can, it waits faultWait (or the soft
-// stop) and the slot claims nothing: a job claimed meanwhile could only be
-// put back, each time leaving one more run record of a run that never ran.
-func (w *Worker) logsBack(soft context.Context) bool {
-	if checkLogs(w.LogDir) == nil {
-		w.logsDown.Store(false)
-		return true
-	}
-	select {
-	case <-soft.Done():
-	case <-time.After(w.faultWait()):
-	}
-	return false
-}
-
-// postpone puts back a job that could not start for a cause outside it, to
-// be tried again after faultRetry (w.faultRetry in tests), without counting
-// the attempt, and says what and where.
-func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault string) {
-	wait := w.faultWait()
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
-		err := w.Store.Postpone(ctx, r, fault, w.Store.Now().Add(wait))
-		cancel()
-		switch {
-		case err == nil:
-			w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
-				"job %s not run: %s; not counted as an attempt, trying again in %v", j.ID, fault, wait)})
-			return
-		case errors.Is(err, claim.ErrLost) || claim.Unusable(err) || hard.Err() != nil:
-			return
-		}
-		w.logf("job %s: put back after %s: %v; trying again in %v", j.ID, fault, err, delay)
-		select {
-		case <-hard.Done():
-			return
-		case <-time.After(delay):
-		}
-	}
-}
-
 // completeAndClaim records a completed run and claims the slot's next job
 // in one transaction: one write per job for a busy slot, where Complete and
 // then Claim would be two. ok is false when the store failed and nothing
@@ -494,191 +401,8 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	return nil
 }
 
-// succeeded tells how a run that exited 0 ended once stored: completed,
-// with its on_success hook, or canceled when a cancel came while it ran
-// (the store lets the cancel win), with no hook and its dependents ended.
-func (w *Worker) succeeded(ctx, hard context.Context, j claim.Job, r claim.Run, res result, next claim.State) {
-	if next == claim.Canceled {
-		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
-		w.endDependents(ctx, hard, j.ID, next)
-		return
-	}
-	w.ended(j, r, res, claim.Completed)
-	code := res.exitCode
-	if code == nil {
-		code = new(int)
-	}
-	w.fireHooks(hard, hookEvent{job: j, run: r, state: claim.Completed, exitCode: code},
-		w.hooksFor(j, claim.Completed, false))
-}
-
-// ended tells Events how a run ended, once its end is stored.
-func (w *Worker) ended(j claim.Job, r claim.Run, res result, next claim.State) {
-	e := Event{Kind: EventCompleted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries,
-		ExitCode: res.exitCode, Duration: res.took, Err: res.err}
-	switch next {
-	case claim.Failed:
-		e.Kind = EventFailed
-		// The store's run_after is set from its own clock; this is the same
-		// backoff from ours, for the log line.
-		e.RetryAt = time.Now().Add(claim.Backoff(j.BackoffBase, j.Attempts, w.Config.MaxBackoff))
-	case claim.Dead:
-		e.Kind = EventDead
-	}
-	w.emit(e)
-}
-
-// endDependents makes dead the jobs waiting for id, which ended in state,
-// and gives each its dead/ file and on_dead hook (which hard ends).
-func (w *Worker) endDependents(ctx, hard context.Context, id string, state claim.State) {
-	ended, err := w.Store.EndDependents(ctx, id, state)
-	if err != nil {
-		w.logf("job %s ended %s, but the jobs waiting for it: %v", id, state, err)
-	}
-	w.diedOfDependency(ctx, hard, ended)
-}
-
-// diedOfDependency reports jobs made dead by a dependency's end.
-func (w *Worker) diedOfDependency(ctx, hard context.Context, ended []claim.Job) {
-	for _, j := range ended {
-		w.emit(Event{Kind: EventDead, Job: j.ID, Run: j.Runs, Attempt: j.Attempts, Err: j.LastError})
-		if w.OnDead != nil {
-			w.OnDead(ctx, j)
-		}
-		w.fireHooks(hard, hookEvent{job: j, run: claim.Run{JobID: j.ID, Attempt: j.Runs}, state: claim.Dead, err: j.LastError},
-			w.hooksFor(j, claim.Dead, false))
-	}
-}
-
-// dead hands a job that just died to OnDead.
-func (w *Worker) dead(ctx context.Context, id string) {
-	if w.OnDead == nil {
-		return
-	}
-	j, err := w.Store.Get(ctx, id)
-	if err != nil {
-		w.logf("job %s died: %v", id, err)
-		return
-	}
-	w.OnDead(ctx, j)
-}
-
-// sayStopping tells the person at the terminal what a first stop means.
-func (w *Worker) sayStopping(soft, hard context.Context) {
-	<-soft.Done()
-	if n := w.running.Load(); n > 0 && hard.Err() == nil {
-		w.emit(Event{Kind: EventStopping, Slots: int(n)})
-	}
-}
-
-// stopCheckInterval bounds how often a busy worker reads its stop flag:
-// every finished job changes the store, and reading the flag on each change
-// would cost a query per job. A stop request is seen at most this late.
-const stopCheckInterval = 100 * time.Millisecond
-
-// dispatch turns store changes into slot wake-ups, and stops the worker when
-// `worker stop` asks.
-func (w *Worker) dispatch(soft context.Context, stop context.CancelFunc, changes <-chan struct{}) {
-	var checked time.Time
-	var later <-chan time.Time // a check owed for changes since the last one
-	check := func() {
-		checked, later = time.Now(), nil
-		if stopping, err := w.Store.StopRequested(soft, w.id); err == nil && stopping {
-			stop()
-		}
-	}
-	for {
-		select {
-		case _, ok := <-changes:
-			if !ok {
-				return
-			}
-			w.wake.fire()
-			if since := time.Since(checked); since >= stopCheckInterval {
-				check()
-			} else if later == nil {
-				later = time.After(stopCheckInterval - since)
-			}
-		case <-later:
-			check()
-		}
-	}
-}
-
-// fileCheckInterval is how often a worker checks that its database file is
-// still the one at the path. An idle worker would otherwise never find out:
-// its connection reads on from the old file, which has nothing to claim.
-const fileCheckInterval = 250 * time.Millisecond
-
-// watchFile stops the worker once its database file has been deleted or
-// replaced (SPEC §6: within a second).
-func (w *Worker) watchFile(soft context.Context, stop context.CancelFunc) {
-	t := time.NewTicker(fileCheckInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-soft.Done():
-			return
-		case <-t.C:
-		}
-		if err := w.Store.CheckFile(); claim.Unusable(err) {
-			w.fail(err, stop)
-			return
-		}
-	}
-}
-
-// fail stops the worker gracefully for a reason that no retry mends: the
-// database it writes to was deleted or replaced. Run returns err. It says
-// so at once: running jobs finish first, which may take hours.
-func (w *Worker) fail(err error, stop context.CancelFunc) {
-	w.failOnce.Do(func() {
-		w.failed = err
-		if n := w.running.Load(); n > 0 {
-			w.logf("%v; stopping once the %d running job(s) end", err, n)
-		}
-	})
-	stop()
-}
-
-// logf reports a diagnostic: an EventWarning, or a line to Log.
-func (w *Worker) logf(format string, args ...any) {
-	switch {
-	case w.Events != nil:
-		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf(format, args...)})
-	case w.Log != nil:
-		w.Log(format, args...)
-	}
-}
-
 func newWorkerID(host string) string {
 	var b [3]byte
 	rand.Read(b[:])
 	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
-}
-
-// broadcast wakes every goroutine waiting on it. Waiters take the channel
-// before they look for work, so a wake-up between looking and waiting is
-// not lost.
-type broadcast struct {
-	mu sync.Mutex
-	ch chan struct{}
-}
-
-func (b *broadcast) wait() <-chan struct{} {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch == nil {
-		b.ch = make(chan struct{})
-	}
-	return b.ch
-}
-
-func (b *broadcast) fire() {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.ch != nil {
-		close(b.ch)
-		b.ch = nil
-	}
 }

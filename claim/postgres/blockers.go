@@ -28,13 +28,8 @@ func refuseBlocked(ctx context.Context, tx pgx.Tx, id string) error {
 	if err != nil {
 		return fmt.Errorf("dependencies of %s: %w", id, err)
 	}
-	bs, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (claim.Blocker, error) {
-		var b claim.Blocker
-		var st string
-		err := r.Scan(&b.ID, &st)
-		b.State = claim.State(st)
-		return b, err
-	})
+	defer rows.Close()
+	bs, err := claim.Collect(rows, claim.ScanBlocker)
 	if err != nil {
 		return fmt.Errorf("dependencies of %s: %w", id, err)
 	}
@@ -53,7 +48,8 @@ func refuseWaitedFor(ctx context.Context, tx pgx.Tx, id string) error {
 	if err != nil {
 		return fmt.Errorf("dependents of %s: %w", id, err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	defer rows.Close()
+	ids, err := claim.Collect(rows, claim.ScanValue[string])
 	if err != nil {
 		return fmt.Errorf("dependents of %s: %w", id, err)
 	}

@@ -192,7 +192,7 @@ func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, 
 func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Time) error {
 	err := e.sendLight(ctx, func(b *pgx.Batch) {
 		b.Queue("UPDATE runs SET pgid = $1, exec_at = $2, confined = $3 WHERE job_id = $4 AND attempt = $5",
-			pgid, at.UnixNano(), nullString(r.Confined), r.JobID, r.Attempt)
+			pgid, at.UnixNano(), claim.NullString(r.Confined), r.JobID, r.Attempt)
 	}, func(br pgx.BatchResults) error {
 		_, err := br.Exec()
 		return err
@@ -243,7 +243,7 @@ func (e *Engine) queueFinish(b *pgx.Batch, p claim.FinishParams) {
 	}
 	t := p.Run.Tails.TailColumns()
 	b.Queue(finishQuery, string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError,
-		nullString(p.Error), nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID,
+		claim.NullString(p.Error), claim.Nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID,
 		p.Outcome, e.channel, t[0], t[1], t[2], t[3])
 }
 

@@ -87,17 +87,8 @@ func (s *snapshot) Table(ctx context.Context, table string) ([]string, iter.Seq2
 	}
 	return cols, func(yield func([]any, error) bool) {
 		defer rows.Close()
-		for rows.Next() {
-			row, err := rows.Values()
-			if err != nil {
-				yield(nil, fmt.Errorf("export %s: %w", table, err))
-				return
-			}
-			if !yield(row, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
+		values := func(claim.Scanner) ([]any, error) { return rows.Values() }
+		if err := claim.Stream(rows, values, yield); err != nil {
 			yield(nil, fmt.Errorf("export %s: %w", table, err))
 		}
 	}, nil
@@ -237,15 +228,10 @@ func columnTypes(ctx context.Context, tx pgx.Tx, table string) (map[string]strin
 	if err != nil {
 		return nil, fmt.Errorf("import %s: %w", table, err)
 	}
-	types := map[string]string{}
-	for rows.Next() {
-		var name, typ string
-		if err := rows.Scan(&name, &typ); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("import %s: %w", table, err)
-		}
-		types[name] = typ
+	defer rows.Close()
+	types, err := claim.CollectStrings(rows)
+	if err != nil {
+		return nil, fmt.Errorf("import %s: %w", table, err)
 	}
-	rows.Close()
-	return types, rows.Err()
+	return types, nil
 }

@@ -141,14 +141,10 @@ func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff ti
 			return fmt.Errorf("purge jobs: %w", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return fmt.Errorf("purge jobs: %w", err)
-			}
-			ids = append(ids, id)
+		if ids, err = claim.Collect(rows, claim.ScanValue[string]); err != nil {
+			return fmt.Errorf("purge jobs: %w", err)
 		}
-		return rows.Err()
+		return nil
 	})
 	return ids, err
 }
@@ -201,18 +197,14 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 			if err != nil {
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
-			for rows.Next() {
-				j, err := claim.ScanJob(rows)
-				if err != nil {
-					rows.Close()
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
-				}
+			jobs, err := claim.Collect(rows, claim.ScanJob)
+			rows.Close()
+			if err != nil {
+				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+			}
+			for _, j := range jobs {
 				out = append(out, j)
 				frontier = append(frontier, ended{j.ID, claim.Dead})
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
 			}
 		}
 		if len(out) == 0 {
@@ -241,21 +233,6 @@ func (e *Engine) HookDone(ctx context.Context, r claim.Run, text string) error {
 
 // EndedDependencies reads every unmet dependency on a dead or canceled job.
 func (e *Engine) EndedDependencies(ctx context.Context) ([]claim.EndDependentsParams, error) {
-	rows, err := e.pool.Query(ctx, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
+	return queryAll(ctx, e, "find ended dependencies", claim.ScanEnded, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
 		WHERE NOT d.met AND j.state IN ('dead', 'canceled')`)
-	if err != nil {
-		return nil, classify(fmt.Errorf("find ended dependencies: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.EndDependentsParams
-	for rows.Next() {
-		var p claim.EndDependentsParams
-		var st string
-		if err := rows.Scan(&p.ID, &st); err != nil {
-			return nil, fmt.Errorf("find ended dependencies: %w", err)
-		}
-		p.State = claim.State(st)
-		out = append(out, p)
-	}
-	return out, classify(rows.Err())
 }

@@ -153,15 +153,14 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 	}
 	defer res.Close()
 	seqs := make(map[string]int64, n)
-	for res.Next() {
+	err = claim.Each(res, func(r claim.Scanner) error {
 		var id string
 		var seq int64
-		if err := res.Scan(&id, &seq); err != nil {
-			return nil, fmt.Errorf("insert jobs: %w", err)
-		}
+		err := r.Scan(&id, &seq)
 		seqs[id] = seq
-	}
-	if err := res.Err(); err != nil {
+		return err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}
 	return seqs, nil
@@ -271,16 +270,14 @@ func insertDeps(ctx context.Context, tx pgx.Tx, row claim.NewRow, seq int64) (cl
 	if err != nil {
 		return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
 	}
-	for rows.Next() {
+	err = claim.Each(rows, func(r claim.Scanner) error {
 		var id, st string
-		if err := rows.Scan(&id, &st); err != nil {
-			rows.Close()
-			return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
-		}
+		err := r.Scan(&id, &st)
 		states[id] = claim.State(st)
-	}
+		return err
+	})
 	rows.Close()
-	if err := rows.Err(); err != nil {
+	if err != nil {
 		return claim.Result{}, fmt.Errorf("read dependencies of %s: %w", j.ID, err)
 	}
 	var unknown, unmet []string

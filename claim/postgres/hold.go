@@ -60,7 +60,7 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 		j, err = claim.ScanJob(tx.QueryRow(ctx, `UPDATE jobs SET command = $1, priority = $2, queue = $3,
 			run_at = $4, run_after = $5, env = $6, max_retries = $7, label = $8, updated_at = $9
 			WHERE id = $10 AND state IN ('pending', 'held') AND updated_at = $11 RETURNING `+jobColumns,
-			nj.Command, nj.Priority, nj.Queue, nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
+			nj.Command, nj.Priority, nj.Queue, claim.Nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
 			optional(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil
@@ -81,25 +81,12 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 // counts its scheduled and waiting ones through their indexes
 // (migration6.sql): one statement, so one snapshot.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.pool.Query(ctx, `WITH c AS (SELECT queue, sum(n) AS n FROM queue_counts
+	return queryAll(ctx, e, "count pending jobs", claim.ScanQueuePending, `WITH c AS (SELECT queue, sum(n) AS n FROM queue_counts
 			WHERE state = 'pending' GROUP BY queue HAVING sum(n) > 0)
 		SELECT c.queue, c.n,
 		(SELECT count(*) FROM jobs WHERE state = 'pending' AND queue = c.queue AND run_after > $1),
 		(SELECT count(*) FROM jobs WHERE state = 'pending' AND waiting > 0 AND queue = c.queue AND run_after <= $1)
 		FROM c`, now.UnixNano())
-	if err != nil {
-		return nil, classify(fmt.Errorf("count pending jobs: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.QueuePending
-	for rows.Next() {
-		var c claim.QueuePending
-		if err := rows.Scan(&c.Queue, &c.Pending, &c.Scheduled, &c.Waiting); err != nil {
-			return nil, fmt.Errorf("count pending jobs: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, classify(rows.Err())
 }
 
 // ScaleWorkers sets the slots of the workers not stopping.

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
@@ -13,26 +12,9 @@ import (
 
 // InFlight returns the current run of every processing job.
 func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
-	rows, err := e.pool.Query(ctx, `SELECT `+runColumnsQualified+`, j.lease_until
+	return queryAll(ctx, e, "list runs in flight", claim.ScanInFlight, `SELECT `+runColumnsQualified+`, j.lease_until
 		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
 		WHERE j.state = 'processing'`)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list runs in flight: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.InFlight
-	for rows.Next() {
-		var lease sql.NullInt64
-		r, err := claim.ScanRun(rows, &lease)
-		if err != nil {
-			return nil, fmt.Errorf("list runs in flight: %w", err)
-		}
-		out = append(out, claim.InFlight{Run: r, LeaseUntil: claim.FromNanos(lease)})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("list runs in flight: %w", err))
-	}
-	return out, nil
 }
 
 // Renew extends the worker's leases and records its heartbeat, in one
@@ -70,15 +52,7 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 // scanRunIDs reads rows of (job id, attempt) and closes them.
 func scanRunIDs(rows pgx.Rows) ([]claim.RunID, error) {
 	defer rows.Close()
-	var ids []claim.RunID
-	for rows.Next() {
-		var id claim.RunID
-		if err := rows.Scan(&id.JobID, &id.Attempt); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return claim.Collect(rows, claim.ScanRunID)
 }
 
 // Recover ends a lost run: the job is pending again, or dead once it has

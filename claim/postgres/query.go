@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"iter"
@@ -53,17 +52,7 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 		}
 		defer rows.Close()
 		var scan claim.JobScanner
-		for rows.Next() {
-			j, err := scan.Scan(rows)
-			if err != nil {
-				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
-				return
-			}
-			if !yield(j, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
+		if err := claim.Stream(rows, scan.Scan, yield); err != nil {
 			yield(claim.Job{}, classify(fmt.Errorf("list jobs: %w", err)))
 		}
 	}
@@ -115,22 +104,21 @@ func listQuery(f claim.Filter) (string, []any) {
 }
 
 func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.Job, error) {
+	var scan claim.JobScanner
+	return queryAll(ctx, e, "list jobs", scan.Scan, q, args...)
+}
+
+// queryAll runs q on the pool and returns what scan reads from each row,
+// in order; its errors name the operation, what, and are classified.
+func queryAll[T any](ctx context.Context, e *Engine, what string, scan func(claim.Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := e.pool.Query(ctx, q, args...)
 	if err != nil {
-		return nil, classify(fmt.Errorf("list jobs: %w", err))
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
 	}
 	defer rows.Close()
-	var out []claim.Job
-	var scan claim.JobScanner
-	for rows.Next() {
-		j, err := scan.Scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("list jobs: %w", err))
+	out, err := claim.Collect(rows, scan)
+	if err != nil {
+		return nil, classify(fmt.Errorf("%s: %w", what, err))
 	}
 	return out, nil
 }
@@ -143,19 +131,8 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 		return nil, classify(fmt.Errorf("count jobs: %w", err))
 	}
 	defer rows.Close()
-	out := map[string]map[claim.State]int{}
-	for rows.Next() {
-		var queue, st string
-		var n int64
-		if err := rows.Scan(&queue, &st, &n); err != nil {
-			return nil, fmt.Errorf("count jobs: %w", err)
-		}
-		if out[queue] == nil {
-			out[queue] = map[claim.State]int{}
-		}
-		out[queue][claim.State(st)] = int(n)
-	}
-	if err := rows.Err(); err != nil {
+	out, err := claim.CollectCounts(rows)
+	if err != nil {
 		return nil, classify(fmt.Errorf("count jobs: %w", err))
 	}
 	return out, nil
@@ -171,73 +148,18 @@ const runColumnsQualified = `r.job_id, r.attempt, r.worker_id, r.host, r.pid, r.
 // Runs returns every run of a job, first attempt first, with the bytes of
 // their tails when tails is set.
 func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
-	if !tails {
-		return e.queryRuns(ctx, "list runs", "SELECT "+runColumns+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
+	cols, scan := runColumns, claim.ScanRunRow
+	if tails {
+		cols, scan = cols+", stdout_tail, stderr_tail", claim.ScanRunTails
 	}
-	rows, err := e.pool.Query(ctx, "SELECT "+runColumns+", stdout_tail, stderr_tail FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list runs: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.Run
-	for rows.Next() {
-		var stdout, stderr []byte
-		r, err := claim.ScanRun(rows, &stdout, &stderr)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		claim.SetTailData(&r, stdout, stderr)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("list runs: %w", err))
-	}
-	return out, nil
-}
-
-func (e *Engine) queryRuns(ctx context.Context, what, q string, args ...any) ([]claim.Run, error) {
-	rows, err := e.pool.Query(ctx, q, args...)
-	if err != nil {
-		return nil, classify(fmt.Errorf("%s: %w", what, err))
-	}
-	defer rows.Close()
-	var out []claim.Run
-	for rows.Next() {
-		r, err := claim.ScanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", what, err)
-		}
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("%s: %w", what, err))
-	}
-	return out, nil
+	return queryAll(ctx, e, "list runs", scan, "SELECT "+cols+" FROM runs WHERE job_id = $1 ORDER BY attempt", jobID)
 }
 
 // RunsPerMinute counts ended runs per minute and outcome from runs_ended.
 func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.MinuteRuns, error) {
 	const minute = int64(time.Minute)
-	rows, err := e.pool.Query(ctx, `SELECT ended_at / $1 AS m, outcome, count(*) FROM runs
+	return queryAll(ctx, e, "count runs per minute", claim.ScanMinuteRuns, `SELECT ended_at / $1 AS m, outcome, count(*) FROM runs
 		WHERE ended_at >= $2 GROUP BY m, outcome ORDER BY m, outcome`, minute, since.UnixNano())
-	if err != nil {
-		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.MinuteRuns
-	for rows.Next() {
-		var m, n int64
-		var r claim.MinuteRuns
-		if err := rows.Scan(&m, &r.Outcome, &n); err != nil {
-			return nil, fmt.Errorf("count runs per minute: %w", err)
-		}
-		r.Minute, r.N = time.Unix(0, m*minute).UTC(), int(n)
-		out = append(out, r)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("count runs per minute: %w", err))
-	}
-	return out, nil
 }
 
 // EndedRuns returns up to limit runs that ended after mark.
@@ -246,19 +168,8 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 	if !after.EndedAt.IsZero() {
 		at = after.EndedAt.UnixNano()
 	}
-	return e.queryRuns(ctx, "list ended runs", "SELECT "+runColumns+` FROM runs
+	return queryAll(ctx, e, "list ended runs", claim.ScanRunRow, "SELECT "+runColumns+` FROM runs
 		WHERE ended_at >= $1 AND (ended_at > $1 OR job_id > $2 OR (job_id = $2 AND attempt > $3))
 		ORDER BY ended_at, job_id, attempt LIMIT $4`,
 		at, after.JobID, after.Attempt, limit)
-}
-
-func nanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
 }

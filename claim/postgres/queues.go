@@ -48,27 +48,13 @@ func (e *Engine) RemoveQueue(ctx context.Context, queue string) (bool, error) {
 
 // Queues lists the queues with settings and their processing counts.
 func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
-	rows, err := e.pool.Query(ctx, `SELECT l.queue, l.max_running, l.updated_at,
+	out, err := queryAll(ctx, e, "list queues", claim.ScanQueue, `SELECT l.queue, l.max_running, l.updated_at,
 			(SELECT coalesce(sum(c.n), 0) FROM queue_counts c WHERE c.queue = l.queue AND c.state = 'processing')
 		FROM queue_limits l ORDER BY l.queue`)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list queues: %w", err))
+	if out == nil && err == nil {
+		out = []claim.Queue{} // none is an empty list, not nil
 	}
-	defer rows.Close()
-	out := []claim.Queue{}
-	for rows.Next() {
-		var q claim.Queue
-		var updated, running int64
-		if err := rows.Scan(&q.Name, &q.MaxRunning, &updated, &running); err != nil {
-			return nil, fmt.Errorf("list queues: %w", err)
-		}
-		q.UpdatedAt, q.Running = time.Unix(0, updated).UTC(), int(running)
-		out = append(out, q)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("list queues: %w", err))
-	}
-	return out, nil
+	return out, err
 }
 
 // DueSince reads the head of each queue's claim order among the jobs due

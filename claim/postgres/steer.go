@@ -207,20 +207,11 @@ func (e *Engine) SetPaused(ctx context.Context, queue string, paused bool, now t
 
 // Paused lists paused_queues.
 func (e *Engine) Paused(ctx context.Context) ([]string, error) {
-	rows, err := e.pool.Query(ctx, "SELECT queue FROM paused_queues ORDER BY queue")
-	if err != nil {
-		return nil, classify(fmt.Errorf("list paused queues: %w", err))
+	out, err := queryAll(ctx, e, "list paused queues", claim.ScanValue[string], "SELECT queue FROM paused_queues ORDER BY queue")
+	if out == nil && err == nil {
+		out = []string{} // none is an empty list, not nil
 	}
-	defer rows.Close()
-	out := []string{}
-	for rows.Next() {
-		var q string
-		if err := rows.Scan(&q); err != nil {
-			return nil, fmt.Errorf("list paused queues: %w", err)
-		}
-		out = append(out, q)
-	}
-	return out, classify(rows.Err())
+	return out, err
 }
 
 // collectJobs scans the rows of a statement RETURNING jobColumns.
@@ -229,13 +220,5 @@ func collectJobs(rows pgx.Rows, err error) ([]claim.Job, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []claim.Job
-	for rows.Next() {
-		j, err := claim.ScanJob(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, j)
-	}
-	return out, rows.Err()
+	return claim.Collect(rows, claim.ScanJob)
 }

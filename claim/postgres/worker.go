@@ -44,24 +44,8 @@ func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
 
 // Workers lists the registry, oldest first.
 func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
-	rows, err := e.pool.Query(ctx, `SELECT id, host, pid, slots, queues, started_at,
+	return queryAll(ctx, e, "list workers", claim.ScanWorker, `SELECT id, host, pid, slots, queues, started_at,
 		heartbeat_at, stopping FROM workers ORDER BY started_at`)
-	if err != nil {
-		return nil, classify(fmt.Errorf("list workers: %w", err))
-	}
-	defer rows.Close()
-	var out []claim.WorkerInfo
-	for rows.Next() {
-		w, err := claim.ScanWorker(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list workers: %w", err)
-		}
-		out = append(out, w)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("list workers: %w", err))
-	}
-	return out, nil
 }
 
 // RequestStop sets every worker's stop flag and wakes them, on every host.

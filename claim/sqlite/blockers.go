@@ -28,16 +28,12 @@ func refuseBlocked(ctx context.Context, tx *sql.Tx, id string) error {
 		return fmt.Errorf("dependencies of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var bs []claim.Blocker
-	for rows.Next() {
-		var b claim.Blocker
-		if err := rows.Scan(&b.ID, &b.State); err != nil {
-			return fmt.Errorf("dependencies of %s: %w", id, err)
-		}
-		bs = append(bs, b)
+	bs, err := claim.Collect(rows, claim.ScanBlocker)
+	if err != nil {
+		return fmt.Errorf("dependencies of %s: %w", id, err)
 	}
-	if err := rows.Err(); err != nil || len(bs) == 0 {
-		return err
+	if len(bs) == 0 {
+		return nil
 	}
 	return claim.BlockedError(id, bs)
 }
@@ -52,16 +48,12 @@ func refuseWaitedFor(ctx context.Context, tx *sql.Tx, id string) error {
 		return fmt.Errorf("dependents of %s: %w", id, err)
 	}
 	defer rows.Close()
-	var ids []string
-	for rows.Next() {
-		var w string
-		if err := rows.Scan(&w); err != nil {
-			return fmt.Errorf("dependents of %s: %w", id, err)
-		}
-		ids = append(ids, w)
+	ids, err := claim.Collect(rows, claim.ScanValue[string])
+	if err != nil {
+		return fmt.Errorf("dependents of %s: %w", id, err)
 	}
-	if err := rows.Err(); err != nil || len(ids) == 0 {
-		return err
+	if len(ids) == 0 {
+		return nil
 	}
 	return claim.WaitedForError(id, ids)
 }

@@ -115,7 +115,7 @@ func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Tim
 	const q = "UPDATE runs SET pgid = ?, exec_at = ?, confined = ? WHERE job_id = ? AND attempt = ?"
 	e.prepare(ctx, q)
 	err := e.write(ctx, light, func(tx *sql.Tx) error {
-		_, err := e.exec(ctx, tx, q, pgid, at.UnixNano(), nullString(r.Confined), r.JobID, r.Attempt)
+		_, err := e.exec(ctx, tx, q, pgid, at.UnixNano(), claim.NullString(r.Confined), r.JobID, r.Attempt)
 		return err
 	})
 	if err != nil {
@@ -143,7 +143,7 @@ func finishJob(p claim.FinishParams) (string, []any) {
 	}
 	if p.SetError {
 		shape |= finishError
-		args = append(args, nullString(p.Error))
+		args = append(args, claim.NullString(p.Error))
 	}
 	if !p.RunAfter.IsZero() {
 		shape |= finishRunAfter
@@ -261,7 +261,7 @@ const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, e
 
 func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now time.Time, outcome string, exitCode *int, errText string, tails *claim.Tails) error {
 	t := tails.TailColumns()
-	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, nullString(errText),
+	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, claim.NullString(errText),
 		t[0], t[1], t[2], t[3], jobID, attempt)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)

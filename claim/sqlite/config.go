@@ -3,6 +3,8 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // ConfigValues reads the stored config.
@@ -17,15 +19,7 @@ func readConfig(rows *sql.Rows, err error) (map[string]string, error) {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[string]string{}
-	for rows.Next() {
-		var key, value string
-		if err := rows.Scan(&key, &value); err != nil {
-			return nil, err
-		}
-		out[key] = value
-	}
-	return out, rows.Err()
+	return claim.CollectStrings(rows)
 }
 
 // SetConfig stores one value, durably, once check accepts it with the

@@ -82,20 +82,14 @@ func (s *snapshot) Table(ctx context.Context, table string) ([]string, iter.Seq2
 	}
 	return cols, func(yield func([]any, error) bool) {
 		defer rows.Close()
-		for rows.Next() {
+		scan := func(r claim.Scanner) ([]any, error) {
 			row, ptrs := make([]any, len(cols)), make([]any, len(cols))
 			for i := range row {
 				ptrs[i] = &row[i]
 			}
-			if err := rows.Scan(ptrs...); err != nil {
-				yield(nil, fmt.Errorf("export %s: %w", table, err))
-				return
-			}
-			if !yield(row, nil) {
-				return
-			}
+			return row, r.Scan(ptrs...)
 		}
-		if err := rows.Err(); err != nil {
+		if err := claim.Stream(rows, scan, yield); err != nil {
 			yield(nil, fmt.Errorf("export %s: %w", table, err))
 		}
 	}, nil

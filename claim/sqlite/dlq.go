@@ -114,14 +114,10 @@ func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff ti
 			return fmt.Errorf("purge jobs: %w", err)
 		}
 		defer rows.Close()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return fmt.Errorf("purge jobs: %w", err)
-			}
-			ids = append(ids, id)
+		if ids, err = claim.Collect(rows, claim.ScanValue[string]); err != nil {
+			return fmt.Errorf("purge jobs: %w", err)
 		}
-		return rows.Err()
+		return nil
 	})
 	return ids, err
 }
@@ -147,17 +143,14 @@ func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
 		if err != nil {
 			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
-		for rows.Next() {
-			var dep string
-			if err := rows.Scan(&dep); err != nil {
-				rows.Close()
-				return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
-			}
-			frontier = append(frontier, dep)
+		deps, err := claim.Collect(rows, claim.ScanValue[string])
+		if cerr := rows.Close(); err == nil && cerr != nil {
+			return cerr
 		}
-		if err := rows.Close(); err != nil {
-			return err
+		if err != nil {
+			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
+		frontier = append(frontier, deps...)
 	}
 	return nil
 }
@@ -182,17 +175,16 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 			if err != nil {
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
-			for rows.Next() {
-				j, err := claim.ScanJob(rows)
-				if err != nil {
-					rows.Close()
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
-				}
+			jobs, err := claim.Collect(rows, claim.ScanJob)
+			if cerr := rows.Close(); err == nil && cerr != nil {
+				return cerr
+			}
+			if err != nil {
+				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+			}
+			for _, j := range jobs {
 				out = append(out, j)
 				frontier = append(frontier, ended{j.ID, claim.Dead})
-			}
-			if err := rows.Close(); err != nil {
-				return err
 			}
 		}
 		return nil
@@ -222,21 +214,6 @@ func (e *Engine) HookDone(ctx context.Context, r claim.Run, text string) error {
 // EndedDependencies reads every unmet dependency: a start-up cost, never
 // a claim's.
 func (e *Engine) EndedDependencies(ctx context.Context) ([]claim.EndDependentsParams, error) {
-	rows, err := e.query(ctx, nil, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
+	return queryAll(ctx, e, "find ended dependencies", claim.ScanEnded, `SELECT DISTINCT j.id, j.state FROM deps d JOIN jobs j ON j.id = d.after_id
 		WHERE d.met = 0 AND j.state IN ('dead', 'canceled')`)
-	if err != nil {
-		return nil, fmt.Errorf("find ended dependencies: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.EndDependentsParams
-	for rows.Next() {
-		var p claim.EndDependentsParams
-		var st string
-		if err := rows.Scan(&p.ID, &st); err != nil {
-			return nil, fmt.Errorf("find ended dependencies: %w", err)
-		}
-		p.State = claim.State(st)
-		out = append(out, p)
-	}
-	return out, rows.Err()
 }

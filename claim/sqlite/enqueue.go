@@ -156,8 +156,8 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 		limits = sql.NullString{String: string(b), Valid: true}
 	}
 	args := []any{j.ID, j.Command, j.Queue, j.Priority, j.MaxRetries, j.BackoffBase, int64(j.Timeout),
-		env, nullString(j.Cwd), nullString(j.UniqueKey), nullString(row.IngestKey), nanos(j.RunAt),
-		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullString(j.Label)}
+		env, claim.NullString(j.Cwd), claim.NullString(j.UniqueKey), claim.NullString(row.IngestKey), claim.Nanos(j.RunAt),
+		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, claim.NullString(j.Label)}
 	var res sql.Result
 	var err error
 	if ins != nil {

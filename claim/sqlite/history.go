@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -12,23 +11,8 @@ import (
 // runs_ended index.
 func (e *Engine) RunsPerMinute(ctx context.Context, since time.Time) ([]claim.MinuteRuns, error) {
 	const minute = int64(time.Minute)
-	rows, err := e.query(ctx, nil, `SELECT ended_at / ? AS m, outcome, count(*) FROM runs
+	return queryAll(ctx, e, "count runs per minute", claim.ScanMinuteRuns, `SELECT ended_at / ? AS m, outcome, count(*) FROM runs
 		WHERE ended_at >= ? GROUP BY m, outcome ORDER BY m, outcome`, minute, since.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("count runs per minute: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.MinuteRuns
-	for rows.Next() {
-		var m int64
-		var r claim.MinuteRuns
-		if err := rows.Scan(&m, &r.Outcome, &r.N); err != nil {
-			return nil, fmt.Errorf("count runs per minute: %w", err)
-		}
-		r.Minute = time.Unix(0, m*minute).UTC()
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }
 
 // EndedRuns returns up to limit runs that ended after mark.
@@ -37,21 +21,8 @@ func (e *Engine) EndedRuns(ctx context.Context, after claim.RunMark, limit int) 
 	if !after.EndedAt.IsZero() {
 		at = after.EndedAt.UnixNano()
 	}
-	rows, err := e.query(ctx, nil, "SELECT "+runColumns+` FROM runs
+	return queryAll(ctx, e, "list ended runs", claim.ScanRunRow, "SELECT "+runColumns+` FROM runs
 		WHERE ended_at >= ? AND (ended_at > ? OR job_id > ? OR (job_id = ? AND attempt > ?))
 		ORDER BY ended_at, job_id, attempt LIMIT ?`,
 		at, at, after.JobID, after.JobID, after.Attempt, limit)
-	if err != nil {
-		return nil, fmt.Errorf("list ended runs: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.Run
-	for rows.Next() {
-		r, err := claim.ScanRun(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list ended runs: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
 }

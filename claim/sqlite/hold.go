@@ -63,8 +63,8 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 		j, err = claim.ScanJob(tx.QueryRowContext(ctx, `UPDATE jobs SET command = ?, priority = ?, queue = ?,
 			run_at = ?, run_after = ?, env = ?, max_retries = ?, label = ?, updated_at = ?
 			WHERE id = ? AND state IN ('pending', 'held') AND updated_at = ? RETURNING `+jobColumns,
-			nj.Command, nj.Priority, nj.Queue, nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
-			nullString(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
+			nj.Command, nj.Priority, nj.Queue, claim.Nanos(nj.RunAt), nj.RunAfter.UnixNano(), env, nj.MaxRetries,
+			claim.NullString(nj.Label), p.Now.UnixNano(), nj.ID, p.Was.UnixNano()))
 		changed = err == nil
 		if errors.Is(err, sql.ErrNoRows) {
 			return nil
@@ -84,25 +84,12 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 // counts its scheduled and waiting ones through their indexes
 // (migration13.sql): one statement, so one snapshot.
 func (e *Engine) PendingCounts(ctx context.Context, now time.Time) ([]claim.QueuePending, error) {
-	rows, err := e.query(ctx, nil, `SELECT c.queue, c.n,
+	return queryAll(ctx, e, "count pending jobs", claim.ScanQueuePending, `SELECT c.queue, c.n,
 		(SELECT count(*) FROM jobs INDEXED BY jobs_pending_at
 			WHERE state = 'pending' AND queue = c.queue AND run_after > ?1),
 		(SELECT count(*) FROM jobs INDEXED BY jobs_pending_waiting
 			WHERE state = 'pending' AND waiting > 0 AND queue = c.queue AND run_after <= ?1)
 		FROM queue_counts c WHERE c.state = 'pending' AND c.n > 0`, now.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("count pending jobs: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.QueuePending
-	for rows.Next() {
-		var c claim.QueuePending
-		if err := rows.Scan(&c.Queue, &c.Pending, &c.Scheduled, &c.Waiting); err != nil {
-			return nil, fmt.Errorf("count pending jobs: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }
 
 // ScaleWorkers sets the slots of the workers not stopping.

@@ -10,23 +10,9 @@ import (
 
 // InFlight returns the current run of every processing job.
 func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
-	rows, err := e.query(ctx, nil, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
+	return queryAll(ctx, e, "list runs in flight", claim.ScanInFlight, `SELECT `+prefixed("r.", runColumns)+`, j.lease_until
 		FROM jobs j JOIN runs r ON r.job_id = j.id AND r.attempt = j.runs
 		WHERE j.state = 'processing'`)
-	if err != nil {
-		return nil, fmt.Errorf("list runs in flight: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.InFlight
-	for rows.Next() {
-		var lease sql.NullInt64
-		r, err := claim.ScanRun(rows, &lease)
-		if err != nil {
-			return nil, fmt.Errorf("list runs in flight: %w", err)
-		}
-		out = append(out, claim.InFlight{Run: r, LeaseUntil: claim.FromNanos(lease)})
-	}
-	return out, rows.Err()
 }
 
 // Renew extends the worker's leases, records its heartbeat, and returns
@@ -58,15 +44,7 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 // scanRunIDs reads rows of (job id, attempt) and closes them.
 func scanRunIDs(rows *sql.Rows) ([]claim.RunID, error) {
 	defer rows.Close()
-	var ids []claim.RunID
-	for rows.Next() {
-		var id claim.RunID
-		if err := rows.Scan(&id.JobID, &id.Attempt); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return claim.Collect(rows, claim.ScanRunID)
 }
 
 // Recover ends a lost run: the job is pending again, or dead once it has

@@ -49,17 +49,7 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 		}
 		defer rows.Close()
 		var scan claim.JobScanner
-		for rows.Next() {
-			j, err := scan.Scan(rows)
-			if err != nil {
-				yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
-				return
-			}
-			if !yield(j, nil) {
-				return
-			}
-		}
-		if err := rows.Err(); err != nil {
+		if err := claim.Stream(rows, scan.Scan, yield); err != nil {
 			yield(claim.Job{}, fmt.Errorf("list jobs: %w", err))
 		}
 	}
@@ -150,21 +140,24 @@ func (e *Engine) listIndex(ctx context.Context, f claim.Filter) (from string, em
 }
 
 func (e *Engine) queryJobs(ctx context.Context, q string, args ...any) ([]claim.Job, error) {
+	var scan claim.JobScanner
+	return queryAll(ctx, e, "list jobs", scan.Scan, q, args...)
+}
+
+// queryAll runs q on its own (through the statement cache) and returns
+// what scan reads from each row, in order; its errors name the operation,
+// what.
+func queryAll[T any](ctx context.Context, e *Engine, what string, scan func(claim.Scanner) (T, error), q string, args ...any) ([]T, error) {
 	rows, err := e.query(ctx, nil, q, args...)
 	if err != nil {
-		return nil, fmt.Errorf("list jobs: %w", err)
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	defer rows.Close()
-	var out []claim.Job
-	var scan claim.JobScanner
-	for rows.Next() {
-		j, err := scan.Scan(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list jobs: %w", err)
-		}
-		out = append(out, j)
+	out, err := claim.Collect(rows, scan)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // QueueCounts returns the jobs per queue and state, without zeros.
@@ -177,19 +170,11 @@ func (e *Engine) QueueCounts(ctx context.Context) (map[string]map[claim.State]in
 		return nil, fmt.Errorf("count jobs: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]map[claim.State]int{}
-	for rows.Next() {
-		var queue, st string
-		var n int
-		if err := rows.Scan(&queue, &st, &n); err != nil {
-			return nil, fmt.Errorf("count jobs: %w", err)
-		}
-		if out[queue] == nil {
-			out[queue] = map[claim.State]int{}
-		}
-		out[queue][claim.State(st)] = n
+	out, err := claim.CollectCounts(rows)
+	if err != nil {
+		return nil, fmt.Errorf("count jobs: %w", err)
 	}
-	return out, rows.Err()
+	return out, nil
 }
 
 const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exec_at, ended_at,
@@ -198,28 +183,9 @@ const runColumns = `job_id, attempt, worker_id, host, pid, pgid, started_at, exe
 // Runs returns every run of a job, first attempt first, with the bytes of
 // their tails when tails is set.
 func (e *Engine) Runs(ctx context.Context, jobID string, tails bool) ([]claim.Run, error) {
-	cols := runColumns
+	cols, scan := runColumns, claim.ScanRunRow
 	if tails {
-		cols += ", stdout_tail, stderr_tail"
+		cols, scan = cols+", stdout_tail, stderr_tail", claim.ScanRunTails
 	}
-	rows, err := e.query(ctx, nil, "SELECT "+cols+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
-	if err != nil {
-		return nil, fmt.Errorf("list runs: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.Run
-	for rows.Next() {
-		var stdout, stderr []byte
-		var more []any
-		if tails {
-			more = []any{&stdout, &stderr}
-		}
-		r, err := claim.ScanRun(rows, more...)
-		if err != nil {
-			return nil, fmt.Errorf("list runs: %w", err)
-		}
-		claim.SetTailData(&r, stdout, stderr)
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return queryAll(ctx, e, "list runs", scan, "SELECT "+cols+" FROM runs WHERE job_id = ? ORDER BY attempt", jobID)
 }

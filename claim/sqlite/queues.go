@@ -58,24 +58,13 @@ func (e *Engine) RemoveQueue(ctx context.Context, queue string) (bool, error) {
 
 // Queues lists the queues with settings and their processing counts.
 func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
-	rows, err := e.query(ctx, nil, `SELECT l.queue, l.max_running, l.updated_at, coalesce(c.n, 0)
+	out, err := queryAll(ctx, e, "list queues", claim.ScanQueue, `SELECT l.queue, l.max_running, l.updated_at, coalesce(c.n, 0)
 		FROM queue_limits l LEFT JOIN queue_counts c ON c.queue = l.queue AND c.state = 'processing'
 		ORDER BY l.queue`)
-	if err != nil {
-		return nil, fmt.Errorf("list queues: %w", err)
+	if out == nil && err == nil {
+		out = []claim.Queue{} // none is an empty list, not nil
 	}
-	defer rows.Close()
-	out := []claim.Queue{}
-	for rows.Next() {
-		var q claim.Queue
-		var updated int64
-		if err := rows.Scan(&q.Name, &q.MaxRunning, &updated, &q.Running); err != nil {
-			return nil, fmt.Errorf("list queues: %w", err)
-		}
-		q.UpdatedAt = time.Unix(0, updated).UTC()
-		out = append(out, q)
-	}
-	return out, rows.Err()
+	return out, err
 }
 
 const dueSinceQuery = `SELECT q.queue, (SELECT j.run_after FROM jobs j INDEXED BY jobs_queue_runnable

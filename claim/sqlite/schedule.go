@@ -15,21 +15,8 @@ const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_
 
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
-	rows, err := e.query(ctx, nil, `SELECT `+scheduleColumns+`
+	return queryAll(ctx, e, "list schedules", claim.ScanSchedule, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job ORDER BY s.name`)
-	if err != nil {
-		return nil, fmt.Errorf("list schedules: %w", err)
-	}
-	defer rows.Close()
-	var out []claim.Schedule
-	for rows.Next() {
-		sc, err := claim.ScanSchedule(rows)
-		if err != nil {
-			return nil, fmt.Errorf("list schedules: %w", err)
-		}
-		out = append(out, sc)
-	}
-	return out, rows.Err()
 }
 
 // Schedule returns one schedule, or ErrNotFound.

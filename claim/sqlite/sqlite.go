@@ -266,17 +266,6 @@ func isBusy(err error) bool {
 	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_BUSY
 }
 
-func nanos(t time.Time) sql.NullInt64 {
-	if t.IsZero() {
-		return sql.NullInt64{}
-	}
-	return sql.NullInt64{Int64: t.UnixNano(), Valid: true}
-}
-
-func nullString(s string) sql.NullString {
-	return sql.NullString{String: s, Valid: s != ""}
-}
-
 // fault names the cause of a failed write when it lies outside SQLite: the
 // file was deleted or replaced (ErrReplaced, whatever SQLite made of it,
 // often "disk I/O error"), or the disk is full (ErrDiskFull).

@@ -1,0 +1,114 @@
+package run
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// sayStopping tells the person at the terminal what a first stop means.
+func (w *Worker) sayStopping(soft, hard context.Context) {
+	<-soft.Done()
+	if n := w.running.Load(); n > 0 && hard.Err() == nil {
+		w.emit(Event{Kind: EventStopping, Slots: int(n)})
+	}
+}
+
+// fail stops the worker gracefully for a reason that no retry mends: the
+// database it writes to was deleted or replaced. Run returns err. It says
+// so at once: running jobs finish first, which may take hours.
+func (w *Worker) fail(err error, stop context.CancelFunc) {
+	w.failOnce.Do(func() {
+		w.failed = err
+		if n := w.running.Load(); n > 0 {
+			w.logf("%v; stopping once the %d running job(s) end", err, n)
+		}
+	})
+	stop()
+}
+
+// reapLeftBehind reaps, while the worker runs, the processes its jobs left
+// behind that came back to it as their subreaper. The function it returns
+// stops what any run of this worker started and still runs, and reaps what
+// has exited: nothing outlives the worker, and nothing waits for it later.
+func (w *Worker) reapLeftBehind() (done func()) {
+	reaping := make(chan struct{})
+	reaped := make(chan struct{})
+	go func() {
+		defer close(reaped)
+		t := time.NewTicker(250 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-reaping:
+				return
+			case <-t.C:
+				reapAdopted()
+			}
+		}
+	}()
+	return func() {
+		stop(leftovers(0, w.id+":", true, false), leftoverGrace)
+		close(reaping)
+		<-reaped
+		for i := 0; i < 20 && adoptedAny(); i++ {
+			reapAdopted()
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// background is the goroutines of a running worker besides its slots.
+type background struct {
+	changes, cancels <-chan struct{}
+	unwatch          context.CancelFunc
+	watchers, tasks  sync.WaitGroup
+}
+
+// startBackground starts the goroutines of a running worker besides its
+// slots: those that end with soft (stop requests, the file check, wake-ups,
+// the reaper, retention, schedules), and those that go on until the last
+// slot is done (cancels, heartbeat, fence), which wait ends.
+func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.CancelFunc) (*background, error) {
+	b := &background{}
+	var err error
+	if b.changes, err = w.Store.Changes(soft); err != nil {
+		return nil, err
+	}
+	// Cancels are watched until the last slot is done: a job still running
+	// in a worker that is stopping can be canceled too.
+	watching, unwatch := context.WithCancel(ctx)
+	b.unwatch = unwatch
+	if b.cancels, err = w.Store.Changes(watching); err != nil {
+		unwatch()
+		return nil, err
+	}
+	w.notePauses(ctx)
+	b.watchers.Go(func() { w.watchCancels(watching, b.cancels) })
+	// Leases are renewed until the last slot is done too: a job still
+	// running in a stopping worker must not look lost to other hosts.
+	b.watchers.Go(func() { w.heartbeat(watching, stop) })
+	b.watchers.Go(func() { w.fence(watching) })
+
+	b.tasks.Go(func() { w.sayStopping(soft, hard) })
+	b.tasks.Go(func() { w.watchFile(soft, stop) })
+	b.tasks.Go(func() { w.dispatch(soft, stop, b.changes) })
+	b.tasks.Go(func() { w.reap(soft) })
+	b.tasks.Go(func() { w.prune(soft) })
+	b.tasks.Go(func() { w.schedule(soft, stop) })
+	return b, nil
+}
+
+// wait ends the goroutines that outlive soft and waits for every one,
+// once the slots are done and soft has ended.
+func (b *background) wait() {
+	b.unwatch()
+	b.watchers.Wait()
+	b.tasks.Wait()
+	// Store.Changes closes its channel as its goroutine ends: draining it
+	// waits for that goroutine too.
+	for range b.changes {
+	}
+	for range b.cancels {
+	}
+}
