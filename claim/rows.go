@@ -98,6 +98,36 @@ func ScanEnded(row Scanner) (EndDependentsParams, error) {
 	return p, err
 }
 
+// QueueDue is the head of a queue's claim order among its due jobs: due
+// since Since (zero: none is due).
+type QueueDue struct {
+	Queue string
+	Since time.Time
+}
+
+// ScanQueueDue reads a row of (queue, run_after or NULL).
+func ScanQueueDue(row Scanner) (QueueDue, error) {
+	var d QueueDue
+	var since sql.NullInt64
+	err := row.Scan(&d.Queue, &since)
+	if since.Valid {
+		d.Since = time.Unix(0, since.Int64).UTC()
+	}
+	return d, err
+}
+
+// DueMap is what Engine.DueSince returns of rows of ScanQueueDue: the
+// queues with a job due, and since when.
+func DueMap(dues []QueueDue) map[string]time.Time {
+	out := make(map[string]time.Time, len(dues))
+	for _, d := range dues {
+		if !d.Since.IsZero() {
+			out[d.Queue] = d.Since
+		}
+	}
+	return out
+}
+
 // ScanQueuePending reads a row of (queue, pending, scheduled, waiting).
 func ScanQueuePending(row Scanner) (QueuePending, error) {
 	var c QueuePending

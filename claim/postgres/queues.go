@@ -61,28 +61,10 @@ func (e *Engine) Queues(ctx context.Context) ([]claim.Queue, error) {
 // at now: the queues from queue_counts, one probe of jobs_queue_runnable
 // each.
 func (e *Engine) DueSince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
-	rows, err := e.pool.Query(ctx, `SELECT q.queue, (SELECT j.run_after FROM jobs j
+	dues, err := queryAll(ctx, e, "read due jobs", claim.ScanQueueDue, `SELECT q.queue, (SELECT j.run_after FROM jobs j
 		WHERE j.queue = q.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= $1
 		ORDER BY j.priority DESC, j.run_after, j.seq LIMIT 1)
 		FROM (SELECT queue FROM queue_counts WHERE state IN ('pending', 'failed')
 		GROUP BY queue HAVING sum(n) > 0) q`, now.UnixNano())
-	if err != nil {
-		return nil, classify(fmt.Errorf("read due jobs: %w", err))
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var queue string
-		var due *int64
-		if err := rows.Scan(&queue, &due); err != nil {
-			return nil, fmt.Errorf("read due jobs: %w", err)
-		}
-		if due != nil {
-			out[queue] = time.Unix(0, *due).UTC()
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, classify(fmt.Errorf("read due jobs: %w", err))
-	}
-	return out, nil
+	return claim.DueMap(dues), err
 }

@@ -76,21 +76,6 @@ const dueSinceQuery = `SELECT q.queue, (SELECT j.run_after FROM jobs j INDEXED B
 // at now: the queues from queue_counts, one probe of jobs_queue_runnable
 // each.
 func (e *Engine) DueSince(ctx context.Context, now time.Time) (map[string]time.Time, error) {
-	rows, err := e.query(ctx, nil, dueSinceQuery, now.UnixNano())
-	if err != nil {
-		return nil, fmt.Errorf("read due jobs: %w", err)
-	}
-	defer rows.Close()
-	out := map[string]time.Time{}
-	for rows.Next() {
-		var queue string
-		var due sql.NullInt64
-		if err := rows.Scan(&queue, &due); err != nil {
-			return nil, fmt.Errorf("read due jobs: %w", err)
-		}
-		if due.Valid {
-			out[queue] = time.Unix(0, due.Int64).UTC()
-		}
-	}
-	return out, rows.Err()
+	dues, err := queryAll(ctx, e, "read due jobs", claim.ScanQueueDue, dueSinceQuery, now.UnixNano())
+	return claim.DueMap(dues), err
 }

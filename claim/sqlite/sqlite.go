@@ -309,22 +309,11 @@ func (e *Engine) Health(ctx context.Context) (claim.Health, error) {
 		return h, err
 	}
 	h.Schema = version
-	rows, err := e.db.QueryContext(ctx, "PRAGMA quick_check")
-	if err != nil {
-		return h, fmt.Errorf("check database: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			return h, fmt.Errorf("check database: %w", err)
-		}
+	lines, err := queryAll(ctx, e, "check database", claim.ScanValue[string], "PRAGMA quick_check")
+	for _, line := range lines {
 		if line != "ok" {
 			h.Problems = append(h.Problems, line)
 		}
 	}
-	if err := rows.Err(); err != nil {
-		return h, fmt.Errorf("check database: %w", err)
-	}
-	return h, nil
+	return h, err
 }
