@@ -4,16 +4,14 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"os"
+	"github.com/queuectl/queuectl/front"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/run"
-	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
 
@@ -34,40 +32,9 @@ func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
 }
 
 // handoffSocket returns this home's enqueue socket and the database a
-// client names to its worker, when a worker may serve it.
+// client names to its worker, when a worker may serve it (front.Socket).
 func handoffSocket(c *cli.Context) (sock, db string, ok bool) {
-	dir, db, err := homePaths(c)
-	if err != nil || !private(dir) {
-		return "", "", false
-	}
-	// No socket, no worker to hand to: the ordinary path checks the home
-	// itself, so it is not checked twice.
-	sock = filepath.Join(dir, handoff.SocketName)
-	if _, err := os.Lstat(sock); err != nil {
-		return "", "", false
-	}
-	// A home another user may write to is refused on the ordinary path,
-	// which says what is wrong with it.
-	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
-	if checkHome(h, true) != nil {
-		return "", "", false
-	}
-	if db, err = filepath.Abs(db); err != nil {
-		return "", "", false
-	}
-	return sock, db, true
-}
-
-// private reports whether dir is a directory of this user that no one else
-// may write to: only then is a socket in it this user's. Any other home
-// takes the ordinary path, which says what is wrong with it.
-func private(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+	return front.Socket(c.String("home"), c.String("db"))
 }
 
 // handedAfterAll settles an enqueue whose handoff had no answer, after the
@@ -121,4 +88,15 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
 		return t.Follow(ctx, j.ID)
 	}
+}
+
+// resumeKey holds, in the commands' context, the front.Resume of a call
+// the front program began: its job was handed to the worker already.
+type resumeKey struct{}
+
+// resumed returns the call's front.Resume: then enqueue and run store the
+// job only if the worker did not (handedAfterAll), with its id.
+func resumed(c *cli.Context) (front.Resume, bool) {
+	r, ok := c.Context.Value(resumeKey{}).(front.Resume)
+	return r, ok
 }

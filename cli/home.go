@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/queuectl/queuectl/front"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
@@ -98,42 +98,7 @@ var storesOpened atomic.Int64
 // write there can make queuectl run commands as this user. The spool is
 // checked when withSpool says so.
 func checkHome(h *home, withSpool bool) error {
-	checks := []struct {
-		path, what string
-		follow     bool
-	}{
-		{h.dir, "home", true},
-		{h.dirs.Rejected, "rejected directory", false},
-		{h.dirs.Dead, "dead directory", false},
-		{h.dirs.Schedules, "schedules directory", false},
-		{h.logs, "logs directory", false},
-		{filepath.Join(h.dir, handoff.SocketName), "enqueue socket", false},
-	}
-	if withSpool {
-		checks = append(checks, struct {
-			path, what string
-			follow     bool
-		}{h.dirs.Spool, "spool directory", false})
-	}
-	// The database may live outside the home (--db); its own path may be a
-	// link then, its companions never.
-	inHome := filepath.Dir(h.db) == filepath.Clean(h.dir)
-	checks = append(checks, struct {
-		path, what string
-		follow     bool
-	}{h.db, "database file", !inHome})
-	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
-		checks = append(checks, struct {
-			path, what string
-			follow     bool
-		}{h.db + suffix, "database file", false})
-	}
-	for _, c := range checks {
-		if err := spool.CheckPrivate(c.path, c.what, c.follow); err != nil {
-			return err
-		}
-	}
-	return nil
+	return front.CheckHome(h.dir, h.db, withSpool)
 }
 
 // homePaths resolves the home directory (--home, $QUEUECTL_HOME, else
@@ -145,26 +110,9 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 
 // homePathsOf is homePaths of the --home and --db values given.
 func homePathsOf(home, db string) (dir, dbPath string, err error) {
-	dir = home
-	if dir == "" {
-		dir = os.Getenv("QUEUECTL_HOME")
-	}
-	if dir == "" {
-		userHome, err := os.UserHomeDir()
-		if err != nil {
-			return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
-		}
-		dir = filepath.Join(userHome, ".queuectl")
-	}
-	dbPath = db
-	if dbPath == "" {
-		dbPath = os.Getenv("QUEUECTL_DB")
-	}
-	if dbPath == "" {
-		dbPath = os.Getenv("QUEUECTL_DB_PATH")
-	}
-	if dbPath == "" {
-		dbPath = filepath.Join(dir, "queue.db")
+	dir, dbPath, err = front.HomePaths(home, db)
+	if err != nil {
+		return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
 	}
 	return dir, dbPath, nil
 }

@@ -5,8 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/queuectl/queuectl/front"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -66,9 +66,15 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	start := time.Now()
-	s, handed := runHandOff(c, &nj)
-	if handed == nil {
-		return runStreamed(c, s)
+	res, resuming := resumed(c)
+	var handed error
+	if resuming {
+		nj.ID, start, handed = res.ID, res.Start, handoff.ErrUnknown
+	} else {
+		var s *handoff.Stream
+		if s, handed = runHandOff(c, &nj); handed == nil {
+			return runStreamed(c, s)
+		}
 	}
 	return withHome(func(c *cli.Context, h *home) error {
 		live, err := liveWorkers(c.Context, h)
@@ -95,6 +101,9 @@ func runAction(c *cli.Context) error {
 		}
 		f := newFollower(c, r)
 		f.h = h
+		if resuming {
+			f.seen.resume(res)
+		}
 		if q, full := queueFull(c.Context, h.store, r.Job); full {
 			f.waiting(q)
 		}
@@ -213,23 +222,8 @@ func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
 	return nj, nj.Validate()
 }
 
-// shellQuote joins words into one /bin/sh command line that runs them as
-// they are: each word is single-quoted unless it is made of characters no
-// shell treats specially.
-func shellQuote(words []string) string {
-	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-			b.WriteString(w)
-			continue
-		}
-		b.WriteString("'" + strings.ReplaceAll(w, "'", `'\''`) + "'")
-	}
-	return b.String()
-}
+// shellQuote joins words into one /bin/sh command line (front.ShellQuote).
+func shellQuote(words []string) string { return front.ShellQuote(words) }
 
 // checkWorkers says at once, as wait does, when no live worker serves
 // queue, and refuses to go on with --no-wait-for-worker.

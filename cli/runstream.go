@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/queuectl/queuectl/front"
 	"io"
 	"os"
 	"time"
@@ -109,6 +110,19 @@ func newSeen() seen {
 func (s *seen) replay() {
 	for k, n := range s.wrote {
 		s.skip[k] = n
+	}
+}
+
+// resume makes what the front program wrote, as r says, be skipped.
+func (s *seen) resume(r front.Resume) {
+	for _, a := range r.Started {
+		s.started[a] = true
+	}
+	for _, a := range r.Ended {
+		s.ended[a] = true
+	}
+	for _, w := range r.Wrote {
+		s.skip[[2]int{int(w[0]), int(w[1])}] += w[2]
 	}
 }
 
