@@ -37,6 +37,9 @@ const FullName = "queuectl-full"
 // an exit code only when it served the call itself; otherwise it replaces
 // the process with the full program.
 func Main(args []string) int {
+	if _, resumed := os.LookupEnv(ResumeEnv); resumed {
+		return Full(args, nil) // a call begun already: the full program's
+	}
 	if c, ok := parse(args); ok {
 		if code, done := c.serve(); done {
 			return code
