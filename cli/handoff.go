@@ -67,10 +67,23 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
-	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges),
+	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges), Env: envFor(h),
 		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) }}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }
+}
+
+// envFor is what of a run's environment a job handed to this worker
+// carries: as on the store path (runEnv), what the home's live workers
+// that may run it lack. When they cannot be read, all of it.
+func envFor(h *home) func(context.Context, string, map[string]string) map[string]string {
+	return func(ctx context.Context, queue string, environ map[string]string) map[string]string {
+		live, err := liveWorkers(ctx, h)
+		if err != nil {
+			return environ
+		}
+		return runEnv(environ, cmp.Or(queue, "default"), live)
+	}
 }
 
 // followFor follows a job for a client of handoff.Run, in the worker's

@@ -57,14 +57,15 @@ func runJobFlags() []cli.Flag {
 // no such worker, or one that declines it, run stores the job and follows
 // it in the store itself.
 //
-// Over the socket the job carries the caller's whole environment (the
-// worker that runs it may be any of the home's); in the store, only what
-// the live workers lack (runEnv). Neither is ever shown (show --env).
+// Either way the job carries only what of the caller's environment the
+// live workers lack (runEnv: the worker works it out for a job handed to
+// it), and the --env values. Neither is ever shown (but by show --env).
 func runAction(c *cli.Context) error {
-	nj, err := runSpec(c, nil)
+	nj, err := runSpec(c)
 	if err != nil {
 		return err
 	}
+	environ := front.RunEnv(os.Environ())
 	start := time.Now()
 	res, resuming := resumed(c)
 	var handed error
@@ -72,7 +73,7 @@ func runAction(c *cli.Context) error {
 		nj.ID, start, handed = res.ID, res.Start, handoff.ErrUnknown
 	} else {
 		var s *handoff.Stream
-		if s, handed = runHandOff(c, &nj); handed == nil {
+		if s, handed = runHandOff(c, &nj, environ); handed == nil {
 			return runStreamed(c, s)
 		}
 	}
@@ -81,11 +82,10 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		id := nj.ID
-		if nj, err = runSpec(c, live); err != nil {
+		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, "default"), live), nj.Env)
+		if err := nj.Validate(); err != nil {
 			return err
 		}
-		nj.ID = id
 		if err := checkWorkers(c, nj.Queue, live); err != nil {
 			return err
 		}
@@ -186,10 +186,10 @@ func jobExit(j claim.Job) error {
 	return &exitStatus{exitFailure, fmt.Errorf("job %s is dead: %s", j.ID, j.LastError)}
 }
 
-// runSpec makes the job of run's flags and arguments: the caller's
-// directory and environment (what of it the live workers lack: runEnv)
-// unless --cwd and --env say otherwise.
-func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
+// runSpec makes the job of run's flags and arguments: in the caller's
+// directory unless --cwd says otherwise, with the --env values only (the
+// caller's environment is laid under them: runEnv, withExplicit).
+func runSpec(c *cli.Context) (claim.NewJob, error) {
 	a := c.Args().Slice()
 	command := c.String("shell")
 	switch {
@@ -214,12 +214,15 @@ func runSpec(c *cli.Context, live []claim.WorkerInfo) (claim.NewJob, error) {
 			return nj, fmt.Errorf("current directory: %w", err)
 		}
 	}
-	env := runEnv(os.Environ(), cmp.Or(nj.Queue, "default"), live)
-	for k, v := range nj.Env {
+	return nj, nj.Validate()
+}
+
+// withExplicit lays the --env values over env, and returns it.
+func withExplicit(env, explicit map[string]string) map[string]string {
+	for k, v := range explicit {
 		env[k] = v
 	}
-	nj.Env = env
-	return nj, nj.Validate()
+	return env
 }
 
 // shellQuote joins words into one /bin/sh command line (front.ShellQuote).

@@ -22,9 +22,9 @@ import (
 // read (another host's worker, no /proc) or none runs yet, runEnv keeps
 // the whole environment: the job must see it wherever it runs.
 
-// runEnv returns what run stores of environ (KEY=VALUE entries) for a job
-// of queue, given the live workers.
-func runEnv(environ []string, queue string, live []claim.WorkerInfo) map[string]string {
+// runEnv returns what run stores of environ (the caller's, as
+// front.RunEnv reads it) for a job of queue, given the live workers.
+func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo) map[string]string {
 	var workers []map[string]string
 	for _, w := range live {
 		if !served(queue, []claim.WorkerInfo{w}) {
@@ -38,11 +38,7 @@ func runEnv(environ []string, queue string, live []claim.WorkerInfo) map[string]
 		workers = append(workers, env)
 	}
 	env := map[string]string{}
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "" || k == "QUEUECTL_JOB_ID" || k == "QUEUECTL_ATTEMPT" || strings.ContainsRune(kv, 0) {
-			continue
-		}
+	for k, v := range environ {
 		if len(workers) == 0 || differs(workers, k, v) {
 			env[k] = v
 		}

@@ -18,7 +18,7 @@ import (
 // handOff does for enqueue, and asks it to send the job's runs back. Any
 // error means the caller stores the job itself (handedAfterAll for
 // handoff.ErrUnknown).
-func runHandOff(c *cli.Context, nj *claim.NewJob) (*handoff.Stream, error) {
+func runHandOff(c *cli.Context, nj *claim.NewJob, environ map[string]string) (*handoff.Stream, error) {
 	sock, db, ok := handoffSocket(c)
 	if !ok {
 		return nil, handoff.ErrDeclined
@@ -26,7 +26,7 @@ func runHandOff(c *cli.Context, nj *claim.NewJob) (*handoff.Stream, error) {
 	if nj.ID == "" {
 		nj.ID = claim.NewID(time.Now())
 	}
-	return handoff.Run(sock, db, *nj)
+	return handoff.Run(sock, db, *nj, environ)
 }
 
 // runStreamed follows a job the worker stored for run, on the worker's

@@ -132,7 +132,7 @@ func (c *call) job() (claim.NewJob, bool) {
 		command = *c.command
 	}
 	one := 1
-	nj = claim.NewJob{Command: command, Queue: c.queue, MaxRetries: &one, Env: RunEnv(os.Environ())}
+	nj = claim.NewJob{Command: command, Queue: c.queue, MaxRetries: &one}
 	if nj.Cwd, err = os.Getwd(); err != nil {
 		return nj, false
 	}

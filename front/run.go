@@ -39,7 +39,7 @@ type follower struct {
 
 // run hands nj over for run and follows it to its end.
 func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool) {
-	s, err := handoff.Run(sock, db, nj)
+	s, err := handoff.Run(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
 	case errors.Is(err, handoff.ErrUnknown):

@@ -56,7 +56,7 @@ func TestRunStreamsTheFollowedJob(t *testing.T) {
 		j.State = claim.Completed
 		return j, nil
 	})
-	st, err := Run(path, s.Path(), claim.NewJob{ID: "a", Command: "true"})
+	st, err := Run(path, s.Path(), claim.NewJob{ID: "a", Command: "true"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +66,7 @@ func TestRunStreamsTheFollowedJob(t *testing.T) {
 		t.Errorf("stream: stdout %q stderr %q, %d events, job %s, %v; want one two, oops, 2, completed",
 			out, errOut, events, j.State, err)
 	}
-	_, err = Run(path, s.Path(), claim.NewJob{ID: "b", Queue: "elsewhere", Command: "true"})
+	_, err = Run(path, s.Path(), claim.NewJob{ID: "b", Queue: "elsewhere", Command: "true"}, nil)
 	if !errors.Is(err, ErrDeclined) {
 		t.Errorf("Run of a queue the server does not follow = %v, want ErrDeclined", err)
 	}
@@ -89,7 +89,7 @@ func TestRunCancelAndHandover(t *testing.T) {
 		}
 		return got[0], nil
 	})
-	st, err := Run(path, s.Path(), claim.NewJob{ID: "a", Command: "true"})
+	st, err := Run(path, s.Path(), claim.NewJob{ID: "a", Command: "true"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +100,7 @@ func TestRunCancelAndHandover(t *testing.T) {
 	if _, _, _, j, err := drain(st); err != nil || j.State != claim.Canceled {
 		t.Errorf("after Cancel: job %s, %v; want canceled", j.State, err)
 	}
-	st2, err := Run(path, s.Path(), claim.NewJob{ID: "handed", Command: "true"})
+	st2, err := Run(path, s.Path(), claim.NewJob{ID: "handed", Command: "true"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -61,6 +61,9 @@ type Server struct {
 	// Follow writes job j's runs to feed until it is finished, and returns
 	// it then; it returns ctx's error when ctx ends first.
 	Follow func(ctx context.Context, j claim.Job, feed Feed) (claim.Job, error)
+	// Env returns what of a Run client's environment a job of queue must
+	// carry (what the workers that may run it lack); nil: all of it.
+	Env func(ctx context.Context, queue string, environ map[string]string) map[string]string
 }
 
 // pending is one client's job waiting for the next group commit.
@@ -130,6 +133,9 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
 		a.Declined = "no worker of this process serves the queue"
 	default:
+		if req.Follow {
+			req.Job.Env = s.jobEnv(ctx, req)
+		}
 		p := pending{job: req.Job, reply: make(chan answer, 1)}
 		queue <- p
 		a = <-p.reply
@@ -207,4 +213,23 @@ func sameFile(a, b string) bool {
 	}
 	fb, err := os.Stat(b)
 	return err == nil && os.SameFile(fa, fb)
+}
+
+// jobEnv is the environment a Run client's job carries: what Env keeps of
+// the client's, and the values it gave explicitly over them.
+func (s *Server) jobEnv(ctx context.Context, req request) map[string]string {
+	env := req.Environ
+	if s.Env != nil && len(env) > 0 {
+		env = s.Env(ctx, req.Job.Queue, env)
+	}
+	if len(req.Job.Env) == 0 {
+		return env
+	}
+	if env == nil {
+		env = map[string]string{}
+	}
+	for k, v := range req.Job.Env {
+		env[k] = v
+	}
+	return env
 }
