@@ -40,6 +40,12 @@ func Main(args []string) int {
 	if _, resumed := os.LookupEnv(ResumeEnv); resumed {
 		return Full(args, nil) // a call begun already: the full program's
 	}
+	if len(args) == 2 && (args[1] == "--version" || args[1] == "-v" || args[1] == "version") {
+		if _, err := fmt.Printf("queuectl version %s\n", VersionText()); err != nil {
+			return 1
+		}
+		return 0
+	}
 	if c, ok := parse(args); ok {
 		if code, done := c.serve(); done {
 			return code

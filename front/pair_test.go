@@ -127,6 +127,13 @@ func TestFrontAndFull(t *testing.T) {
 		t.Fatalf("enqueue echo hi: exit %d\n%s", code, errs)
 	}
 
+	full, err := exec.Command(filepath.Join(p.dir, "queuectl-full"), "--version").Output()
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		if out, errs, code := p.run(nil, args...); out != string(full) || err != nil || code != 0 {
+			t.Errorf("queuectl %s = %q, exit %d, %s; want queuectl-full's %q (%v)", args[0], out, code, errs, full, err)
+		}
+	}
+
 	if _, errs, code := p.run(nil, "worker", "stop", "--wait"); code != 0 {
 		t.Fatalf("worker stop: exit %d\n%s", code, errs)
 	}
