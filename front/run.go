@@ -39,6 +39,9 @@ type follower struct {
 
 // run hands nj over for run and follows it to its end.
 func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool) {
+	// Ctrl-C from here on cancels the job, as in the full program.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	s, err := handoff.Run(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
@@ -51,8 +54,6 @@ func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool
 		return Full(c.args, &res), true
 	}
 	defer s.Close()
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
 	f := &follower{c: c, s: s, id: nj.ID, res: res, tout: s.Job.Timeout}
 	f.ctx, f.cancel = context.WithCancelCause(ctx)
 	defer f.cancel(nil)
