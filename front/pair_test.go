@@ -127,6 +127,17 @@ func TestFrontAndFull(t *testing.T) {
 		t.Fatalf("enqueue echo hi: exit %d\n%s", code, errs)
 	}
 
+	// enqueue -f: a file of one job is the front's, of two the full program's.
+	one, two := filepath.Join(p.dir, "one.json"), filepath.Join(p.dir, "two.jsonl")
+	os.WriteFile(one, []byte("{\"command\": \"true\"}\n"), 0o600)
+	os.WriteFile(two, []byte("{\"command\": \"true\"}\n{\"command\": \"true\"}\n"), 0o600)
+	for file, want := range map[string]int{one: 1, two: 2} {
+		out, errs, code := p.run(nil, "enqueue", "-q", "-f", file)
+		if ids := strings.Fields(out); code != 0 || len(ids) != want {
+			t.Errorf("enqueue -q -f %s = %q, exit %d, want %d ids\n%s", filepath.Base(file), out, code, want, errs)
+		}
+	}
+
 	full, err := exec.Command(filepath.Join(p.dir, "queuectl-full"), "--version").Output()
 	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
 		if out, errs, code := p.run(nil, args...); out != string(full) || err != nil || code != 0 {

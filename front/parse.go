@@ -1,6 +1,7 @@
 package front
 
 import (
+	"iter"
 	"os"
 	"strings"
 
@@ -18,6 +19,7 @@ type call struct {
 	queue    string
 	command  *string  // enqueue --command, run --shell
 	spec     string   // enqueue's JSON argument
+	file     string   // enqueue -f: a regular file of one job
 	words    []string // run's words after --
 }
 
@@ -74,6 +76,8 @@ func parse(args []string) (call, bool) {
 			var v string
 			v, ok = value("command")
 			c.command = &v
+		case c.name == "enqueue" && (name == "file" || rest[0] == "-f"):
+			c.file, ok = value("file")
 		case c.name == "run" && name == "shell":
 			var v string
 			v, ok = value(name)
@@ -92,6 +96,9 @@ func parse(args []string) (call, bool) {
 			return c, false
 		}
 		return c, (c.command == nil) != (len(c.words) == 0)
+	}
+	if seen["file"] {
+		return c, len(rest) == 0 && c.command == nil && !seen["queue"]
 	}
 	switch {
 	case len(rest) == 0:
@@ -120,6 +127,8 @@ func (c *call) job() (claim.NewJob, bool) {
 	var nj claim.NewJob
 	var err error
 	switch {
+	case c.file != "":
+		return fileJob(c.file)
 	case c.spec != "":
 		nj, err = claim.ParseSpec([]byte(c.spec))
 		return nj, err == nil
@@ -169,4 +178,28 @@ func RunEnv(environ []string) map[string]string {
 		env[k] = v
 	}
 	return env
+}
+
+// fileJob reads the job of enqueue -f when the file is a regular file
+// that holds exactly one: the full program reads a stream of more (or a
+// pipe, which only one reader may read) itself.
+func fileJob(name string) (claim.NewJob, bool) {
+	f, err := os.Open(name)
+	if err != nil {
+		return claim.NewJob{}, false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return claim.NewJob{}, false
+	}
+	next, stop := iter.Pull2(claim.ParseStream(f))
+	defer stop()
+	nj, err, ok := next()
+	if err != nil || !ok {
+		return claim.NewJob{}, false
+	}
+	if _, err, more := next(); err != nil || more {
+		return claim.NewJob{}, false
+	}
+	return nj, true
 }
