@@ -180,3 +180,22 @@ func TestFrontInitsNothingHeavy(t *testing.T) {
 		t.Fatalf("no inittrace lines on stderr:\n%s", errs)
 	}
 }
+
+// TestFrontWithoutFull: a front installed without queuectl-full says so,
+// and how to install both.
+func TestFrontWithoutFull(t *testing.T) {
+	p := newPair(t)
+	alone := filepath.Join(t.TempDir(), "queuectl")
+	data, err := os.ReadFile(p.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.bin = alone
+	_, errs, code := p.run(nil, "status")
+	if code != 1 || !strings.Contains(errs, "queuectl: error: run queuectl-full") || !strings.Contains(errs, "queuectl: hint: install both programs") {
+		t.Errorf("status without queuectl-full: exit %d\n%s", code, errs)
+	}
+}
