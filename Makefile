@@ -11,7 +11,7 @@ SHELL := bash
 .SHELLFLAGS := -euo pipefail -c
 
 # The binaries, NAME=PACKAGE each: a second binary is one more word.
-BINARIES := queuectl=.
+BINARIES := queuectl=. queuectl-full=./cmd/queuectl-full
 PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64
 DIST ?= dist
 

@@ -237,16 +237,3 @@ const (
 
 // MaxLost is how many runs a job may lose to crashed workers before it is dead.
 const MaxLost = 5
-
-// LayEnv returns the environment over laid on under: a job's own env
-// (over) on what it inherits from whoever enqueued it (under).
-func LayEnv(under, over map[string]string) map[string]string {
-	env := make(map[string]string, len(under)+len(over))
-	for k, v := range under {
-		env[k] = v
-	}
-	for k, v := range over {
-		env[k] = v
-	}
-	return env
-}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"github.com/queuectl/queuectl/front"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -43,7 +44,7 @@ Example: queuectl bench --jobs 10000 --slots 4
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			exe, err := os.Executable()
+			exe, err := benchExe()
 			if err != nil {
 				return err
 			}
@@ -132,4 +133,17 @@ func diskUsage(path string) int64 {
 		return nil
 	})
 	return n
+}
+
+// benchExe is the program the bench runs: queuectl as users run it, the
+// front program beside this one when this is queuectl-full.
+func benchExe() (string, error) {
+	exe, err := os.Executable()
+	if err != nil || filepath.Base(exe) != front.FullName {
+		return exe, err
+	}
+	if fi, err := os.Stat(filepath.Join(filepath.Dir(exe), "queuectl")); err == nil && !fi.IsDir() {
+		return filepath.Join(filepath.Dir(exe), "queuectl"), nil
+	}
+	return exe, nil
 }

@@ -9,10 +9,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/urfave/cli/v2"
+
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/front"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/spool"
-	"github.com/urfave/cli/v2"
 )
 
 func doctorCommand() *cli.Command {
@@ -87,14 +89,14 @@ func homeCheck(h *home) report.Check {
 		return report.Check{Name: "home", Status: report.CheckFail, Detail: h.dir + " does not exist",
 			Fix: "queuectl worker start creates it (or pass --home DIR)"}
 	}
-	for _, p := range privatePaths(h, false) {
-		err := spool.CheckPrivate(p.path, p.what, p.follow)
+	for _, p := range front.PrivatePaths(h.dir, h.db, false) {
+		err := spool.CheckPrivate(p.Path, p.What, p.Follow)
 		var u *spool.UnsafeError
 		if errors.As(err, &u) {
-			return report.Check{Name: "home", Status: report.CheckFail, Detail: fmt.Sprintf("%s %s: %s", p.what, p.path, u.Problem), Fix: u.Fix}
+			return report.Check{Name: "home", Status: report.CheckFail, Detail: fmt.Sprintf("%s %s: %s", p.What, p.Path, u.Problem), Fix: u.Fix}
 		}
 		if err != nil {
-			return report.Check{Name: "home", Status: report.CheckFail, Detail: err.Error(), Fix: "ls -ld " + p.path}
+			return report.Check{Name: "home", Status: report.CheckFail, Detail: err.Error(), Fix: "ls -ld " + p.Path}
 		}
 	}
 	return ok("home", "%s and what is in it are private to you", h.dir)

@@ -55,7 +55,9 @@ func enqueueJobs(c *cli.Context, jobs []claim.NewJob) error {
 	// a batch, or a job the worker declines, goes to the store here.
 	start := time.Now()
 	var handed error
-	if len(jobs) == 1 {
+	if r, ok := resumed(c); ok && len(jobs) == 1 {
+		jobs[0].ID, start, handed = r.ID, r.Start, handoff.ErrUnknown
+	} else if len(jobs) == 1 {
 		var r claim.Result
 		if r, handed = handOff(c, &jobs[0]); handed == nil {
 			return printEnqueued(c, []claim.Result{r})

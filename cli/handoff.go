@@ -4,18 +4,17 @@ import (
 	"cmp"
 	"context"
 	"errors"
-	"os"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
+
+	"github.com/queuectl/queuectl/front"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/run"
-	"github.com/queuectl/queuectl/spool"
 )
 
 // handOff gives one job to the worker serving this home's enqueue socket
@@ -35,40 +34,9 @@ func handOff(c *cli.Context, nj *claim.NewJob) (claim.Result, error) {
 }
 
 // handoffSocket returns this home's enqueue socket and the database a
-// client names to its worker, when a worker may serve it.
+// client names to its worker, when a worker may serve it (front.Socket).
 func handoffSocket(c *cli.Context) (sock, db string, ok bool) {
-	dir, db, err := homePaths(c)
-	if err != nil || !private(dir) {
-		return "", "", false
-	}
-	// No socket, no worker to hand to: the ordinary path checks the home
-	// itself, so it is not checked twice.
-	sock = filepath.Join(dir, handoff.SocketName)
-	if _, err := os.Lstat(sock); err != nil {
-		return "", "", false
-	}
-	// A home another user may write to is refused on the ordinary path,
-	// which says what is wrong with it.
-	h := &home{dir: dir, db: db, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
-	if checkHome(h, true) != nil {
-		return "", "", false
-	}
-	if db, err = filepath.Abs(db); err != nil {
-		return "", "", false
-	}
-	return sock, db, true
-}
-
-// private reports whether dir is a directory of this user that no one else
-// may write to: only then is a socket in it this user's. Any other home
-// takes the ordinary path, which says what is wrong with it.
-func private(dir string) bool {
-	fi, err := os.Lstat(dir)
-	if err != nil || !fi.IsDir() || fi.Mode().Perm()&0o022 != 0 {
-		return false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
+	return front.Socket(c.String("home"), c.String("db"))
 }
 
 // handedAfterAll settles an enqueue whose handoff had no answer, after the
@@ -101,17 +69,23 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
-	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges),
-		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) },
-		Inherit: func(queue string, env map[string]string) map[string]string {
-			live, err := liveWorkers(context.WithoutCancel(c.Context), h)
-			if err != nil {
-				return env // cannot tell what the workers have: keep it all
-			}
-			return inherit(env, queue, live)
-		}}
+	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges), Env: envFor(h),
+		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) }}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }
+}
+
+// envFor is what of a run's environment a job handed to this worker
+// carries: as on the store path (runEnv), what the home's live workers
+// that may run it lack. When they cannot be read, all of it.
+func envFor(h *home) func(context.Context, string, map[string]string) map[string]string {
+	return func(ctx context.Context, queue string, environ map[string]string) map[string]string {
+		live, err := liveWorkers(ctx, h)
+		if err != nil {
+			return environ
+		}
+		return runEnv(environ, cmp.Or(queue, "default"), live)
+	}
 }
 
 // followFor follows a job for a client of handoff.Run, in the worker's
@@ -129,4 +103,15 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
 		return t.Follow(ctx, j.ID)
 	}
+}
+
+// resumeKey holds, in the commands' context, the front.Resume of a call
+// the front program began: its job was handed to the worker already.
+type resumeKey struct{}
+
+// resumed returns the call's front.Resume: then enqueue and run store the
+// job only if the worker did not (handedAfterAll), with its id.
+func resumed(c *cli.Context) (front.Resume, bool) {
+	r, ok := c.Context.Value(resumeKey{}).(front.Resume)
+	return r, ok
 }

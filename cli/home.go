@@ -8,13 +8,15 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuectl/queuectl/front"
+
 	"github.com/mattn/go-isatty"
+	"github.com/urfave/cli/v2"
+
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
-	"github.com/urfave/cli/v2"
 )
 
 var jsonFlag = &cli.BoolFlag{Name: "json", Usage: "print JSON for scripts"}
@@ -98,44 +100,7 @@ var storesOpened atomic.Int64
 // write there can make queuectl run commands as this user. The spool is
 // checked when withSpool says so.
 func checkHome(h *home, withSpool bool) error {
-	for _, p := range privatePaths(h, withSpool) {
-		if err := spool.CheckPrivate(p.path, p.what, p.follow); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// privatePath is a path of a home that must be the user's alone.
-type privatePath struct {
-	path, what string
-	follow     bool // a symbolic link is allowed (the home, a --db elsewhere)
-}
-
-// privatePaths lists what checkHome checks, the spool when withSpool says so.
-func privatePaths(h *home, withSpool bool) []privatePath {
-	checks := []privatePath{
-		{h.dir, "home", true},
-		{h.dirs.Rejected, "rejected directory", false},
-		{h.dirs.Dead, "dead directory", false},
-		{h.dirs.Schedules, "schedules directory", false},
-		{h.logs, "logs directory", false},
-		{filepath.Join(h.dir, handoff.SocketName), "enqueue socket", false},
-	}
-	if withSpool {
-		checks = append(checks, privatePath{h.dirs.Spool, "spool directory", false})
-	}
-	// The database may live outside the home (--db); its own path may be a
-	// link then, its companions never.
-	if claim.EngineFor(h.db) != claim.EngineSQLite {
-		return checks
-	}
-	inHome := filepath.Dir(h.db) == filepath.Clean(h.dir)
-	checks = append(checks, privatePath{h.db, "database file", !inHome})
-	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
-		checks = append(checks, privatePath{h.db + suffix, "database file", false})
-	}
-	return checks
+	return front.CheckHome(h.dir, h.db, withSpool)
 }
 
 // homePaths resolves the home directory (--home, $QUEUECTL_HOME, else
@@ -147,26 +112,9 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 
 // homePathsOf is homePaths of the --home and --db values given.
 func homePathsOf(home, db string) (dir, dbPath string, err error) {
-	dir = home
-	if dir == "" {
-		dir = os.Getenv("QUEUECTL_HOME")
-	}
-	if dir == "" {
-		userHome, err := os.UserHomeDir()
-		if err != nil {
-			return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
-		}
-		dir = filepath.Join(userHome, ".queuectl")
-	}
-	dbPath = db
-	if dbPath == "" {
-		dbPath = os.Getenv("QUEUECTL_DB")
-	}
-	if dbPath == "" {
-		dbPath = os.Getenv("QUEUECTL_DB_PATH")
-	}
-	if dbPath == "" {
-		dbPath = filepath.Join(dir, "queue.db")
+	dir, dbPath, err = front.HomePaths(home, db)
+	if err != nil {
+		return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
 	}
 	return dir, dbPath, nil
 }

@@ -6,6 +6,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/queuectl/queuectl/front"
 	"io"
 	"os"
 	"syscall"
@@ -19,6 +20,9 @@ import (
 // commands' context (a worker stops claiming); the second cancels the
 // context a worker's running jobs hold (SPEC §5).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if r, ok := front.TakeResume(); ok {
+		ctx = context.WithValue(ctx, resumeKey{}, r)
+	}
 	soft, hard, stop := stages(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	app := newApp(hard)

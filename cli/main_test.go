@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+	"github.com/queuectl/queuectl/front"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -23,10 +24,23 @@ func TestMain(m *testing.M) {
 	if _, set := os.LookupEnv("GORACE"); !set {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
+	full := func() { os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
 	testscript.Main(m, map[string]func(){"queuectl": func() {
-		os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr))
-	}})
+		// As installed: the front program serves what it serves and execs
+		// queuectl-full (found on PATH: this binary again) for the rest,
+		// with the same arguments; fullInTest tells the copy it is that.
+		if _, ok := os.LookupEnv(fullInTest); ok {
+			os.Unsetenv(fullInTest)
+			full()
+		}
+		os.Setenv(fullInTest, "1")
+		os.Exit(front.Main(os.Args))
+	}, "queuectl-full": full})
 }
+
+// fullInTest is set in the environment of a queuectl-full the front execs
+// in these tests, where both are this binary under the name queuectl.
+const fullInTest = "QUEUECTL_TEST_FULL"
 
 // TestScripts runs the end-to-end scripts in testdata/script against the
 // real binary, each in a fresh home.

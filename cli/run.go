@@ -6,8 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 	"time"
+
+	"github.com/queuectl/queuectl/front"
 
 	"github.com/urfave/cli/v2"
 
@@ -58,32 +59,40 @@ func runJobFlags() []cli.Flag {
 // no such worker, or one that declines it, run stores the job and follows
 // it in the store itself.
 //
-// Either way the job stores of the caller's environment only what the
-// live workers lack (inherit): over the socket the worker decides it, from
-// the environment the client sends beside the job. None of it is ever
-// shown (show --env).
+// Either way the job carries only what of the caller's environment the
+// live workers lack (runEnv: the worker works it out for a job handed to
+// it), and the --env values. Neither is ever shown (but by show --env).
 func runAction(c *cli.Context) error {
 	nj, err := runSpec(c)
 	if err != nil {
 		return err
 	}
-	caller := callerEnv(os.Environ())
-	if c.IsSet("after") {
-		if err := withStore(func(c *cli.Context, h *home) error { return resolveAfter(c.Context, h.store, &nj) })(c); err != nil {
-			return err
-		}
-	}
+	environ := front.RunEnv(os.Environ())
 	start := time.Now()
-	s, handed := runHandOff(c, &nj, caller)
-	if handed == nil {
-		return runStreamed(c, s)
+	res, resuming := resumed(c)
+	var handed error
+	if resuming {
+		nj.ID, start, handed = res.ID, res.Start, handoff.ErrUnknown
+	} else {
+		if c.IsSet("after") {
+			if err := withStore(func(c *cli.Context, h *home) error { return resolveAfter(c.Context, h.store, &nj) })(c); err != nil {
+				return err
+			}
+		}
+		var s *handoff.Stream
+		if s, handed = runHandOff(c, &nj, environ); handed == nil {
+			return runStreamed(c, s)
+		}
 	}
 	return withHome(func(c *cli.Context, h *home) error {
 		live, err := liveWorkers(c.Context, h)
 		if err != nil {
 			return err
 		}
-		nj.Env = claim.LayEnv(inherit(caller, cmp.Or(nj.Queue, "default"), live), nj.Env)
+		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, "default"), live), nj.Env)
+		if err := nj.Validate(); err != nil {
+			return err
+		}
 		if err := checkWorkers(c, nj.Queue, live); err != nil {
 			return err
 		}
@@ -99,6 +108,9 @@ func runAction(c *cli.Context) error {
 		}
 		f := newFollower(c, r)
 		f.h = h
+		if resuming {
+			f.seen.resume(res)
+		}
 		if q, full := queueFull(c.Context, h.store, r.Job); full {
 			f.waiting(q)
 		}
@@ -181,9 +193,9 @@ func jobExit(j claim.Job) error {
 	return &exitStatus{exitFailure, fmt.Errorf("job %s is dead: %s", j.ID, j.LastError)}
 }
 
-// runSpec makes the job of run's flags and arguments: the caller's
-// directory unless --cwd says otherwise; its Env is what --env says, and
-// the caller's environment is laid under it later (inherit).
+// runSpec makes the job of run's flags and arguments: in the caller's
+// directory unless --cwd says otherwise, with the --env values only (the
+// caller's environment is laid under them: runEnv, withExplicit).
 func runSpec(c *cli.Context) (claim.NewJob, error) {
 	a := c.Args().Slice()
 	command := c.String("shell")
@@ -212,23 +224,16 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 	return nj, nj.Validate()
 }
 
-// shellQuote joins words into one /bin/sh command line that runs them as
-// they are: each word is single-quoted unless it is made of characters no
-// shell treats specially.
-func shellQuote(words []string) string {
-	var b strings.Builder
-	for i, w := range words {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if w != "" && strings.Trim(w, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-			b.WriteString(w)
-			continue
-		}
-		b.WriteString("'" + strings.ReplaceAll(w, "'", `'\''`) + "'")
+// withExplicit lays the --env values over env, and returns it.
+func withExplicit(env, explicit map[string]string) map[string]string {
+	for k, v := range explicit {
+		env[k] = v
 	}
-	return b.String()
+	return env
 }
+
+// shellQuote joins words into one /bin/sh command line (front.ShellQuote).
+func shellQuote(words []string) string { return front.ShellQuote(words) }
 
 // checkWorkers says at once, as wait does, when no live worker serves
 // queue, and refuses to go on with --no-wait-for-worker.

@@ -16,30 +16,15 @@ import (
 // variables, a `VAR=x` before the command) when the job carries every
 // variable whose value the worker's environment lacks or has otherwise.
 // The rest, usually nearly all of it and often secrets (tokens in the
-// login environment that the worker has too), is not stored: inherit keeps
+// login environment that the worker has too), is not stored: runEnv keeps
 // only the variables that differ from the environment of each live worker
 // of this host that may run the job. When one that may run it cannot be
-// read (another host's worker, no /proc) or none runs yet, inherit keeps
+// read (another host's worker, no /proc) or none runs yet, runEnv keeps
 // the whole environment: the job must see it wherever it runs.
 
-// callerEnv is what a job of run inherits from environ (KEY=VALUE
-// entries): all of it but the variables a job gets from its worker.
-func callerEnv(environ []string) map[string]string {
-	env := map[string]string{}
-	for _, kv := range environ {
-		k, v, _ := strings.Cut(kv, "=")
-		if k == "" || k == "QUEUECTL_JOB_ID" || k == "QUEUECTL_ATTEMPT" || strings.ContainsRune(kv, 0) {
-			continue
-		}
-		env[k] = v
-	}
-	return env
-}
-
-// inherit returns what run stores of the caller's env for a job of queue,
-// given the live workers: the variables one of them lacks or has with
-// another value, or all of env when one cannot be read.
-func inherit(env map[string]string, queue string, live []claim.WorkerInfo) map[string]string {
+// runEnv returns what run stores of environ (the caller's, as
+// front.RunEnv reads it) for a job of queue, given the live workers.
+func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo) map[string]string {
 	var workers []map[string]string
 	for _, w := range live {
 		if !served(queue, []claim.WorkerInfo{w}) {
@@ -52,13 +37,13 @@ func inherit(env map[string]string, queue string, live []claim.WorkerInfo) map[s
 		}
 		workers = append(workers, env)
 	}
-	kept := map[string]string{}
-	for k, v := range env {
+	env := map[string]string{}
+	for k, v := range environ {
 		if len(workers) == 0 || differs(workers, k, v) {
-			kept[k] = v
+			env[k] = v
 		}
 	}
-	return kept
+	return env
 }
 
 // differs reports whether any of the workers' environments lacks k=v.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/queuectl/queuectl/front"
 	"io"
 	"os"
 	"time"
@@ -17,7 +18,7 @@ import (
 // handOff does for enqueue, and asks it to send the job's runs back. Any
 // error means the caller stores the job itself (handedAfterAll for
 // handoff.ErrUnknown).
-func runHandOff(c *cli.Context, nj *claim.NewJob, inherited map[string]string) (*handoff.Stream, error) {
+func runHandOff(c *cli.Context, nj *claim.NewJob, environ map[string]string) (*handoff.Stream, error) {
 	sock, db, ok := handoffSocket(c)
 	if !ok {
 		return nil, handoff.ErrDeclined
@@ -25,7 +26,7 @@ func runHandOff(c *cli.Context, nj *claim.NewJob, inherited map[string]string) (
 	if nj.ID == "" {
 		nj.ID = claim.NewID(time.Now())
 	}
-	return handoff.Run(sock, db, *nj, inherited)
+	return handoff.Run(sock, db, *nj, environ)
 }
 
 // runStreamed follows a job the worker stored for run, on the worker's
@@ -109,6 +110,19 @@ func newSeen() seen {
 func (s *seen) replay() {
 	for k, n := range s.wrote {
 		s.skip[k] = n
+	}
+}
+
+// resume makes what the front program wrote, as r says, be skipped.
+func (s *seen) resume(r front.Resume) {
+	for _, a := range r.Started {
+		s.started[a] = true
+	}
+	for _, a := range r.Ended {
+		s.ended[a] = true
+	}
+	for _, w := range r.Wrote {
+		s.skip[[2]int{int(w[0]), int(w[1])}] += w[2]
 	}
 }
 

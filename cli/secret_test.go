@@ -134,3 +134,39 @@ func serveViews(t *testing.T, h *qhome, paths ...string) []string {
 	}
 	return bodies
 }
+
+// TestRunOverSocketStoresWhatWorkersLack: a run handed to the worker over
+// its socket, by the front program or by the full one, stores what of the
+// caller's environment the home's live workers lack, as the store path
+// does, and every --env value, even one the worker has.
+func TestRunOverSocketStoresWhatWorkersLack(t *testing.T) {
+	h := newHome(t)
+	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	t.Setenv("MY_SECRET_TOKEN", secret) // the worker's as well as the caller's
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	for _, args := range [][]string{
+		{"run", "-q", "--", "sh", "-c", `echo "$QUEUECTL_JOB_ID"`},
+		{"run", "-q", "--id", "by-full", "--", "sh", "-c", `echo "$QUEUECTL_JOB_ID"`},
+	} {
+		run := h.command(args...)
+		run.Env = append(run.Env, "ONLY_THE_CALLER=yes")
+		out, err := run.Output()
+		if err != nil {
+			t.Fatalf("queuectl %s: %v", strings.Join(args, " "), err)
+		}
+		id := strings.TrimSpace(string(out))
+		env := h.must("show", "--env", id)
+		if strings.Contains(env, secret) || !strings.Contains(env, "ONLY_THE_CALLER=yes") {
+			t.Errorf("show --env %s (queuectl %s):\n%s\nwant ONLY_THE_CALLER, which the worker lacks, and not MY_SECRET_TOKEN, which it has",
+				id, strings.Join(args, " "), env)
+		}
+	}
+	h.must("run", "-q", "--id", "explicit", "--env", "MY_SECRET_TOKEN="+secret, "--", "true")
+	if env := h.must("show", "--env", "explicit"); !strings.Contains(env, "MY_SECRET_TOKEN="+secret) {
+		t.Errorf("show --env explicit:\n%s\nwant the --env value MY_SECRET_TOKEN kept", env)
+	}
+}

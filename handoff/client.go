@@ -20,7 +20,7 @@ const answerTimeout = time.Minute
 // outcome can be looked up. Errors: ErrDeclined (nothing was stored: store
 // the job directly), ErrUnknown (it may be stored: look it up by id first).
 func Enqueue(path, db string, nj claim.NewJob) (claim.Result, error) {
-	_, a, err := hand(path, db, request{Job: nj})
+	_, a, err := hand(request{DB: db, Job: nj}, path)
 	if err != nil {
 		return claim.Result{}, err
 	}

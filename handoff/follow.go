@@ -162,10 +162,12 @@ type Stream struct {
 }
 
 // Run hands nj to the worker serving the socket at path, as Enqueue does,
-// and asks it to follow the job: read its runs with Next. Errors as
-// Enqueue's; the worker declines a job of a queue it does not serve.
-func Run(path, db string, nj claim.NewJob, inherited map[string]string) (*Stream, error) {
-	conn, a, err := hand(path, db, request{Job: nj, Follow: true, Inherited: inherited})
+// and asks it to follow the job: read its runs with Next. environ is the
+// caller's environment: the job carries what of it the worker's Server.Env
+// keeps, and nj.Env (the explicit values) over it. Errors as Enqueue's;
+// the worker declines a job of a queue it does not serve.
+func Run(path, db string, nj claim.NewJob, environ map[string]string) (*Stream, error) {
+	conn, a, err := hand(request{DB: db, Job: nj, Follow: true, Environ: environ}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +232,7 @@ type conn struct {
 
 // hand sends one request and reads the worker's answer; with follow, the
 // connection stays open for the frames and is returned.
-func hand(path, db string, req request) (conn, answer, error) {
+func hand(req request, path string) (conn, answer, error) {
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket || !ownedByMe(fi) {
 		return conn{}, answer{}, ErrDeclined
 	}
@@ -238,7 +240,7 @@ func hand(path, db string, req request) (conn, answer, error) {
 	if err != nil {
 		return conn{}, answer{}, ErrDeclined
 	}
-	req.Fingerprint, req.DB = fingerprint(req.Follow), db
+	req.Fingerprint = fingerprint(req.Follow)
 	a, r, err := ask(c, req)
 	if err != nil || !req.Follow {
 		c.Close()

@@ -50,9 +50,10 @@ type request struct {
 	DB          string // the database the client would write: the worker's own, or declined
 	Job         claim.NewJob
 	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
-	// Inherited is the caller's environment, which Run sends beside the
-	// job: the server keeps of it what Server.Inherit says, under Job.Env.
-	Inherited map[string]string `json:",omitempty"`
+	// Environ is the caller's environment (Run): the job carries what of
+	// it the server's Env keeps, under the values of Job.Env, which the
+	// caller gave explicitly and are always kept.
+	Environ map[string]string `json:",omitempty"`
 }
 
 // answer is the worker's one JSON line back.
@@ -79,7 +80,7 @@ var (
 		return typesPrint(reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job]())
 	})
 	followPrint = sync.OnceValue(func() string {
-		return typesPrint(reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job](),
+		return typesPrint(reflect.TypeFor[request](), reflect.TypeFor[claim.Job](),
 			reflect.TypeFor[claim.Run](), reflect.TypeFor[claim.Queue]())
 	})
 )

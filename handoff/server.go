@@ -3,7 +3,6 @@ package handoff
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,9 +61,9 @@ type Server struct {
 	// Follow writes job j's runs to feed until it is finished, and returns
 	// it then; it returns ctx's error when ctx ends first.
 	Follow func(ctx context.Context, j claim.Job, feed Feed) (claim.Job, error)
-	// Inherit returns what a job of queue keeps of the environment its
-	// client sent beside it (a Run client's); nil: all of it.
-	Inherit func(queue string, env map[string]string) map[string]string
+	// Env returns what of a Run client's environment a job of queue must
+	// carry (what the workers that may run it lack); nil: all of it.
+	Env func(ctx context.Context, queue string, environ map[string]string) map[string]string
 }
 
 // pending is one client's job waiting for the next group commit.
@@ -134,8 +133,8 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
 		a.Declined = "no worker of this process serves the queue"
 	default:
-		if req.Inherited != nil {
-			req.Job.Env = s.inherited(req.Job, req.Inherited)
+		if req.Follow {
+			req.Job.Env = s.jobEnv(ctx, req)
 		}
 		p := pending{job: req.Job, reply: make(chan answer, 1)}
 		queue <- p
@@ -216,11 +215,21 @@ func sameFile(a, b string) bool {
 	return err == nil && os.SameFile(fa, fb)
 }
 
-// inherited is j's env laid over what it keeps of env, its client's
-// environment.
-func (s *Server) inherited(j claim.NewJob, env map[string]string) map[string]string {
-	if s.Inherit != nil {
-		env = s.Inherit(cmp.Or(j.Queue, "default"), env)
+// jobEnv is the environment a Run client's job carries: what Env keeps of
+// the client's, and the values it gave explicitly over them.
+func (s *Server) jobEnv(ctx context.Context, req request) map[string]string {
+	env := req.Environ
+	if s.Env != nil && len(env) > 0 {
+		env = s.Env(ctx, req.Job.Queue, env)
 	}
-	return claim.LayEnv(env, j.Env)
+	if len(req.Job.Env) == 0 {
+		return env
+	}
+	if env == nil {
+		env = map[string]string{}
+	}
+	for k, v := range req.Job.Env {
+		env[k] = v
+	}
+	return env
 }

@@ -11,7 +11,7 @@
 # for dpkg-deb); tar entries are sorted, owned by 0:0, with fixed modes;
 # gzip stores no name or time.
 #
-#   BINARIES   NAME=PACKAGE ..., e.g. "queuectl=. queuectl-lite=./cmd/queuectl-lite"
+#   BINARIES   NAME=PACKAGE ..., e.g. "queuectl=. queuectl-full=./cmd/queuectl-full"
 #   PLATFORMS  OS/ARCH ...
 #   VERSION COMMIT DATE EPOCH   what to stamp; DIST  the output directory
 set -euo pipefail
@@ -23,7 +23,7 @@ rm -rf "$DIST"
 mkdir -p "$DIST/.work"
 work=$(cd "$DIST/.work" && pwd)
 
-ldflags="-s -w -X github.com/queuectl/queuectl/cli.version=$VERSION -X github.com/queuectl/queuectl/cli.commit=$COMMIT -X github.com/queuectl/queuectl/cli.date=$DATE"
+ldflags="-s -w -X github.com/queuectl/queuectl/front.version=$VERSION -X github.com/queuectl/queuectl/front.commit=$COMMIT -X github.com/queuectl/queuectl/front.date=$DATE"
 build() { # build OS ARCH DIR: every binary of BINARIES into DIR
   for b in $BINARIES; do
     CGO_ENABLED=0 GOOS=$1 GOARCH=$2 GOFLAGS=-buildvcs=false \

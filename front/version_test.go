@@ -1,4 +1,4 @@
-package cli
+package front
 
 import (
 	"runtime/debug"

@@ -1,0 +1,201 @@
+package front_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/internal/testenv"
+)
+
+// pair is the two programs as `go install ./...` installs them, side by
+// side, and a home of their own.
+type pair struct {
+	t        *testing.T
+	bin, dir string
+	home     string
+}
+
+func newPair(t *testing.T) *pair {
+	goBin := testenv.LookPath(t, "go", "golang")
+	dir := t.TempDir()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	for out, pkg := range map[string]string{"queuectl": ".", "queuectl-full": "./cmd/queuectl-full"} {
+		cmd := exec.Command(goBin, "build", "-o", filepath.Join(dir, out), pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("go build %s: %v\n%s", pkg, err, b)
+		}
+	}
+	return &pair{t: t, bin: filepath.Join(dir, "queuectl"), dir: dir, home: filepath.Join(t.TempDir(), "home")}
+}
+
+func (p *pair) command(env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(p.bin, args...)
+	// PATH without the programs: the front finds queuectl-full beside itself.
+	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+p.home, "NO_COLOR=1", "PATH=/usr/bin:/bin")
+	cmd.Env = append(cmd.Env, env...)
+	return cmd
+}
+
+// run runs the front with args and returns its stdout, stderr and exit code.
+func (p *pair) run(env []string, args ...string) (string, string, int) {
+	p.t.Helper()
+	cmd := p.command(env, args...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		p.t.Fatalf("queuectl %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), cmd.ProcessState.ExitCode()
+}
+
+// startWorker starts a worker through the front and waits for its socket.
+func (p *pair) startWorker() {
+	p.t.Helper()
+	if _, errs, code := p.run(nil, "status"); code != 0 {
+		p.t.Fatalf("status: exit %d\n%s", code, errs)
+	}
+	w := p.command(nil, "worker", "start", "--no-spool")
+	if err := w.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.t.Cleanup(func() {
+		p.run(nil, "worker", "stop", "--wait")
+		w.Wait()
+	})
+	deadline := time.Now().Add(time.Minute)
+	for {
+		if _, err := os.Stat(filepath.Join(p.home, handoff.SocketName)); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatal("the worker's socket never appeared")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestFrontAndFull runs the real programs as installed: a worker, enqueue
+// and run through the front to it, a command the front does not serve,
+// --help, a usage error, and enqueue once no worker serves the home.
+func TestFrontAndFull(t *testing.T) {
+	p := newPair(t)
+	p.startWorker()
+
+	id, errs, code := p.run(nil, "enqueue", "-q", "--command", "echo hi")
+	if code != 0 || !regexp.MustCompile(`^\S+\n$`).MatchString(id) {
+		t.Fatalf("enqueue -q = %q, exit %d\n%s", id, code, errs)
+	}
+	if out, errs, code := p.run(nil, "wait", strings.TrimSpace(id)); code != 0 {
+		t.Fatalf("wait: exit %d\n%s%s", code, out, errs)
+	}
+	if out, errs, code := p.run(nil, "enqueue", `{"command": "true"}`); code != 0 || !strings.HasPrefix(out, "Enqueued job ") {
+		t.Fatalf("enqueue JSON = %q, exit %d\n%s", out, code, errs)
+	}
+	if out, errs, code := p.run(nil, "run", "-q", "--", "echo", "hello world"); out != "hello world\n" || errs != "" || code != 0 {
+		t.Fatalf("run -q = %q, %q, exit %d; want the output alone", out, errs, code)
+	}
+	// A job that dies: its output once, its end told once, why it died, its exit code.
+	out, errs, code := p.run(nil, "run", "--", "sh", "-c", "echo out; echo err >&2; exit 3")
+	if out != "out\n" || code != 3 || strings.Count("\n"+errs, "\nerr\n") != 1 ||
+		strings.Count(errs, "attempt 1 of 1 started") != 1 || !strings.Contains(errs, "is dead: run 1 exited 3") {
+		t.Fatalf("run of a failing command = %q, exit %d\nstderr:\n%s", out, code, errs)
+	}
+
+	out, errs, code = p.run(nil, "status")
+	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 1\b`).MatchString(out) {
+		t.Fatalf("status = %q, exit %d\n%s", out, code, errs)
+	}
+	if out, _, code := p.run(nil, "enqueue", "--help"); code != 0 || !strings.Contains(out, "queuectl enqueue - add a job") {
+		t.Fatalf("enqueue --help = %q, exit %d", out, code)
+	}
+	if _, errs, code := p.run(nil, "enqueue", "echo", "hi"); code != 2 || !strings.Contains(errs, "queuectl: error: usage: enqueue takes a job as JSON") {
+		t.Fatalf("enqueue echo hi: exit %d\n%s", code, errs)
+	}
+
+	// enqueue -f: a file of one job is the front's, of two the full program's.
+	one, two := filepath.Join(p.dir, "one.json"), filepath.Join(p.dir, "two.jsonl")
+	os.WriteFile(one, []byte("{\"command\": \"true\"}\n"), 0o600)
+	os.WriteFile(two, []byte("{\"command\": \"true\"}\n{\"command\": \"true\"}\n"), 0o600)
+	for file, want := range map[string]int{one: 1, two: 2} {
+		out, errs, code := p.run(nil, "enqueue", "-q", "-f", file)
+		if ids := strings.Fields(out); code != 0 || len(ids) != want {
+			t.Errorf("enqueue -q -f %s = %q, exit %d, want %d ids\n%s", filepath.Base(file), out, code, want, errs)
+		}
+	}
+
+	full, err := exec.Command(filepath.Join(p.dir, "queuectl-full"), "--version").Output()
+	for _, args := range [][]string{{"--version"}, {"-v"}, {"version"}} {
+		if out, errs, code := p.run(nil, args...); out != string(full) || err != nil || code != 0 {
+			t.Errorf("queuectl %s = %q, exit %d, %s; want queuectl-full's %q (%v)", args[0], out, code, errs, full, err)
+		}
+	}
+
+	if _, errs, code := p.run(nil, "worker", "stop", "--wait"); code != 0 {
+		t.Fatalf("worker stop: exit %d\n%s", code, errs)
+	}
+	if id, errs, code := p.run(nil, "enqueue", "-q", "-c", "true"); code != 0 || id == "" {
+		t.Fatalf("enqueue with no worker = %q, exit %d\n%s", id, code, errs)
+	}
+}
+
+// TestFrontInitsNothingHeavy: an enqueue the front hands to a worker runs
+// no package initialisation of the store engines, the table renderer or
+// the command tree (GODEBUG=inittrace=1 prints one line per package init).
+func TestFrontInitsNothingHeavy(t *testing.T) {
+	p := newPair(t)
+	p.startWorker()
+	out, errs, code := p.run([]string{"GODEBUG=inittrace=1"}, "enqueue", "-q", "--command", "true")
+	if code != 0 || out == "" {
+		t.Fatalf("enqueue = %q, exit %d\n%s", out, code, errs)
+	}
+	heavy := regexp.MustCompile(`tablewriter|modernc\.org|jackc/pgx|golang\.org/x/text|urfave/cli|queuectl/(cli|report|claim/sqlite|claim/postgres)\b`)
+	inits := 0
+	sc := bufio.NewScanner(strings.NewReader(errs))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		if len(f) < 2 || f[0] != "init" {
+			continue
+		}
+		inits++
+		if heavy.MatchString(f[1]) {
+			t.Errorf("the front ran the init of %s", f[1])
+		}
+	}
+	if inits == 0 {
+		t.Fatalf("no inittrace lines on stderr:\n%s", errs)
+	}
+}
+
+// TestFrontWithoutFull: a front installed without queuectl-full says so,
+// and how to install both.
+func TestFrontWithoutFull(t *testing.T) {
+	p := newPair(t)
+	alone := filepath.Join(t.TempDir(), "queuectl")
+	data, err := os.ReadFile(p.bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(alone, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p.bin = alone
+	_, errs, code := p.run(nil, "status")
+	if code != 1 || !strings.Contains(errs, "queuectl: error: run queuectl-full") || !strings.Contains(errs, "queuectl: hint: install both programs") {
+		t.Errorf("status without queuectl-full: exit %d\n%s", code, errs)
+	}
+}

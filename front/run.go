@@ -1,0 +1,220 @@
+package front
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/run"
+)
+
+// errTimedOut ends a follow when an attempt outlives the job's timeout.
+var errTimedOut = errors.New("attempt timed out")
+
+// stopWait bounds how long run waits, once interrupted or timed out, for
+// its job's worker to stop the job's processes (as the full program).
+const stopWait = 5 * time.Second
+
+// follower is the full program's run follower (cli/runfollow.go) for a
+// job followed on its worker's connection only: whatever needs the store
+// is left to the full program, through a Resume.
+type follower struct {
+	c      *call
+	s      *handoff.Stream
+	id     string
+	res    Resume
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	tout   time.Duration
+	remote bool // a run started on another host: the full program says so
+}
+
+// run hands nj over for run and follows it to its end.
+func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool) {
+	// Ctrl-C from here on cancels the job, as in the full program.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	s, err := handoff.Run(sock, db, nj, RunEnv(os.Environ()))
+	res := Resume{ID: nj.ID, Start: start}
+	switch {
+	case errors.Is(err, handoff.ErrUnknown):
+		return Full(c.args, &res), true
+	case err != nil:
+		return 0, false
+	case s.Outcome != claim.Created:
+		s.Close() // a unique key held by another job: the full program says so
+		return Full(c.args, &res), true
+	}
+	defer s.Close()
+	f := &follower{c: c, s: s, id: nj.ID, res: res, tout: s.Job.Timeout}
+	f.ctx, f.cancel = context.WithCancelCause(ctx)
+	defer f.cancel(nil)
+	j, err := f.follow()
+	return f.end(j, err), true
+}
+
+func (f *follower) follow() (claim.Job, error) {
+	defer f.disarm()
+	unwatch := context.AfterFunc(f.ctx, f.s.Interrupt)
+	defer unwatch()
+	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+		Waiting: func(q claim.Queue) {
+			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
+		},
+		Event: f.event}
+	for {
+		j, done, err := f.s.Next(feed)
+		switch {
+		case done:
+			return j, nil
+		case f.ctx.Err() != nil:
+			return claim.Job{}, f.ctx.Err()
+		case f.remote:
+			return claim.Job{}, handoff.ErrHandover
+		case err != nil:
+			return claim.Job{}, err
+		}
+	}
+}
+
+// end is run's exit once its job is followed to j (or err).
+func (f *follower) end(j claim.Job, err error) int {
+	switch {
+	case errors.Is(context.Cause(f.ctx), errTimedOut):
+		if err != nil || !j.State.Finished() {
+			f.stop()
+		}
+		fmt.Fprintf(os.Stderr, "queuectl: error: job %s: an attempt ran out of its %v\n", f.id, f.tout)
+		return 124
+	case err != nil && f.ctx.Err() != nil:
+		f.stop()
+		return 130
+	case errors.Is(err, handoff.ErrHandover):
+		f.s.Close()
+		return Full(f.c.args, &f.res)
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
+		return 1
+	}
+	switch {
+	case j.State == claim.Completed:
+		return 0
+	case j.State == claim.Dead:
+		f.s.Close()
+		return Full(f.c.args, &f.res) // says why it died, and exits as it did
+	}
+	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", j.ID, j.State)
+	return 1
+}
+
+// event announces a run's start and end, and keeps a timer on the running
+// attempt, as the full program's follower does.
+func (f *follower) event(e handoff.Event) {
+	f.disarm()
+	if f.remote {
+		return
+	}
+	a := e.Run.Attempt
+	if !e.Ended {
+		if e.Run.Host != run.HostID() {
+			f.remote = true // its output shows when it ends: the full program follows it
+			f.s.Interrupt()
+			return
+		}
+		f.res.Started = append(f.res.Started, a)
+		f.announce("attempt %d of %d started", a, e.Job.MaxRetries)
+		if f.tout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout)), func() { f.cancel(errTimedOut) })
+		}
+		return
+	}
+	f.res.Ended = append(f.res.Ended, a)
+	switch e.Run.Outcome {
+	case claim.OutcomeFailed:
+		if f.tout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.tout {
+			f.cancel(errTimedOut)
+		}
+		switch e.Job.State {
+		case claim.Dead:
+			f.announce("attempt %d failed (%s); no attempts left", a, e.Run.Error)
+		case claim.Failed:
+			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
+			f.announce("attempt %d failed (%s); next attempt in %v", a, e.Run.Error, wait)
+		default:
+			f.announce("attempt %d failed (%s)", a, e.Run.Error)
+		}
+	case claim.OutcomeLost:
+		f.announce("attempt %d was lost with its worker; it runs again", a)
+	case claim.OutcomeInterrupted:
+		f.announce("attempt %d was interrupted (%s); it runs again", a, e.Run.Error)
+	}
+}
+
+func (f *follower) disarm() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
+}
+
+func (f *follower) announce(format string, a ...any) {
+	if !f.c.quiet {
+		fmt.Fprintf(os.Stderr, "queuectl: job %s: "+format+"\n", append([]any{f.id}, a...)...)
+	}
+}
+
+// stop cancels the job through its worker, and writes what comes until
+// the job's end, for stopWait at most.
+func (f *follower) stop() {
+	f.s.Resume(stopWait)
+	err := f.s.Cancel()
+	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+		Waiting: func(claim.Queue) {}, Event: func(handoff.Event) {}}
+	for err == nil {
+		var done bool
+		if _, done, err = f.s.Next(feed); done {
+			return
+		}
+	}
+	if errors.Is(err, handoff.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
+		fmt.Fprintf(os.Stderr, "queuectl: job %s is canceled; its worker is still stopping its processes\n", f.id)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "queuectl: job %s: cancel: %v\n", f.id, err)
+}
+
+// writer writes a stream of the running attempt, and counts what it wrote
+// for a Resume.
+func (f *follower) writer(stream int, w io.Writer) io.Writer {
+	return writerFunc(func(p []byte) (int, error) {
+		n, err := w.Write(p)
+		attempt := 0
+		if k := len(f.res.Started); k > 0 {
+			attempt = f.res.Started[k-1]
+		}
+		f.res.Wrote = addWrote(f.res.Wrote, attempt, stream, n)
+		return n, err
+	})
+}
+
+func addWrote(w [][3]int64, attempt, stream, n int) [][3]int64 {
+	for i := range w {
+		if w[i][0] == int64(attempt) && w[i][1] == int64(stream) {
+			w[i][2] += int64(n)
+			return w
+		}
+	}
+	return append(w, [3]int64{int64(attempt), int64(stream), int64(n)})
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (w writerFunc) Write(p []byte) (int, error) { return w(p) }
