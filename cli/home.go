@@ -31,11 +31,8 @@ type home struct {
 	config claim.Config
 }
 
-// openHome resolves --home/--db, creates the home (0700) and opens the store.
-// The caller closes h.store.
-func openHome(c *cli.Context) (*home, error) { return openHomeSpool(c, false) }
-
-// openHomeSpool is openHome; lenientSpool lets an unsafe spool pass, for
+// openHomeSpool resolves --home/--db, creates the home (0700) and opens the
+// store; the caller closes h.store. lenientSpool lets an unsafe spool pass, for
 // status, which shows it, and worker stop, which must reach the workers
 // that keep running beside one. Every other command refuses it.
 func openHomeSpool(c *cli.Context, lenientSpool bool) (*home, error) {

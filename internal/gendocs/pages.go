@@ -93,11 +93,7 @@ func (w *doc) commandPage(cmd *cli.Command) {
 	w.heading(0, "NAME")
 	w.line("queuectl-" + cmd.Name + " - " + escape(cmd.Usage))
 	w.heading(0, "SYNOPSIS")
-	var syn []string
-	for _, u := range synopses("queuectl "+cmd.Name, cmd) {
-		syn = append(syn, u)
-	}
-	w.line(strings.Join(syn, "  \n"))
+	w.line(strings.Join(synopses("queuectl "+cmd.Name, cmd), "  \n"))
 	w.heading(0, "DESCRIPTION")
 	w.command("queuectl "+cmd.Name, cmd)
 	w.heading(0, "SEE ALSO")
