@@ -15,11 +15,11 @@ import (
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
-// TestGroupClaim: claims of one claimant that gather while a transaction
-// is in flight are one statement in the next, which honours the queue's
+// TestGroupClaim: claims of one claimant that gather while transactions
+// are in flight are one statement in the next, which honours the queue's
 // limit, pauses, dependencies and priorities as a single claim does. The
-// first transaction is held in the server by the claim lock, taken
-// outside, so the second group is certain to form.
+// transactions in flight are held in the server by the claim lock, taken
+// outside, so the third group is certain to form.
 func TestGroupClaim(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
@@ -74,11 +74,13 @@ func TestGroupClaim(t *testing.T) {
 		mu.Unlock()
 	}
 	wg.Go(claimOne)
-	waitGroup(t, e, func(busy bool, queued int) bool { return busy && queued == 0 })
-	for range 5 {
+	waitGroup(t, e, func(sending, queued int) bool { return sending == 1 && queued == 0 })
+	wg.Go(claimOne)
+	waitGroup(t, e, func(sending, queued int) bool { return sending == maxInFlight && queued == 0 })
+	for range 4 {
 		wg.Go(claimOne)
 	}
-	waitGroup(t, e, func(busy bool, queued int) bool { return queued == 5 })
+	waitGroup(t, e, func(sending, queued int) bool { return queued == 4 })
 	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_unlock($1)", e.claimKey); err != nil {
 		t.Fatal(err)
 	}
@@ -87,20 +89,20 @@ func TestGroupClaim(t *testing.T) {
 	slices.Sort(got)
 	want := []string{"", "", "free", "q-3", "q-4", "q-5"}
 	if !slices.Equal(got, want) {
-		t.Errorf("6 claims in 2 groups took %q, want %q (q's limit 3, p paused, blocked waiting)", got, want)
+		t.Errorf("6 claims in 3 groups took %q, want %q (q's limit 3, p paused, blocked waiting)", got, want)
 	}
-	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 2 || w != 5 {
-		t.Errorf("6 claims went in %d transactions, the widest of %d; want 2, the widest of 5", g, w)
+	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 3 || w != 4 {
+		t.Errorf("6 claims went in %d transactions, the widest of %d; want 3, the widest of 4", g, w)
 	}
 }
 
 // waitGroup polls e's committer until ok says its state is reached.
-func waitGroup(t *testing.T, e *Engine, ok func(busy bool, queued int) bool) {
+func waitGroup(t *testing.T, e *Engine, ok func(sending, queued int) bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		e.group.mu.Lock()
-		done := ok(e.group.busy, len(e.group.queue))
+		done := ok(e.group.sending, len(e.group.queue))
 		e.group.mu.Unlock()
 		if done {
 			return
