@@ -344,16 +344,17 @@ func BenchmarkClaimersRatio(b *testing.B) {
 	}
 }
 
-// claimers has 8 slots claim and complete n jobs of s, each as fast as it
+// claimers has the 8 slots of one worker (one claimant, as run.Worker's
+// slots share theirs) claim and complete n jobs of s, each as fast as it
 // can (CompleteAndClaim, as a busy slot does), and returns how long they
 // took.
 func claimers(b *testing.B, s *claim.Store, n int) time.Duration {
 	const slots = 8
 	var done atomic.Int64
 	var wg sync.WaitGroup
+	c := claimant(b, "worker")
 	start := time.Now()
-	for g := range slots {
-		c := claimant(b, fmt.Sprintf("slot%d", g))
+	for range slots {
 		wg.Go(func() {
 			_, r, err := s.Claim(b.Context(), c)
 			for err == nil {

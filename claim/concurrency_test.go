@@ -56,14 +56,25 @@ func drain(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(i
 // and never see a busy or serialization error.
 func TestNoDoubleClaimGoroutines(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
-		claimConcurrently(t, db, 2000, 3, 8, drain)
+		claimConcurrently(t, db, 2000, 3, 8, false, drain)
+	})
+}
+
+// TestNoDoubleClaimBatches: the slots of a worker share its claimant, so
+// that their claims and completions gather into one transaction, the
+// claims into one statement (on PostgreSQL); over several Stores, every
+// job is still claimed exactly once.
+func TestNoDoubleClaimBatches(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		claimConcurrently(t, db, 2000, 3, 8, true, chain)
 	})
 }
 
 // claimConcurrently enqueues jobs, runs perStore goroutines on each of
 // stores Stores (each with its own connections) on db, each looping with slot,
-// and checks that every job was claimed once and completed.
-func claimConcurrently(t *testing.T, db testDB, jobs, stores, perStore int,
+// and checks that every job was claimed once and completed. With shared,
+// the goroutines of a Store are the slots of one worker: one claimant.
+func claimConcurrently(t *testing.T, db testDB, jobs, stores, perStore int, shared bool,
 	slot func(ctx context.Context, s *claim.Store, c claim.Claimant, claimed func(id string)) error) {
 	t.Helper()
 	ctx := t.Context()
@@ -74,8 +85,12 @@ func claimConcurrently(t *testing.T, db testDB, jobs, stores, perStore int,
 	var wg sync.WaitGroup
 	for i := range stores {
 		s := db.open(t)
+		worker := claimant(t, fmt.Sprintf("store%d", i))
 		for g := range perStore {
 			c := claimant(t, fmt.Sprintf("store%d-slot%d", i, g))
+			if shared {
+				c = worker
+			}
 			wg.Go(func() {
 				err := slot(ctx, s, c, func(id string) {
 					mu.Lock()

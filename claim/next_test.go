@@ -73,7 +73,7 @@ func TestCompleteAndClaimLost(t *testing.T) {
 // two Stores on one file run every job exactly once.
 func TestNoDoubleClaimCompleteAndClaim(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
-		claimConcurrently(t, db, 1000, 2, 4, chain)
+		claimConcurrently(t, db, 1000, 2, 4, false, chain)
 	})
 }
 

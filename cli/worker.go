@@ -34,7 +34,7 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 				&cli.BoolFlag{Name: "no-spool", Usage: "do not ingest the spool directory"},
 				logFlags()[0], logFlags()[1],
 			},
-			Action: withHome(func(c *cli.Context, h *home) error { return workerStart(c, h, hard) }),
+			Action: around(openWorkerHome, func(c *cli.Context, h *home) error { return workerStart(c, h, hard) }),
 		}, {
 			Name:        "stop",
 			Usage:       "ask every worker of this home to finish its jobs and exit",
@@ -77,6 +77,19 @@ func workerScale(c *cli.Context, h *home) error {
 	}
 	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s) each\n", reached, n)
 	return nil
+}
+
+// openWorkerHome is openHome with the store's connections sized for the
+// worker's slots (claim.ForWorker): a fleet of workers on one PostgreSQL
+// server holds a known number of connections.
+func openWorkerHome(c *cli.Context) (*home, error) {
+	h, err := openHomeWith(c, false, func(location string) (*claim.Store, error) {
+		return claim.Open(claim.ForWorker(location, c.Int("count")))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return h.readConfig(c)
 }
 
 func workerStart(c *cli.Context, h *home, hard context.Context) error {

@@ -121,68 +121,34 @@ func queueClaim(b *pgx.Batch, p claim.ClaimParams) {
 	b.Queue(claimQuery, args...)
 }
 
-// readClaim reads the result of queueClaim: the job and its run, or
-// ErrNoJob.
-func readClaim(br pgx.BatchResults, p claim.ClaimParams) (claim.Job, claim.Run, error) {
-	j, err := claim.ScanJob(br.QueryRow())
-	if errors.Is(err, pgx.ErrNoRows) {
-		return claim.Job{}, claim.Run{}, claim.ErrNoJob
-	}
-	if err != nil {
-		return claim.Job{}, claim.Run{}, fmt.Errorf("claim job: %w", err)
-	}
-	return j, claim.NewRun(p.Claimant, j, p.Now), nil
-}
-
-// Claim takes the next job: one durable transaction, one round trip.
+// Claim takes the next job: one durable transaction, one round trip,
+// shared with the other writes of the slots in flight (batch.go).
 // Durable, unlike SQLite's: the server is a failure domain of its own, and
 // a claim its crash took back would be a job that another host claims
-// again while this one runs it (SPEC §6). The commits of all the slots of
-// every worker share the server's WAL flushes (group commit).
+// again while this one runs it (SPEC §6).
 func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, claim.Run, error) {
-	var j claim.Job
-	var r claim.Run
-	err := e.sendDurable(ctx, func(b *pgx.Batch) {
-		b.Queue(claimLock, e.claimKey)
-		queueClaim(b, p)
-	}, func(br pgx.BatchResults) (err error) {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("take the claim lock: %w", err)
-		}
-		j, r, err = readClaim(br, p)
-		return err
-	})
-	return j, r, err
+	req := &request{ctx: ctx, claim: &p}
+	e.commit(req)
+	return req.j, req.r, req.claimErr
 }
 
 // CompleteAndClaim finishes done and claims next in one durable
-// transaction (as Claim is), in one round trip: the claim lock, the finish and the claim are
-// statements of one batch. Nothing in between needs the client: a finish
-// that matches no row (lost) changes nothing and the claim goes on, a
-// claim that finds no job commits the finish.
+// transaction (as Claim is, and shared as Claim's is): the finish comes
+// before the claim. A finish that matches no row (lost) changes nothing
+// and the claim goes on, a claim that finds no job commits the finish.
 func (e *Engine) CompleteAndClaim(ctx context.Context, done claim.FinishParams, next claim.ClaimParams) (j claim.Job, r claim.Run, ended claim.State, err error) {
-	err = e.sendDurable(ctx, func(b *pgx.Batch) {
-		b.Queue(claimLock, e.claimKey)
-		e.queueFinish(b, done)
-		queueClaim(b, next)
-	}, func(br pgx.BatchResults) error {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("take the claim lock: %w", err)
-		}
-		var err error
-		if ended, err = readFinish(br, done); err != nil && !errors.Is(err, claim.ErrLost) {
-			return err
-		}
-		j, r, err = readClaim(br, next)
-		return err
-	})
-	if errors.Is(err, claim.ErrNoJob) {
-		return claim.Job{}, claim.Run{}, ended, err
+	req := &request{ctx: ctx, finish: &done, claim: &next}
+	e.commit(req)
+	if req.finishErr != nil && !errors.Is(req.finishErr, claim.ErrLost) {
+		return claim.Job{}, claim.Run{}, "", req.finishErr
 	}
-	if err != nil {
-		return claim.Job{}, claim.Run{}, "", err
+	if errors.Is(req.claimErr, claim.ErrNoJob) {
+		return claim.Job{}, claim.Run{}, req.ended, req.claimErr
 	}
-	return j, r, ended, nil
+	if req.claimErr != nil {
+		return claim.Job{}, claim.Run{}, "", req.claimErr
+	}
+	return req.j, req.r, req.ended, nil
 }
 
 // Started records the process group of a run and when its command started,
@@ -261,18 +227,16 @@ func readFinish(br pgx.BatchResults, p claim.FinishParams) (claim.State, error) 
 	return claim.State(next), nil
 }
 
-// Finish applies p in one statement, one round trip, and returns the job's
-// new state: canceled, whatever p says, for a job that `cancel` marked. It
-// is durable whatever p says: a worker acts on the end of a run (hooks,
-// dependents, its next claim), and a completion a crash of the server took
-// back would be a job processing under a worker that no longer runs it.
+// Finish applies p in one statement of a group's durable transaction
+// (batch.go) and returns the job's new state: canceled, whatever p says,
+// for a job that `cancel` marked. It is durable whatever p says: a worker
+// acts on the end of a run (hooks, dependents, its next claim), and a
+// completion a crash of the server took back would be a job processing
+// under a worker that no longer runs it.
 func (e *Engine) Finish(ctx context.Context, p claim.FinishParams) (claim.State, error) {
-	var next claim.State
-	err := e.sendDurable(ctx, func(b *pgx.Batch) { e.queueFinish(b, p) }, func(br pgx.BatchResults) (err error) {
-		next, err = readFinish(br, p)
-		return err
-	})
-	return next, err
+	req := &request{ctx: ctx, finish: &p}
+	e.commit(req)
+	return req.ended, req.finishErr
 }
 
 // HasWork looks for a job runnable now or failed and waiting, one probe of

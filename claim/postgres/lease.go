@@ -55,6 +55,9 @@ func scanRunIDs(rows pgx.Rows) ([]claim.RunID, error) {
 	return claim.Collect(rows, claim.ScanRunID)
 }
 
+// recoverLockTimeout bounds how long Recover waits for a row lock.
+var recoverLockTimeout = "SET LOCAL lock_timeout = '10s'"
+
 // Recover ends a lost run: the job is pending again, or dead once it has
 // lost p.MaxLost runs; the run is closed as lost. One statement.
 func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.State, error) {
@@ -62,6 +65,12 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 	t := p.Tails.TailColumns()
 	var next string
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		// A row lock held elsewhere (an admin's open transaction) must not
+		// hold the worker's connection for ever: a worker's pool may be a
+		// single connection (claim.WorkerPool). The next pass tries again.
+		if _, err := tx.Exec(ctx, recoverLockTimeout); err != nil {
+			return fmt.Errorf("recover job %s: %w", p.JobID, err)
+		}
 		err := tx.QueryRow(ctx, `WITH job AS (
 				UPDATE jobs SET
 					state = CASE WHEN cancel_at IS NOT NULL THEN 'canceled'

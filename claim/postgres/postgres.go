@@ -74,6 +74,7 @@ type Engine struct {
 	claimKey int64  // the advisory lock of claims while a queue has a limit
 
 	listen listener
+	group  committer // the group commit of workers' writes (batch.go)
 }
 
 var _ claim.Engine = (*Engine)(nil)
