@@ -27,18 +27,7 @@ func (e *Engine) SetHeld(ctx context.Context, p claim.HoldParams) (j claim.Job, 
 		set = holdSet
 	}
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
-		j, err = claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+set+" RETURNING "+jobColumns, p.Now.UnixNano(), p.ID))
-		if err == nil {
-			changed = true
-			return e.notify(ctx, tx)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return claim.NotFoundError(p.ID)
-		}
+		j, changed, err = e.changeOrRead(ctx, tx, p.ID, "UPDATE jobs"+set+" RETURNING "+jobColumns, p.Now.UnixNano(), p.ID)
 		return err
 	})
 	if err != nil {

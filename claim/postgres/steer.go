@@ -40,19 +40,8 @@ const unfinished = ` AND state IN ('pending', 'failed', 'processing', 'held')`
 // Cancel is one UPDATE … RETURNING of the job, or a read of it as it is.
 func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job, changed bool, err error) {
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
-		j, err = claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+cancelSet+" WHERE id = $2"+unfinished+" RETURNING "+jobColumns,
-			p.Now.UnixNano(), p.ID))
-		if err == nil {
-			changed = true
-			return e.notify(ctx, tx)
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return claim.NotFoundError(p.ID)
-		}
+		j, changed, err = e.changeOrRead(ctx, tx, p.ID, "UPDATE jobs"+cancelSet+" WHERE id = $2"+unfinished+" RETURNING "+jobColumns,
+			p.Now.UnixNano(), p.ID)
 		return err
 	})
 	if err != nil {
@@ -221,4 +210,22 @@ func collectJobs(rows pgx.Rows, err error) ([]claim.Job, error) {
 	}
 	defer rows.Close()
 	return claim.Collect(rows, claim.ScanJob)
+}
+
+// changeOrRead runs update, an UPDATE … RETURNING of job id, and notifies
+// the workers when it changed the job; when it changed no row, it reads the
+// job as it is (claim.ErrNotFound when there is none).
+func (e *Engine) changeOrRead(ctx context.Context, tx pgx.Tx, id, update string, args ...any) (claim.Job, bool, error) {
+	j, err := claim.ScanJob(tx.QueryRow(ctx, update, args...))
+	if err == nil {
+		return j, true, e.notify(ctx, tx)
+	}
+	if !errors.Is(err, pgx.ErrNoRows) {
+		return j, false, err
+	}
+	j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return j, false, claim.NotFoundError(id)
+	}
+	return j, false, err
 }

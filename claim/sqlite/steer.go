@@ -30,11 +30,7 @@ func (e *Engine) Cancel(ctx context.Context, p claim.CancelParams) (j claim.Job,
 		if changed = err == nil; !errors.Is(err, sql.ErrNoRows) {
 			return err
 		}
-		j, err = claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
-		if errors.Is(err, sql.ErrNoRows) {
-			return claim.NotFoundError(p.ID)
-		}
-		return err
+		return getIn(ctx, tx, p.ID, &j)
 	})
 	if err != nil {
 		return claim.Job{}, false, fmt.Errorf("cancel job %s: %w", p.ID, err)
