@@ -463,18 +463,7 @@ func TestRestoreWhileRunning(t *testing.T) {
 		t.Errorf("worker exit %d after its database was replaced, want 1 and why\n%s", code, w.stderr)
 	}
 
-	out := h.must("list", "--json")
-	var jobs []jobView
-	if err := json.Unmarshal([]byte(out), &jobs); err != nil {
-		t.Fatalf("list --json of the restored file: %v\n%s", err, out)
-	}
-	var got []string
-	for _, j := range jobs {
-		got = append(got, j.ID+":"+j.State)
-	}
-	if want := "restored-done:completed restored-waiting:pending"; strings.Join(got, " ") != want {
-		t.Errorf("the restored file lists %v, want %s", got, want)
-	}
+	checkBackupJobs(t, h, "restored-done:completed restored-waiting:pending")
 	checkIntegrity(t, path)
 	h.must("enqueue", "--id", "after", "--command", "true")
 	h.must("worker", "start", "--drain")
