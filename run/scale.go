@@ -22,6 +22,7 @@ type scaler struct {
 	want    int32 // slots that may claim now; read by the slots
 	mu      sync.Mutex
 	started int
+	unpark  broadcast // fired when the count changes, for parked slots
 }
 
 // run starts n slots, then follows the count until soft ends.
@@ -63,8 +64,13 @@ func (s *scaler) grow(n int, slots *sync.WaitGroup, start func(i int)) {
 		slots.Add(1)
 		go start(s.started)
 	}
-	s.w.wake.fire()
+	s.unpark.fire()
+	s.w.wake.fireAll()
 }
+
+// unparked is fired when the count changes. A parked slot takes it before
+// it reads the count again, so a change in between is not lost.
+func (s *scaler) unparked() <-chan struct{} { return s.unpark.wait() }
 
 // count is how many slots may claim now.
 func (s *scaler) count() int {

@@ -40,7 +40,7 @@ type Worker struct {
 	Log func(format string, args ...any)
 
 	id, host string
-	wake     broadcast
+	wake     wakeup
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
 	// logsDown: a run could not keep its output in logs/; the slots claim
@@ -148,15 +148,19 @@ func (w *Worker) runSlots(soft, hard context.Context, stop context.CancelFunc) (
 func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int) (interrupted bool) {
 	c := claim.Claimant{WorkerID: w.id, Host: w.host, PID: os.Getpid(), Queues: w.Queues,
 		Lease: w.Config.Lease, LogDir: w.LogDir}
+	var woken chan struct{}
+	defer func() { w.wake.withdraw(woken) }()
 	for soft.Err() == nil {
+		w.wake.withdraw(woken)
 		if w.logsDown.Load() && !w.logsBack(soft) {
 			continue
 		}
-		woken := w.wake.wait()
+		unpark := w.scale.unparked()
 		if w.scale.parked(i) { // scaled down: claim nothing until scaled up
-			w.idle(soft, woken)
+			w.idle(soft, unpark)
 			continue
 		}
+		woken = w.wake.wait()
 		w.claiming.Add(1)
 		began := time.Now() // the claim's lease runs from no earlier
 		j, r, err := w.Store.Claim(soft, c)
@@ -189,6 +193,10 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			w.idle(soft, woken)
 			continue
 		}
+		// Another job may be runnable too (a burst came with one wake-up):
+		// the next idle slot looks.
+		w.wake.withdraw(woken)
+		w.wake.fire()
 		w.running.Add(1)
 		for next := (&claimed{j, r, began.Add(c.Lease)}); next != nil; {
 			var stopped bool
