@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/queuectl/queuectl/claim/jobs"
 	"strconv"
 	"strings"
 	"time"
@@ -112,7 +113,7 @@ func configKeyNames() string {
 func normalize(key ConfigKey, unit time.Duration, value string) (string, error) {
 	value = strings.TrimSpace(value)
 	if n, err := strconv.ParseInt(value, 10, 64); err == nil && unit > 0 {
-		if n < 0 || n > int64(maxDuration/unit) {
+		if n < 0 || n > int64(jobs.MaxDuration/unit) {
 			return "", invalidf("%s: %q is out of range; keys: %s", key.Name, value, configKeyNames())
 		}
 		value = (time.Duration(n) * unit).String()
@@ -252,7 +253,7 @@ func int64Key(field func(*Config) *int64) func(*Config, string) error {
 
 func durKey(min time.Duration, field func(*Config) *time.Duration) func(*Config, string) error {
 	return func(c *Config, v string) error {
-		d, err := parseDuration(v)
+		d, err := jobs.DurationValue(v)
 		if err != nil {
 			return err
 		}

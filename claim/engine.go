@@ -261,12 +261,6 @@ var (
 	readers   = map[string]Opener{}
 )
 
-// Engine names, as engines register themselves.
-const (
-	EngineSQLite   = "sqlite"
-	EnginePostgres = "postgres"
-)
-
 // RegisterEngine makes an engine available to Open. Engines call it from
 // their package's init; import them for that effect.
 func RegisterEngine(name string, open Opener) {
@@ -275,9 +269,6 @@ func RegisterEngine(name string, open Opener) {
 	engines[name] = open
 }
 
-// EngineFor names the engine for location: postgres:// and postgresql://
-// URLs are PostgreSQL, anything else is a SQLite file's path. This is the
-// one place that tells the two apart.
 // checkLocation refuses a URL of another kind of database, which would
 // otherwise be taken for the name of a SQLite file.
 func checkLocation(location string) error {
@@ -289,13 +280,6 @@ func checkLocation(location string) error {
 }
 
 var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
-
-func EngineFor(location string) string {
-	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
-		return EnginePostgres
-	}
-	return EngineSQLite
-}
 
 // RegisterReader makes an engine's read-only open available to
 // OpenReadOnly: an engine that changes nothing in the database, nor

@@ -19,17 +19,6 @@ func (s *Store) RunsPerMinute(ctx context.Context, since time.Time) ([]MinuteRun
 	return s.engine.RunsPerMinute(ctx, since)
 }
 
-// RunMark is a place in the order of ended runs: by end time, then job id
-// and attempt, so that runs ending in the same nanosecond are each read once.
-type RunMark struct {
-	EndedAt time.Time
-	JobID   string
-	Attempt int
-}
-
-// Mark returns r's place in the order of ended runs.
-func (r Run) Mark() RunMark { return RunMark{r.EndedAt, r.JobID, r.Attempt} }
-
 // EndedRuns returns up to limit runs that ended after mark, in the order of
 // RunMark: a reader that keeps the last one's Mark sees every ended run
 // once (/metrics feeds its counters so, at any store size).

@@ -36,6 +36,3 @@ type HoldParams struct {
 	Held bool
 	Now  time.Time
 }
-
-// Editable reports whether a job in st may be edited: it has not run.
-func (st State) Editable() bool { return st == Pending || st == Held }

@@ -2,18 +2,7 @@ package claim
 
 import (
 	"context"
-	"time"
 )
-
-// Queue is a queue's settings, with how many of its jobs run now.
-type Queue struct {
-	Name string
-	// MaxRunning is how many of the queue's jobs may be processing at once,
-	// across every worker, process and host of the store; 0: no limit.
-	MaxRunning int
-	Running    int // jobs of the queue processing now
-	UpdatedAt  time.Time
-}
 
 // maxMaxRunning bounds a limit: more slots than any store has.
 const maxMaxRunning = 1 << 20

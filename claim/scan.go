@@ -209,24 +209,6 @@ func SetTailData(r *Run, stdout, stderr []byte) {
 	}
 }
 
-// TailColumns are the values of a run's tail columns, in the order both
-// engines store them: stdout_size, stderr_size, stdout_tail, stderr_tail.
-// All NULL for nil; a stream that printed nothing has a NULL tail.
-func (ts *Tails) TailColumns() [4]any {
-	if ts == nil {
-		return [4]any{}
-	}
-	return [4]any{ts.Stdout.Size, ts.Stderr.Size, blob(ts.Stdout.Data), blob(ts.Stderr.Data)}
-}
-
-// blob is b as a column value: NULL when empty.
-func blob(b []byte) any {
-	if len(b) == 0 {
-		return nil
-	}
-	return b
-}
-
 // ScanSchedule reads a schedule from a row of both engines' schedule
 // columns (s.name … s.updated_at, then the last job's state).
 func ScanSchedule(row Scanner) (Schedule, error) {

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/queuectl/queuectl/claim/jobs"
 	"io"
 	"maps"
 	"time"
@@ -56,7 +57,7 @@ func ParseScheduleFile(name string, data []byte) (NewSchedule, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	var fields map[string]json.RawMessage
 	if err := dec.Decode(&fields); err != nil {
-		return NewSchedule{}, specError(err)
+		return NewSchedule{}, jobs.SpecError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return NewSchedule{}, invalidf("schedule file has data after its closing brace; give exactly one JSON object")
@@ -114,43 +115,6 @@ func checkDuplicateKeys(data []byte) error {
 		}
 	}
 	return nil
-}
-
-// SpecJSON writes nj as a job spec that ParseSpec reads back to nj (for the
-// fields a schedule's template may have).
-func (nj NewJob) SpecJSON() string {
-	m := map[string]any{"command": nj.Command}
-	if nj.MaxRetries != nil {
-		m["max_retries"] = *nj.MaxRetries
-	}
-	if nj.BackoffBase != nil {
-		m["backoff_base"] = *nj.BackoffBase
-	}
-	if nj.Priority != 0 {
-		m["priority"] = nj.Priority
-	}
-	if nj.Queue != "" {
-		m["queue"] = nj.Queue
-	}
-	if nj.Timeout != nil {
-		m["timeout"] = nj.Timeout.String()
-	}
-	if len(nj.Env) > 0 {
-		m["env"] = nj.Env
-	}
-	if nj.Cwd != "" {
-		m["cwd"] = nj.Cwd
-	}
-	for k, v := range map[string]string{"on_success": nj.Hooks.OnSuccess, "on_failure": nj.Hooks.OnFailure, "on_dead": nj.Hooks.OnDead} {
-		if v != "" {
-			m[k] = v
-		}
-	}
-	if !nj.Limits.IsZero() {
-		m["limits"] = nj.Limits
-	}
-	b, _ := json.Marshal(m)
-	return string(b)
 }
 
 // scheduledJob is the job schedule sc makes for its due time due.

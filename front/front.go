@@ -25,7 +25,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 	"github.com/queuectl/queuectl/handoff"
 )
 
@@ -93,35 +93,35 @@ func (c *call) serve() (code int, done bool) {
 		return 0, false
 	}
 	if nj.ID == "" {
-		nj.ID = claim.NewID(time.Now())
+		nj.ID = jobs.NewID(time.Now())
 	}
 	start := time.Now()
 	if c.name == "run" {
 		return c.run(sock, db, nj, start)
 	}
-	r, err := handoff.Enqueue(sock, db, nj)
+	b, outcome, err := handoff.EnqueueBrief(sock, db, nj)
 	switch {
 	case errors.Is(err, handoff.ErrUnknown):
 		return Full(c.args, &Resume{ID: nj.ID, Start: start}), true
 	case err != nil:
 		return 0, false
 	}
-	return printEnqueued(r, c.quiet), true
+	return printEnqueued(b, outcome, c.quiet), true
 }
 
 // printEnqueued writes what the full program writes for one job enqueued.
-func printEnqueued(r claim.Result, quiet bool) int {
-	if r.Outcome == claim.Skipped {
-		fmt.Fprintf(os.Stderr, "queuectl: skipped: job %s with unique key %q is %s\n", r.Job.ID, r.Job.UniqueKey, r.Job.State)
+func printEnqueued(j handoff.Brief, outcome jobs.Outcome, quiet bool) int {
+	if outcome == jobs.Skipped {
+		fmt.Fprintf(os.Stderr, "queuectl: skipped: job %s with unique key %q is %s\n", j.ID, j.UniqueKey, j.State)
 	}
 	var err error
 	switch {
 	case quiet:
-		_, err = fmt.Println(r.Job.ID)
-	case r.Outcome == claim.Created:
-		_, err = fmt.Printf("Enqueued job %s\n", r.Job.ID)
-	case r.Outcome == claim.Redriven:
-		_, err = fmt.Printf("Re-drove dead job %s\n", r.Job.ID)
+		_, err = fmt.Println(j.ID)
+	case outcome == jobs.Created:
+		_, err = fmt.Printf("Enqueued job %s\n", j.ID)
+	case outcome == jobs.Redriven:
+		_, err = fmt.Printf("Re-drove dead job %s\n", j.ID)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)

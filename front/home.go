@@ -6,9 +6,9 @@ import (
 	"path/filepath"
 	"syscall"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 	"github.com/queuectl/queuectl/handoff"
-	"github.com/queuectl/queuectl/spool"
+	"github.com/queuectl/queuectl/internal/private"
 )
 
 // ErrNoUserHome means neither a home was given nor the user's own home
@@ -78,11 +78,11 @@ func Private(dir string) bool {
 }
 
 // CheckHome refuses a home (dir, with its database db) whose files
-// another user could write or replace (spool.CheckPrivate); withSpool
+// another user could write or replace (private.CheckPrivate); withSpool
 // checks its spool directory too.
 func CheckHome(dir, db string, withSpool bool) error {
 	for _, p := range PrivatePaths(dir, db, withSpool) {
-		if err := spool.CheckPrivate(p.Path, p.What, p.Follow); err != nil {
+		if err := private.CheckPrivate(p.Path, p.What, p.Follow); err != nil {
 			return err
 		}
 	}
@@ -97,21 +97,20 @@ type PrivatePath struct {
 
 // PrivatePaths lists what CheckHome checks, the spool when withSpool says so.
 func PrivatePaths(dir, db string, withSpool bool) []PrivatePath {
-	dirs := spool.DirsOf(dir)
 	checks := []PrivatePath{
 		{dir, "home", true},
-		{dirs.Rejected, "rejected directory", false},
-		{dirs.Dead, "dead directory", false},
-		{dirs.Schedules, "schedules directory", false},
+		{filepath.Join(dir, private.RejectedDir), "rejected directory", false},
+		{filepath.Join(dir, private.DeadDir), "dead directory", false},
+		{filepath.Join(dir, private.SchedulesDir), "schedules directory", false},
 		{filepath.Join(dir, "logs"), "logs directory", false},
 		{filepath.Join(dir, handoff.SocketName), "enqueue socket", false},
 	}
 	if withSpool {
-		checks = append(checks, PrivatePath{dirs.Spool, "spool directory", false})
+		checks = append(checks, PrivatePath{filepath.Join(dir, private.SpoolDir), "spool directory", false})
 	}
 	// The database may live outside the home (--db); its own path may be a
 	// link then, its companions never.
-	if claim.EngineFor(db) != claim.EngineSQLite {
+	if jobs.EngineFor(db) != jobs.EngineSQLite {
 		return checks
 	}
 	inHome := filepath.Dir(db) == filepath.Clean(dir)

@@ -181,6 +181,30 @@ func TestFrontInitsNothingHeavy(t *testing.T) {
 	}
 }
 
+// TestFrontLinksNothingHeavy: the front's import graph holds no store,
+// engine, table renderer, command tree, spool watcher nor worker: package
+// initialisation runs for all a binary links, and the runtime's start grows
+// with its size, whatever the command uses.
+func TestFrontLinksNothingHeavy(t *testing.T) {
+	goBin := testenv.LookPath(t, "go", "golang")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(goBin, "list", "-deps", ".")
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	heavy := regexp.MustCompile(`^((database/sql|regexp|crypto/rand|math/big|log|net/http|text/template|html/template|` +
+		`github\.com/(robfig/cron|fsnotify|olekukonko|urfave/cli|jackc)|modernc\.org|golang\.org/x/text)(/|$)|` +
+		`github\.com/queuectl/queuectl/(claim|claim/sqlite|claim/postgres|cli|report|serve|spool|run|bench)$)`)
+	for _, pkg := range strings.Fields(string(out)) {
+		if heavy.MatchString(pkg) {
+			t.Errorf("the front links %s", pkg)
+		}
+	}
+}
+
 // TestFrontWithoutFull: a front installed without queuectl-full says so,
 // and how to install both.
 func TestFrontWithoutFull(t *testing.T) {

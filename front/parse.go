@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // call is a command line the front serves: only the plainest forms of
@@ -123,17 +123,17 @@ func flagName(arg string) string {
 
 // job makes the call's job as the full program makes it; ok is false when
 // the full program must say what is wrong with it.
-func (c *call) job() (claim.NewJob, bool) {
-	var nj claim.NewJob
+func (c *call) job() (jobs.NewJob, bool) {
+	var nj jobs.NewJob
 	var err error
 	switch {
 	case c.file != "":
 		return fileJob(c.file)
 	case c.spec != "":
-		nj, err = claim.ParseSpec([]byte(c.spec))
+		nj, err = jobs.ParseSpec([]byte(c.spec))
 		return nj, err == nil
 	case c.name == "enqueue":
-		nj = claim.NewJob{Command: *c.command, Queue: c.queue}
+		nj = jobs.NewJob{Command: *c.command, Queue: c.queue}
 		return nj, nj.Validate() == nil
 	}
 	command := ShellQuote(c.words)
@@ -141,7 +141,7 @@ func (c *call) job() (claim.NewJob, bool) {
 		command = *c.command
 	}
 	one := 1
-	nj = claim.NewJob{Command: command, Queue: c.queue, MaxRetries: &one}
+	nj = jobs.NewJob{Command: command, Queue: c.queue, MaxRetries: &one}
 	if nj.Cwd, err = os.Getwd(); err != nil {
 		return nj, false
 	}
@@ -183,23 +183,23 @@ func RunEnv(environ []string) map[string]string {
 // fileJob reads the job of enqueue -f when the file is a regular file
 // that holds exactly one: the full program reads a stream of more (or a
 // pipe, which only one reader may read) itself.
-func fileJob(name string) (claim.NewJob, bool) {
+func fileJob(name string) (jobs.NewJob, bool) {
 	f, err := os.Open(name)
 	if err != nil {
-		return claim.NewJob{}, false
+		return jobs.NewJob{}, false
 	}
 	defer f.Close()
 	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
-		return claim.NewJob{}, false
+		return jobs.NewJob{}, false
 	}
-	next, stop := iter.Pull2(claim.ParseStream(f))
+	next, stop := iter.Pull2(jobs.ParseStream(f))
 	defer stop()
 	nj, err, ok := next()
 	if err != nil || !ok {
-		return claim.NewJob{}, false
+		return jobs.NewJob{}, false
 	}
 	if _, err, more := next(); err != nil || more {
-		return claim.NewJob{}, false
+		return jobs.NewJob{}, false
 	}
 	return nj, true
 }

@@ -10,9 +10,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 	"github.com/queuectl/queuectl/handoff"
-	"github.com/queuectl/queuectl/run"
 )
 
 // errTimedOut ends a follow when an attempt outlives the job's timeout.
@@ -38,7 +37,7 @@ type follower struct {
 }
 
 // run hands nj over for run and follows it to its end.
-func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool) {
+func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool) {
 	// Ctrl-C from here on cancels the job, as in the full program.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -49,7 +48,7 @@ func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool
 		return Full(c.args, &res), true
 	case err != nil:
 		return 0, false
-	case s.Outcome != claim.Created:
+	case s.Outcome != jobs.Created:
 		s.Close() // a unique key held by another job: the full program says so
 		return Full(c.args, &res), true
 	}
@@ -61,12 +60,12 @@ func (c *call) run(sock, db string, nj claim.NewJob, start time.Time) (int, bool
 	return f.end(j, err), true
 }
 
-func (f *follower) follow() (claim.Job, error) {
+func (f *follower) follow() (jobs.Job, error) {
 	defer f.disarm()
 	unwatch := context.AfterFunc(f.ctx, f.s.Interrupt)
 	defer unwatch()
 	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
-		Waiting: func(q claim.Queue) {
+		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
 		Event: f.event}
@@ -76,17 +75,17 @@ func (f *follower) follow() (claim.Job, error) {
 		case done:
 			return j, nil
 		case f.ctx.Err() != nil:
-			return claim.Job{}, f.ctx.Err()
+			return jobs.Job{}, f.ctx.Err()
 		case f.remote:
-			return claim.Job{}, handoff.ErrHandover
+			return jobs.Job{}, handoff.ErrHandover
 		case err != nil:
-			return claim.Job{}, err
+			return jobs.Job{}, err
 		}
 	}
 }
 
 // end is run's exit once its job is followed to j (or err).
-func (f *follower) end(j claim.Job, err error) int {
+func (f *follower) end(j jobs.Job, err error) int {
 	switch {
 	case errors.Is(context.Cause(f.ctx), errTimedOut):
 		if err != nil || !j.State.Finished() {
@@ -105,9 +104,9 @@ func (f *follower) end(j claim.Job, err error) int {
 		return 1
 	}
 	switch {
-	case j.State == claim.Completed:
+	case j.State == jobs.Completed:
 		return 0
-	case j.State == claim.Dead:
+	case j.State == jobs.Dead:
 		f.s.Close()
 		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
@@ -124,7 +123,7 @@ func (f *follower) event(e handoff.Event) {
 	}
 	a := e.Run.Attempt
 	if !e.Ended {
-		if e.Run.Host != run.HostID() {
+		if e.Run.Host != jobs.HostID() {
 			f.remote = true // its output shows when it ends: the full program follows it
 			f.s.Interrupt()
 			return
@@ -138,22 +137,22 @@ func (f *follower) event(e handoff.Event) {
 	}
 	f.res.Ended = append(f.res.Ended, a)
 	switch e.Run.Outcome {
-	case claim.OutcomeFailed:
+	case jobs.OutcomeFailed:
 		if f.tout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.tout {
 			f.cancel(errTimedOut)
 		}
 		switch e.Job.State {
-		case claim.Dead:
+		case jobs.Dead:
 			f.announce("attempt %d failed (%s); no attempts left", a, e.Run.Error)
-		case claim.Failed:
+		case jobs.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
 			f.announce("attempt %d failed (%s); next attempt in %v", a, e.Run.Error, wait)
 		default:
 			f.announce("attempt %d failed (%s)", a, e.Run.Error)
 		}
-	case claim.OutcomeLost:
+	case jobs.OutcomeLost:
 		f.announce("attempt %d was lost with its worker; it runs again", a)
-	case claim.OutcomeInterrupted:
+	case jobs.OutcomeInterrupted:
 		f.announce("attempt %d was interrupted (%s); it runs again", a, e.Run.Error)
 	}
 }
@@ -177,7 +176,7 @@ func (f *follower) stop() {
 	f.s.Resume(stopWait)
 	err := f.s.Cancel()
 	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
-		Waiting: func(claim.Queue) {}, Event: func(handoff.Event) {}}
+		Waiting: func(jobs.Queue) {}, Event: func(handoff.Event) {}}
 	for err == nil {
 		var done bool
 		if _, done, err = f.s.Next(feed); done {

@@ -7,7 +7,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // answerTimeout bounds the wait for the worker's answer: its commit may
@@ -16,45 +16,65 @@ const answerTimeout = time.Minute
 
 // Enqueue hands nj to the worker serving the socket at path, for the
 // database db, and returns once the worker has stored it durably. nj must
-// carry its id (claim.NewID when the user gave none), so that an unknown
+// carry its id (jobs.NewID when the user gave none), so that an unknown
 // outcome can be looked up. Errors: ErrDeclined (nothing was stored: store
 // the job directly), ErrUnknown (it may be stored: look it up by id first).
-func Enqueue(path, db string, nj claim.NewJob) (claim.Result, error) {
-	_, a, err := hand(request{DB: db, Job: nj}, path)
+func Enqueue(path, db string, nj jobs.NewJob) (jobs.Result, error) {
+	_, a, err := hand[jobs.Job](request{DB: db, Job: nj}, path)
 	if err != nil {
-		return claim.Result{}, err
+		return jobs.Result{}, err
 	}
-	return claim.Result{Job: a.Job, Outcome: a.Outcome}, nil
+	return jobs.Result{Job: a.Job, Outcome: a.Outcome}, nil
+}
+
+// Brief is what the small queuectl prints of a job it enqueued.
+type Brief struct {
+	ID        string
+	UniqueKey string
+	State     jobs.State
+}
+
+// EnqueueBrief is Enqueue for a caller that needs only the Brief of the
+// stored job, which it reads without the whole job's decoding.
+func EnqueueBrief(path, db string, nj jobs.NewJob) (Brief, jobs.Outcome, error) {
+	_, a, err := hand[Brief](request{DB: db, Job: nj}, path)
+	return a.Job, a.Outcome, err
 }
 
 // ask sends req on conn and reads the worker's answer. The reader it
 // returns holds whatever the worker wrote after the answer.
-func ask(conn *net.UnixConn, req request) (answer, *bufio.Reader, error) {
+func ask[J any](conn *net.UnixConn, req request) (answer[J], *bufio.Reader, error) {
 	if err := sameUser(conn); err != nil {
-		return answer{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
+		return answer[J]{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
 	}
-	data, err := encode(req)
+	data, err := appendRequest(make([]byte, 0, 1024), req)
 	if err != nil {
-		return answer{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
+		return answer[J]{}, nil, fmt.Errorf("%w: %v", ErrDeclined, err)
 	}
 	conn.SetDeadline(time.Now().Add(answerTimeout))
 	if _, err := conn.Write(data); err != nil {
-		return answer{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
+		return answer[J]{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 	}
-	r := bufio.NewReaderSize(conn, 64<<10)
+	// An answer is a line of a few hundred bytes (readLine takes longer
+	// ones in parts); a follow's frames carry the job's output.
+	size := 4 << 10
+	if req.Follow {
+		size = 64 << 10
+	}
+	r := bufio.NewReaderSize(conn, size)
 	var part []byte
 	line, err := readLine(r, &part)
-	var a answer
+	var a answer[J]
 	if err == nil {
 		err = json.Unmarshal(line, &a)
 	}
 	switch {
 	case err != nil:
-		return answer{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
+		return answer[J]{}, nil, fmt.Errorf("%w: %v", ErrUnknown, err)
 	case a.Unknown:
-		return answer{}, nil, fmt.Errorf("%w: %s", ErrUnknown, a.Declined)
+		return answer[J]{}, nil, fmt.Errorf("%w: %s", ErrUnknown, a.Declined)
 	case a.Declined != "":
-		return answer{}, nil, fmt.Errorf("%w: %s", ErrDeclined, a.Declined)
+		return answer[J]{}, nil, fmt.Errorf("%w: %s", ErrDeclined, a.Declined)
 	}
 	conn.SetDeadline(time.Time{})
 	return a, r, nil

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // Following. A `queuectl run` hands its job over with Run instead of
@@ -31,8 +31,8 @@ var ErrHandover = errors.New("handoff: the worker stopped following the job")
 // Event is a run of the followed job that started (Ended false) or ended,
 // with the job as it was just after.
 type Event struct {
-	Job   claim.Job
-	Run   claim.Run
+	Job   jobs.Job
+	Run   jobs.Run
 	Ended bool
 }
 
@@ -43,17 +43,17 @@ type Feed struct {
 	// Event tells of a run's start or end.
 	Event func(Event)
 	// Waiting tells that the job waits for a slot of its queue q.
-	Waiting func(q claim.Queue)
+	Waiting func(q jobs.Queue)
 }
 
 // frame is one line from worker to client.
 type frame struct {
-	Stdout   []byte       `json:",omitempty"`
-	Stderr   []byte       `json:",omitempty"`
-	Event    *Event       `json:",omitempty"`
-	Waiting  *claim.Queue `json:",omitempty"`
-	End      *claim.Job   `json:",omitempty"` // the job, finished: the last frame
-	Handover string       `json:",omitempty"` // why the worker stops following: the last frame
+	Stdout   []byte      `json:",omitempty"`
+	Stderr   []byte      `json:",omitempty"`
+	Event    *Event      `json:",omitempty"`
+	Waiting  *jobs.Queue `json:",omitempty"`
+	End      *jobs.Job   `json:",omitempty"` // the job, finished: the last frame
+	Handover string      `json:",omitempty"` // why the worker stops following: the last frame
 }
 
 // cancelLine is the client's one line: cancel the job.
@@ -99,7 +99,7 @@ func (w streamWriter) Write(p []byte) (int, error) {
 
 // follow streams job j's runs to conn until it is finished, the client
 // hangs up, or ctx (the server's) ends.
-func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader, j claim.Job) {
+func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader, j jobs.Job) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	conn.SetDeadline(time.Time{})
@@ -120,7 +120,7 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 	// The client has the job's environment: the frames leave it out.
 	feed := Feed{Stdout: streamWriter{out, false}, Stderr: streamWriter{out, true},
 		Event:   func(e Event) { e.Job.Env = nil; out.write(frame{Event: &e}) },
-		Waiting: func(q claim.Queue) { out.write(frame{Waiting: &q}) }}
+		Waiting: func(q jobs.Queue) { out.write(frame{Waiting: &q}) }}
 	end, err := s.Follow(ctx, j, feed)
 	switch {
 	case err == nil:
@@ -145,7 +145,7 @@ func (s *Server) readCancel(ctx context.Context, r *bufio.Reader, id string, han
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if _, _, err := s.Store.Cancel(cctx, id); err != nil && !errors.Is(err, claim.ErrConflict) {
+	if _, _, err := s.Store.Cancel(cctx, id); err != nil && !errors.Is(err, jobs.ErrConflict) {
 		s.logf("enqueue socket: cancel job %s: %v", id, err)
 	}
 }
@@ -154,11 +154,11 @@ func (s *Server) readCancel(ctx context.Context, r *bufio.Reader, id string, han
 type Stream struct {
 	conn *net.UnixConn
 	r    *bufio.Reader
-	part []byte    // a frame read in part when a read was interrupted
-	Job  claim.Job // the job as stored
+	part []byte   // a frame read in part when a read was interrupted
+	Job  jobs.Job // the job as stored
 	// Outcome is the store's answer to the enqueue: Created, or Skipped
 	// when a live job holds the same unique key (Job is that one).
-	Outcome claim.Outcome
+	Outcome jobs.Outcome
 }
 
 // Run hands nj to the worker serving the socket at path, as Enqueue does,
@@ -166,8 +166,8 @@ type Stream struct {
 // caller's environment: the job carries what of it the worker's Server.Env
 // keeps, and nj.Env (the explicit values) over it. Errors as Enqueue's;
 // the worker declines a job of a queue it does not serve.
-func Run(path, db string, nj claim.NewJob, environ map[string]string) (*Stream, error) {
-	conn, a, err := hand(request{DB: db, Job: nj, Follow: true, Environ: environ}, path)
+func Run(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, error) {
+	conn, a, err := hand[jobs.Job](request{DB: db, Job: nj, Follow: true, Environ: environ}, path)
 	if err != nil {
 		return nil, err
 	}
@@ -177,20 +177,20 @@ func Run(path, db string, nj claim.NewJob, environ map[string]string) (*Stream, 
 // Next reads the next frame and gives it to feed; it returns the job once
 // it is finished, with done true. Errors: ErrHandover (follow the job in
 // the store), or the connection's.
-func (s *Stream) Next(feed Feed) (j claim.Job, done bool, err error) {
+func (s *Stream) Next(feed Feed) (j jobs.Job, done bool, err error) {
 	line, err := readLine(s.r, &s.part)
 	if err != nil {
-		return claim.Job{}, false, fmt.Errorf("%w: %w", ErrHandover, err)
+		return jobs.Job{}, false, fmt.Errorf("%w: %w", ErrHandover, err)
 	}
 	var fr frame
 	if err := json.Unmarshal(line, &fr); err != nil {
-		return claim.Job{}, false, fmt.Errorf("%w: %v", ErrHandover, err)
+		return jobs.Job{}, false, fmt.Errorf("%w: %v", ErrHandover, err)
 	}
 	switch {
 	case fr.End != nil:
 		return *fr.End, true, nil
 	case fr.Handover != "":
-		return claim.Job{}, false, fmt.Errorf("%w: %s", ErrHandover, fr.Handover)
+		return jobs.Job{}, false, fmt.Errorf("%w: %s", ErrHandover, fr.Handover)
 	case fr.Event != nil:
 		feed.Event(*fr.Event)
 	case fr.Waiting != nil:
@@ -200,7 +200,7 @@ func (s *Stream) Next(feed Feed) (j claim.Job, done bool, err error) {
 	case fr.Stderr != nil:
 		_, err = feed.Stderr.Write(fr.Stderr)
 	}
-	return claim.Job{}, false, err
+	return jobs.Job{}, false, err
 }
 
 // Cancel asks the worker to cancel the job; its end still comes by Next.
@@ -232,16 +232,16 @@ type conn struct {
 
 // hand sends one request and reads the worker's answer; with follow, the
 // connection stays open for the frames and is returned.
-func hand(req request, path string) (conn, answer, error) {
+func hand[J any](req request, path string) (conn, answer[J], error) {
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Type() != os.ModeSocket || !ownedByMe(fi) {
-		return conn{}, answer{}, ErrDeclined
+		return conn{}, answer[J]{}, ErrDeclined
 	}
 	c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		return conn{}, answer{}, ErrDeclined
+		return conn{}, answer[J]{}, ErrDeclined
 	}
 	req.Fingerprint = fingerprint(req.Follow)
-	a, r, err := ask(c, req)
+	a, r, err := ask[J](c, req)
 	if err != nil || !req.Follow {
 		c.Close()
 		return conn{}, a, err

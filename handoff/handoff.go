@@ -30,7 +30,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // SocketName is the socket's file name in the home.
@@ -48,7 +48,7 @@ var ErrUnknown = errors.New("handoff: no answer from the worker")
 type request struct {
 	Fingerprint string
 	DB          string // the database the client would write: the worker's own, or declined
-	Job         claim.NewJob
+	Job         jobs.NewJob
 	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
 	// Environ is the caller's environment (Run): the job carries what of
 	// it the server's Env keeps, under the values of Job.Env, which the
@@ -56,19 +56,38 @@ type request struct {
 	Environ map[string]string `json:",omitempty"`
 }
 
-// answer is the worker's one JSON line back.
-type answer struct {
+// answer is the worker's one JSON line back, with the job as J: the
+// worker writes a jobs.Job, and a client reads what of it it needs (Brief
+// for the small queuectl, which prints three fields).
+type answer[J any] struct {
 	Declined string `json:",omitempty"` // why, when the job was not stored
 	Unknown  bool   `json:",omitempty"` // with Declined: the store failed, and the job may be stored
-	Job      claim.Job
-	Outcome  claim.Outcome
+	Job      J
+	Outcome  jobs.Outcome
 }
 
-// fingerprint names the shape of what crosses the socket, so that a client
-// and a worker of different builds never misread each other's jobs. A
-// request that follows its job (Run) names the frames' types as well; an
-// enqueue does not pay for them.
+// The fingerprints name the shape of what crosses the socket, so that a
+// client and a worker of different builds never misread each other's jobs.
+// A request that follows its job (Run) names the frames' types as well.
+// A client sends the constant, which costs it nothing; the worker compares
+// it with the fingerprint of its own types, reflected once, so a constant
+// that no longer matches the types declines every client of its build
+// (TestFingerprints says which value to write).
+const (
+	enqueueFingerprint = "264b6fc2228a7912"
+	followFingerprint  = "7dc542986b4e695d"
+)
+
+// fingerprint is what a client sends.
 func fingerprint(follow bool) string {
+	if follow {
+		return followFingerprint
+	}
+	return enqueueFingerprint
+}
+
+// reflectedPrint is what a worker takes: the fingerprint of its own types.
+func reflectedPrint(follow bool) string {
 	if follow {
 		return followPrint()
 	}
@@ -77,11 +96,11 @@ func fingerprint(follow bool) string {
 
 var (
 	enqueuePrint = sync.OnceValue(func() string {
-		return typesPrint(reflect.TypeFor[claim.NewJob](), reflect.TypeFor[claim.Job]())
+		return typesPrint(reflect.TypeFor[jobs.NewJob](), reflect.TypeFor[jobs.Job]())
 	})
 	followPrint = sync.OnceValue(func() string {
-		return typesPrint(reflect.TypeFor[request](), reflect.TypeFor[claim.Job](),
-			reflect.TypeFor[claim.Run](), reflect.TypeFor[claim.Queue]())
+		return typesPrint(reflect.TypeFor[request](), reflect.TypeFor[jobs.Job](),
+			reflect.TypeFor[jobs.Run](), reflect.TypeFor[jobs.Queue]())
 	})
 )
 

@@ -15,7 +15,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // ErrServed is returned by Listen when a live worker already serves the
@@ -49,9 +49,21 @@ func Listen(path string) (*net.UnixListener, error) {
 	return ln, nil
 }
 
+// Store is what a Server needs of the store: a *claim.Store. It is an
+// interface so that the client side of this package, which the small
+// queuectl links, links no store.
+type Store interface {
+	// Path names the database, as clients name theirs.
+	Path() string
+	// EnqueueEach stores jobs in one durable commit, each with its result.
+	EnqueueEach(ctx context.Context, nj []jobs.NewJob) ([]jobs.Result, error)
+	// Cancel cancels the job id (for a client of Run).
+	Cancel(ctx context.Context, id string) (jobs.Job, []jobs.Job, error)
+}
+
 // Server stores the jobs clients hand it, in groups.
 type Server struct {
-	Store *claim.Store
+	Store Store
 	// Log receives diagnostics; may be nil.
 	Log func(format string, args ...any)
 	// Follows reports whether the server follows jobs of queue for the
@@ -60,7 +72,7 @@ type Server struct {
 	Follows func(queue string) bool
 	// Follow writes job j's runs to feed until it is finished, and returns
 	// it then; it returns ctx's error when ctx ends first.
-	Follow func(ctx context.Context, j claim.Job, feed Feed) (claim.Job, error)
+	Follow func(ctx context.Context, j jobs.Job, feed Feed) (jobs.Job, error)
 	// Env returns what of a Run client's environment a job of queue must
 	// carry (what the workers that may run it lack); nil: all of it.
 	Env func(ctx context.Context, queue string, environ map[string]string) map[string]string
@@ -68,8 +80,8 @@ type Server struct {
 
 // pending is one client's job waiting for the next group commit.
 type pending struct {
-	job   claim.NewJob
-	reply chan answer
+	job   jobs.NewJob
+	reply chan answer[jobs.Job]
 }
 
 // maxGroup bounds the jobs of one commit.
@@ -124,9 +136,9 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	var req request
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
-	a := answer{}
+	a := answer[jobs.Job]{}
 	switch {
-	case dec.Decode(&req) != nil || req.Fingerprint != fingerprint(req.Follow):
+	case dec.Decode(&req) != nil || req.Fingerprint != reflectedPrint(req.Follow):
 		a.Declined = "another build of queuectl"
 	case !sameFile(req.DB, s.Store.Path()):
 		a.Declined = "another database"
@@ -136,7 +148,7 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 		if req.Follow {
 			req.Job.Env = s.jobEnv(ctx, req)
 		}
-		p := pending{job: req.Job, reply: make(chan answer, 1)}
+		p := pending{job: req.Job, reply: make(chan answer[jobs.Job], 1)}
 		queue <- p
 		a = <-p.reply
 	}
@@ -159,9 +171,9 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 // concurrent clients share an fsync. It returns when queue is closed.
 func (s *Server) commit(queue <-chan pending) {
 	group := make([]pending, 0, maxGroup)
-	jobs := make([]claim.NewJob, 0, maxGroup)
+	batch := make([]jobs.NewJob, 0, maxGroup)
 	for p := range queue {
-		group, jobs = append(group[:0], p), append(jobs[:0], p.job)
+		group, batch = append(group[:0], p), append(batch[:0], p.job)
 	more:
 		for len(group) < maxGroup {
 			select {
@@ -169,27 +181,27 @@ func (s *Server) commit(queue <-chan pending) {
 				if !ok {
 					break more
 				}
-				group, jobs = append(group, p), append(jobs, p.job)
+				group, batch = append(group, p), append(batch, p.job)
 			default:
 				break more
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		rs, err := s.Store.EnqueueEach(ctx, jobs)
+		rs, err := s.Store.EnqueueEach(ctx, batch)
 		cancel()
 		if err != nil {
-			s.logf("enqueue socket: store %d job(s): %v", len(jobs), err)
+			s.logf("enqueue socket: store %d job(s): %v", len(batch), err)
 		}
 		for i, p := range group {
 			switch {
 			case err != nil:
 				// Whether the commit reached the disk is not known here:
 				// the client looks its job up by id before it stores it.
-				p.reply <- answer{Declined: err.Error(), Unknown: true}
+				p.reply <- answer[jobs.Job]{Declined: err.Error(), Unknown: true}
 			case rs[i].Err != nil:
-				p.reply <- answer{Declined: rs[i].Err.Error()}
+				p.reply <- answer[jobs.Job]{Declined: rs[i].Err.Error()}
 			default:
-				p.reply <- answer{Job: rs[i].Job, Outcome: rs[i].Outcome}
+				p.reply <- answer[jobs.Job]{Job: rs[i].Job, Outcome: rs[i].Outcome}
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package claim
+package jobs
 
 import (
 	"errors"
@@ -237,3 +237,83 @@ const (
 
 // MaxLost is how many runs a job may lose to crashed workers before it is dead.
 const MaxLost = 5
+
+// Outcome says what Enqueue did with a NewJob.
+type Outcome string
+
+const (
+	// Created: a new job was stored.
+	Created Outcome = "created"
+	// Skipped: a live job with the same unique_key exists; Result.Job is it.
+	Skipped Outcome = "skipped"
+	// Duplicate: a job from the same spool file (IngestKey) exists already.
+	Duplicate Outcome = "duplicate"
+	// Redriven: a dead job's file came back and the job is pending again.
+	Redriven Outcome = "redriven"
+)
+
+// Result is what became of one NewJob.
+type Result struct {
+	Job     Job
+	Outcome Outcome
+	Err     error // EnqueueEach only
+}
+
+// Queue is a queue's settings, with how many of its jobs run now.
+type Queue struct {
+	Name string
+	// MaxRunning is how many of the queue's jobs may be processing at once,
+	// across every worker, process and host of the store; 0: no limit.
+	MaxRunning int
+	Running    int // jobs of the queue processing now
+	UpdatedAt  time.Time
+}
+
+// Editable reports whether a job in st may be edited: it has not run.
+func (st State) Editable() bool { return st == Pending || st == Held }
+
+// RunMark is a place in the order of ended runs: by end time, then job id
+// and attempt, so that runs ending in the same nanosecond are each read once.
+type RunMark struct {
+	EndedAt time.Time
+	JobID   string
+	Attempt int
+}
+
+// Mark returns r's place in the order of ended runs.
+func (r Run) Mark() RunMark { return RunMark{r.EndedAt, r.JobID, r.Attempt} }
+
+// TailColumns are the values of a run's tail columns, in the order both
+// engines store them: stdout_size, stderr_size, stdout_tail, stderr_tail.
+// All NULL for nil; a stream that printed nothing has a NULL tail.
+func (ts *Tails) TailColumns() [4]any {
+	if ts == nil {
+		return [4]any{}
+	}
+	return [4]any{ts.Stdout.Size, ts.Stderr.Size, blob(ts.Stdout.Data), blob(ts.Stderr.Data)}
+}
+
+// blob is b as a column value: NULL when empty.
+func blob(b []byte) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return b
+}
+
+// Engine names, as engines register themselves.
+const (
+	EngineSQLite   = "sqlite"
+	EnginePostgres = "postgres"
+)
+
+// EngineFor names the engine for location: postgres:// and postgresql://
+// URLs are PostgreSQL, anything else is a SQLite file's path. This is the
+// one place that tells the two apart.
+
+func EngineFor(location string) string {
+	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
+		return EnginePostgres
+	}
+	return EngineSQLite
+}

@@ -1,4 +1,4 @@
-package claim
+package jobs
 
 import (
 	"bytes"
@@ -81,7 +81,7 @@ func ParseSpec(data []byte) (NewJob, error) {
 	dec.DisallowUnknownFields()
 	var s spec
 	if err := dec.Decode(&s); err != nil {
-		return NewJob{}, specError(err)
+		return NewJob{}, SpecError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		return NewJob{}, invalidf("job spec has data after its closing brace; give exactly one JSON object")
@@ -155,7 +155,9 @@ func keyStart(data []byte, end int64) int64 {
 	return 0
 }
 
-func specError(err error) error {
+// SpecError says what is wrong with a job spec encoding/json refused, as
+// an ErrInvalid error.
+func SpecError(err error) error {
 	var typeErr *json.UnmarshalTypeError
 	var syntaxErr *json.SyntaxError
 	switch {
@@ -272,7 +274,7 @@ func specDuration(field string, raw json.RawMessage) (time.Duration, error) {
 	} else {
 		text = string(raw)
 	}
-	d, err := parseDuration(text)
+	d, err := DurationValue(text)
 	if err != nil {
 		return 0, invalidf("%s: %v", field, err)
 	}
@@ -283,19 +285,19 @@ func specDuration(field string, raw json.RawMessage) (time.Duration, error) {
 // ("90"). Negative durations and durations over 100 years are refused with
 // an ErrInvalid error.
 func ParseDuration(s string) (time.Duration, error) {
-	d, err := parseDuration(s)
+	d, err := DurationValue(s)
 	if err != nil {
 		return 0, invalidf("%v", err)
 	}
 	return d, nil
 }
 
-// parseDuration is ParseDuration with errors that callers prefix themselves.
-func parseDuration(s string) (time.Duration, error) {
+// DurationValue is ParseDuration with errors that callers prefix themselves.
+func DurationValue(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		if n < 0 || n > int64(maxDuration/time.Second) {
-			return 0, fmt.Errorf("%q is out of range; give whole seconds from 0 to %d", s, int64(maxDuration/time.Second))
+		if n < 0 || n > int64(MaxDuration/time.Second) {
+			return 0, fmt.Errorf("%q is out of range; give whole seconds from 0 to %d", s, int64(MaxDuration/time.Second))
 		}
 		return time.Duration(n) * time.Second, nil
 	}
@@ -306,7 +308,7 @@ func parseDuration(s string) (time.Duration, error) {
 	if d < 0 {
 		return 0, fmt.Errorf("%q is negative; give a duration of 0 or more", s)
 	}
-	if d > maxDuration {
+	if d > MaxDuration {
 		return 0, fmt.Errorf("%q is over 100 years; give a shorter duration", s)
 	}
 	return d, nil
@@ -336,4 +338,41 @@ func ParseBatch(data []byte) ([]NewJob, error) {
 		return nil, invalidf("no job spec given; give a JSON object, or one per line")
 	}
 	return out, nil
+}
+
+// SpecJSON writes nj as a job spec that ParseSpec reads back to nj (for the
+// fields a schedule's template may have).
+func (nj NewJob) SpecJSON() string {
+	m := map[string]any{"command": nj.Command}
+	if nj.MaxRetries != nil {
+		m["max_retries"] = *nj.MaxRetries
+	}
+	if nj.BackoffBase != nil {
+		m["backoff_base"] = *nj.BackoffBase
+	}
+	if nj.Priority != 0 {
+		m["priority"] = nj.Priority
+	}
+	if nj.Queue != "" {
+		m["queue"] = nj.Queue
+	}
+	if nj.Timeout != nil {
+		m["timeout"] = nj.Timeout.String()
+	}
+	if len(nj.Env) > 0 {
+		m["env"] = nj.Env
+	}
+	if nj.Cwd != "" {
+		m["cwd"] = nj.Cwd
+	}
+	for k, v := range map[string]string{"on_success": nj.Hooks.OnSuccess, "on_failure": nj.Hooks.OnFailure, "on_dead": nj.Hooks.OnDead} {
+		if v != "" {
+			m[k] = v
+		}
+	}
+	if !nj.Limits.IsZero() {
+		m["limits"] = nj.Limits
+	}
+	b, _ := json.Marshal(m)
+	return string(b)
 }

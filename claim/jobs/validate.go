@@ -1,4 +1,4 @@
-package claim
+package jobs
 
 import (
 	"path/filepath"
@@ -17,8 +17,8 @@ const MaxArgLen = 131071
 // shown in a column of `list`.
 const MaxLabel = 200
 
-// maxDuration bounds durations so that adding them to a time cannot overflow.
-const maxDuration = 100 * 365 * 24 * time.Hour
+// MaxDuration bounds durations so that adding them to a time cannot overflow.
+const MaxDuration = 100 * 365 * 24 * time.Hour
 
 // MaxRetriesMost is the most runs a job may have, in a spec, a flag or
 // config max-retries.
@@ -69,7 +69,7 @@ func (nj *NewJob) validateFields() error {
 		return invalidf("backoff_base is %d; give whole seconds from 1 to 3600", *nj.BackoffBase)
 	case !nj.RunAt.IsZero() && nj.Delay != 0:
 		return invalidf("both run_at and delay are set; give one of them")
-	case nj.Delay > maxDuration || (nj.Timeout != nil && *nj.Timeout > maxDuration):
+	case nj.Delay > MaxDuration || (nj.Timeout != nil && *nj.Timeout > MaxDuration):
 		return invalidf("a duration is over 100 years; give a shorter one")
 	case nj.Cwd != "" && !filepath.IsAbs(nj.Cwd):
 		return invalidf("cwd %q is not an absolute path; give one starting with /", nj.Cwd)

@@ -1,0 +1,140 @@
+package claim
+
+import (
+	"fmt"
+	"io"
+	"iter"
+	"time"
+
+	"github.com/queuectl/queuectl/claim/jobs"
+)
+
+// The job, its spec and its outcomes are package jobs's, which the small
+// `queuectl` in front imports without the store: these are their names in
+// claim, where every other package takes them from.
+
+type (
+	// NewJob is a job as asked for, before it is stored (jobs.NewJob).
+	NewJob = jobs.NewJob
+	// Job is one job as stored (jobs.Job).
+	Job = jobs.Job
+	// Run is one attempt at a job (jobs.Run).
+	Run = jobs.Run
+	// RunMark is a place in the order of ended runs (jobs.RunMark).
+	RunMark = jobs.RunMark
+	// State is where a job is in its life (jobs.State).
+	State = jobs.State
+	// Hooks are a job's finish hooks (jobs.Hooks).
+	Hooks = jobs.Hooks
+	// Limits are a job's resource limits (jobs.Limits).
+	Limits = jobs.Limits
+	// Tails is the end of a run's stdout and stderr (jobs.Tails).
+	Tails = jobs.Tails
+	// Tail is the end of one stream of a run's output (jobs.Tail).
+	Tail = jobs.Tail
+	// Outcome says what Enqueue did with a NewJob (jobs.Outcome).
+	Outcome = jobs.Outcome
+	// Result is what became of one NewJob (jobs.Result).
+	Result = jobs.Result
+	// Queue is a queue's settings (jobs.Queue).
+	Queue = jobs.Queue
+)
+
+// The states of a job (jobs.State).
+const (
+	Pending    = jobs.Pending
+	Processing = jobs.Processing
+	Completed  = jobs.Completed
+	Failed     = jobs.Failed
+	Dead       = jobs.Dead
+	Held       = jobs.Held
+	Canceled   = jobs.Canceled
+)
+
+// States lists every state in life order.
+var States = jobs.States
+
+// What Enqueue did with a NewJob (jobs.Outcome).
+const (
+	Created   = jobs.Created
+	Skipped   = jobs.Skipped
+	Duplicate = jobs.Duplicate
+	Redriven  = jobs.Redriven
+)
+
+// Run outcomes, recorded when a run ends.
+const (
+	OutcomeCompleted   = jobs.OutcomeCompleted
+	OutcomeFailed      = jobs.OutcomeFailed
+	OutcomeLost        = jobs.OutcomeLost
+	OutcomeInterrupted = jobs.OutcomeInterrupted
+	OutcomeCanceled    = jobs.OutcomeCanceled
+)
+
+// Engine names, as engines register themselves.
+const (
+	EngineSQLite   = jobs.EngineSQLite
+	EnginePostgres = jobs.EnginePostgres
+)
+
+// Bounds of a job (see jobs).
+const (
+	MaxArgLen      = jobs.MaxArgLen
+	MaxExecTotal   = jobs.MaxExecTotal
+	MaxLabel       = jobs.MaxLabel
+	MaxLost        = jobs.MaxLost
+	MaxRetriesMost = jobs.MaxRetriesMost
+	MaxSpecLine    = jobs.MaxSpecLine
+	TailBytes      = jobs.TailBytes
+)
+
+// Errors that callers tell apart with errors.Is (see jobs).
+var (
+	ErrNoJob       = jobs.ErrNoJob
+	ErrNotFound    = jobs.ErrNotFound
+	ErrConflict    = jobs.ErrConflict
+	ErrInvalid     = jobs.ErrInvalid
+	ErrLost        = jobs.ErrLost
+	ErrReplaced    = jobs.ErrReplaced
+	ErrCorrupt     = jobs.ErrCorrupt
+	ErrDiskFull    = jobs.ErrDiskFull
+	ErrUnavailable = jobs.ErrUnavailable
+)
+
+// Unusable reports whether err says the store can no longer be used by
+// this process (jobs.Unusable).
+func Unusable(err error) bool { return jobs.Unusable(err) }
+
+// ValidID reports whether id may name a job (jobs.ValidID).
+func ValidID(id string) bool { return jobs.ValidID(id) }
+
+// ParseState returns the State named s (jobs.ParseState).
+func ParseState(s string) (State, error) { return jobs.ParseState(s) }
+
+// ParseSpec decodes one JSON job spec (jobs.ParseSpec).
+func ParseSpec(data []byte) (NewJob, error) { return jobs.ParseSpec(data) }
+
+// ParseBatch decodes one JSON object or JSON lines (jobs.ParseBatch).
+func ParseBatch(data []byte) ([]NewJob, error) { return jobs.ParseBatch(data) }
+
+// ParseStream decodes job specs as they arrive (jobs.ParseStream).
+func ParseStream(r io.Reader) iter.Seq2[NewJob, error] { return jobs.ParseStream(r) }
+
+// ParseDuration reads a Go duration or whole seconds (jobs.ParseDuration).
+func ParseDuration(s string) (time.Duration, error) { return jobs.ParseDuration(s) }
+
+// ParseSize reads a size in bytes (jobs.ParseSize).
+func ParseSize(s string) (int64, error) { return jobs.ParseSize(s) }
+
+// FormatSize writes a size as ParseSize reads it (jobs.FormatSize).
+func FormatSize(n int64) string { return jobs.FormatSize(n) }
+
+// NewID returns a unique job id that sorts by creation time (jobs.NewID).
+func NewID(now time.Time) string { return jobs.NewID(now) }
+
+// EngineFor names the engine for location (jobs.EngineFor).
+func EngineFor(location string) string { return jobs.EngineFor(location) }
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,120 @@
+package jobs
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"iter"
+)
+
+// MaxSpecLine bounds one line of a stream of job specs, and a job spec
+// that spans lines: the bound of a spool file (SPEC §6).
+const MaxSpecLine = 1 << 20
+
+// ParseStream decodes what `enqueue -` reads, as ParseBatch does, as it
+// arrives: JSON lines, one job spec per line, blank lines skipped; or one
+// JSON object over several lines (up to MaxSpecLine). Errors name the line.
+// Memory stays bounded by one line, whatever the input's size.
+func ParseStream(r io.Reader) iter.Seq2[NewJob, error] {
+	return func(yield func(NewJob, error) bool) {
+		br := bufio.NewReaderSize(r, 64<<10)
+		var head []byte // the blank lines and the first spec line, as read
+		n := 0
+		for {
+			line, err := readLine(br)
+			if len(bytes.TrimSpace(line)) == 0 && err == nil {
+				head, n = append(head, line...), n+1
+				continue
+			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				yield(NewJob{}, fmt.Errorf("line %d: %w", n+1, err))
+				return
+			}
+			head, n = append(head, line...), n+1
+			if len(bytes.TrimSpace(line)) == 0 {
+				whole(br, head, yield) // no spec: ParseBatch says so as before
+				return
+			}
+			if nj, perr := ParseSpec(line); perr == nil {
+				if yield(nj, nil) && err == nil {
+					parseLines(br, n, yield)
+				}
+				return
+			}
+			whole(br, head, yield) // one object over several lines
+			return
+		}
+	}
+}
+
+// parseLines yields the specs of the lines after line n.
+func parseLines(br *bufio.Reader, n int, yield func(NewJob, error) bool) {
+	for {
+		line, err := readLine(br)
+		n++
+		if err != nil && !errors.Is(err, io.EOF) {
+			yield(NewJob{}, fmt.Errorf("line %d: %w", n, err))
+			return
+		}
+		if len(bytes.TrimSpace(line)) > 0 {
+			nj, perr := ParseSpec(line)
+			if perr != nil {
+				yield(NewJob{}, fmt.Errorf("line %d: %w", n, perr))
+				return
+			}
+			if !yield(nj, nil) {
+				return
+			}
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+// whole reads the rest of a spec that spans lines, head its start, and
+// yields what ParseBatch makes of it.
+func whole(br *bufio.Reader, head []byte, yield func(NewJob, error) bool) {
+	rest, err := io.ReadAll(io.LimitReader(br, int64(MaxSpecLine-len(head)+1)))
+	if err != nil {
+		yield(NewJob{}, invalidf("read job specs: %v", err))
+		return
+	}
+	data := append(head, rest...)
+	if len(data) > MaxSpecLine {
+		_, err := ParseSpec(bytes.SplitN(data, []byte("\n"), 2)[0])
+		yield(NewJob{}, fmt.Errorf("line 1: %w", err))
+		return
+	}
+	jobs, err := ParseBatch(data)
+	if err != nil {
+		yield(NewJob{}, err)
+		return
+	}
+	for _, nj := range jobs {
+		if !yield(nj, nil) {
+			return
+		}
+	}
+}
+
+// readLine reads one line with its newline; io.EOF with the last line when
+// it has none. A line over MaxSpecLine is refused.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	var line []byte
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		if len(line) > MaxSpecLine+1 {
+			return nil, invalidf("a job spec line is over %d KiB; a job spec is at most 1 MiB", MaxSpecLine>>10)
+		}
+		if err != nil && !errors.Is(err, bufio.ErrBufferFull) && !errors.Is(err, io.EOF) {
+			return nil, invalidf("read job specs: %v", err)
+		}
+		if !errors.Is(err, bufio.ErrBufferFull) {
+			return line, err
+		}
+	}
+}
