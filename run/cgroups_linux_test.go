@@ -106,12 +106,13 @@ func TestSlotCgroupIsReusedUntilARunLeavesSomething(t *testing.T) {
 // alone.
 func TestDeadWorkersSlotCgroupsAreSwept(t *testing.T) {
 	needCgroups(t)
-	exited := exec.Command("true")
-	if err := exited.Run(); err != nil {
+	// No process has a pid above pid_max.
+	pidMax, err := os.ReadFile("/proc/sys/kernel/pid_max")
+	if err != nil {
 		t.Fatal(err)
 	}
 	host := HostName(HostID())
-	dead := filepath.Join(cgroupBase(), "queuectl-"+host+"-"+strconv.Itoa(exited.Process.Pid)+"-abcdef-slot0")
+	dead := filepath.Join(cgroupBase(), "queuectl-"+host+"-"+strings.TrimSpace(string(pidMax))+"0-abcdef-slot0")
 	live := filepath.Join(cgroupBase(), "queuectl-"+host+"-"+strconv.Itoa(os.Getpid())+"-abcdef-slot0")
 	for _, dir := range []string{dead, live} {
 		if err := os.Mkdir(dir, 0o755); err != nil {

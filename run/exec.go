@@ -172,10 +172,13 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	err = startChild(cmd)
 	if err != nil && born != nil {
 		// The kernel or its cgroup may refuse the clone into it: where one
-		// without works, the worker's runs go without.
+		// without works, the worker's runs go without (not for a lack of
+		// memory or processes, which the second try may just have missed).
 		plain := newCmd()
 		if err2 := startChild(plain); err2 == nil {
-			born.refused(err)
+			if !envFault(err) {
+				born.refused(err)
+			}
 			cmd, born, err = plain, nil, nil
 		} else {
 			err = err2
