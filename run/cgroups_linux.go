@@ -118,7 +118,7 @@ func (s *slotCgroup) make() bool {
 // it may write none.
 func (s *slotCgroup) refused(err error) {
 	if s.set.off.CompareAndSwap(false, true) {
-		s.set.logf("runs get no cgroup of their own from now on: a clone into %s failed: %v", s.dir, err)
+		s.set.logf("this worker's runs get no cgroup from now on: a clone into %s failed: %v", s.dir, err)
 	}
 }
 
