@@ -26,8 +26,8 @@ type RunObject struct {
 	DurationMS *int64 `json:"duration_ms,omitempty"`
 	Stdout     string `json:"stdout,omitempty"`
 	Stderr     string `json:"stderr,omitempty"`
-	// Hooks: how each finish hook after the run ended; Limits: how its
-	// resource limits were set (rlimit, cgroup+rlimit).
+	// Hooks: how each finish hook after the run ended; Limits: what held
+	// the run (cgroup, for one without limits; rlimit, cgroup+rlimit).
 	Hooks  []string `json:"hooks,omitempty"`
 	Limits string   `json:"limits,omitempty"`
 	// What the store kept of each stream once the run ended (SPEC §9):

@@ -25,7 +25,7 @@ type result struct {
 	err         string // empty when the job exited 0
 	interrupted bool   // stopped by a hard stop: the job goes back to pending
 	canceled    bool   // stopped because its job was canceled
-	confinedBy  string // how limits were set ("rlimit", "cgroup+rlimit"), or ""
+	confinedBy  string // what held the run ("cgroup", "rlimit", "cgroup+rlimit"), or ""
 	// lost: the run was killed after its lease expired. A reaper recovers
 	// it as a lost run, not a failed attempt, so the slot records nothing.
 	lost bool
@@ -47,7 +47,7 @@ type result struct {
 // kill everything it started; its stdout and stderr stream through pipes to
 // log files made on their first byte (see output). run cancels the run: a
 // hard stop, or its job's cancel (cause errCanceled).
-func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
+func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run, slot *slotCgroup) result {
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's.
 	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
@@ -63,7 +63,7 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run) result {
 		stdout.finish()
 		return result{fault: err.Error()}
 	}
-	res := w.start(run, j, r, stdout.w, stderr.w)
+	res := w.start(run, j, r, stdout.w, stderr.w, slot)
 	// The run is over once its output is in the files: whoever reads the
 	// logs after the job ended reads all of it. Output lost to a disk that
 	// filled while the job ran does not change the job's own result: it
@@ -134,8 +134,9 @@ func envFault(err error) bool {
 
 // start runs the job with the job's ends of its output pipes, and closes
 // the worker's copies once the job has them, so that EOF on a pipe means
-// the job's processes are done with it.
-func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File) result {
+// the job's processes are done with it. A run without a memory limit is
+// born in the slot's cgroup, where there is one.
+func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File, slot *slotCgroup) result {
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
 	var timedOut atomic.Bool
@@ -152,22 +153,44 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	}
 	defer open.Close()
 	mark := runMark(w.id, j.ID, r.Attempt)
-	cmd := w.command(ctx, run, j, r, mark)
-	cmd.ExtraFiles = []*os.File{gate} // fd 3
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
+	newCmd := func() *exec.Cmd {
+		cmd := w.command(ctx, run, j, r, mark)
+		cmd.ExtraFiles = []*os.File{gate} // fd 3
+		cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
+		return cmd
+	}
+	cmd := newCmd()
+	var born *slotCgroup // the slot's cgroup, when the run is born in it
+	if j.Limits.Or(w.Config.Limits).Memory == 0 {
+		born = slot.bornIn(cmd)
+	}
 
 	// Pdeathsig fires when the thread that forked the child exits, not the
 	// process: keep this goroutine on one thread until the child is reaped.
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	err = startChild(cmd)
+	if err != nil && born != nil {
+		// The kernel or its cgroup may refuse the clone into it: where one
+		// without works, the worker's runs go without (not for a lack of
+		// memory or processes, which the second try may just have missed).
+		plain := newCmd()
+		if err2 := startChild(plain); err2 == nil {
+			if !envFault(err) {
+				born.refused(err)
+			}
+			cmd, born, err = plain, nil, nil
+		} else {
+			err = err2
+		}
+	}
 	gate.Close()
 	stdout.Close()
 	stderr.Close()
 	if err != nil {
 		return notStarted(run, err)
 	}
-	conf, err := w.limit(cmd, j, &r)
+	conf, err := w.limit(cmd, j, &r, born)
 	if err != nil {
 		open.Close() // the gate reads EOF: the shell exits without running the command
 		waitChild(cmd)
@@ -208,14 +231,19 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 }
 
 // limit confines the started job to its limits (or the worker's), and
-// records in r how: nil and no error when it has none.
-func (w *Worker) limit(cmd *exec.Cmd, j claim.Job, r *claim.Run) (*confinement, error) {
+// records in r what holds it: a run without limits is held by the slot's
+// cgroup it was born in (born), or by nothing (nil, no error).
+func (w *Worker) limit(cmd *exec.Cmd, j claim.Job, r *claim.Run, born *slotCgroup) (*confinement, error) {
 	limits := j.Limits.Or(w.Config.Limits)
 	if limits.IsZero() {
-		return nil, nil
+		conf := inSlot(born)
+		if conf != nil {
+			r.Confined = conf.via
+		}
+		return conf, nil
 	}
 	runName := fmt.Sprintf("%d-%s-%d", os.Getpid(), j.ID, r.Attempt)
-	conf, err := confine(cmd.Process.Pid, limits, runName)
+	conf, err := confine(cmd.Process.Pid, limits, runName, born)
 	if err != nil {
 		return conf, err
 	}

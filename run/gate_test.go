@@ -109,7 +109,7 @@ func gateChildWorker(t *testing.T, db string) {
 	if line, _ := bufio.NewReader(os.Stdin).ReadString('\n'); strings.TrimSpace(line) != "go" {
 		t.Fatalf("read %q, want go", line)
 	}
-	w.execute(context.Background(), j, r)
+	w.execute(context.Background(), j, r, nil)
 	t.Fatal("the job ran to its end while its group could not be recorded")
 }
 

@@ -19,22 +19,39 @@ import (
 // A job's limits are set on its shell while the shell waits behind the start
 // gate, so every process the command starts inherits them and none runs
 // without. Rlimits (prlimit) always; where the worker's cgroup v2 directory
-// is writable, the run also gets a cgroup of its own, which holds memory.max
-// when the memory controller is delegated there, and which is killed whole
-// (cgroup.kill) when the run ends, so that nothing the job started survives
-// it, however it escaped its process group.
+// is writable, a run with a memory limit also gets a cgroup of its own,
+// which holds memory.max when the memory controller is delegated there, and
+// which is killed whole (cgroup.kill) when the run ends, so that nothing the
+// job started survives it, however it escaped its process group. Other runs
+// are born in their slot's cgroup (cgroups_linux.go), which does the same.
 type confinement struct {
-	via    string // what was used, for the run record: "rlimit", "cgroup+rlimit"
-	cgroup string // the run's cgroup directory, or ""
-	memCG  bool   // memory.max is set in the cgroup (else RLIMIT_AS)
+	// via is what held the run, for the run record: "cgroup" (a slot's,
+	// no limits), "rlimit", "cgroup+rlimit".
+	via    string
+	cgroup string      // the run's cgroup directory, or ""
+	slot   *slotCgroup // the slot's cgroup the run was born in, or nil
+	memCG  bool        // memory.max is set in the cgroup (else RLIMIT_AS)
 	limits claim.Limits
 }
 
-// confine sets l on the process pid (the gated shell). runName names the
-// run's cgroup. A cgroup that cannot be made is no error: the rlimits hold.
-func confine(pid int, l claim.Limits, runName string) (*confinement, error) {
+// inSlot is the confinement of a run without limits born in the slot's
+// cgroup s; nil when it was born in none.
+func inSlot(s *slotCgroup) *confinement {
+	if s == nil {
+		return nil
+	}
+	return &confinement{via: "cgroup", cgroup: s.dir, slot: s}
+}
+
+// confine sets l on the process pid (the gated shell). A run born in its
+// slot's cgroup (slot, no memory limit) stays there; else runName names
+// the run's own cgroup. A cgroup that cannot be made is no error: the
+// rlimits hold.
+func confine(pid int, l claim.Limits, runName string, slot *slotCgroup) (*confinement, error) {
 	c := &confinement{via: "rlimit", limits: l}
-	if dir := runCgroup(runName); dir != "" {
+	if slot != nil {
+		c.via, c.cgroup, c.slot = "cgroup+rlimit", slot.dir, slot
+	} else if dir := runCgroup(runName); dir != "" {
 		if err := c.joinCgroup(dir, pid); err == nil {
 			c.via = "cgroup+rlimit"
 		}
@@ -103,6 +120,10 @@ func (c *confinement) end() (oomKilled bool) {
 	if c == nil || c.cgroup == "" {
 		return false
 	}
+	if c.slot != nil {
+		c.slot.ended()
+		return false
+	}
 	oomKilled = c.memCG && cgroupEvent(filepath.Join(c.cgroup, "memory.events"), "oom_kill") > 0
 	os.WriteFile(filepath.Join(c.cgroup, "cgroup.kill"), []byte("1"), 0)
 	// rmdir fails while the killed processes are still being torn down.
@@ -155,14 +176,8 @@ var noRunCgroups bool
 // runCgroup returns the directory for a run's cgroup, below the worker's own
 // cgroup v2 directory, or "" when there is none the worker may write.
 func runCgroup(runName string) string {
-	if noRunCgroups {
-		return ""
-	}
-	base := ownCgroup()
-	if base == "" || unix.Access(base, unix.W_OK) != nil {
-		return ""
-	}
-	if _, err := os.Stat(filepath.Join(base, "cgroup.procs")); err != nil {
+	base := cgroupBase()
+	if base == "" {
 		return ""
 	}
 	return filepath.Join(base, "queuectl-"+runName)

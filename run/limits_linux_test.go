@@ -87,8 +87,9 @@ func TestRunCgroupIsKilledWhole(t *testing.T) {
 	w := newWorker(t, s)
 	pidFile := filepath.Join(t.TempDir(), "pid")
 	// setsid puts the sleeper out of the job's process group; only the
-	// cgroup still holds it when the job's shell exits.
-	w.Config.Limits = claim.Limits{NoFile: 256}
+	// cgroup still holds it when the job's shell exits. A run with a memory
+	// limit gets a cgroup of its own.
+	w.Config.Limits = claim.Limits{Memory: 1 << 30}
 	enqueue(t, s, claim.NewJob{ID: "escape", Command: "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > " + pidFile})
 	drain(t, w)
 	if j := get(t, s, "escape"); j.State != claim.Completed {

@@ -10,10 +10,10 @@ import (
 
 // Orphans. A job's daemon that leaves its process group (setsid) and its
 // environment (env -i, so no QUEUECTL_RUN mark) comes back to the worker,
-// its child subreaper, when its parent exits; where every run has a cgroup
-// of its own, the cgroup holds it and ends with the run. Where runs get no
-// cgroup (no writable cgroup v2 directory), nothing says which run it came
-// from but its start time: it started after the run it came from did. So
+// its child subreaper, when its parent exits; where every run is born in a
+// cgroup (cgroups_linux.go), the cgroup holds it and ends with the run.
+// Where runs get no cgroup (no writable cgroup v2 directory), nothing says
+// which run it came from but its start time: it started after the run it came from did. So
 // at the end of each run, an adopted process (and its descendants) that no
 // live run holds (by process group, mark or cgroup), and that started
 // before no live run did, is stopped: the runs it may have come from have

@@ -70,6 +70,10 @@ func (w *Worker) reapOnce(ctx context.Context) {
 	// Every group is killed first and then waited for together: a dead
 	// worker's runs are recovered in one wait, however many it held.
 	waitGone(groups, killWait)
+	if len(groups) > 0 {
+		// A worker of this host died: its slots' cgroups go too.
+		w.cgroups.sweep()
+	}
 	for _, f := range lost {
 		// A run of this host left its files here, and nothing writes them
 		// any more: their ends are kept as a finished run's are. A run of

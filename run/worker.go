@@ -60,6 +60,7 @@ type Worker struct {
 	// this worker that no slot holds (reapUnseen).
 	claiming atomic.Int32
 	unsure   atomic.Bool
+	cgroups  *cgroups // the slots' cgroups (cgroups_linux.go)
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -75,6 +76,8 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	}
 	w.host = HostID()
 	w.id = newWorkerID(HostName(w.host))
+	w.cgroups = newCgroups(w.id, w.logf)
+	defer w.cgroups.close()
 	// The child subreaper of its jobs (children_linux.go): what a job
 	// leaves behind comes back to this worker, to be stopped and reaped.
 	defer becomeSubreaper()()
@@ -150,6 +153,8 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		Lease: w.Config.Lease, LogDir: w.LogDir}
 	var woken chan struct{}
 	defer func() { w.wake.withdraw(woken) }()
+	cg := w.cgroups.slot(i)
+	defer cg.close()
 	for soft.Err() == nil {
 		w.wake.withdraw(woken)
 		if w.logsDown.Load() && !w.logsBack(soft) {
@@ -200,7 +205,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		w.running.Add(1)
 		for next := (&claimed{j, r, began.Add(c.Lease)}); next != nil; {
 			var stopped bool
-			stopped, next = w.runOne(soft, hard, c, next)
+			stopped, next = w.runOne(soft, hard, c, next, cg)
 			interrupted = interrupted || stopped
 		}
 		w.running.Add(-1)
@@ -254,7 +259,7 @@ func (w *Worker) drained(ctx context.Context) bool {
 // processing. It reports whether a hard stop interrupted the job. When the
 // job completed and soft still runs, the slot's next job is claimed in the
 // same transaction and returned.
-func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed) (bool, *claimed) {
+func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup) (bool, *claimed) {
 	j, r := held.job, held.run
 	w.emit(Event{Kind: EventStarted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries})
 	// The run's own context: hard, or its job's cancel (errCanceled). It is
@@ -267,7 +272,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 	w.claiming.Add(-1) // held: the reaper sees it in steer
 	defer w.steer.remove(id)
 	began := time.Now()
-	res := w.execute(run, j, r)
+	res := w.execute(run, j, r, cg)
 	w.steer.ended(id)
 	res.took = time.Since(began)
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)

@@ -170,8 +170,8 @@ type Run struct {
 	// Hooks says how each finish hook after this run ended, a line each:
 	// "on_success ok", "on_dead failed: exit status 1: …".
 	Hooks string
-	// Confined is how the run's limits were set: "rlimit" or
-	// "cgroup+rlimit"; empty when it had none.
+	// Confined is what held the run: "cgroup" (no limits, a cgroup),
+	// "rlimit" or "cgroup+rlimit"; empty when nothing did.
 	Confined string
 	// Tails is the end of the run's output, kept with the run when it
 	// ended, so that its logs can be read where its files are not (another
