@@ -64,7 +64,7 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 // takes its insert back), go one by one (enqueueOne). Either way each row
 // gets the outcome it would get alone, in order.
 func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
-	out := make([]claim.Result, len(p.Jobs))
+	out := ins.results(len(p.Jobs))
 	// settle records row i's outcome: an error ends the batch unless it is
 	// a refusal in an EnqueueEach batch.
 	settle := func(i int, r claim.Result, err error) error {

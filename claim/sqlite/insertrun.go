@@ -68,6 +68,19 @@ type inserter struct {
 	tx   *sql.Tx
 	one  *sql.Stmt         // insertJob, or nil to run it unprepared
 	runs map[int]*sql.Stmt // insertJobs(n) by n, prepared in tx
+	args []any             // insertRun's, kept for the next run
+	out  []claim.Result    // enqueueIn's, kept for the next batch of a stream
+}
+
+// results returns n zero Results, in memory reused from the last batch:
+// a stream's each is done with them when the next batch comes.
+func (ins *inserter) results(n int) []claim.Result {
+	if cap(ins.out) < n {
+		ins.out = make([]claim.Result, n)
+	}
+	ins.out = ins.out[:n]
+	clear(ins.out)
+	return ins.out
 }
 
 func (e *Engine) inserter(ctx context.Context, tx *sql.Tx) *inserter {
@@ -112,12 +125,14 @@ func (e *Engine) insertRun(ctx context.Context, tx *sql.Tx, ins *inserter, rows 
 	if err != nil {
 		return err
 	}
-	args := make([]any, 0, len(rows)*jobArgs)
+	args := ins.args[:0]
 	for _, row := range rows {
 		args = appendJobArgs(args, row)
 	}
 	// Without ctx's cancellation, as in insert: the transaction ends with ctx.
 	res, err := st.QueryContext(context.WithoutCancel(ctx), args...)
+	clear(args)
+	ins.args = args
 	if err != nil {
 		return fmt.Errorf("insert jobs: %w", err)
 	}
