@@ -230,8 +230,15 @@ func appendJobArgs(args []any, row claim.NewRow) []any {
 		b, _ := json.Marshal(j.Limits)
 		limits = string(b)
 	}
-	return append(args, j.ID, j.Command, j.Queue, j.Priority, j.MaxRetries, j.BackoffBase, int64(j.Timeout),
-		env, nullable(j.Cwd), nullable(j.UniqueKey), nullable(row.IngestKey), claim.Nanos(j.RunAt),
+	var runAt any
+	if !j.RunAt.IsZero() {
+		runAt = j.RunAt.UnixNano()
+	}
+	// Every argument is of a type the driver takes as it is (int64, not
+	// int; nil, not a sql.Null*): database/sql converts the others one by
+	// one, through reflection or a Valuer, 18 times a row.
+	return append(args, j.ID, j.Command, j.Queue, int64(j.Priority), int64(j.MaxRetries), int64(j.BackoffBase),
+		int64(j.Timeout), env, nullable(j.Cwd), nullable(j.UniqueKey), nullable(row.IngestKey), runAt,
 		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullable(j.Label))
 }
 
