@@ -72,7 +72,8 @@ type Engine interface {
 	// EnqueueStream stores every batch of batches (none of them Each) in one
 	// transaction, as Enqueue would, handing each batch's results to each
 	// before it pulls the next; an error from batches, each or a refusal
-	// rolls everything back.
+	// rolls everything back. A batch's rows and results are the engine's
+	// and the caller's for that batch only: both may reuse their memory.
 	EnqueueStream(ctx context.Context, batches iter.Seq2[EnqueueParams, error], each func([]Result) error) error
 
 	// Get returns one job or ErrNotFound.

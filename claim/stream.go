@@ -7,6 +7,16 @@ import (
 	"iter"
 )
 
+// inOrder says whether order leaves a chunk as it was.
+func inOrder(order []int) bool {
+	for k, i := range order {
+		if k != i {
+			return false
+		}
+	}
+	return true
+}
+
 // streamChunk is how many jobs of a stream go to the engine at a time.
 const streamChunk = 1000
 
@@ -14,7 +24,8 @@ const streamChunk = 1000
 // all of them, or none when any is refused or seq yields an error (the
 // error names the job's place). each gets the results of the stored jobs,
 // in seq's order, before the transaction commits: what it shows must wait
-// for EnqueueStream to return nil. A job may wait (after) on jobs stored
+// for EnqueueStream to return nil, and it must not keep the slice, whose
+// memory serves the next results. A job may wait (after) on jobs stored
 // before or on earlier jobs of seq. Memory stays bounded whatever seq's
 // length. It returns how many jobs seq held.
 func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error], each func([]Result) error) (int, error) {
@@ -30,13 +41,17 @@ func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error],
 	)
 	chunks := func(yield func(EnqueueParams, error) bool) {
 		chunk := make([]NewJob, 0, streamChunk)
+		var rows []NewRow // reused: the engine keeps no row after its chunk
 		flush := func() bool {
 			base, order = total-len(chunk), nil
 			if order, fail = orderAfter(chunk); fail != nil {
 				yield(EnqueueParams{}, fail)
 				return false
 			}
-			rows := make([]NewRow, len(chunk))
+			if cap(rows) < len(chunk) {
+				rows = make([]NewRow, len(chunk))
+			}
+			rows = rows[:len(chunk)]
 			for k, i := range order {
 				if rows[k], fail = newRow(cfg, chunk[i], s.Now()); fail != nil {
 					fail = fmt.Errorf("job %d: %w", base+i+1, fail)
@@ -63,6 +78,9 @@ func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error],
 		}
 	}
 	err = s.engine.EnqueueStream(ctx, chunks, func(rs []Result) error {
+		if inOrder(order) {
+			return each(rs)
+		}
 		out := make([]Result, len(rs))
 		for k, i := range order {
 			out[i] = rs[k]

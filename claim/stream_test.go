@@ -77,3 +77,50 @@ func TestEnqueueStream(t *testing.T) {
 		}
 	})
 }
+
+// TestEnqueueStreamOutcomes: each job of a stream gets its own outcome, in
+// the stream's order, whatever chunk it is in: every seventh asks for the
+// unique key the first of them holds (skipped, naming that job), and one
+// waits on a later line of its chunk (stored after it, told in place).
+func TestEnqueueStreamOutcomes(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s := db.open(t)
+		const n = 2500
+		stream := func(yield func(claim.NewJob, error) bool) {
+			for i := range n {
+				nj := claim.NewJob{ID: fmt.Sprintf("j%05d", i), Command: "true"}
+				if i%7 == 3 {
+					nj.UniqueKey = "k"
+				}
+				if i == 1200 {
+					nj.After = []string{"j01500"}
+				}
+				if !yield(nj, nil) {
+					return
+				}
+			}
+		}
+		var got []string
+		_, err := s.EnqueueStream(t.Context(), stream, func(rs []claim.Result) error {
+			for _, r := range rs {
+				got = append(got, fmt.Sprintf("%s %s %v", r.Outcome, r.Job.ID, r.Job.WaitingOn))
+			}
+			return nil
+		})
+		if err != nil || len(got) != n {
+			t.Fatalf("EnqueueStream = %v, %d results; want nil, %d", err, len(got), n)
+		}
+		for i, g := range got {
+			want := fmt.Sprintf("created j%05d []", i)
+			switch {
+			case i%7 == 3 && i > 3:
+				want = "skipped j00003 []"
+			case i == 1200:
+				want = "created j01200 [j01500]"
+			}
+			if g != want {
+				t.Errorf("result %d = %q, want %q", i, g, want)
+			}
+		}
+	})
+}

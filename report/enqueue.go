@@ -24,13 +24,13 @@ import (
 // object is that job), duplicate or redriven. The skip is data, so --json
 // puts it here and nothing on stderr.
 func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
-	var ok []claim.Result
-	for _, r := range rs {
-		if r.Err == nil {
-			ok = append(ok, r)
-		}
-	}
 	if p.JSON {
+		var ok []claim.Result
+		for _, r := range rs {
+			if r.Err == nil {
+				ok = append(ok, r)
+			}
+		}
 		if len(rs) == 1 {
 			if len(ok) == 0 {
 				return nil
@@ -43,11 +43,16 @@ func (p Printer) Enqueued(rs []claim.Result, quiet bool) error {
 		}
 		return WriteJSON(p.Out, out)
 	}
+	// A Result is large: the lines are made from rs in place, not from a
+	// copy of those without an error (a stream passes 1,000 at a time).
 	var b strings.Builder
-	for _, r := range ok {
+	for i := range rs {
+		r := &rs[i]
 		switch {
+		case r.Err != nil:
 		case quiet:
-			fmt.Fprintln(&b, r.Job.ID)
+			b.WriteString(r.Job.ID)
+			b.WriteByte('\n')
 		case r.Outcome == claim.Created:
 			fmt.Fprintf(&b, "Enqueued job %s\n", r.Job.ID)
 		case r.Outcome == claim.Redriven:

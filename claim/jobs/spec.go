@@ -74,19 +74,32 @@ func ParseSpec(data []byte) (NewJob, error) {
 	if !utf8.Valid(data) {
 		return NewJob{}, invalidf("job spec is not valid UTF-8 text")
 	}
-	if err := duplicateKey(data); err != nil {
+	if s, ok := scanSpec(data); ok {
+		return s.newJob()
+	}
+	s, err := decodeSpec(data)
+	if err != nil {
 		return NewJob{}, err
+	}
+	return s.newJob()
+}
+
+// decodeSpec decodes any job spec, in two passes (duplicateKey, then
+// encoding/json), with the errors ParseSpec returns.
+func decodeSpec(data []byte) (spec, error) {
+	if err := duplicateKey(data); err != nil {
+		return spec{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var s spec
 	if err := dec.Decode(&s); err != nil {
-		return NewJob{}, SpecError(err)
+		return spec{}, SpecError(err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return NewJob{}, invalidf("job spec has data after its closing brace; give exactly one JSON object")
+		return spec{}, invalidf("job spec has data after its closing brace; give exactly one JSON object")
 	}
-	return s.newJob()
+	return s, nil
 }
 
 // duplicateKey refuses a key given twice in one JSON object: encoding/json

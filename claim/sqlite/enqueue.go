@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"math"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -18,7 +19,9 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 	var out []claim.Result
 	e.prepare(ctx, insertJob, countPending)
 	err := e.tx(ctx, func(tx *sql.Tx) (err error) {
-		out, err = e.enqueueIn(ctx, tx, e.stmt(ctx, tx, insertJob), p)
+		ins := e.inserter(ctx, tx)
+		defer ins.close()
+		out, err = e.enqueueIn(ctx, tx, ins, p)
 		return err
 	})
 	if err != nil {
@@ -32,7 +35,8 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.EnqueueParams, error], each func([]claim.Result) error) error {
 	e.prepare(ctx, insertJob, countPending)
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		ins := e.stmt(ctx, tx, insertJob)
+		ins := e.inserter(ctx, tx)
+		defer ins.close()
 		for p, err := range batches {
 			if err != nil {
 				return err
@@ -54,24 +58,50 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 	return nil
 }
 
-// enqueueIn stores the batch p in tx with ins.
-func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, p claim.EnqueueParams) ([]claim.Result, error) {
-	out := make([]claim.Result, len(p.Jobs))
-	for i, row := range p.Jobs {
-		r, err := e.enqueueOne(ctx, tx, ins, row, p)
+// enqueueIn stores the batch p in tx. Runs of rows whose outcome cannot
+// change what a later row finds go in one statement each (insertRun); a
+// re-drive, and a job with after in an EnqueueEach batch (whose refusal
+// takes its insert back), go one by one (enqueueOne). Either way each row
+// gets the outcome it would get alone, in order.
+func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
+	out := ins.results(len(p.Jobs))
+	// settle records row i's outcome: an error ends the batch unless it is
+	// a refusal in an EnqueueEach batch.
+	settle := func(i int, r claim.Result, err error) error {
 		if err != nil && !p.Each {
 			if isRefusal(err) {
-				return nil, &claim.AtError{Index: i, Err: err}
+				return &claim.AtError{Index: i, Err: err}
 			}
-			return nil, err
+			return err
 		}
 		if err != nil && !isRefusal(err) {
-			return nil, err
+			return err
 		}
 		out[i] = r
 		if err != nil {
 			out[i] = claim.Result{Err: err}
 		}
+		return nil
+	}
+	for i := 0; i < len(p.Jobs); {
+		n := 0
+		for i+n < len(p.Jobs) && n < maxRun && !alone(p.Jobs[i+n], p.Each) {
+			n++
+		}
+		if n >= minRun && distinctIDs(p.Jobs[i:i+n]) {
+			if err := e.insertRun(ctx, tx, ins, p.Jobs[i:i+n], p.Now, func(k int, r claim.Result, err error) error {
+				return settle(i+k, r, err)
+			}); err != nil {
+				return nil, err
+			}
+			i += n
+			continue
+		}
+		r, err := e.enqueueOne(ctx, tx, ins.one, p.Jobs[i], p)
+		if err := settle(i, r, err); err != nil {
+			return nil, err
+		}
+		i++
 	}
 	return out, e.countCreated(ctx, tx, out)
 }
@@ -141,23 +171,7 @@ ON CONFLICT DO NOTHING`
 // unprepared).
 func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row claim.NewRow, now time.Time) (claim.Result, error) {
 	j := row.Job
-	var env sql.NullString
-	if len(j.Env) > 0 {
-		b, _ := json.Marshal(j.Env)
-		env = sql.NullString{String: string(b), Valid: true}
-	}
-	var hooks, limits sql.NullString
-	if j.Hooks != (claim.Hooks{}) {
-		b, _ := json.Marshal(j.Hooks)
-		hooks = sql.NullString{String: string(b), Valid: true}
-	}
-	if !j.Limits.IsZero() {
-		b, _ := json.Marshal(j.Limits)
-		limits = sql.NullString{String: string(b), Valid: true}
-	}
-	args := []any{j.ID, j.Command, j.Queue, j.Priority, j.MaxRetries, j.BackoffBase, int64(j.Timeout),
-		env, claim.NullString(j.Cwd), claim.NullString(j.UniqueKey), claim.NullString(row.IngestKey), claim.Nanos(j.RunAt),
-		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, claim.NullString(j.Label)}
+	args := appendJobArgs(make([]any, 0, jobArgs), row)
 	var res sql.Result
 	var err error
 	if ins != nil {
@@ -171,40 +185,89 @@ func (e *Engine) insert(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, row clai
 		return claim.Result{}, fmt.Errorf("insert job: %w", err)
 	}
 	if n, err := res.RowsAffected(); err != nil || n == 0 {
-		return e.explainConflict(ctx, tx, row, now)
+		return e.explainConflict(ctx, tx, row, now, math.MaxInt64)
 	}
 	if j.Seq, err = res.LastInsertId(); err != nil {
 		return claim.Result{}, fmt.Errorf("insert job: %w", err)
 	}
+	return e.created(ctx, tx, row, j.Seq)
+}
+
+// created is the Result of row, stored as seq, once its dependencies are
+// recorded.
+func (e *Engine) created(ctx context.Context, tx *sql.Tx, row claim.NewRow, seq int64) (claim.Result, error) {
+	j := row.Job
+	j.Seq = seq
 	if len(row.After) > 0 {
-		if j.WaitingOn, err = e.insertDeps(ctx, tx, j.ID, row.After); err != nil {
+		var err error
+		if j.WaitingOn, err = e.insertDeps(ctx, tx, j.ID, row.After, seq); err != nil {
 			return claim.Result{}, err
 		}
 		j.Waiting = len(j.WaitingOn)
 	}
 	// The job as a SELECT would read it back, built from what was inserted
-	// rather than read back with RETURNING: a burst of spool files is
-	// ingested faster (TestEnqueueResultIsStored holds the two equal).
+	// rather than read back: a burst of spool files is ingested faster
+	// (TestEnqueueResultIsStored holds the two equal).
 	return claim.Result{Job: j, Outcome: claim.Created}, nil
 }
 
-// explainConflict finds which uniqueness rule turned an insert into nothing.
-func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewRow, now time.Time) (claim.Result, error) {
+// jobArgs is how many arguments a row of insertJob takes.
+const jobArgs = 18
+
+// appendJobArgs appends the arguments of row to args, in insertJob's order.
+func appendJobArgs(args []any, row claim.NewRow) []any {
+	j := row.Job
+	var env, hooks, limits any
+	if len(j.Env) > 0 {
+		b, _ := json.Marshal(j.Env)
+		env = string(b)
+	}
+	if j.Hooks != (claim.Hooks{}) {
+		b, _ := json.Marshal(j.Hooks)
+		hooks = string(b)
+	}
+	if !j.Limits.IsZero() {
+		b, _ := json.Marshal(j.Limits)
+		limits = string(b)
+	}
+	var runAt any
+	if !j.RunAt.IsZero() {
+		runAt = j.RunAt.UnixNano()
+	}
+	// Every argument is of a type the driver takes as it is (int64, not
+	// int; nil, not a sql.Null*): database/sql converts the others one by
+	// one, through reflection or a Valuer, 18 times a row.
+	return append(args, j.ID, j.Command, j.Queue, int64(j.Priority), int64(j.MaxRetries), int64(j.BackoffBase),
+		int64(j.Timeout), env, nullable(j.Cwd), nullable(j.UniqueKey), nullable(row.IngestKey), runAt,
+		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullable(j.Label))
+}
+
+// nullable is s as a nullable text argument: NULL when s is empty.
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+// explainConflict finds which uniqueness rule turned an insert into nothing:
+// which job of those stored before seq before refused it.
+func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewRow, now time.Time, before int64) (claim.Result, error) {
 	id := row.Job.ID
 	if row.IngestKey != "" {
-		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = ?", row.IngestKey))
+		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE ingest_key = ? AND seq < ?", row.IngestKey, before))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Duplicate}, nil
 		}
 	}
 	if row.Job.UniqueKey != "" {
 		j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+` FROM jobs
-			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed', 'held')`, row.Job.UniqueKey))
+			WHERE unique_key = ? AND state IN ('pending', 'processing', 'failed', 'held') AND seq < ?`, row.Job.UniqueKey, before))
 		if err == nil {
 			return claim.Result{Job: j, Outcome: claim.Skipped}, nil
 		}
 	}
-	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ? AND seq < ?", id, before))
 	if err != nil {
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}
@@ -222,14 +285,17 @@ func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewR
 }
 
 // insertDeps records that job waits for the jobs after, and counts those
-// not yet completed into its waiting column. It returns their ids. The
+// not yet completed into its waiting column. It returns their ids. Only
+// jobs stored up to seq upTo (the job's own) are looked at, so that a job
+// inserted in the same statement but later in its batch is unknown, as it
+// was when the job was inserted alone. The
 // dependencies' states are read in the transaction that holds the write
 // lock, so none can complete between the count and the commit.
-func (e *Engine) insertDeps(ctx context.Context, tx *sql.Tx, job string, after []string) ([]string, error) {
+func (e *Engine) insertDeps(ctx context.Context, tx *sql.Tx, job string, after []string, upTo int64) ([]string, error) {
 	states := map[string]claim.State{}
 	for _, id := range after {
 		var st string
-		err := tx.QueryRowContext(ctx, "SELECT state FROM jobs WHERE id = ?", id).Scan(&st)
+		err := tx.QueryRowContext(ctx, "SELECT state FROM jobs WHERE id = ? AND seq <= ?", id, upTo).Scan(&st)
 		if errors.Is(err, sql.ErrNoRows) {
 			continue
 		}
