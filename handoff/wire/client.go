@@ -59,7 +59,7 @@ func enqueue(path string, req Request, decode func([]byte) error, declined *stri
 	req.Fingerprint = Fingerprint(false)
 	// An answer is a line of a few hundred bytes (readLine takes longer
 	// ones in parts).
-	_, err = ask(c, req, 4<<10, decode, declined, unknown)
+	_, err = ask(c, req, 2<<10, decode, declined, unknown)
 	return err
 }
 
@@ -90,12 +90,16 @@ func ask(c io.ReadWriter, req Request, size int, decode func([]byte) error, decl
 	return r, nil
 }
 
-// readLine reads one line of at most MaxLine bytes into *part, and returns
-// it. A read that fails (a deadline) keeps what it read in *part, for the
-// next call to finish the line.
+// readLine reads one line of at most MaxLine bytes and returns it, valid
+// until the next read of r. A line longer than r's buffer is gathered in
+// *part; a read that fails (a deadline) keeps what it read in *part, for
+// the next call to finish the line.
 func readLine(r *bufio.Reader, part *[]byte) ([]byte, error) {
 	for {
 		chunk, err := r.ReadSlice('\n')
+		if err == nil && len(*part) == 0 {
+			return chunk, nil // the line is in r's buffer: no copy
+		}
 		*part = append(*part, chunk...)
 		switch {
 		case len(*part) > MaxLine:
