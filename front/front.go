@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim/jobs"
-	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/handoff/wire"
 )
 
 // FullName is the full program's file name: found beside the front's own
@@ -99,9 +99,9 @@ func (c *call) serve() (code int, done bool) {
 	if c.name == "run" {
 		return c.run(sock, db, nj, start)
 	}
-	b, outcome, err := handoff.EnqueueBrief(sock, db, nj)
+	b, outcome, err := wire.EnqueueBrief(sock, db, nj)
 	switch {
-	case errors.Is(err, handoff.ErrUnknown):
+	case errors.Is(err, wire.ErrUnknown):
 		return Full(c.args, &Resume{ID: nj.ID, Start: start}), true
 	case err != nil:
 		return 0, false
@@ -110,18 +110,18 @@ func (c *call) serve() (code int, done bool) {
 }
 
 // printEnqueued writes what the full program writes for one job enqueued.
-func printEnqueued(j handoff.Brief, outcome jobs.Outcome, quiet bool) int {
+func printEnqueued(j wire.Brief, outcome jobs.Outcome, quiet bool) int {
 	if outcome == jobs.Skipped {
 		fmt.Fprintf(os.Stderr, "queuectl: skipped: job %s with unique key %q is %s\n", j.ID, j.UniqueKey, j.State)
 	}
 	var err error
-	switch {
+	switch { // without fmt, whose first use costs an enqueue more than this
 	case quiet:
-		_, err = fmt.Println(j.ID)
+		_, err = os.Stdout.WriteString(j.ID + "\n")
 	case outcome == jobs.Created:
-		_, err = fmt.Printf("Enqueued job %s\n", j.ID)
+		_, err = os.Stdout.WriteString("Enqueued job " + j.ID + "\n")
 	case outcome == jobs.Redriven:
-		_, err = fmt.Printf("Re-drove dead job %s\n", j.ID)
+		_, err = os.Stdout.WriteString("Re-drove dead job " + j.ID + "\n")
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)

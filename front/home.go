@@ -7,7 +7,7 @@ import (
 	"syscall"
 
 	"github.com/queuectl/queuectl/claim/jobs"
-	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/handoff/wire"
 	"github.com/queuectl/queuectl/internal/private"
 )
 
@@ -53,7 +53,7 @@ func Socket(home, db string) (sock, dbAbs string, ok bool) {
 	if err != nil || !Private(dir) {
 		return "", "", false
 	}
-	sock = filepath.Join(dir, handoff.SocketName)
+	sock = filepath.Join(dir, wire.SocketName)
 	if _, err := os.Lstat(sock); err != nil {
 		return "", "", false
 	}
@@ -103,7 +103,7 @@ func PrivatePaths(dir, db string, withSpool bool) []PrivatePath {
 		{filepath.Join(dir, private.DeadDir), "dead directory", false},
 		{filepath.Join(dir, private.SchedulesDir), "schedules directory", false},
 		{filepath.Join(dir, "logs"), "logs directory", false},
-		{filepath.Join(dir, handoff.SocketName), "enqueue socket", false},
+		{filepath.Join(dir, wire.SocketName), "enqueue socket", false},
 	}
 	if withSpool {
 		checks = append(checks, PrivatePath{filepath.Join(dir, private.SpoolDir), "spool directory", false})

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim/jobs"
-	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/handoff/wire"
 )
 
 // errTimedOut ends a follow when an attempt outlives the job's timeout.
@@ -26,7 +26,7 @@ const stopWait = 5 * time.Second
 // is left to the full program, through a Resume.
 type follower struct {
 	c      *call
-	s      *handoff.Stream
+	s      *wire.Stream
 	id     string
 	res    Resume
 	ctx    context.Context
@@ -41,10 +41,10 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 	// Ctrl-C from here on cancels the job, as in the full program.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := handoff.Run(sock, db, nj, RunEnv(os.Environ()))
+	s, err := wire.Run(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
-	case errors.Is(err, handoff.ErrUnknown):
+	case errors.Is(err, wire.ErrUnknown):
 		return Full(c.args, &res), true
 	case err != nil:
 		return 0, false
@@ -64,7 +64,7 @@ func (f *follower) follow() (jobs.Job, error) {
 	defer f.disarm()
 	unwatch := context.AfterFunc(f.ctx, f.s.Interrupt)
 	defer unwatch()
-	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+	feed := wire.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
@@ -77,7 +77,7 @@ func (f *follower) follow() (jobs.Job, error) {
 		case f.ctx.Err() != nil:
 			return jobs.Job{}, f.ctx.Err()
 		case f.remote:
-			return jobs.Job{}, handoff.ErrHandover
+			return jobs.Job{}, wire.ErrHandover
 		case err != nil:
 			return jobs.Job{}, err
 		}
@@ -96,7 +96,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
 		return 130
-	case errors.Is(err, handoff.ErrHandover):
+	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
 		return Full(f.c.args, &f.res)
 	case err != nil:
@@ -116,7 +116,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 
 // event announces a run's start and end, and keeps a timer on the running
 // attempt, as the full program's follower does.
-func (f *follower) event(e handoff.Event) {
+func (f *follower) event(e wire.Event) {
 	f.disarm()
 	if f.remote {
 		return
@@ -175,15 +175,15 @@ func (f *follower) announce(format string, a ...any) {
 func (f *follower) stop() {
 	f.s.Resume(stopWait)
 	err := f.s.Cancel()
-	feed := handoff.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
-		Waiting: func(jobs.Queue) {}, Event: func(handoff.Event) {}}
+	feed := wire.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+		Waiting: func(jobs.Queue) {}, Event: func(wire.Event) {}}
 	for err == nil {
 		var done bool
 		if _, done, err = f.s.Next(feed); done {
 			return
 		}
 	}
-	if errors.Is(err, handoff.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
+	if errors.Is(err, wire.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
 		fmt.Fprintf(os.Stderr, "queuectl: job %s is canceled; its worker is still stopping its processes\n", f.id)
 		return
 	}

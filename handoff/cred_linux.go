@@ -29,8 +29,3 @@ func sameUser(conn *net.UnixConn) error {
 	}
 	return nil
 }
-
-func ownedByMe(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && int(st.Uid) == os.Getuid()
-}

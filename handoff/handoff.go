@@ -19,11 +19,14 @@
 // after the job was sent, the outcome is unknown: Enqueue returns
 // ErrUnknown, and the caller looks the job up by its id (which the client
 // picks when the user gave none), before it enqueues it itself.
+//
+// The protocol and the client's end are package wire, which links no net;
+// this package is the worker's end (Server), and names the client's for
+// the full program.
 package handoff
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"hash/fnv"
 	"reflect"
@@ -31,60 +34,52 @@ import (
 	"sync"
 
 	"github.com/queuectl/queuectl/claim/jobs"
+	"github.com/queuectl/queuectl/handoff/wire"
 )
 
 // SocketName is the socket's file name in the home.
-const SocketName = "enqueue.sock"
+const SocketName = wire.SocketName
 
-// ErrDeclined means the job was not stored through the socket: nobody
-// listens, or the worker refused it. The caller stores it itself.
-var ErrDeclined = errors.New("handoff: declined")
-
-// ErrUnknown means the job was sent but no answer came: it may or may not
-// be stored.
-var ErrUnknown = errors.New("handoff: no answer from the worker")
-
-// request is one enqueue, one JSON line from client to worker.
-type request struct {
-	Fingerprint string
-	DB          string // the database the client would write: the worker's own, or declined
-	Job         jobs.NewJob
-	Follow      bool `json:",omitempty"` // keep the connection for the job's runs (Run)
-	// Environ is the caller's environment (Run): the job carries what of
-	// it the server's Env keeps, under the values of Job.Env, which the
-	// caller gave explicitly and are always kept.
-	Environ map[string]string `json:",omitempty"`
-}
-
-// answer is the worker's one JSON line back, with the job as J: the
-// worker writes a jobs.Job, and a client reads what of it it needs (Brief
-// for the small queuectl, which prints three fields).
-type answer[J any] struct {
-	Declined string `json:",omitempty"` // why, when the job was not stored
-	Unknown  bool   `json:",omitempty"` // with Declined: the store failed, and the job may be stored
-	Job      J
-	Outcome  jobs.Outcome
-}
-
-// The fingerprints name the shape of what crosses the socket, so that a
-// client and a worker of different builds never misread each other's jobs.
-// A request that follows its job (Run) names the frames' types as well.
-// A client sends the constant, which costs it nothing; the worker compares
-// it with the fingerprint of its own types, reflected once, so a constant
-// that no longer matches the types declines every client of its build
-// (TestFingerprints says which value to write).
-const (
-	enqueueFingerprint = "264b6fc2228a7912"
-	followFingerprint  = "7dc542986b4e695d"
+// The client's errors (package wire).
+var (
+	ErrDeclined = wire.ErrDeclined
+	ErrUnknown  = wire.ErrUnknown
+	ErrHandover = wire.ErrHandover
 )
 
-// fingerprint is what a client sends.
-func fingerprint(follow bool) string {
-	if follow {
-		return followFingerprint
-	}
-	return enqueueFingerprint
+type (
+	// Event is a run of a followed job that started or ended.
+	Event = wire.Event
+	// Feed is where a Server's Follow writes a job's runs. Its methods are
+	// called from the one goroutine that runs Follow.
+	Feed = wire.Feed
+	// Stream is a job handed over with Run: its runs come back on it.
+	Stream = wire.Stream
+	// Brief is what the small queuectl prints of a job it enqueued.
+	Brief = wire.Brief
+
+	request       = wire.Request
+	answer[J any] = wire.Answer[J]
+	frame         = wire.Frame
+)
+
+// Enqueue hands nj to the worker serving the socket at path (wire.Enqueue).
+func Enqueue(path, db string, nj jobs.NewJob) (jobs.Result, error) { return wire.Enqueue(path, db, nj) }
+
+// Run hands nj over and follows it (wire.Run).
+func Run(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, error) {
+	return wire.Run(path, db, nj, environ)
 }
+
+// The fingerprints a client sends (wire) and a worker compares with those
+// of its own types, reflected once: a client of another build is declined.
+// A stale constant declines its own build's clients (TestFingerprints).
+const (
+	enqueueFingerprint = wire.EnqueueFingerprint
+	followFingerprint  = wire.FollowFingerprint
+)
+
+func fingerprint(follow bool) string { return wire.Fingerprint(follow) }
 
 // reflectedPrint is what a worker takes: the fingerprint of its own types.
 func reflectedPrint(follow bool) string {
@@ -130,8 +125,7 @@ func describe(b *strings.Builder, t reflect.Type, depth int) {
 	b.WriteByte('}')
 }
 
-// maxLine bounds a request: a job spec is at most 1 MiB (SPEC §6).
-const maxLine = 4 << 20
+const maxLine = wire.MaxLine
 
 func encode(v any) ([]byte, error) {
 	data, err := json.Marshal(v)

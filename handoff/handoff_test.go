@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	_ "github.com/queuectl/queuectl/claim/sqlite" // the SQLite engine, for claim.Open
+	"github.com/queuectl/queuectl/handoff/wire"
 	"github.com/queuectl/queuectl/internal/testenv"
 )
 
@@ -75,6 +76,27 @@ func TestEnqueueStoresThroughTheWorker(t *testing.T) {
 	}
 	if fi, err := os.Lstat(path); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("socket mode %v (%v), want 0600", fi.Mode().Perm(), err)
+	}
+}
+
+// EnqueueBrief, the small queuectl's enqueue, reads the three fields it
+// prints from the worker's answer, one of many buffers as well as of one;
+// a skipped job's brief is the job that holds the key.
+func TestEnqueueBrief(t *testing.T) {
+	s := mustOpenStore(t)
+	path, _ := serve(t, s)
+	long := "echo " + strings.Repeat("x", 20<<10)
+	for _, command := range []string{"true", long} {
+		nj := claim.NewJob{ID: claim.NewID(s.Now()), Command: command, UniqueKey: "k\u2028\"<" + command[:4]}
+		b, outcome, err := wire.EnqueueBrief(path, s.Path(), nj)
+		if err != nil || outcome != claim.Created || b != (wire.Brief{ID: nj.ID, UniqueKey: nj.UniqueKey, State: claim.Pending}) {
+			t.Errorf("EnqueueBrief of %d bytes = %+v, %s, %v; want %s created pending", len(command), b, outcome, err, nj.ID)
+		}
+		again := claim.NewJob{ID: claim.NewID(s.Now()), Command: "other", UniqueKey: nj.UniqueKey}
+		b, outcome, err = wire.EnqueueBrief(path, s.Path(), again)
+		if err != nil || outcome != claim.Skipped || b.ID != nj.ID {
+			t.Errorf("EnqueueBrief of a held key = %+v, %s, %v; want %s skipped", b, outcome, err, nj.ID)
+		}
 	}
 }
 

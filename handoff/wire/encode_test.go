@@ -1,4 +1,4 @@
-package handoff
+package wire
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 var oddStrings = []string{"", "true", `echo "hi" \ there`, "<b>&amp;</b>", "a\x00b\x01\x1f\x7f",
 	"\b\f\n\r\t", "caf\xc3\xa9 \xe2\x80\xa8 \xe2\x80\xa9", "\xff\xfe bad \xc3", "\xed\xa0\x80", "日本語 🎉", "\u2027\u202a"}
 
-func requestOf(s string, n int) request {
+func requestOf(s string, n int) Request {
 	one, d := n, time.Duration(n)*time.Second
 	nj := jobs.NewJob{ID: s, Command: s, Queue: s, Cwd: s, UniqueKey: s, Label: s, IngestKey: s,
 		Priority: -n, Delay: d, Redrive: n%2 == 1}
@@ -30,24 +30,24 @@ func requestOf(s string, n int) request {
 		nj.Env, nj.After = map[string]string{}, []string{}
 		nj.Hooks.OnFailure = s
 	}
-	return request{Fingerprint: fingerprint(n%2 == 0), DB: "/h/" + s, Job: nj, Follow: n%2 == 0,
+	return Request{Fingerprint: Fingerprint(n%2 == 0), DB: "/h/" + s, Job: nj, Follow: n%2 == 0,
 		Environ: map[string]string{"PATH": s, s: "v"}}
 }
 
-func checkAppendRequest(t *testing.T, req request) {
+func checkAppendRequest(t *testing.T, req Request) {
 	t.Helper()
 	want, err := json.Marshal(req)
-	got, gotErr := appendRequest(nil, req)
+	got, gotErr := AppendRequest(nil, req)
 	if (err != nil) != (gotErr != nil) {
-		t.Fatalf("appendRequest error %v, json.Marshal %v", gotErr, err)
+		t.Fatalf("AppendRequest error %v, json.Marshal %v", gotErr, err)
 	}
 	if err != nil {
 		return
 	}
 	if !bytes.Equal(got, append(want, '\n')) {
-		t.Fatalf("appendRequest wrote\n%s\njson.Marshal writes\n%s", got, want)
+		t.Fatalf("AppendRequest wrote\n%s\njson.Marshal writes\n%s", got, want)
 	}
-	var back request
+	var back Request
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatalf("the worker cannot read %s: %v", got, err)
 	}
@@ -61,7 +61,7 @@ func TestAppendRequest(t *testing.T) {
 			checkAppendRequest(t, requestOf(s, n+i))
 		}
 	}
-	checkAppendRequest(t, request{})
+	checkAppendRequest(t, Request{})
 	big := requestOf("x", 1)
 	big.Job.RunAt = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) // json.Marshal refuses it
 	checkAppendRequest(t, big)

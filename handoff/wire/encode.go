@@ -1,4 +1,4 @@
-package handoff
+package wire
 
 import (
 	"slices"
@@ -8,13 +8,13 @@ import (
 	"github.com/queuectl/queuectl/claim/jobs"
 )
 
-// appendRequest appends req as encoding/json writes it, byte for byte,
+// AppendRequest appends req as encoding/json writes it, byte for byte,
 // and a newline. A client writes one request per process, and
 // encoding/json's first use of a type (reflecting over its fields, for the
 // request, the job, its hooks and limits) cost more than the rest of an
 // enqueue's own work; TestAppendRequest and FuzzAppendRequest hold it to
 // json.Marshal's bytes. The worker reads the request with encoding/json.
-func appendRequest(b []byte, req request) ([]byte, error) {
+func AppendRequest(b []byte, req Request) ([]byte, error) {
 	b = append(b, `{"Fingerprint":`...)
 	b = appendString(b, req.Fingerprint)
 	b = append(b, `,"DB":`...)
