@@ -14,20 +14,20 @@ import (
 )
 
 var (
-	crashChaosLong = flag.Bool("crashchaos.long", false, "server crash chaos: 5,000 jobs, 3 hosts, 12 crashes (default 400, 2, 5)")
+	crashChaosLong = flag.Bool("crashchaos.long", false, "server crash chaos: 5,000 jobs, 3 hosts, 12 crashes (default 1,000, 2, 5)")
 	crashChaosSeed = flag.Uint64("crashchaos.seed", 0, "server crash chaos: random seed (default: from the clock; logged)")
 )
 
 // TestChaosServerCrash crashes the PostgreSQL server at random moments
 // (outages of up to 5 s, against a 3 s lease) under workers on several
-// hosts running hundreds of jobs (thousands with -crashchaos.long), and
+// hosts running a thousand jobs (5,000 with -crashchaos.long), and
 // checks SPEC §6: every job completed
 // (or is dead after losing MaxLost runs, counted), and no two runs of one
 // job overlapped, on one host or two.
 //
 //	go test -run TestChaosServerCrash -crashchaos.long -timeout 30m -v ./cli
 func TestChaosServerCrash(t *testing.T) {
-	jobs, hosts, crashes := 400, 2, 5
+	jobs, hosts, crashes := 1000, 2, 5
 	if *crashChaosLong {
 		jobs, hosts, crashes = 5000, 3, 12
 	}

@@ -1,14 +1,17 @@
 // Package run is the worker: the loop behind `queuectl worker start`.
 //
 // A Worker runs Slots goroutines, each claiming a job from the store, running
-// it with /bin/sh -c in a process group of its own (exec.go), streaming its
+// it with /bin/sh -c in a process group of its own (exec.go) and, where the
+// worker's cgroup v2 directory is writable, in the cgroup the slot keeps
+// (cgroups_linux.go; a run with a memory limit gets one of its own), streaming its
 // stdout and stderr to log files (logs.go), and recording the end: completed,
 // failed with a backoff, or dead (then the dead/ file, through spool). Each
 // slot completes its job and claims the next in one store call.
 //
 // Around the slots, goroutines of the Worker's own:
-//   - dispatch wakes idle slots on the store's change notifications
-//     (cancels, pauses and new jobs arrive the same way);
+//   - dispatch wakes an idle slot on each of the store's change
+//     notifications, and a slot that claims wakes the next (wake.go;
+//     cancels, pauses and new jobs arrive the same way);
 //   - heartbeat renews the leases of the runs this process holds, and fences
 //     them (stops them, to run again) when the store was away longer than a
 //     lease (outage.go);
