@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"slices"
 	"strconv"
-	"unicode/utf8"
+
+	"github.com/queuectl/queuectl/internal/jsonstr"
 )
 
 // appendJobObject appends o as an element of the array WriteJSON writes
@@ -144,55 +145,6 @@ func (w *jsonObject) strings(k string, vs []string) {
 	w.b = append(w.b, "\n    ]"...)
 }
 
-const hexDigits = "0123456789abcdef"
-
 // appendJSONString appends s quoted as encoding/json quotes a string with
-// HTML escaping off: `"` and `\` and control characters escaped (short
-// forms for \b \f \n \r \t), invalid UTF-8 as \ufffd, and U+2028 and
-// U+2029 escaped.
-func appendJSONString(b []byte, s string) []byte {
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(append(b, s[start:i]...), `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(append(b, s[start:i]...), '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	return append(append(b, s[start:]...), '"')
-}
+// HTML escaping off.
+func appendJSONString(b []byte, s string) []byte { return jsonstr.Append(b, s, false) }

@@ -3,9 +3,9 @@ package wire
 import (
 	"slices"
 	"strconv"
-	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim/jobs"
+	"github.com/queuectl/queuectl/internal/jsonstr"
 )
 
 // AppendRequest appends req as encoding/json writes it, byte for byte,
@@ -138,55 +138,5 @@ func appendMap(b []byte, m map[string]string) []byte {
 	return append(b, '}')
 }
 
-// appendString writes s as encoding/json does (with its HTML escaping):
-// control characters, <, > and & as \u00XX, invalid UTF-8 as \ufffd,
-// U+2028 and U+2029 escaped.
-func appendString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '\\', '"':
-				b = append(b, '\\', c)
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-		case r == '\u2028' || r == '\u2029':
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
-		default:
-			i += size
-			continue
-		}
-		i += size
-		start = i
-	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
-}
+// appendString writes s as json.Marshal does (with its HTML escaping).
+func appendString(b []byte, s string) []byte { return jsonstr.Append(b, s, true) }
