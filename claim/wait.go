@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -10,10 +11,34 @@ import (
 // It wakes on store changes from any process (see Changes) and polls every
 // poll as a fallback. It returns ErrNotFound for an unknown id, and ctx's
 // error when ctx ends first.
+//
+// A busy store changes hundreds of times a second, and reading every job
+// at each change made a wait for hundreds of jobs a core's work beside the
+// worker running them. So each look reads on from the first job not seen
+// finished and stops at the first unfinished one (jobs mostly end in the
+// order they were given); once all were seen finished, one more read of
+// each gives what is returned, and a job that was restarted meanwhile is
+// waited for again. The first look reads every job (an unknown id fails
+// the wait at once).
 func (s *Store) Wait(ctx context.Context, ids []string, poll time.Duration) ([]Job, error) {
 	var jobs []Job
-	err := s.WaitUntil(ctx, poll, func() (done bool, err error) {
+	next := len(ids) // the jobs before it were finished when read; the first look reads all
+	err := s.WaitUntil(ctx, poll, func() (bool, error) {
+		for ; next < len(ids); next++ {
+			j, err := s.Get(ctx, ids[next])
+			if err != nil {
+				return false, err
+			}
+			if !j.State.Finished() {
+				return false, nil
+			}
+		}
+		var done bool
+		var err error
 		jobs, done, err = s.finished(ctx, ids)
+		if err == nil && !done {
+			next = slices.IndexFunc(jobs, func(j Job) bool { return !j.State.Finished() })
+		}
 		return done, err
 	})
 	return jobs, err

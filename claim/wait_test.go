@@ -63,3 +63,49 @@ func TestWaitErrors(t *testing.T) {
 		}
 	})
 }
+
+// TestWaitForARestartedJob: a job seen finished and then restarted is
+// waited for again; what Wait returns is finished, every job of it.
+func TestWaitForARestartedJob(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		waiter, worker := db.open(t), db.open(t)
+		mustEnqueue(t, worker, claim.NewJob{ID: "a", Command: "true"})
+		mustEnqueue(t, worker, claim.NewJob{ID: "b", Command: "true"})
+		c := claimant(t, "w")
+		complete := func(want string) {
+			t.Helper()
+			j, r := mustClaim(t, worker, c)
+			if j.ID != want {
+				t.Fatalf("claimed %s, want %s", j.ID, want)
+			}
+			if _, err := worker.Complete(ctx, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		complete("a")
+		got := make(chan []claim.Job, 1)
+		go func() {
+			js, err := waiter.Wait(ctx, []string{"a", "b"}, time.Hour)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- js
+		}()
+		if _, err := worker.Restart(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		complete("b") // a is pending again, behind b (same priority, later run_after)
+		complete("a")
+		select {
+		case js := <-got:
+			for _, j := range js {
+				if !j.State.Finished() {
+					t.Errorf("Wait returned job %s %s: it was restarted and not finished", j.ID, j.State)
+				}
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("Wait did not return within 10s of both jobs completing")
+		}
+	})
+}
