@@ -150,7 +150,21 @@ func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]cl
 	w := &jobWatch{h: h, out: c.App.ErrWriter, progress: isTerminal(c.App.ErrWriter)}
 	defer w.clear()
 	var jobs []claim.Job // the last whole look: a deadline may cut one short
+	next, looked := 0, time.Time{}
 	err := h.store.WaitUntil(ctx, h.config.PollInterval, func() (bool, error) {
+		// Between whole looks, read on from the first job not finished at
+		// the last one, and stop at the first that still is not.
+		if jobs != nil && time.Since(looked) < wholeLook {
+			for ; next < len(ids); next++ {
+				j, gerr := h.store.Get(ctx, ids[next])
+				if gerr != nil {
+					return false, gerr
+				}
+				if !finished(j.State) {
+					return false, nil
+				}
+			}
+		}
 		now := make([]claim.Job, 0, len(ids))
 		for _, id := range ids {
 			j, gerr := h.store.Get(ctx, id)
@@ -159,11 +173,24 @@ func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]cl
 			}
 			now = append(now, j)
 		}
-		jobs = now
+		jobs, looked = now, time.Now()
+		next = slices.IndexFunc(jobs, func(j claim.Job) bool { return !finished(j.State) })
+		if next < 0 {
+			next = len(jobs)
+		}
 		return w.look(ctx, jobs), nil
 	})
 	return jobs, err
 }
+
+// wholeLook bounds how often wait reads every job it waits for (for its
+// progress line, and the queues no worker serves): a busy store changes
+// hundreds of times a second, and a wait for 500 jobs that read them all
+// at each change took most of a core beside the worker running them. In
+// between, each change costs a read of the first unfinished job; when it
+// and all after it are found finished, a whole look confirms it (a job
+// restarted meanwhile is waited for again).
+const wholeLook = 250 * time.Millisecond
 
 // jobWatch is what wait says while it waits.
 type jobWatch struct {
