@@ -65,24 +65,7 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 // gets the outcome it would get alone, in order.
 func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
 	out := ins.results(len(p.Jobs))
-	// settle records row i's outcome: an error ends the batch unless it is
-	// a refusal in an EnqueueEach batch.
-	settle := func(i int, r claim.Result, err error) error {
-		if err != nil && !p.Each {
-			if isRefusal(err) {
-				return &claim.AtError{Index: i, Err: err}
-			}
-			return err
-		}
-		if err != nil && !isRefusal(err) {
-			return err
-		}
-		out[i] = r
-		if err != nil {
-			out[i] = claim.Result{Err: err}
-		}
-		return nil
-	}
+	settle := func(i int, r claim.Result, err error) error { return settleRow(out, i, r, err, p.Each) }
 	for i := 0; i < len(p.Jobs); {
 		n := 0
 		for i+n < len(p.Jobs) && n < maxRun && !alone(p.Jobs[i+n], p.Each) {
@@ -104,6 +87,25 @@ func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p cla
 		i++
 	}
 	return out, e.countCreated(ctx, tx, out)
+}
+
+// settleRow records row i's outcome in out: an error ends the batch unless
+// it is a refusal in an EnqueueEach batch (each).
+func settleRow(out []claim.Result, i int, r claim.Result, err error, each bool) error {
+	if err != nil && !each {
+		if isRefusal(err) {
+			return &claim.AtError{Index: i, Err: err}
+		}
+		return err
+	}
+	if err != nil && !isRefusal(err) {
+		return err
+	}
+	out[i] = r
+	if err != nil {
+		out[i] = claim.Result{Err: err}
+	}
+	return nil
 }
 
 func isRefusal(err error) bool {

@@ -21,18 +21,8 @@ func (e *Engine) enqueueOneByOne(t *testing.T, p claim.EnqueueParams) ([]claim.R
 		out = make([]claim.Result, len(p.Jobs))
 		for i, row := range p.Jobs {
 			r, err := e.enqueueOne(t.Context(), tx, nil, row, p)
-			if err != nil && !p.Each {
-				if isRefusal(err) {
-					return &claim.AtError{Index: i, Err: err}
-				}
+			if err := settleRow(out, i, r, err, p.Each); err != nil {
 				return err
-			}
-			if err != nil && !isRefusal(err) {
-				return err
-			}
-			out[i] = r
-			if err != nil {
-				out[i] = claim.Result{Err: err}
 			}
 		}
 		return e.countCreated(t.Context(), tx, out)
