@@ -118,6 +118,19 @@ func csrfToken(t *testing.T, base string) string {
 	return v.CSRF
 }
 
+// poster returns a function that POSTs to a path of base with the server's
+// CSRF token, and gives the status and body.
+func poster(t *testing.T, base string) func(path string) (int, string) {
+	csrf := csrfToken(t, base)
+	return func(path string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest("POST", base+path, nil)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, body := do(t, req)
+		return resp.StatusCode, body
+	}
+}
+
 // TestAPIPagesWithLinks: following rel="next" walks every job once.
 func TestAPIPagesWithLinks(t *testing.T) {
 	h := newHome(t)
@@ -295,13 +308,7 @@ func TestRejectedFiles(t *testing.T) {
 	if !strings.Contains(page, "&lt;b&gt;input&lt;/b&gt;") || !strings.Contains(page, "fix: finish the object") {
 		t.Errorf("the rejected page does not show the reason as text:\n%s", page)
 	}
-	csrf := csrfToken(t, ts.URL)
-	post := func(path string) (int, string) {
-		req, _ := http.NewRequest("POST", ts.URL+path, nil)
-		req.Header.Set("X-CSRF-Token", csrf)
-		resp, body := do(t, req)
-		return resp.StatusCode, body
-	}
+	post := poster(t, ts.URL)
 	if code, body := post("/api/v1/rejected/broken.json/retry"); code != http.StatusNoContent {
 		t.Fatalf("retry = %d %s, want 204", code, body)
 	}
@@ -356,14 +363,7 @@ func TestSteering(t *testing.T) {
 	h.enqueue(t, claim.NewJob{ID: "a", Command: "true", Queue: "q"})
 	h.enqueue(t, claim.NewJob{ID: "b", Command: "true", Queue: "q"})
 	ts := h.serve(t, serve.Options{})
-	csrf := csrfToken(t, ts.URL)
-	post := func(path string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", ts.URL+path, nil)
-		req.Header.Set("X-CSRF-Token", csrf)
-		resp, body := do(t, req)
-		return resp.StatusCode, body
-	}
+	post := poster(t, ts.URL)
 	for _, tc := range []struct {
 		path   string
 		status int

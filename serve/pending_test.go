@@ -70,13 +70,7 @@ func TestAPIJobRefs(t *testing.T) {
 	}
 
 	csrf := csrfToken(t, ts.URL)
-	post := func(path string) (int, string) {
-		t.Helper()
-		req, _ := http.NewRequest("POST", ts.URL+path, nil)
-		req.Header.Set("X-CSRF-Token", csrf)
-		resp, body := do(t, req)
-		return resp.StatusCode, body
-	}
+	post := poster(t, ts.URL)
 	for _, tc := range []struct {
 		path   string
 		status int
