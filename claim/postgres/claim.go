@@ -176,6 +176,16 @@ func (e *Engine) Started(ctx context.Context, r claim.Run, pgid int, at time.Tim
 // completed marks its dependents' rows met and counts their waiting down
 // (a probe of the deps key when nothing waits for it, which is nearly
 // always). It wakes the listeners when it commits.
+//
+// The run's row is named by its key from the parameters, not by a join
+// with job: pgx prepares the statement on each connection, and after five
+// executions the server keeps one generic plan, made from what it knew of
+// the tables then, for the connection's life. A worker's first finishes
+// find runs nearly empty, and never analyzed without autovacuum; the plan
+// made then for the join read every run (a sequential scan, or the key's
+// second column), and each finish read more as the table grew (DECISIONS:
+// "The finish named its run by a join"). The key's two columns from
+// parameters are one probe of runs_pkey in any plan (plan_test.go).
 const finishQuery = `WITH job AS (
 	UPDATE jobs SET state = CASE WHEN cancel_at IS NULL THEN $1 ELSE 'canceled' END, attempts = attempts - $2,
 		exit_code = CASE WHEN $3::boolean THEN $4::integer ELSE exit_code END,
@@ -187,7 +197,7 @@ const finishQuery = `WITH job AS (
 run AS (
 	UPDATE runs SET ended_at = $8, outcome = $13, exit_code = $4, error = $6,
 		stdout_size = $15, stderr_size = $16, stdout_tail = $17, stderr_tail = $18
-	FROM job WHERE runs.job_id = job.id AND runs.attempt = $11),
+	FROM job WHERE runs.job_id = $10 AND runs.attempt = $11),
 met AS (
 	UPDATE deps SET met = true FROM job
 	WHERE job.state = 'completed' AND deps.after_id = job.id AND NOT deps.met

@@ -84,7 +84,7 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 			run AS (
 				UPDATE runs SET ended_at = $3, outcome = $6, error = 'worker lost',
 					stdout_size = $8, stderr_size = $9, stdout_tail = $10, stderr_tail = $11
-				FROM job WHERE runs.job_id = job.id AND runs.attempt = $5)
+				FROM job WHERE runs.job_id = $4 AND runs.attempt = $5)
 			SELECT job.state FROM job, pg_notify($7, '') AS wake`,
 			p.MaxLost, p.DeadError, now, p.JobID, p.Attempt, claim.OutcomeLost, e.channel,
 			t[0], t[1], t[2], t[3]).Scan(&next)

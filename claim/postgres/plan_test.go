@@ -55,3 +55,53 @@ func TestClaimPlan(t *testing.T) {
 		}
 	}
 }
+
+// TestFinishPlan: the finish reaches its run by one probe of runs_pkey on
+// both of its columns, in the generic plan the server keeps for the
+// prepared statement, whether that plan was made while the tables were
+// empty and never analyzed (a worker's first finishes on a new database,
+// without autovacuum) or once they hold many analyzed rows. A plan that
+// joined runs to the job read every run, in a table that only grows.
+func TestFinishPlan(t *testing.T) {
+	ctx := context.Background()
+	dsn := pgtest.DSN(t)
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := e.pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	explain := "EXPLAIN EXECUTE finish('completed', 0, true, 0, true, NULL, NULL, 1, 1, 'j', 1, 'w', 'completed', 'c', NULL, NULL, NULL, NULL)"
+	for _, tables := range []string{"empty", "filled"} {
+		if tables == "filled" {
+			pgtest.Fill(t, dsn, 20000, "true")
+			if _, err := conn.Exec(ctx, `INSERT INTO runs (job_id, attempt, worker_id, host, pid, started_at)
+				SELECT id, 1, 'w', 'h', 1, 1 FROM jobs; ANALYZE runs`); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := conn.Conn().PgConn().Exec(ctx, "SET plan_cache_mode = force_generic_plan; PREPARE finish AS "+finishQuery+"; "+explain+"; DEALLOCATE finish").ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var plan strings.Builder
+		for _, r := range res {
+			for _, row := range r.Rows {
+				plan.Write(row[0])
+				plan.WriteByte('\n')
+			}
+		}
+		p := plan.String()
+		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "(job_id = $10) AND (attempt = $11)") ||
+			strings.Contains(p, "Seq Scan on runs") {
+			t.Errorf("with the tables %s, the finish's plan does not probe runs_pkey by the run's key:\n%s", tables, p)
+		}
+	}
+}
