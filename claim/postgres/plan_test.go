@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
@@ -18,14 +20,7 @@ import (
 func TestClaimPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	e, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if err := e.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := migrated(t, dsn)
 	pgtest.Fill(t, dsn, 20000, "true")
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
@@ -37,18 +32,7 @@ func TestClaimPlan(t *testing.T) {
 		"claim":             claimQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/')", now, now+1),
 		"claim with queues": claimQueuesQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/', '{default}')", now, now+1),
 	} {
-		res, err := conn.Conn().PgConn().Exec(ctx, "SET plan_cache_mode = force_generic_plan; PREPARE claim AS "+q+"; DEALLOCATE claim").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan strings.Builder
-		for _, r := range res {
-			for _, row := range r.Rows {
-				plan.Write(row[0])
-				plan.WriteByte('\n')
-			}
-		}
-		p := plan.String()
+		p := genericPlan(t, conn, "claim", q, "")
 		if !strings.Contains(p, "Index Scan using jobs_queue_runnable") || strings.Contains(p, "Seq Scan on jobs") ||
 			strings.Contains(p, "jobs_runnable ") || strings.Contains(p, "Sort Key: jobs.") {
 			t.Errorf("the %s plan does not read jobs_queue_runnable in order:\n%s", name, p)
@@ -65,14 +49,7 @@ func TestClaimPlan(t *testing.T) {
 func TestFinishPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
-	e, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if err := e.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e := migrated(t, dsn)
 	conn, err := e.pool.Acquire(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -87,21 +64,45 @@ func TestFinishPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		res, err := conn.Conn().PgConn().Exec(ctx, "SET plan_cache_mode = force_generic_plan; PREPARE finish AS "+finishQuery+"; "+explain+"; DEALLOCATE finish").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var plan strings.Builder
-		for _, r := range res {
-			for _, row := range r.Rows {
-				plan.Write(row[0])
-				plan.WriteByte('\n')
-			}
-		}
-		p := plan.String()
+		p := genericPlan(t, conn, "finish", finishQuery, explain)
 		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "(job_id = $10) AND (attempt = $11)") ||
 			strings.Contains(p, "Seq Scan on runs") {
 			t.Errorf("with the tables %s, the finish's plan does not probe runs_pkey by the run's key:\n%s", tables, p)
 		}
 	}
+}
+
+// migrated opens the store at dsn with its schema, closed when t ends.
+func migrated(t *testing.T, dsn string) *Engine {
+	t.Helper()
+	ctx := context.Background()
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if err := e.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// genericPlan prepares query as name in the plan the server keeps for it
+// (generic, forced) and returns what explain (the query's own EXPLAIN
+// EXECUTE, or part of query) prints.
+func genericPlan(t *testing.T, conn *pgxpool.Conn, name, query, explain string) string {
+	t.Helper()
+	sql := "SET plan_cache_mode = force_generic_plan; PREPARE " + name + " AS " + query + "; " + explain
+	res, err := conn.Conn().PgConn().Exec(context.Background(), strings.TrimSuffix(sql, "; ")+"; DEALLOCATE "+name).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan strings.Builder
+	for _, r := range res {
+		for _, row := range r.Rows {
+			plan.Write(row[0])
+			plan.WriteByte('\n')
+		}
+	}
+	return plan.String()
 }
