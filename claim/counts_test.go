@@ -106,6 +106,27 @@ func TestCountsFollowEveryChange(t *testing.T) {
 			t.Fatal(err)
 		}
 		checkCounts(t, s, "purge finished")
+		held := mustEnqueue(t, s, claim.NewJob{ID: "held", Command: "true", Queue: "builds"})
+		if _, err := s.Hold(ctx, held.ID); err != nil {
+			t.Fatal(err)
+		}
+		checkCounts(t, s, "hold")
+		moved := "other"
+		if _, err := s.Edit(ctx, held.ID, claim.Edit{Queue: &moved}); err != nil {
+			t.Fatal(err)
+		}
+		checkCounts(t, s, "edit queue")
+		if _, err := s.ReleaseHeld(ctx, held.ID); err != nil {
+			t.Fatal(err)
+		}
+		checkCounts(t, s, "release held")
+		w2 := claimant(t, "w2")
+		w2.Queues = []string{"builds"}
+		mustClaim(t, s, w2) // builds: one processing, one pending
+		if _, _, err := s.CancelQueue(ctx, "builds"); err != nil {
+			t.Fatal(err)
+		}
+		checkCounts(t, s, "cancel queue")
 	})
 }
 

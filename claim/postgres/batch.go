@@ -20,7 +20,8 @@ import (
 // meanwhile go together in the next one, one round trip and one WAL flush
 // for all of them. The claims of one claimant (a worker's slots share
 // theirs) are one statement, claimManyQuery, that takes up to as many jobs
-// as there are claims. A slot's write waits for at most a transaction in
+// as there are claims; its finishes are one statement too,
+// finishManyQuery. A slot's write waits for at most a transaction in
 // flight and its own, whose flush it shares. Two in flight, not one: the
 // server executes one group while it flushes the other (measured: one in
 // flight gained nothing over a transaction per call, whose flushes the
@@ -169,8 +170,9 @@ type claimGroup struct {
 }
 
 // sendOnce sends the group's statements in one implicit transaction: the
-// claim lock when anything claims, every finish, then one claim statement
-// per claimant (the finishes first, so that the jobs they free are
+// claim lock when anything claims, the finishes (one statement: a lone
+// finish is finishQuery, several are finishManyQuery), then one claim
+// statement per claimant (the finishes first, so that the jobs they free are
 // claimable, as in CompleteAndClaim).
 func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	var finishes []*request
@@ -188,8 +190,10 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	if len(claims) > 0 {
 		b.Queue(claimLock, e.claimKey)
 	}
-	for _, req := range finishes {
-		e.queueFinish(b, *req.finish)
+	if len(finishes) == 1 {
+		e.queueFinish(b, *finishes[0].finish)
+	} else if len(finishes) > 1 {
+		e.queueFinishMany(b, finishes)
 	}
 	for _, c := range claims {
 		queueClaimMany(b, c.p, len(c.reqs))
@@ -200,9 +204,14 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 				return fmt.Errorf("take the claim lock: %w", err)
 			}
 		}
-		for _, req := range finishes {
+		if len(finishes) == 1 {
+			req := finishes[0]
 			if req.ended, req.finishErr = readFinish(br, *req.finish); req.finishErr != nil && !errors.Is(req.finishErr, claim.ErrLost) {
 				return req.finishErr
+			}
+		} else if len(finishes) > 1 {
+			if err := readFinishMany(br, finishes); err != nil {
+				return err
 			}
 		}
 		for _, c := range claims {

@@ -113,3 +113,132 @@ func waitGroup(t *testing.T, e *Engine, ok func(sending, queued int) bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// TestGroupFinish: finishes that gather while transactions are in flight
+// are one statement in the next (finishManyQuery), which moves each job
+// only while its run is the current one: the run recovered meanwhile is
+// ErrLost, and changes nothing, while the others complete or fail as
+// alone, close their runs and count down a dependent of two of them
+// twice. The transactions in flight are held in the server by row locks
+// taken outside, so the third group is certain to form.
+func TestGroupFinish(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.DSN(t)
+	s, err := claim.Open(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var jobs []claim.NewJob
+	for i, id := range []string{"x1", "x2", "a", "b", "c", "d"} {
+		jobs = append(jobs, claim.NewJob{ID: id, Command: "true", Priority: 10 - i})
+	}
+	jobs = append(jobs, claim.NewJob{ID: "dep", Command: "true", After: []string{"a", "b"}})
+	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
+	runs := map[string]claim.Run{}
+	for range 6 {
+		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[j.ID] = r
+	}
+	inflight, err := s.InFlight(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range inflight {
+		if f.JobID == "c" {
+			if _, err := s.Recover(ctx, f); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	blocker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer blocker.Close(ctx)
+	tx, err := blocker.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM jobs WHERE id IN ('x1', 'x2') FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	zero, one := 0, 1
+	complete := func(id string) claim.FinishParams {
+		return claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true, SetError: true, ExitCode: &zero,
+			Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()}
+	}
+	params := map[string]claim.FinishParams{"x1": complete("x1"), "x2": complete("x2"), "a": complete("a"),
+		"b": complete("b"), "c": complete("c"), "d": {Run: runs["d"], State: claim.Failed, SetExitCode: true,
+			SetError: true, ExitCode: &one, Error: "boom", RunAfter: time.Now().Add(time.Hour),
+			Outcome: claim.OutcomeFailed, Now: time.Now()}}
+	var mu sync.Mutex
+	ended, errs := map[string]claim.State{}, map[string]error{}
+	var wg sync.WaitGroup
+	finish := func(id string) func() {
+		return func() {
+			st, err := e.Finish(ctx, params[id])
+			mu.Lock()
+			ended[id], errs[id] = st, err
+			mu.Unlock()
+		}
+	}
+	wg.Go(finish("x1"))
+	waitGroup(t, e, func(sending, queued int) bool { return sending == 1 && queued == 0 })
+	wg.Go(finish("x2"))
+	waitGroup(t, e, func(sending, queued int) bool { return sending == maxInFlight && queued == 0 })
+	for _, id := range []string{"a", "b", "c", "d"} {
+		wg.Go(finish(id))
+	}
+	waitGroup(t, e, func(sending, queued int) bool { return queued == 4 })
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 6+3 || w != 4 {
+		t.Errorf("6 finishes went in %d transactions (after 6 claims), the widest of %d; want 3, the widest of 4", g-6, w)
+	}
+	want := map[string]claim.State{"x1": claim.Completed, "x2": claim.Completed, "a": claim.Completed,
+		"b": claim.Completed, "d": claim.Failed}
+	for id, st := range want {
+		if errs[id] != nil || ended[id] != st {
+			t.Errorf("Finish(%s) = %q, %v; want %q", id, ended[id], errs[id], st)
+		}
+	}
+	if !errors.Is(errs["c"], claim.ErrLost) {
+		t.Errorf("Finish(c) after its run was recovered = %q, %v; want ErrLost", ended["c"], errs["c"])
+	}
+	for id, st := range map[string]claim.State{"a": claim.Completed, "b": claim.Completed, "c": claim.Pending,
+		"d": claim.Failed, "dep": claim.Pending} {
+		j, err := s.Get(ctx, id)
+		if err != nil || j.State != st {
+			t.Errorf("after the group, %s is %q (%v), want %q", id, j.State, err, st)
+		}
+	}
+	var waiting int
+	var outcomes []string
+	if err := blocker.QueryRow(ctx, "SELECT waiting FROM jobs WHERE id = 'dep'").Scan(&waiting); err != nil || waiting != 0 {
+		t.Errorf("dep waits for %d (%v) after both its dependencies completed in one statement, want 0", waiting, err)
+	}
+	rows, err := blocker.Query(ctx, "SELECT job_id || ':' || coalesce(outcome, '') || ':' || coalesce(error, '') FROM runs ORDER BY job_id")
+	if err == nil {
+		outcomes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	wantRuns := []string{"a:completed:", "b:completed:", "c:lost:worker lost", "d:failed:boom", "x1:completed:", "x2:completed:"}
+	if err != nil || !slices.Equal(outcomes, wantRuns) {
+		t.Errorf("runs after the group: %q (%v), want %q", outcomes, err, wantRuns)
+	}
+}

@@ -41,7 +41,8 @@ func TestClaimPlan(t *testing.T) {
 }
 
 // TestFinishPlan: the finish reaches its run by one probe of runs_pkey on
-// both of its columns, in the generic plan the server keeps for the
+// both of its columns (the finishes of a group, their jobs and runs by
+// probes of their keys), in the generic plan the server keeps for the
 // prepared statement, whether that plan was made while the tables were
 // empty and never analyzed (a worker's first finishes on a new database,
 // without autovacuum) or once they hold many analyzed rows. A plan that
@@ -56,6 +57,19 @@ func TestFinishPlan(t *testing.T) {
 	}
 	defer conn.Release()
 	explain := "EXPLAIN EXECUTE finish('completed', 0, true, 0, true, NULL, NULL, 1, 1, 'j', 1, 'w', 'completed', 'c', NULL, NULL, NULL, NULL)"
+	explainMany := "EXPLAIN EXECUTE finish_many('{j,k}', '{1,1}', '{w,w}', '{completed,failed}', '{0,0}', '{t,t}', '{0,1}', '{t,t}', " +
+		"'{NULL,boom}', '{NULL,2}', '{1,1}', '{1,NULL}', '{completed,failed}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', 'c')"
+	// The statement of queuectl_finish_many, planned as the function plans
+	// it (SET enable_seqscan = off).
+	var src string
+	if err := conn.QueryRow(ctx, "SELECT prosrc FROM pg_proc WHERE proname = 'queuectl_finish_many'").Scan(&src); err != nil {
+		t.Fatal(err)
+	}
+	from, to := strings.Index(src, "RETURN QUERY")+len("RETURN QUERY"), strings.LastIndex(src, ";")
+	if from < len("RETURN QUERY") || to < from {
+		t.Fatalf("queuectl_finish_many is not RETURN QUERY and one statement:\n%s", src)
+	}
+	many := src[from:to]
 	for _, tables := range []string{"empty", "filled"} {
 		if tables == "filled" {
 			pgtest.Fill(t, dsn, 20000, "true")
@@ -68,6 +82,23 @@ func TestFinishPlan(t *testing.T) {
 		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "(job_id = $10) AND (attempt = $11)") ||
 			strings.Contains(p, "Seq Scan on runs") {
 			t.Errorf("with the tables %s, the finish's plan does not probe runs_pkey by the run's key:\n%s", tables, p)
+		}
+		res, err = conn.Conn().PgConn().Exec(ctx, "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; PREPARE finish_many AS "+
+			many+"; "+explainMany+"; DEALLOCATE finish_many; RESET enable_seqscan").ReadAll()
+		if err != nil {
+			t.Fatal(err)
+		}
+		plan.Reset()
+		for _, r := range res {
+			for _, row := range r.Rows {
+				plan.Write(row[0])
+				plan.WriteByte('\n')
+			}
+		}
+		p = plan.String()
+		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "jobs_id_key") ||
+			strings.Contains(p, "Seq Scan on runs") || strings.Contains(p, "Seq Scan on jobs") {
+			t.Errorf("with the tables %s, the plan of the group's finishes does not probe jobs and runs by their keys:\n%s", tables, p)
 		}
 	}
 }

@@ -56,9 +56,15 @@ var migration5 string
 //go:embed migration6.sql
 var migration6 string
 
+//go:embed migration7.sql
+var migration7 string
+
+//go:embed migration8.sql
+var migration8 string
+
 // migrations[i] takes a database from version i to i+1. Append only: a
 // database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8}
 
 // Engine is the queue in a PostgreSQL database (in the schema first on the
 // connection's search_path). It is safe for concurrent use by many

@@ -176,4 +176,4 @@ func TestOpenErrors(t *testing.T) {
 }
 
 // schemaVersion is the version of a schema this binary made.
-const schemaVersion = 6
+const schemaVersion = 8
