@@ -32,7 +32,7 @@ func TestClaimPlan(t *testing.T) {
 		"claim":             claimQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/')", now, now+1),
 		"claim with queues": claimQueuesQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/', '{default}')", now, now+1),
 	} {
-		p := genericPlan(t, conn, "claim", q, "")
+		p := genericPlan(t, conn, "", "claim", q, "")
 		if !strings.Contains(p, "Index Scan using jobs_queue_runnable") || strings.Contains(p, "Seq Scan on jobs") ||
 			strings.Contains(p, "jobs_runnable ") || strings.Contains(p, "Sort Key: jobs.") {
 			t.Errorf("the %s plan does not read jobs_queue_runnable in order:\n%s", name, p)
@@ -40,13 +40,16 @@ func TestClaimPlan(t *testing.T) {
 	}
 }
 
-// TestFinishPlan: the finish reaches its run by one probe of runs_pkey on
-// both of its columns (the finishes of a group, their jobs and runs by
-// probes of their keys), in the generic plan the server keeps for the
-// prepared statement, whether that plan was made while the tables were
-// empty and never analyzed (a worker's first finishes on a new database,
-// without autovacuum) or once they hold many analyzed rows. A plan that
-// joined runs to the job read every run, in a table that only grows.
+// TestFinishPlan: a finish reaches its job and run by probes of their keys,
+// in the generic plan the server keeps for the prepared statement, whether
+// that plan was made while the tables were empty and never analyzed (a
+// worker's first finishes on a new database, without autovacuum) or once
+// they hold many analyzed rows: a lone finish's run by one probe of
+// runs_pkey on both of its columns, and the finishes of a group
+// (queuectl_finish_many, planned as the function plans it: no sequential
+// scans) their jobs through jobs_id_key and their runs through runs_pkey.
+// A plan made on empty tables that joined runs or jobs read every row, in
+// tables that only grow.
 func TestFinishPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -59,8 +62,6 @@ func TestFinishPlan(t *testing.T) {
 	explain := "EXPLAIN EXECUTE finish('completed', 0, true, 0, true, NULL, NULL, 1, 1, 'j', 1, 'w', 'completed', 'c', NULL, NULL, NULL, NULL)"
 	explainMany := "EXPLAIN EXECUTE finish_many('{j,k}', '{1,1}', '{w,w}', '{completed,failed}', '{0,0}', '{t,t}', '{0,1}', '{t,t}', " +
 		"'{NULL,boom}', '{NULL,2}', '{1,1}', '{1,NULL}', '{completed,failed}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', 'c')"
-	// The statement of queuectl_finish_many, planned as the function plans
-	// it (SET enable_seqscan = off).
 	var src string
 	if err := conn.QueryRow(ctx, "SELECT prosrc FROM pg_proc WHERE proname = 'queuectl_finish_many'").Scan(&src); err != nil {
 		t.Fatal(err)
@@ -78,24 +79,12 @@ func TestFinishPlan(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		p := genericPlan(t, conn, "finish", finishQuery, explain)
+		p := genericPlan(t, conn, "", "finish", finishQuery, explain)
 		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "(job_id = $10) AND (attempt = $11)") ||
 			strings.Contains(p, "Seq Scan on runs") {
 			t.Errorf("with the tables %s, the finish's plan does not probe runs_pkey by the run's key:\n%s", tables, p)
 		}
-		res, err = conn.Conn().PgConn().Exec(ctx, "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; PREPARE finish_many AS "+
-			many+"; "+explainMany+"; DEALLOCATE finish_many; RESET enable_seqscan").ReadAll()
-		if err != nil {
-			t.Fatal(err)
-		}
-		plan.Reset()
-		for _, r := range res {
-			for _, row := range r.Rows {
-				plan.Write(row[0])
-				plan.WriteByte('\n')
-			}
-		}
-		p = plan.String()
+		p = genericPlan(t, conn, "SET enable_seqscan = off", "finish_many", many, explainMany)
 		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "jobs_id_key") ||
 			strings.Contains(p, "Seq Scan on runs") || strings.Contains(p, "Seq Scan on jobs") {
 			t.Errorf("with the tables %s, the plan of the group's finishes does not probe jobs and runs by their keys:\n%s", tables, p)
@@ -119,12 +108,12 @@ func migrated(t *testing.T, dsn string) *Engine {
 }
 
 // genericPlan prepares query as name in the plan the server keeps for it
-// (generic, forced) and returns what explain (the query's own EXPLAIN
-// EXECUTE, or part of query) prints.
-func genericPlan(t *testing.T, conn *pgxpool.Conn, name, query, explain string) string {
+// (generic, forced), under the settings set (SQL, or ""), and returns what
+// explain (the query's own EXPLAIN EXECUTE, or part of query) prints.
+func genericPlan(t *testing.T, conn *pgxpool.Conn, set, name, query, explain string) string {
 	t.Helper()
-	sql := "SET plan_cache_mode = force_generic_plan; PREPARE " + name + " AS " + query + "; " + explain
-	res, err := conn.Conn().PgConn().Exec(context.Background(), strings.TrimSuffix(sql, "; ")+"; DEALLOCATE "+name).ReadAll()
+	sql := "SET plan_cache_mode = force_generic_plan; " + set + "; PREPARE " + name + " AS " + query + "; " + explain
+	res, err := conn.Conn().PgConn().Exec(context.Background(), strings.TrimSuffix(sql, "; ")+"; DEALLOCATE "+name+"; RESET ALL").ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
