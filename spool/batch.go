@@ -265,7 +265,7 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 		s.logf("%s: the store answered %q; leaving the file for the next pass", tk.name, r.Outcome)
 		return
 	}
-	if err := s.own.dir.remove(tk.file()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// The job is committed; the next pass finds the file a Duplicate.
 		s.logf("remove ingested %s: %v", tk.name, err)
 	}

@@ -22,7 +22,6 @@ type ingestDir struct {
 	root string   // spool/.ingesting
 	path string   // root/<name>
 	f    *os.File // the open directory, holding the flock
-	dir  dirFD    // f, for the calls that name a file in it
 }
 
 // openIngestDir creates and locks a new private directory in spool.
@@ -47,7 +46,7 @@ func openIngestDir(spool string) (*ingestDir, error) {
 		// directory unlocked, taken it for a dead one and removed it. Only
 		// a directory still at its path after locking is ours.
 		if fi, err := os.Lstat(path); err == nil && sameFile(d, fi) {
-			return &ingestDir{root: root, path: path, f: d, dir: newDirFD(path, d)}, nil
+			return &ingestDir{root: root, path: path, f: d}, nil
 		}
 		d.Close()
 	}

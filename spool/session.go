@@ -7,8 +7,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -123,33 +123,20 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 			return nil
 		}
 	}
-	d, err := os.Open(s.Dirs.Spool)
+	entries, err := os.ReadDir(s.Dirs.Spool)
 	if err != nil {
 		return fmt.Errorf("list spool: %w", err)
 	}
-	defer d.Close()
-	entries, err := d.ReadDir(-1)
-	if err != nil {
-		return fmt.Errorf("list spool: %w", err)
-	}
-	// In name order, as os.ReadDir lists: files dropped in order become
-	// jobs in that order.
-	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	// Checked after listing, so that a file dropped once the spool turned
-	// unsafe is never taken, whenever this pass began; and the directory
-	// checked must be the one listed, whose files are taken.
+	// unsafe is never taken, whenever this pass began.
 	if err := CheckSpool(s.Dirs.Spool); err != nil {
 		return err
 	}
-	if fi, err := os.Lstat(s.Dirs.Spool); err != nil || !sameFile(d, fi) {
-		return nil // replaced since it was opened: the next pass follows it
-	}
-	spool := newDirFD(s.Dirs.Spool, d)
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			break
 		}
-		if tk, ok := s.take(spool, e, t); ok && !c.add(tk, t) {
+		if tk, ok := s.take(e, t); ok && !c.add(tk, t) {
 			return nil
 		}
 	}
@@ -163,7 +150,7 @@ const writerPoll = 500 * time.Millisecond
 // take decides about one spool entry: reject it, leave it waiting, leave it
 // alone, or take it into the own directory by rename, which is atomic, so
 // that of several ingesters exactly one takes it.
-func (s *session) take(spool dirFD, e fs.DirEntry, t *tally) (taken, bool) {
+func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	name := e.Name()
 	if !candidate(name) {
 		s.noteIgnored(name)
@@ -179,7 +166,7 @@ func (s *session) take(spool dirFD, e fs.DirEntry, t *tally) (taken, bool) {
 		s.rejectCounted(path, name, longNameProblem(name), t)
 		return taken{}, false
 	}
-	f, err := spool.open(name)
+	f, err := openSpecFile(path)
 	if errors.Is(err, fs.ErrPermission) {
 		s.rejectCounted(path, name, unreadableProblem(name, err), t)
 		return taken{}, false
@@ -218,7 +205,9 @@ func (s *session) take(spool dirFD, e fs.DirEntry, t *tally) (taken, bool) {
 		return taken{}, false
 	}
 	tk := taken{key: newKey(), name: name, settled: settled, read: true, data: data, changedAt: changedAt}
-	if err := spool.rename(name, s.own.dir, tk.file()); err != nil {
+	// syscall.Rename, not os.Rename: the target is a fresh name, and
+	// os.Rename would first Lstat it.
+	if err := syscall.Rename(path, filepath.Join(s.own.path, tk.file())); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
 			s.logf("take %s: %v", name, err)
 		}

@@ -3,8 +3,6 @@ package spool
 import (
 	"io"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"syscall"
 	"time"
 )
@@ -15,45 +13,19 @@ import (
 // nothing here needs.
 type specFile struct{ fd int }
 
-// dirFD is an open directory whose files take, load and finish name
-// relative to it: on Linux its descriptor, so that the kernel does not walk
-// the directory's whole path again for each of a spool file's open, rename
-// and unlink (a tenth of a read+rename+unlink of a spool file at
-// /tmp/<dir>/spool/.ingesting/<own>/).
-type dirFD struct {
-	path string // for messages, and the systems without *at calls
-	fd   int
-}
-
-func newDirFD(path string, f *os.File) dirFD { return dirFD{path: path, fd: int(f.Fd())} }
-
-// open opens the file name in d for reading without following a symlink,
-// and without blocking on a FIFO that replaced the listed file.
-func (d dirFD) open(name string) (specFile, error) {
+// openSpecFile opens path for reading without following a symlink, and
+// without blocking on a FIFO that replaced the listed file.
+func openSpecFile(path string) (specFile, error) {
 	for {
-		fd, err := syscall.Openat(d.fd, name, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 		if err == syscall.EINTR {
 			continue
 		}
 		if err != nil {
-			return specFile{fd: -1}, &fs.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: err}
+			return specFile{fd: -1}, &fs.PathError{Op: "open", Path: path, Err: err}
 		}
 		return specFile{fd: fd}, nil
 	}
-}
-
-// rename moves the file name of d to to's file newName; no Lstat of the
-// target first, as os.Rename does: newName is a fresh name.
-func (d dirFD) rename(name string, to dirFD, newName string) error {
-	return syscall.Renameat(d.fd, name, to.fd, newName)
-}
-
-// remove unlinks the file name of d.
-func (d dirFD) remove(name string) error {
-	if err := syscall.Unlinkat(d.fd, name); err != nil {
-		return &fs.PathError{Op: "remove", Path: filepath.Join(d.path, name), Err: err}
-	}
-	return nil
 }
 
 func (f specFile) stat() (specInfo, error) {
