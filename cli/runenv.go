@@ -5,7 +5,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/run"
@@ -58,38 +57,11 @@ func differs(workers []map[string]string, k, v string) bool {
 }
 
 // workerEnv reads the environment worker w started with, where w runs on
-// this host: /proc/PID/environ, which only its user can read. What a
-// process started with never changes, so each worker's is read once by
-// this process (a worker serving `run`s reads it for every job otherwise).
+// this host: /proc/PID/environ, which only its user can read.
 func workerEnv(w claim.WorkerInfo) (map[string]string, bool) {
 	if w.Host != run.HostID() || w.PID <= 0 {
 		return nil, false
 	}
-	envs.mu.Lock()
-	defer envs.mu.Unlock()
-	if env, ok := envs.of[w.ID]; ok {
-		return env, true
-	}
-	env, ok := readWorkerEnv(w)
-	if ok {
-		if len(envs.of) >= maxEnvs {
-			clear(envs.of) // workers come and go: the live ones are read again
-		}
-		envs.of[w.ID] = env
-	}
-	return env, ok
-}
-
-// envs holds the environments workerEnv read, by worker id.
-var envs = struct {
-	mu sync.Mutex
-	of map[string]map[string]string
-}{of: map[string]map[string]string{}}
-
-// maxEnvs bounds envs: far more workers than one host runs at once.
-const maxEnvs = 256
-
-func readWorkerEnv(w claim.WorkerInfo) (map[string]string, bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(w.PID) + "/environ")
 	if err != nil {
 		return nil, false
