@@ -23,11 +23,7 @@ import (
 func TestGroupClaim(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	s, err := claim.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dsn)
 	jobs := []claim.NewJob{{ID: "free", Command: "true", Priority: 1},
 		{ID: "blocked", Command: "true", Priority: 9, After: []string{"q-0"}}}
 	for i := range 6 {
@@ -124,11 +120,7 @@ func waitGroup(t *testing.T, e *Engine, ok func(sending, queued int) bool) {
 func TestGroupFinish(t *testing.T) {
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	s, err := claim.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dsn)
 	var jobs []claim.NewJob
 	for i, id := range []string{"x1", "x2", "a", "b", "c", "d"} {
 		jobs = append(jobs, claim.NewJob{ID: id, Command: "true", Priority: 10 - i})
@@ -163,18 +155,7 @@ func TestGroupFinish(t *testing.T) {
 		}
 	}
 
-	blocker, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer blocker.Close(ctx)
-	tx, err := blocker.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM jobs WHERE id IN ('x1', 'x2') FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	blocker, tx := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id IN ('x1', 'x2') FOR UPDATE")
 	zero, one := 0, 1
 	complete := func(id string) claim.FinishParams {
 		return claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true, SetError: true, ExitCode: &zero,

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/queuectl/queuectl/claim"
@@ -23,11 +22,7 @@ func TestRecoverLockTimeout(t *testing.T) {
 	defer func(was string) { recoverLockTimeout = was }(recoverLockTimeout)
 	recoverLockTimeout = "SET LOCAL lock_timeout = '200ms'"
 	dsn := pgtest.DSN(t)
-	s, err := claim.Open(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	s := openStore(t, dsn)
 	if _, err := s.EnqueueAll(ctx, []claim.NewJob{{ID: "a", Command: "true"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -35,19 +30,7 @@ func TestRecoverLockTimeout(t *testing.T) {
 	if _, _, err := s.Claim(ctx, c); err != nil {
 		t.Fatal(err)
 	}
-	holder, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer holder.Close(ctx)
-	tx, err := holder.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE")
 
 	e, err := Open(ctx, dsn)
 	if err != nil {
