@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -112,8 +113,10 @@ func migrated(t *testing.T, dsn string) *Engine {
 // explain (the query's own EXPLAIN EXECUTE, or part of query) prints.
 func genericPlan(t *testing.T, conn *pgxpool.Conn, set, name, query, explain string) string {
 	t.Helper()
-	sql := "SET plan_cache_mode = force_generic_plan; " + set + "; PREPARE " + name + " AS " + query + "; " + explain
-	res, err := conn.Conn().PgConn().Exec(context.Background(), strings.TrimSuffix(sql, "; ")+"; DEALLOCATE "+name+"; RESET ALL").ReadAll()
+	stmts := []string{"SET plan_cache_mode = force_generic_plan", set, "PREPARE " + name + " AS " + query, explain,
+		"DEALLOCATE " + name, "RESET ALL"}
+	sql := strings.Join(slices.DeleteFunc(stmts, func(s string) bool { return s == "" }), "; ")
+	res, err := conn.Conn().PgConn().Exec(context.Background(), sql).ReadAll()
 	if err != nil {
 		t.Fatal(err)
 	}
