@@ -206,6 +206,28 @@ func TestFrontLinksNothingHeavy(t *testing.T) {
 	}
 }
 
+// TestFrontStaysStaticWithCgo: a front built with cgo on, as a plain
+// `go install` on a machine with a C compiler builds it, links no cgo
+// (os/user's lookups and net's resolver are cgo's there), so it remains a
+// static binary that starts without the dynamic loader (~1 ms of CPU a
+// call on a virtual machine, where the loader's CPU probes trap).
+func TestFrontStaysStaticWithCgo(t *testing.T) {
+	goBin := testenv.LookPath(t, "go", "golang")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(goBin, "list", "-deps", ".")
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, pkg := range strings.Fields(string(out)) {
+		if pkg == "runtime/cgo" || pkg == "os/user" || pkg == "net" {
+			t.Errorf("the front links %s with cgo on", pkg)
+		}
+	}
+}
+
 // TestFrontWithoutFull: a front installed without queuectl-full says so,
 // and how to install both.
 func TestFrontWithoutFull(t *testing.T) {

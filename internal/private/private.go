@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/user"
 	"strconv"
 	"strings"
 	"syscall"
@@ -122,18 +121,32 @@ func Owner(fi fs.FileInfo) int {
 	return -1
 }
 
+// LookupName gives uid's login name, when known. The full program sets
+// it to os/user's lookup (package cli); this package does not import
+// os/user, which a build with cgo on links to the C library, and which
+// would make the small queuectl in front a dynamically linked program.
+// Unset, messages name users by number.
+var LookupName func(uid int) (string, bool)
+
+func nameOf(uid int) (string, bool) {
+	if LookupName == nil {
+		return "", false
+	}
+	return LookupName(uid)
+}
+
 // UserName names uid for messages: "uid 1001 (bob)".
 func UserName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return fmt.Sprintf("uid %d (%s)", uid, u.Username)
+	if name, ok := nameOf(uid); ok {
+		return fmt.Sprintf("uid %d (%s)", uid, name)
 	}
 	return fmt.Sprintf("uid %d", uid)
 }
 
 // LoginName names uid for a command line: its name, else its number.
 func LoginName(uid int) string {
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		return Quote(u.Username)
+	if name, ok := nameOf(uid); ok {
+		return Quote(name)
 	}
 	return strconv.Itoa(uid)
 }
