@@ -187,19 +187,10 @@ func TestFrontInitsNothingHeavy(t *testing.T) {
 // initialisation runs for all a binary links, and the runtime's start grows
 // with its size, whatever the command uses.
 func TestFrontLinksNothingHeavy(t *testing.T) {
-	goBin := testenv.LookPath(t, "go", "golang")
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(goBin, "list", "-deps", ".")
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
 	heavy := regexp.MustCompile(`^((database/sql|regexp|net|crypto/rand|math/big|log|net/http|text/template|html/template|` +
 		`github\.com/(robfig/cron|fsnotify|olekukonko|urfave/cli|jackc)|modernc\.org|golang\.org/x/text)(/|$)|` +
 		`github\.com/queuectl/queuectl/(claim|claim/sqlite|claim/postgres|cli|report|serve|spool|run|bench|handoff)$)`)
-	for _, pkg := range strings.Fields(string(out)) {
+	for _, pkg := range frontDeps(t, "0") {
 		if heavy.MatchString(pkg) {
 			t.Errorf("the front links %s", pkg)
 		}
@@ -212,20 +203,27 @@ func TestFrontLinksNothingHeavy(t *testing.T) {
 // static binary that starts without the dynamic loader (~1 ms of CPU a
 // call on a virtual machine, where the loader's CPU probes trap).
 func TestFrontStaysStaticWithCgo(t *testing.T) {
-	goBin := testenv.LookPath(t, "go", "golang")
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(goBin, "list", "-deps", ".")
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list -deps: %v", err)
-	}
-	for _, pkg := range strings.Fields(string(out)) {
+	for _, pkg := range frontDeps(t, "1") {
 		if pkg == "runtime/cgo" || pkg == "os/user" || pkg == "net" {
 			t.Errorf("the front links %s with cgo on", pkg)
 		}
 	}
+}
+
+// frontDeps lists the packages the front links (go list -deps of the
+// module's root package) with CGO_ENABLED=cgo.
+func frontDeps(t *testing.T, cgo string) []string {
+	t.Helper()
+	goBin := testenv.LookPath(t, "go", "golang")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(goBin, "list", "-deps", ".")
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	return strings.Fields(string(out))
 }
 
 // TestFrontWithoutFull: a front installed without queuectl-full says so,
