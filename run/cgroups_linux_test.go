@@ -70,7 +70,11 @@ func TestSlotCgroupIsReusedUntilARunLeavesSomething(t *testing.T) {
 	sleeper := filepath.Join(dir, "sleeper")
 	for _, nj := range []claim.NewJob{
 		{ID: "a", Command: where("a")},
-		{ID: "b", Command: where("b") + "; env -i setsid sleep 300 </dev/null >/dev/null 2>&1 & echo $! > " + sleeper},
+		// b ends only once its sleeper has left the run's process group
+		// (it writes its pid after setsid): else the group's kill at the
+		// run's end could take it, and the cgroup would be empty.
+		{ID: "b", Command: where("b") + "; env -i setsid sh -c 'echo $$ > " + sleeper + ".tmp; mv " + sleeper + ".tmp " + sleeper +
+			"; exec sleep 300' </dev/null >/dev/null 2>&1 & while [ ! -e " + sleeper + " ]; do sleep 0.01; done"},
 		{ID: "c", Command: where("c")},
 		{ID: "d", Command: where("d"), Limits: claim.Limits{NoFile: 256}},
 	} {
