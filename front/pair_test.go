@@ -3,6 +3,7 @@ package front_test
 import (
 	"bufio"
 	"bytes"
+	"debug/elf"
 	"errors"
 	"os"
 	"os/exec"
@@ -208,22 +209,48 @@ func TestFrontStaysStaticWithCgo(t *testing.T) {
 			t.Errorf("the front links %s with cgo on", pkg)
 		}
 	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	// And the program itself: built with cgo on, it asks for no dynamic
+	// loader (no PT_INTERP program header).
+	bin := filepath.Join(t.TempDir(), "queuectl")
+	if out, err := goCommand(t, "1", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build with cgo on: %v\n%s", err, out)
+	}
+	f, err := elf.Open(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_INTERP {
+			t.Errorf("the front built with cgo on asks for a dynamic loader")
+		}
+	}
 }
 
 // frontDeps lists the packages the front links (go list -deps of the
 // module's root package) with CGO_ENABLED=cgo.
 func frontDeps(t *testing.T, cgo string) []string {
 	t.Helper()
-	goBin := testenv.LookPath(t, "go", "golang")
-	_, file, _, _ := runtime.Caller(0)
-	cmd := exec.Command(goBin, "list", "-deps", ".")
-	cmd.Dir = filepath.Dir(filepath.Dir(file))
-	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
-	out, err := cmd.Output()
+	out, err := goCommand(t, cgo, "list", "-deps", ".").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	return strings.Fields(string(out))
+}
+
+// goCommand is the go command with args in the module's root, with
+// CGO_ENABLED=cgo.
+func goCommand(t *testing.T, cgo string, args ...string) *exec.Cmd {
+	t.Helper()
+	goBin := testenv.LookPath(t, "go", "golang")
+	_, file, _, _ := runtime.Caller(0)
+	cmd := exec.Command(goBin, args...)
+	cmd.Dir = filepath.Dir(filepath.Dir(file))
+	cmd.Env = append(os.Environ(), "CGO_ENABLED="+cgo)
+	return cmd
 }
 
 // TestFrontWithoutFull: a front installed without queuectl-full says so,
