@@ -41,7 +41,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 	// Ctrl-C from here on cancels the job, as in the full program.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	s, err := wire.Run(sock, db, nj, RunEnv(os.Environ()))
+	s, err := wire.RunBrief(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
 	case errors.Is(err, wire.ErrUnknown):

@@ -211,7 +211,11 @@ func (p *parser) skip() error {
 	return errSyntax
 }
 
-func (p *parser) array() error {
+func (p *parser) array() error { return p.elements(p.skip) }
+
+// elements reads an array (p at its '['), calling element for each value
+// with p at it; element must take the value.
+func (p *parser) elements(element func() error) error {
 	if p.depth++; p.depth > maxDepth {
 		return errSyntax
 	}
@@ -224,7 +228,7 @@ func (p *parser) array() error {
 	}
 	for {
 		p.space()
-		if err := p.skip(); err != nil {
+		if err := element(); err != nil {
 			return err
 		}
 		p.space()

@@ -21,10 +21,11 @@ import (
 
 // Stream is a job handed over with Run: its runs come back on it.
 type Stream struct {
-	conn *os.File // a socket in the runtime's poller, for deadlines
-	r    *bufio.Reader
-	part []byte   // a frame read in part when a read was interrupted
-	Job  jobs.Job // the job as stored
+	conn  *os.File // a socket in the runtime's poller, for deadlines
+	r     *bufio.Reader
+	part  []byte   // a frame read in part when a read was interrupted
+	brief bool     // RunBrief's: frames read with parseFrame
+	Job   jobs.Job // the job as stored
 	// Outcome is the store's answer to the enqueue: Created, or Skipped
 	// when a live job holds the same unique key (Job is that one).
 	Outcome jobs.Outcome
@@ -36,6 +37,17 @@ type Stream struct {
 // keeps, and nj.Env (the explicit values) over it. Errors as Enqueue's;
 // the worker declines a job of a queue it does not serve.
 func Run(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, error) {
+	return follow(path, db, nj, environ, false)
+}
+
+// RunBrief is Run for a caller that needs only the fields of the job, its
+// runs and its queue that frame.go names: it reads the answer and the
+// frames without encoding/json.
+func RunBrief(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, error) {
+	return follow(path, db, nj, environ, true)
+}
+
+func follow(path, db string, nj jobs.NewJob, environ map[string]string, brief bool) (*Stream, error) {
 	if !isMySocket(path) {
 		return nil, ErrDeclined
 	}
@@ -46,14 +58,18 @@ func Run(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, e
 	c.SetDeadline(time.Now().Add(answerTimeout))
 	req := Request{Fingerprint: Fingerprint(true), DB: db, Job: nj, Follow: true, Environ: environ}
 	var a Answer[jobs.Job]
+	decode := func(line []byte) error { return json.Unmarshal(line, &a) }
+	if brief {
+		decode = func(line []byte) error { return parseRunAnswer(line, &a) }
+	}
 	// A follow's frames carry the job's output.
-	r, err := ask(c, req, 64<<10, func(line []byte) error { return json.Unmarshal(line, &a) }, &a.Declined, &a.Unknown)
+	r, err := ask(c, req, 64<<10, decode, &a.Declined, &a.Unknown)
 	if err != nil {
 		c.Close()
 		return nil, err
 	}
 	c.SetDeadline(time.Time{})
-	return &Stream{conn: c, r: r, Job: a.Job, Outcome: a.Outcome}, nil
+	return &Stream{conn: c, r: r, brief: brief, Job: a.Job, Outcome: a.Outcome}, nil
 }
 
 // Next reads the next frame and gives it to feed; it returns the job once
@@ -65,7 +81,12 @@ func (s *Stream) Next(feed Feed) (j jobs.Job, done bool, err error) {
 		return jobs.Job{}, false, fmt.Errorf("%w: %w", ErrHandover, err)
 	}
 	var fr Frame
-	if err := json.Unmarshal(line, &fr); err != nil {
+	if s.brief {
+		err = parseFrame(line, &fr)
+	} else {
+		err = json.Unmarshal(line, &fr)
+	}
+	if err != nil {
 		return jobs.Job{}, false, fmt.Errorf("%w: %v", ErrHandover, err)
 	}
 	switch {
