@@ -2,7 +2,7 @@ package pgtest
 
 import (
 	"fmt"
-	"net"
+	"net/url"
 	"os"
 	osexec "os/exec"
 	"os/user"
@@ -14,16 +14,25 @@ import (
 	"testing"
 )
 
-// Cluster is a PostgreSQL server of a test's own (initdb, pg_ctl), on a
-// free port of 127.0.0.1, for tests that crash the server: the shared test
-// server is never stopped. Its data directory is removed when the test ends.
+// Cluster is a PostgreSQL server of a test's own (initdb, pg_ctl), for
+// tests that crash the server: the shared test server is never stopped.
+// It listens on a unix socket in a directory of its own, and on no TCP
+// port: a port free when the cluster was made is free again while the
+// server is down after a crash, and a test running beside it could take
+// it, so that the restarted server could not listen, or the cluster's
+// clients reached another server. Its directories are removed when the
+// test ends.
 type Cluster struct {
-	tb   testing.TB
-	bin  string // the directory of initdb and pg_ctl
-	dir  string // the data directory
-	port int
-	cred *syscall.Credential // the postgres user's, when the test runs as root
+	tb      testing.TB
+	bin     string              // the directory of initdb and pg_ctl
+	dir     string              // the data directory
+	sockets string              // the directory of its socket
+	cred    *syscall.Credential // the postgres user's, when the test runs as root
 }
+
+// clusterPort names the cluster's socket file (.s.PGSQL.5432): the
+// directory is the cluster's own, so any number will do.
+const clusterPort = 5432
 
 // NewCluster creates and starts a cluster with settings (postgresql.conf
 // lines) added to its configuration. It skips tb when initdb or pg_ctl is
@@ -47,18 +56,26 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(parent) })
-	c.dir = filepath.Join(parent, "data")
+	c.dir, c.sockets = filepath.Join(parent, "data"), filepath.Join(parent, "run")
+	// A socket's path is at most 107 bytes (sun_path).
+	if sock := filepath.Join(c.sockets, fmt.Sprintf(".s.PGSQL.%d", clusterPort)); len(sock) > 107 {
+		tb.Fatalf("the cluster's socket path %s is longer than a socket's 107 bytes: set TMPDIR to a shorter directory", sock)
+	}
+	if err := os.Mkdir(c.sockets, 0o700); err != nil {
+		tb.Fatal(err)
+	}
 	if c.cred != nil {
-		if err := os.Chown(parent, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
-			tb.Fatal(err)
+		for _, d := range []string{parent, c.sockets} {
+			if err := os.Chown(d, int(c.cred.Uid), int(c.cred.Gid)); err != nil {
+				tb.Fatal(err)
+			}
 		}
 	}
-	c.port = freePort(tb)
 	c.run("initdb", "-D", c.dir, "-A", "trust", "-U", "postgres", "-E", "UTF8", "--no-sync", "--no-instructions")
 	conf := append([]string{
-		"port = " + strconv.Itoa(c.port),
-		"listen_addresses = '127.0.0.1'",
-		"unix_socket_directories = ''",
+		"port = " + strconv.Itoa(clusterPort),
+		"listen_addresses = ''",
+		"unix_socket_directories = '" + c.sockets + "'",
 		"shared_buffers = 32MB",
 		"max_connections = 60",
 	}, settings...)
@@ -78,9 +95,11 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 	return c
 }
 
-// DSN is the URL of the cluster's postgres database, as its superuser.
+// DSN is the URL of the cluster's postgres database, as its superuser,
+// through its socket.
 func (c *Cluster) DSN() string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", c.port)
+	q := url.Values{"host": {c.sockets}, "port": {strconv.Itoa(clusterPort)}, "sslmode": {"disable"}}
+	return "postgres://postgres@/postgres?" + q.Encode()
 }
 
 // Start starts the server and waits until it accepts connections; after a
@@ -150,14 +169,4 @@ func missing(tb testing.TB, why string) {
 		tb.Fatalf("%s; under CI=true this test must run", why)
 	}
 	tb.Skipf("skipped: %s", why)
-}
-
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		tb.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
 }
