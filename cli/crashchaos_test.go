@@ -27,6 +27,7 @@ var (
 //
 //	go test -run TestChaosServerCrash -crashchaos.long -timeout 30m -v ./cli
 func TestChaosServerCrash(t *testing.T) {
+	t.Parallel() // it mostly waits (leases, outages, a server restarting): see TestMain
 	jobs, hosts, crashes := 1000, 2, 5
 	if *crashChaosLong {
 		jobs, hosts, crashes = 5000, 3, 12

@@ -19,6 +19,7 @@ import (
 // lease is fresh, is not stopped for the other's lapse, and once renewals
 // get through again it runs to its end, once.
 func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
+	t.Parallel() // it mostly waits (leases, outages, a server restarting): see TestMain
 	admin := newPostgresHome(t)
 	admin.must("config", "set", "heartbeat-interval", "1s")
 	admin.must("config", "set", "lease", "8s")

@@ -17,6 +17,14 @@ import (
 
 // TestMain makes this test binary double as queuectl: testscript puts a copy
 // named queuectl on PATH, and scripts and process tests run it for real.
+//
+// Most tests run one after the other. A few call t.Parallel: those that
+// spend most of their time waiting (a lease to lapse, an outage, a
+// PostgreSQL server of their own to crash and restart: a fifth of their
+// time on the CPU, or less) and TestManyHosts, the longest, which keeps a
+// core busy; they run after the others, two at a time (-parallel defaults
+// to GOMAXPROCS), so the waits overlap the work on a 2-core machine. Each
+// has a store, a home and hostnames of its own.
 func TestMain(m *testing.M) {
 	// Built with -race, every run of queuectl would sleep 1 s before it
 	// exits (the race runtime's atexit_sleep_ms), and the tests run it

@@ -38,6 +38,7 @@ func multiHostJobs(t *testing.T) int {
 // hosts after the lease (its pids mean nothing to them); `worker stop`
 // from outside stops every host's worker.
 func TestManyHosts(t *testing.T) {
+	t.Parallel() // the longest test: those that mostly wait run beside it (see TestMain)
 	dsn := pgtest.DSN(t)
 	unshare := unshareUTS(t)
 	bin, err := exec.LookPath("queuectl")

@@ -250,6 +250,7 @@ func runsOf(t *testing.T, h *qhome, id string) []claim.Run {
 // store is unreachable, claims nothing and does not spin, and once it is
 // back it records each result exactly once, says so, and claims again.
 func TestStoreOutage(t *testing.T) {
+	t.Parallel() // it mostly waits (leases, outages, a server restarting): see TestMain
 	admin, worker, proxy, dir := outageSetup(t, "1s", "30s")
 	admin.enqueueOutageJob(dir, "a")
 	admin.enqueueOutageJob(dir, "b")
@@ -350,6 +351,7 @@ func TestStoreOutage(t *testing.T) {
 // ones refused), or it is silent (a network that drops packets: every
 // call hangs, and the heartbeat's renewal gives up in time for the fence).
 func TestStoreOutageOutlastsLease(t *testing.T) {
+	t.Parallel() // it mostly waits (leases, outages, a server restarting): see TestMain
 	t.Run("refused", func(t *testing.T) { testOutageOutlastsLease(t, false) })
 	t.Run("silent", func(t *testing.T) { testOutageOutlastsLease(t, true) })
 }

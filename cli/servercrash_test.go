@@ -225,6 +225,7 @@ func (c *crashHosts) stop(workers ...*proc) {
 // completed job is not left processing. Then jobs on both hosts live
 // through crashes mid-run, one shorter than the lease and one longer.
 func TestServerCrashRunsNothingTwice(t *testing.T) {
+	t.Parallel() // it mostly waits (leases, outages, a server restarting): see TestMain
 	cluster := pgtest.NewCluster(t, crashSettings...)
 	t.Run("after a claim", func(t *testing.T) { testCrashAfterClaim(t, cluster, nil) })
 	t.Run("after a completion and claim", func(t *testing.T) { testCrashAfterClaim(t, cluster, []string{"before"}) })
