@@ -16,33 +16,55 @@ import (
 // reading; TestParseBrief and FuzzParseBrief hold this to it.
 func ParseBrief(line []byte) (Answer[Brief], error) {
 	var a Answer[Brief]
-	p := parser{b: line}
-	p.space()
-	if !p.null() {
-		err := p.object(func(key []byte) error {
-			switch {
-			case bytes.EqualFold(key, []byte("Declined")):
-				return p.str(&a.Declined)
-			case bytes.EqualFold(key, []byte("Unknown")):
-				return p.boolean(&a.Unknown)
-			case bytes.EqualFold(key, []byte("Outcome")):
-				return p.str((*string)(&a.Outcome))
-			case bytes.EqualFold(key, []byte("Job")):
-				return p.brief(&a.Job)
-			}
-			return p.skip()
-		})
-		if err != nil {
-			return Answer[Brief]{}, err
-		}
-	}
-	if p.space(); p.i != len(p.b) {
-		return Answer[Brief]{}, errSyntax
+	err := parseLine(line, func(p *parser) []field { return answerFields(p, &a, p.brief) })
+	if err != nil {
+		return Answer[Brief]{}, err
 	}
 	return a, nil
 }
 
 func (p *parser) brief(j *Brief) error {
+	return p.fields(
+		field{"ID", func() error { return p.str(&j.ID) }},
+		field{"UniqueKey", func() error { return p.str(&j.UniqueKey) }},
+		field{"State", func() error { return p.str((*string)(&j.State)) }},
+	)
+}
+
+// answerFields are an Answer's fields, its job read with job.
+func answerFields[J any](p *parser, a *Answer[J], job func(*J) error) []field {
+	return []field{
+		{"Declined", func() error { return p.str(&a.Declined) }},
+		{"Unknown", func() error { return p.boolean(&a.Unknown) }},
+		{"Outcome", func() error { return p.str((*string)(&a.Outcome)) }},
+		{"Job", func() error { return job(&a.Job) }},
+	}
+}
+
+// parseLine reads line, an object (or null), with the fields fields
+// gives for its parser.
+func parseLine(line []byte, fields func(p *parser) []field) error {
+	p := &parser{b: line}
+	p.space()
+	if err := p.fields(fields(p)...); err != nil {
+		return err
+	}
+	if p.space(); p.i != len(p.b) {
+		return errSyntax
+	}
+	return nil
+}
+
+// field is one field of an object: its name, and what reads its value.
+type field struct {
+	name string
+	read func() error
+}
+
+// fields reads an object (null leaves it): each key's value with the
+// reader of the field it names, as encoding/json matches names (case
+// aside), and skips the others.
+func (p *parser) fields(fs ...field) error {
 	if p.null() {
 		return nil
 	}
@@ -50,13 +72,10 @@ func (p *parser) brief(j *Brief) error {
 		return p.mismatch()
 	}
 	return p.object(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("ID")):
-			return p.str(&j.ID)
-		case bytes.EqualFold(key, []byte("UniqueKey")):
-			return p.str(&j.UniqueKey)
-		case bytes.EqualFold(key, []byte("State")):
-			return p.str((*string)(&j.State))
+		for _, f := range fs {
+			if bytes.EqualFold(key, []byte(f.name)) {
+				return f.read()
+			}
 		}
 		return p.skip()
 	})

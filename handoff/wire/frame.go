@@ -1,7 +1,6 @@
 package wire
 
 import (
-	"bytes"
 	"encoding/base64"
 	"strconv"
 	"time"
@@ -22,55 +21,21 @@ import (
 
 // parseRunAnswer reads the answer to a Run into a.
 func parseRunAnswer(line []byte, a *Answer[jobs.Job]) error {
-	return parseLine(line, func(p *parser, key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("Declined")):
-			return p.str(&a.Declined)
-		case bytes.EqualFold(key, []byte("Unknown")):
-			return p.boolean(&a.Unknown)
-		case bytes.EqualFold(key, []byte("Outcome")):
-			return p.str((*string)(&a.Outcome))
-		case bytes.EqualFold(key, []byte("Job")):
-			return p.job(&a.Job)
-		}
-		return p.skip()
-	})
+	return parseLine(line, func(p *parser) []field { return answerFields(p, a, p.job) })
 }
 
 // parseFrame reads a frame into fr.
 func parseFrame(line []byte, fr *Frame) error {
-	return parseLine(line, func(p *parser, key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("Stdout")):
-			return p.bytes(&fr.Stdout)
-		case bytes.EqualFold(key, []byte("Stderr")):
-			return p.bytes(&fr.Stderr)
-		case bytes.EqualFold(key, []byte("Event")):
-			return pointer(p, &fr.Event, p.event)
-		case bytes.EqualFold(key, []byte("Waiting")):
-			return pointer(p, &fr.Waiting, p.queue)
-		case bytes.EqualFold(key, []byte("End")):
-			return pointer(p, &fr.End, p.job)
-		case bytes.EqualFold(key, []byte("Handover")):
-			return p.str(&fr.Handover)
+	return parseLine(line, func(p *parser) []field {
+		return []field{
+			{"Stdout", func() error { return p.bytes(&fr.Stdout) }},
+			{"Stderr", func() error { return p.bytes(&fr.Stderr) }},
+			{"Event", func() error { return pointer(p, &fr.Event, p.event) }},
+			{"Waiting", func() error { return pointer(p, &fr.Waiting, p.queue) }},
+			{"End", func() error { return pointer(p, &fr.End, p.job) }},
+			{"Handover", func() error { return p.str(&fr.Handover) }},
 		}
-		return p.skip()
 	})
-}
-
-// parseLine reads line, an object (or null), calling field for each key.
-func parseLine(line []byte, field func(p *parser, key []byte) error) error {
-	p := parser{b: line}
-	p.space()
-	if !p.null() {
-		if err := p.object(func(key []byte) error { return field(&p, key) }); err != nil {
-			return err
-		}
-	}
-	if p.space(); p.i != len(p.b) {
-		return errSyntax
-	}
-	return nil
 }
 
 // pointer reads an object into *v with fill, allocating it if nil; null
@@ -86,83 +51,42 @@ func pointer[T any](p *parser, v **T, fill func(*T) error) error {
 	return fill(*v)
 }
 
-// fields reads an object (null leaves it) with field for each key.
-func (p *parser) fields(field func(key []byte) error) error {
-	if p.null() {
-		return nil
-	}
-	if p.peek() != '{' {
-		return p.mismatch()
-	}
-	return p.object(field)
-}
-
 func (p *parser) event(e *Event) error {
-	return p.fields(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("Job")):
-			return p.job(&e.Job)
-		case bytes.EqualFold(key, []byte("Run")):
-			return p.run(&e.Run)
-		case bytes.EqualFold(key, []byte("Ended")):
-			return p.boolean(&e.Ended)
-		}
-		return p.skip()
-	})
+	return p.fields(
+		field{"Job", func() error { return p.job(&e.Job) }},
+		field{"Run", func() error { return p.run(&e.Run) }},
+		field{"Ended", func() error { return p.boolean(&e.Ended) }},
+	)
 }
 
 func (p *parser) job(j *jobs.Job) error {
-	return p.fields(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("ID")):
-			return p.str(&j.ID)
-		case bytes.EqualFold(key, []byte("State")):
-			return p.str((*string)(&j.State))
-		case bytes.EqualFold(key, []byte("UniqueKey")):
-			return p.str(&j.UniqueKey)
-		case bytes.EqualFold(key, []byte("MaxRetries")):
-			return integer(p, &j.MaxRetries)
-		case bytes.EqualFold(key, []byte("Timeout")):
-			return integer(p, &j.Timeout)
-		case bytes.EqualFold(key, []byte("RunAfter")):
-			return p.time(&j.RunAfter)
-		}
-		return p.skip()
-	})
+	return p.fields(
+		field{"ID", func() error { return p.str(&j.ID) }},
+		field{"State", func() error { return p.str((*string)(&j.State)) }},
+		field{"UniqueKey", func() error { return p.str(&j.UniqueKey) }},
+		field{"MaxRetries", func() error { return integer(p, &j.MaxRetries) }},
+		field{"Timeout", func() error { return integer(p, &j.Timeout) }},
+		field{"RunAfter", func() error { return p.time(&j.RunAfter) }},
+	)
 }
 
 func (p *parser) run(r *jobs.Run) error {
-	return p.fields(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("Attempt")):
-			return integer(p, &r.Attempt)
-		case bytes.EqualFold(key, []byte("Host")):
-			return p.str(&r.Host)
-		case bytes.EqualFold(key, []byte("StartedAt")):
-			return p.time(&r.StartedAt)
-		case bytes.EqualFold(key, []byte("EndedAt")):
-			return p.time(&r.EndedAt)
-		case bytes.EqualFold(key, []byte("Outcome")):
-			return p.str(&r.Outcome)
-		case bytes.EqualFold(key, []byte("Error")):
-			return p.str(&r.Error)
-		}
-		return p.skip()
-	})
+	return p.fields(
+		field{"Attempt", func() error { return integer(p, &r.Attempt) }},
+		field{"Host", func() error { return p.str(&r.Host) }},
+		field{"StartedAt", func() error { return p.time(&r.StartedAt) }},
+		field{"EndedAt", func() error { return p.time(&r.EndedAt) }},
+		field{"Outcome", func() error { return p.str(&r.Outcome) }},
+		field{"Error", func() error { return p.str(&r.Error) }},
+	)
 }
 
 func (p *parser) queue(q *jobs.Queue) error {
-	return p.fields(func(key []byte) error {
-		switch {
-		case bytes.EqualFold(key, []byte("Name")):
-			return p.str(&q.Name)
-		case bytes.EqualFold(key, []byte("MaxRunning")):
-			return integer(p, &q.MaxRunning)
-		case bytes.EqualFold(key, []byte("Running")):
-			return integer(p, &q.Running)
-		}
-		return p.skip()
-	})
+	return p.fields(
+		field{"Name", func() error { return p.str(&q.Name) }},
+		field{"MaxRunning", func() error { return integer(p, &q.MaxRunning) }},
+		field{"Running", func() error { return integer(p, &q.Running) }},
+	)
 }
 
 // integer reads a number into a signed integer of 64 bits (int,
