@@ -13,6 +13,9 @@
 //	+gate     the shell waits on fd 3 for "go", written after +started
 //	+pgid     a process group of its own, and Pdeathsig
 //
+// and "store" is +runs with no process at all: the store's part alone,
+// to hold against BenchmarkClaimers/sqlite (queuectl's claim and complete).
+//
 // Rounds interleave the variants and the bare loop; it prints the median of
 // each and its ratio to the bare loop's. A module of its own, as
 // bench/peers: it holds SQL of its own, which queuectl keeps in claim.
@@ -37,7 +40,7 @@ import (
 )
 
 // parts says what a variant does beyond claim and complete.
-type parts struct{ runs, started, pipes, gate, pgid bool }
+type parts struct{ runs, started, pipes, gate, pgid, storeOnly bool }
 
 var variants = []struct {
 	name string
@@ -49,6 +52,7 @@ var variants = []struct {
 	{"+pipes", parts{runs: true, started: true, pipes: true}},
 	{"+gate", parts{runs: true, started: true, pipes: true, gate: true}},
 	{"+pgid", parts{runs: true, started: true, pipes: true, gate: true, pgid: true}},
+	{"store", parts{runs: true, storeOnly: true}},
 }
 
 // gateScript is the worker's (run/exec.go).
@@ -180,8 +184,10 @@ func (s *store) slot(p parts) error {
 		if err != nil {
 			return err
 		}
-		if err := s.run(seq, cmd, p); err != nil {
-			return err
+		if !p.storeOnly {
+			if err := s.run(seq, cmd, p); err != nil {
+				return err
+			}
 		}
 		done = seq
 	}
