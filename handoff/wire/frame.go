@@ -96,19 +96,29 @@ func integer[T ~int | ~int64](p *parser, n *T) error {
 	if p.null() {
 		return nil
 	}
-	start := p.i
-	if c := p.peek(); c != '-' && (c < '0' || c > '9') {
-		return p.mismatch()
-	}
-	if err := p.number(); err != nil {
+	text, err := p.numberText()
+	if err != nil {
 		return err
 	}
-	v, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
+	v, err := strconv.ParseInt(text, 10, 64)
 	if err != nil {
 		return errMismatch
 	}
 	*n = T(v)
 	return nil
+}
+
+// numberText takes a number and returns its text; any other value is a
+// mismatch (once its syntax is checked).
+func (p *parser) numberText() (string, error) {
+	start := p.i
+	if c := p.peek(); c != '-' && (c < '0' || c > '9') {
+		return "", p.mismatch()
+	}
+	if err := p.number(); err != nil {
+		return "", err
+	}
+	return string(p.b[start:p.i]), nil
 }
 
 // time reads any value with time.Time's UnmarshalJSON, given the value's
@@ -147,14 +157,11 @@ func (p *parser) bytes(b *[]byte) error {
 				d = append(d, 0)
 				return nil
 			}
-			start := p.i
-			if c := p.peek(); c != '-' && (c < '0' || c > '9') {
-				return p.mismatch()
-			}
-			if err := p.number(); err != nil {
+			text, err := p.numberText()
+			if err != nil {
 				return err
 			}
-			v, err := strconv.ParseUint(string(p.b[start:p.i]), 10, 8)
+			v, err := strconv.ParseUint(text, 10, 8)
 			if err != nil {
 				return errMismatch
 			}
