@@ -194,7 +194,7 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	settled := time.Since(changedAt) >= s.settle
 	// Read now, through the descriptor that follows the file into the own
 	// directory: load need not open it again.
-	data, err := readSpec(f, fi.size)
+	data, err := f.read(fi.size)
 	if err != nil {
 		return taken{}, false // the next pass decides
 	}

@@ -1,8 +1,10 @@
 package spool
 
 import (
+	"bytes"
 	"io"
 	"io/fs"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -37,7 +39,37 @@ func (f specFile) stat() (specInfo, error) {
 		changed: time.Unix(st.Ctim.Unix())}, nil
 }
 
-func (f specFile) openForWriting() (writing, known bool) { return leaseRefused(uintptr(f.fd)) }
+// openForWriting is openForWriting of the descriptor, except that a lease
+// it gets is kept until Close lets it go: take reads and renames the file
+// in between, and a writer that opens it meanwhile waits that long
+// (microseconds): the lease goes with the open file when f is closed. One
+// fcntl a spool file instead of two.
+func (f specFile) openForWriting() (writing, known bool) { return leaseTaken(uintptr(f.fd)) }
+
+// read reads the file, a regular one, as readSpec does, but stops at the
+// first short read: a regular file's read returns less than asked only at
+// its end, so the read that would return nothing is not made. A read
+// short for another reason (a file system that does so) leaves data
+// incomplete, and load reads the file again before rejecting it.
+func (f specFile) read(size int64) ([]byte, error) {
+	buf := make([]byte, 0, min(max(size, 0), MaxSize)+bytes.MinRead)
+	for {
+		room := buf[len(buf):cap(buf)]
+		room = room[:min(len(room), MaxSize+1-len(buf))]
+		n, err := f.Read(room)
+		buf = buf[:len(buf)+n]
+		switch {
+		case err == io.EOF:
+			return buf, nil
+		case err != nil:
+			return buf, err
+		case n < len(room) || len(buf) > MaxSize:
+			return buf, nil
+		case len(buf) == cap(buf):
+			buf = slices.Grow(buf, cap(buf))
+		}
+	}
+}
 
 func (f specFile) Read(p []byte) (int, error) {
 	for {

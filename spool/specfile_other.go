@@ -26,3 +26,5 @@ func (f specFile) stat() (specInfo, error) {
 }
 
 func (f specFile) openForWriting() (writing, known bool) { return openForWriting(f.File) }
+
+func (f specFile) read(size int64) ([]byte, error) { return readSpec(f.File, size) }

@@ -23,10 +23,19 @@ func openForWriting(f *os.File) (writing, known bool) {
 
 // leaseRefused is openForWriting of a descriptor.
 func leaseRefused(fd uintptr) (writing, known bool) {
+	writing, known = leaseTaken(fd)
+	if known && !writing {
+		unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
+	}
+	return writing, known
+}
+
+// leaseTaken is leaseRefused without letting the lease go: it goes with
+// the open file when fd is closed.
+func leaseTaken(fd uintptr) (writing, known bool) {
 	_, err := unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_RDLCK)
 	switch {
 	case err == nil:
-		unix.FcntlInt(fd, unix.F_SETLEASE, unix.F_UNLCK)
 		return false, true
 	case errors.Is(err, unix.EAGAIN):
 		return true, true
