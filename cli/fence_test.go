@@ -48,13 +48,15 @@ func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
 	waitFor(t, time.Minute, "the worker to stop the run whose lease lapsed", func() bool {
 		return strings.Contains(w.stderr.String(), "lapsed")
 	})
+	enqueuedAt := time.Now() // fresh's lease begins no earlier
 	admin.enqueueOutageJob(fresh, "fresh")
 	waitFor(t, time.Minute, "job fresh to start", func() bool { return pidIn(filepath.Join(fresh, "fresh.pid")) > 0 })
 	freshAt := time.Now()
-	// Renewals stay blocked for half of fresh's lease: a fence that went by
-	// the last renewal (now a lease ago) rather than by each run's own
-	// lease stops fresh within a heartbeat interval or two.
-	hold := time.NewTimer(4 * time.Second)
+	// Renewals stay blocked for half of fresh's lease, counted from before
+	// its claim (a slow machine may take seconds from claim to start): a
+	// fence that went by the last renewal (now a lease ago) rather than by
+	// each run's own lease stops fresh within a heartbeat interval or two.
+	hold := time.NewTimer(time.Until(enqueuedAt.Add(4 * time.Second)))
 	select {
 	case <-hold.C:
 	case <-w.done:
@@ -63,7 +65,7 @@ func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("renewals blocked for %v after fresh started", time.Since(freshAt).Round(10*time.Millisecond))
+	t.Logf("renewals blocked for %v after fresh was enqueued, %v after it started", time.Since(enqueuedAt).Round(10*time.Millisecond), time.Since(freshAt).Round(10*time.Millisecond))
 	openGate(t, fresh)
 	openGate(t, old)
 	admin.must("wait", "old", "fresh", "--timeout", "60s")
