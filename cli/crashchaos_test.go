@@ -45,6 +45,12 @@ func TestChaosServerCrash(t *testing.T) {
 	for i := range workers {
 		workers[i] = c.worker(8)
 	}
+	// The crashes are for workers at work: a worker that finds no server
+	// when it starts says so and exits (its service manager starts it
+	// again), which is not what this test is about.
+	for _, w := range workers {
+		c.waitStarted(w)
+	}
 
 	began := time.Now()
 	var outages []string

@@ -175,6 +175,20 @@ func (c *crashHosts) worker(slots int) *proc {
 		"worker", "start", "--count", strconv.Itoa(slots), "--no-spool")
 }
 
+// waitStarted waits until worker w says it started (it has opened the
+// store and registered), and fails the test if it ended instead.
+func (c *crashHosts) waitStarted(w *proc) {
+	c.t.Helper()
+	waitFor(c.t, 2*time.Minute, "a worker to start", func() bool {
+		select {
+		case <-w.done:
+			c.t.Fatalf("worker %v ended before it started: %v\nstderr: %s", w.cmd.Args[1:], w.err, w.stderr)
+		default:
+		}
+		return strings.Contains(w.stderr.String(), " started: ")
+	})
+}
+
 func (c *crashHosts) enqueue(id, body string, args ...string) {
 	c.t.Helper()
 	c.admin.must(append([]string{"enqueue", "--id", id, "--env", "DIR=" + c.dir, "--command", crashJob(body)}, args...)...)
