@@ -141,7 +141,7 @@ func directChildren() []int {
 	}
 	var out []int
 	for _, t := range tasks {
-		data, err := os.ReadFile("/proc/self/task/" + t.Name() + "/children")
+		data, err := readProcFile("/proc/self/task/"+t.Name()+"/children", nil)
 		if err != nil {
 			continue
 		}
@@ -237,8 +237,8 @@ func leftovers(pgid int, mark string, prefix, anywhere bool) []int {
 // The kernel gives an orphan to the subreaper's first live thread, the
 // main one, so only its children file is read: one read per run.
 func adoptedAny() bool {
-	self := strconv.Itoa(os.Getpid())
-	data, err := os.ReadFile("/proc/self/task/" + self + "/children")
+	var buf [256]byte
+	data, err := readProcFile("/proc/self/task/"+strconv.Itoa(os.Getpid())+"/children", buf[:0])
 	if err != nil {
 		return true // cannot tell: look
 	}
