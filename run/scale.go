@@ -60,9 +60,6 @@ func (s *scaler) grow(n int, slots *sync.WaitGroup, start func(i int)) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.want = int32(max(n, 1))
-	if s.w.OwnProcess {
-		setProcs(int(s.want))
-	}
 	for ; s.started < int(s.want); s.started++ {
 		slots.Add(1)
 		go start(s.started)

@@ -38,9 +38,6 @@ type Worker struct {
 	Events func(Event)
 	// Log receives diagnostics when Events is nil; may be nil.
 	Log func(format string, args ...any)
-	// OwnProcess says that the process is this worker's alone: the Go
-	// runtime's Ps follow its slot count (procs.go).
-	OwnProcess bool
 
 	id, host string
 	wake     wakeup
