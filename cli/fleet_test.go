@@ -128,20 +128,18 @@ func enqueueGated(t *testing.T, dsn, dir string, n int) {
 // how far it got and what any worker that ended said.
 func waitSampling(t *testing.T, sample func(), procs []*proc, what string, progress func() string, done func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !done() {
+	waitReport(t, 5*time.Minute, what, func() bool {
 		sample()
-		if time.Now().After(deadline) {
-			for _, p := range procs {
-				select {
-				case <-p.done:
-					t.Logf("a worker ended: %v\nstderr: %s", p.err, p.stderr)
-				default:
-				}
+		return done()
+	}, func() string {
+		said := progress()
+		for _, p := range procs {
+			select {
+			case <-p.done:
+				said += fmt.Sprintf("\na worker ended: %v\nstderr: %s", p.err, p.stderr)
+			default:
 			}
-			t.Fatalf("not reached in 5 minutes: %s (%s)", what, progress())
 		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	sample()
+		return said
+	})
 }

@@ -196,9 +196,19 @@ func (h *qhome) count(state string) int {
 // waitFor polls cond until it holds or the deadline passes.
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
+	waitReport(t, timeout, what, cond, nil)
+}
+
+// waitReport is waitFor that, on a timeout, also says what report returns:
+// how far the wait got, what the processes waited on said.
+func waitReport(t *testing.T, timeout time.Duration, what string, cond func() bool, report func() string) {
+	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
 		if time.Now().After(deadline) {
+			if report != nil {
+				t.Fatalf("timed out after %v waiting for %s: %s", timeout, what, report())
+			}
 			t.Fatalf("timed out after %v waiting for %s", timeout, what)
 		}
 		time.Sleep(20 * time.Millisecond)
