@@ -169,11 +169,25 @@ type claimGroup struct {
 	reqs []*request
 }
 
+// genericPlans and defaultPlans frame a group's statements: they run with
+// the plans the server keeps for them (TestClaimPlan and TestFinishPlan
+// check those), not replanned for each execution's values, which the server
+// otherwise chooses for the claim and the finish: planning was 8% of the
+// server's CPU, and GetCachedPlan 11%, under BenchmarkClaimers (DECISIONS.md,
+// "A worker's statements keep their plans"). The setting is transactional:
+// a group that rolls back takes it back too, and one that commits resets it,
+// so the connection's other statements are planned as before.
+const (
+	genericPlans = "SET plan_cache_mode = force_generic_plan"
+	defaultPlans = "RESET plan_cache_mode"
+)
+
 // sendOnce sends the group's statements in one implicit transaction: the
 // claim lock when anything claims, the finishes (one statement: a lone
 // finish is finishQuery, several are finishManyQuery), then one claim
 // statement per claimant (the finishes first, so that the jobs they free are
-// claimable, as in CompleteAndClaim).
+// claimable, as in CompleteAndClaim); genericPlans before them all, and
+// defaultPlans after.
 func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	var finishes []*request
 	var claims []*claimGroup
@@ -187,6 +201,7 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 		}
 	}
 	b := &pgx.Batch{}
+	b.Queue(genericPlans)
 	if len(claims) > 0 {
 		b.Queue(claimLock, e.claimKey)
 	}
@@ -198,7 +213,11 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	for _, c := range claims {
 		queueClaimMany(b, c.p, len(c.reqs))
 	}
+	b.Queue(defaultPlans)
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("plan with generic plans: %w", err)
+		}
 		if len(claims) > 0 {
 			if _, err := br.Exec(); err != nil {
 				return fmt.Errorf("take the claim lock: %w", err)
@@ -218,6 +237,9 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 			if err := readClaimMany(br, c); err != nil {
 				return err
 			}
+		}
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("plan as before: %w", err)
 		}
 		return nil
 	})

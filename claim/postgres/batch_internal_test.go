@@ -223,3 +223,55 @@ func TestGroupFinish(t *testing.T) {
 		t.Errorf("runs after the group: %q (%v), want %q", outcomes, err, wantRuns)
 	}
 }
+
+// TestGroupPlansKept: a group's claim and finish run with the plans the
+// server keeps for their prepared statements, never planned again for an
+// execution's values (the server would plan the first five, at least), and
+// the connection's own plan_cache_mode is as it was once the groups are done.
+func TestGroupPlansKept(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.DSN(t)
+	s := openStore(t, dsn)
+	const n = 8
+	batch := make([]claim.NewJob, n)
+	for i := range batch {
+		batch[i] = claim.NewJob{Command: "true"}
+	}
+	if _, err := s.EnqueueAll(ctx, batch); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, dsn+"&pool_max_conns=1") // one connection: its statements are the ones below
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
+	zero := 0
+	for range n {
+		_, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.Finish(ctx, claim.FinishParams{Run: r, State: claim.Completed, SetExitCode: true, ExitCode: &zero,
+			Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var mode string
+	if err := e.pool.QueryRow(ctx, "SHOW plan_cache_mode").Scan(&mode); err != nil {
+		t.Fatal(err)
+	}
+	if mode != "auto" {
+		t.Errorf("plan_cache_mode after the groups: %s, want auto, as before them", mode)
+	}
+	for name, q := range map[string]string{"claim": claimQuery, "finish": finishQuery} {
+		var generic, custom int64
+		err := e.pool.QueryRow(ctx, "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1", q).Scan(&generic, &custom)
+		if err != nil {
+			t.Fatalf("the %s statement among the connection's prepared statements: %v", name, err)
+		}
+		if custom != 0 || generic != n {
+			t.Errorf("the %s statement ran %d times with its kept plan and was planned %d times for its values; want %d and 0", name, generic, custom, n)
+		}
+	}
+}
