@@ -3,6 +3,7 @@ package run
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -103,7 +104,7 @@ func readProcFile(path string, buf []byte) ([]byte, error) {
 	buf = buf[:0]
 	for {
 		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
+			buf = slices.Grow(buf, max(512, cap(buf)))
 		}
 		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
 		switch {

@@ -216,7 +216,7 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	b.Queue(defaultPlans)
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("plan with generic plans: %w", err)
+			return fmt.Errorf("set the group's plans: %w", err)
 		}
 		if len(claims) > 0 {
 			if _, err := br.Exec(); err != nil {
@@ -239,7 +239,7 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 			}
 		}
 		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("plan as before: %w", err)
+			return fmt.Errorf("reset the plans: %w", err)
 		}
 		return nil
 	})
