@@ -18,12 +18,15 @@ import (
 func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Result, error) {
 	var out []claim.Result
 	e.prepare(ctx, insertJob, countPending)
+	var ins *inserter
 	err := e.tx(ctx, func(tx *sql.Tx) (err error) {
-		ins := e.inserter(ctx, tx)
-		defer ins.close()
+		ins = e.inserter(ctx, tx)
 		out, err = e.enqueueIn(ctx, tx, ins, p)
 		return err
 	})
+	if ins != nil {
+		ins.close(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -34,9 +37,9 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 // EnqueueStream stores every batch of batches in one transaction.
 func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.EnqueueParams, error], each func([]claim.Result) error) error {
 	e.prepare(ctx, insertJob, countPending)
+	var ins *inserter
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		ins := e.inserter(ctx, tx)
-		defer ins.close()
+		ins = e.inserter(ctx, tx)
 		for p, err := range batches {
 			if err != nil {
 				return err
@@ -51,6 +54,9 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 		}
 		return nil
 	})
+	if ins != nil {
+		ins.close(ctx)
+	}
 	if err != nil {
 		return err
 	}
@@ -70,6 +76,9 @@ func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p cla
 		n := 0
 		for i+n < len(p.Jobs) && n < maxRun && !alone(p.Jobs[i+n], p.Each) {
 			n++
+		}
+		if n >= minRun {
+			n = runSize(n)
 		}
 		if n >= minRun && distinctIDs(p.Jobs[i:i+n]) {
 			if err := e.insertRun(ctx, tx, ins, p.Jobs[i:i+n], p.Now, func(k int, r claim.Result, err error) error {

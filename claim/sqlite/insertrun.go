@@ -6,8 +6,10 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -21,6 +23,30 @@ const (
 	// minRun: fewer rows go one by one, through the prepared insertJob.
 	minRun = 4
 )
+
+// runSize is the rows of the run that starts a stretch of n rows (n >=
+// minRun) that may go together: maxRun, or the largest power of two up to
+// n. Runs of a few sizes only are statements of a few texts, which the
+// engine keeps prepared (inserter.stmt): preparing a statement of hundreds
+// of rows costs about as much as running it, and the spool's batches, the
+// socket's and the enqueue loop's come in every size.
+func runSize(n int) int {
+	if n >= maxRun {
+		return maxRun
+	}
+	return 1 << (bits.Len(uint(n)) - 1)
+}
+
+// insertTexts holds insertJobs(n) for each run size, made once.
+var insertTexts sync.Map // int -> string
+
+func insertText(n int) string {
+	if q, ok := insertTexts.Load(n); ok {
+		return q.(string)
+	}
+	q, _ := insertTexts.LoadOrStore(n, insertJobs(n))
+	return q.(string)
+}
 
 // alone says whether row must be inserted on its own: a re-drive changes
 // a dead job that later rows may conflict with, and in an EnqueueEach batch
@@ -65,11 +91,13 @@ func insertJobs(n int) string {
 
 // inserter holds the insert statements of one transaction.
 type inserter struct {
-	tx   *sql.Tx
-	one  *sql.Stmt         // insertJob, or nil to run it unprepared
-	runs map[int]*sql.Stmt // insertJobs(n) by n, prepared in tx
-	args []any             // insertRun's, kept for the next run
-	out  []claim.Result    // enqueueIn's, kept for the next batch of a stream
+	e      *Engine
+	tx     *sql.Tx
+	one    *sql.Stmt         // insertJob, or nil to run it unprepared
+	runs   map[int]*sql.Stmt // insertJobs(n) by n, for tx
+	missed []string          // texts of runs the engine had not prepared
+	args   []any             // insertRun's, kept for the next run
+	out    []claim.Result    // enqueueIn's, kept for the next batch of a stream
 }
 
 // results returns n zero Results, in memory reused from the last batch:
@@ -84,17 +112,24 @@ func (ins *inserter) results(n int) []claim.Result {
 }
 
 func (e *Engine) inserter(ctx context.Context, tx *sql.Tx) *inserter {
-	return &inserter{tx: tx, one: e.stmt(ctx, tx, insertJob)}
+	return &inserter{e: e, tx: tx, one: e.stmt(ctx, tx, insertJob)}
 }
 
-// stmt returns insertJobs(n) prepared in the transaction.
+// stmt returns insertJobs(n) for the transaction: the engine's prepared
+// statement, or else one prepared in the transaction, whose text close
+// has the engine prepare for the transactions after.
 func (ins *inserter) stmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	if st := ins.runs[n]; st != nil {
 		return st, nil
 	}
-	st, err := ins.tx.PrepareContext(ctx, insertJobs(n))
-	if err != nil {
-		return nil, fmt.Errorf("insert jobs: %w", err)
+	q := insertText(n)
+	st := ins.e.stmt(ctx, ins.tx, q)
+	if st == nil {
+		var err error
+		if st, err = ins.tx.PrepareContext(ctx, q); err != nil {
+			return nil, fmt.Errorf("insert jobs: %w", err)
+		}
+		ins.missed = append(ins.missed, q)
 	}
 	if ins.runs == nil {
 		ins.runs = map[int]*sql.Stmt{}
@@ -103,10 +138,13 @@ func (ins *inserter) stmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-func (ins *inserter) close() {
+// close closes the transaction's statements. Call it once the transaction
+// has ended: it prepares the texts the engine missed, outside it.
+func (ins *inserter) close(ctx context.Context) {
 	for _, st := range ins.runs {
 		st.Close()
 	}
+	ins.e.prepare(ctx, ins.missed...)
 }
 
 // stored is a row that insertJobs returned.

@@ -160,3 +160,49 @@ func tables(t *testing.T, e *Engine) string {
 	}
 	return out
 }
+
+// TestRunSizes: a stretch of rows goes in runs of a few sizes only, and
+// the engine keeps each size's statement prepared once a transaction has
+// used it: a second batch of the same shape prepares nothing in its
+// transaction.
+func TestRunSizes(t *testing.T) {
+	for n, want := range map[int]int{4: 4, 5: 4, 7: 4, 8: 8, 37: 32, 999: 512, 1000: 1000, 1500: 1000} {
+		if got := runSize(n); got != want {
+			t.Errorf("runSize(%d) = %d, want %d", n, got, want)
+		}
+	}
+	now := time.Unix(1_800_000_000, 0).UTC()
+	e := openSeeded(t, nil, now)
+	batch := func(from int) claim.EnqueueParams {
+		p := claim.EnqueueParams{Now: now}
+		for i := range 37 { // runs of 32 and 4, then one alone
+			p.Jobs = append(p.Jobs, claim.NewRow{Job: claim.Job{ID: fmt.Sprintf("j%d", from+i), Command: "true",
+				State: claim.Pending, Queue: "default", MaxRetries: 3, BackoffBase: 2, CreatedAt: now, UpdatedAt: now, RunAfter: now}})
+		}
+		return p
+	}
+	for round, from := range []int{0, 100} {
+		var ins *inserter
+		err := e.tx(t.Context(), func(tx *sql.Tx) (err error) {
+			ins = e.inserter(t.Context(), tx)
+			_, err = e.enqueueIn(t.Context(), tx, ins, batch(from))
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins.close(t.Context())
+		if got := len(ins.runs); got != 2 {
+			t.Errorf("round %d: %d run statements, want 2 (32 rows, 4 rows)", round, got)
+		}
+		if want := []string{insertText(32), insertText(4)}; round == 0 && !reflect.DeepEqual(ins.missed, want) {
+			t.Errorf("round 0 prepared %d texts in its transaction, want the two of its runs", len(ins.missed))
+		} else if round == 1 && len(ins.missed) != 0 {
+			t.Errorf("round 1 prepared %d texts in its transaction, want none: the engine kept them", len(ins.missed))
+		}
+	}
+	var n int
+	if err := e.db.QueryRow("SELECT count(*) FROM jobs").Scan(&n); err != nil || n != 74 {
+		t.Errorf("%d jobs stored (%v), want 74", n, err)
+	}
+}
