@@ -169,25 +169,21 @@ type claimGroup struct {
 	reqs []*request
 }
 
-// genericPlans and defaultPlans frame a group's statements: they run with
-// the plans the server keeps for them (TestClaimPlan and TestFinishPlan
-// check those), not replanned for each execution's values, which the server
+// genericPlans starts a group's transaction: its statements run with the
+// plans the server keeps for them (TestClaimPlan and TestFinishPlan check
+// those), not replanned for each execution's values, which the server
 // otherwise chooses for the claim and the finish: planning was 8% of the
-// server's CPU, and GetCachedPlan 11%, under BenchmarkClaimers (DECISIONS.md,
-// "A worker's statements keep their plans"). The setting is transactional:
-// a group that rolls back takes it back too, and one that commits resets it,
-// so the connection's other statements are planned as before.
-const (
-	genericPlans = "SET plan_cache_mode = force_generic_plan"
-	defaultPlans = "RESET plan_cache_mode"
-)
+// server's CPU, and GetCachedPlan 11%, under BenchmarkClaimers
+// (DECISIONS.md, "A worker's statements keep their plans"). Like syncOff,
+// it holds until the transaction ends, so the connection's other
+// statements are planned as before.
+const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 
 // sendOnce sends the group's statements in one implicit transaction: the
 // claim lock when anything claims, the finishes (one statement: a lone
 // finish is finishQuery, several are finishManyQuery), then one claim
 // statement per claimant (the finishes first, so that the jobs they free are
-// claimable, as in CompleteAndClaim); genericPlans before them all, and
-// defaultPlans after.
+// claimable, as in CompleteAndClaim), after genericPlans.
 func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	var finishes []*request
 	var claims []*claimGroup
@@ -213,7 +209,6 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	for _, c := range claims {
 		queueClaimMany(b, c.p, len(c.reqs))
 	}
-	b.Queue(defaultPlans)
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
 			return fmt.Errorf("set the group's plans: %w", err)
@@ -237,9 +232,6 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 			if err := readClaimMany(br, c); err != nil {
 				return err
 			}
-		}
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("reset the plans: %w", err)
 		}
 		return nil
 	})

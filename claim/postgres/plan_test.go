@@ -17,7 +17,8 @@ import (
 // (jobs_queue_runnable) and stops at the first row it can take, rather than
 // reading and sorting every runnable job or walking past other queues'
 // jobs, in the plan the server keeps for the prepared statement (generic,
-// forced here), with and without a queue filter.
+// forced here, as a group's transaction forces it: batch.go), with and
+// without a queue filter, for one job and for a group's several.
 func TestClaimPlan(t *testing.T) {
 	ctx := context.Background()
 	dsn := pgtest.DSN(t)
@@ -32,6 +33,9 @@ func TestClaimPlan(t *testing.T) {
 	for name, q := range map[string]string{
 		"claim":             claimQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/')", now, now+1),
 		"claim with queues": claimQueuesQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/', '{default}')", now, now+1),
+		"group claim":       claimManyQuery + fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/', 4)", now, now+1),
+		"group claim with queues": claimManyQueuesQuery +
+			fmt.Sprintf("; EXPLAIN EXECUTE claim(%d, 'w', %d, 'h', 1, '/l/', 4, '{default}')", now, now+1),
 	} {
 		p := genericPlan(t, conn, "", "claim", q, "")
 		if !strings.Contains(p, "Index Scan using jobs_queue_runnable") || strings.Contains(p, "Seq Scan on jobs") ||
