@@ -24,13 +24,12 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 		out, err = e.enqueueIn(ctx, tx, ins, p)
 		return err
 	})
-	if ins != nil {
-		ins.close(ctx)
-	}
 	if err != nil {
+		ins.closeAfter(ctx)
 		return nil, err
 	}
 	e.notify()
+	ins.closeAfter(ctx)
 	return out, nil
 }
 
@@ -54,13 +53,12 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 		}
 		return nil
 	})
-	if ins != nil {
-		ins.close(ctx)
-	}
 	if err != nil {
+		ins.closeAfter(ctx)
 		return err
 	}
 	e.notify()
+	ins.closeAfter(ctx)
 	return nil
 }
 

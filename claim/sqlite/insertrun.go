@@ -138,9 +138,14 @@ func (ins *inserter) stmt(ctx context.Context, n int) (*sql.Stmt, error) {
 	return st, nil
 }
 
-// close closes the transaction's statements. Call it once the transaction
-// has ended: it prepares the texts the engine missed, outside it.
-func (ins *inserter) close(ctx context.Context) {
+// closeAfter closes the statements of a transaction that has ended (ins
+// nil: it never began) and has the engine prepare the texts it missed,
+// outside it. Call it after the wake-up of listeners: a first prepare of a
+// size waits for the writer's connection.
+func (ins *inserter) closeAfter(ctx context.Context) {
+	if ins == nil {
+		return
+	}
 	for _, st := range ins.runs {
 		st.Close()
 	}

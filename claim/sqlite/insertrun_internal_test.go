@@ -4,6 +4,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"testing"
@@ -191,7 +192,7 @@ func TestRunSizes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ins.close(t.Context())
+		ins.closeAfter(t.Context())
 		if got := len(ins.runs); got != 2 {
 			t.Errorf("round %d: %d run statements, want 2 (32 rows, 4 rows)", round, got)
 		}
@@ -204,5 +205,70 @@ func TestRunSizes(t *testing.T) {
 	var n int
 	if err := e.db.QueryRow("SELECT count(*) FROM jobs").Scan(&n); err != nil || n != 74 {
 		t.Errorf("%d jobs stored (%v), want 74", n, err)
+	}
+}
+
+// TestRunsAsOneByOneRandom: batches of random rows, long enough to be split
+// into runs of several sizes (conflicting ids, unique keys and spool files
+// across the runs' boundaries, dependencies on rows before and after, and
+// on a stored job), get what a statement a row gets: the same outcomes, the
+// same first refusal, the same tables; each store takes two batches, the
+// second through the statements the engine kept.
+func TestRunsAsOneByOneRandom(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0).UTC()
+	seed := []claim.NewRow{
+		{Job: claim.Job{ID: "old", UniqueKey: "k0"}, IngestKey: "f0"},
+		{Job: claim.Job{ID: "old-2"}},
+	}
+	row := func(r claim.NewRow) claim.NewRow {
+		r.Job.Command, r.Job.State, r.Job.Queue, r.Job.MaxRetries, r.Job.BackoffBase = "true", claim.Pending, "default", 3, 2
+		r.Job.CreatedAt, r.Job.UpdatedAt, r.Job.RunAfter = now, now, now
+		return r
+	}
+	for i := range seed {
+		seed[i] = row(seed[i])
+	}
+	rng := rand.New(rand.NewPCG(1, 2)) // fixed: a failure repeats
+	batch := func(n int) []claim.NewRow {
+		rows := make([]claim.NewRow, n)
+		for i := range rows {
+			var r claim.NewRow
+			r.Job.ID = fmt.Sprintf("j%d", rng.IntN(3*n))
+			if rng.IntN(20) == 0 {
+				r.Job.ID = "old"
+			}
+			if rng.IntN(4) == 0 {
+				r.Job.UniqueKey = fmt.Sprintf("k%d", rng.IntN(5))
+			}
+			if rng.IntN(4) == 0 {
+				r.IngestKey = fmt.Sprintf("f%d", rng.IntN(5))
+			}
+			if rng.IntN(6) == 0 {
+				r.After = []string{fmt.Sprintf("j%d", rng.IntN(3*n))}
+			}
+			if rng.IntN(8) == 0 {
+				r.After = append(r.After, "old")
+			}
+			rows[i] = row(r)
+		}
+		return rows
+	}
+	for c, n := range []int{5, 9, 13, 23, 37, 70, 130, 300, 5, 9, 13, 23, 37, 70, 130, 300} {
+		each := c%2 == 0
+		runs, alone := openSeeded(t, seed, now), openSeeded(t, seed, now)
+		for round := range 2 {
+			p := claim.EnqueueParams{Jobs: batch(n), Each: each, Now: now}
+			got, gotErr := runs.Enqueue(t.Context(), p)
+			want, wantErr := alone.enqueueOneByOne(t, p)
+			if fmt.Sprint(gotErr) != fmt.Sprint(wantErr) {
+				t.Fatalf("case %d (%d rows, each=%v), batch %d: Enqueue: %v; one by one: %v", c, n, each, round, gotErr, wantErr)
+			}
+			if wantErr == nil && !reflect.DeepEqual(results(got), results(want)) {
+				t.Fatalf("case %d (%d rows, each=%v), batch %d:\n%v\none by one:\n%v", c, n, each, round, results(got), results(want))
+			}
+			if g, w := tables(t, runs), tables(t, alone); g != w {
+				t.Fatalf("case %d (%d rows, each=%v), batch %d: tables\n%s\none by one:\n%s", c, n, each, round, g, w)
+			}
+		}
 	}
 }
