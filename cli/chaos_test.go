@@ -364,15 +364,6 @@ func (c *chaos) killOne() {
 	c.launch(a)
 }
 
-func ended(p *proc) bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // killed reports whether an ended process died of SIGKILL.
 func killed(p *proc) bool {
 	ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus)

@@ -79,10 +79,8 @@ func TestFleetConnections(t *testing.T) {
 		t.Errorf("the server counted up to %d connections of %d one-slot workers, want at most %d", most, workers, bound)
 	}
 	for _, p := range procs {
-		select {
-		case <-p.done:
+		if ended(p) {
 			t.Errorf("a worker exited early: %v\nstderr: %s", p.err, p.stderr)
-		default:
 		}
 	}
 	t.Logf("%d one-slot workers held up to %d connections", workers, most)
@@ -134,10 +132,8 @@ func waitSampling(t *testing.T, sample func(), procs []*proc, what string, progr
 	}, func() string {
 		said := progress()
 		for _, p := range procs {
-			select {
-			case <-p.done:
+			if ended(p) {
 				said += fmt.Sprintf("\na worker ended: %v\nstderr: %s", p.err, p.stderr)
-			default:
 			}
 		}
 		return said

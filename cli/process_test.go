@@ -135,6 +135,16 @@ func (p *proc) exit(t *testing.T, timeout time.Duration) int {
 	return 0
 }
 
+// ended reports whether p has exited, without waiting.
+func ended(p *proc) bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
 func (p *proc) signal(t *testing.T, sig syscall.Signal) {
 	t.Helper()
 	if err := p.cmd.Process.Signal(sig); err != nil {

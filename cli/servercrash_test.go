@@ -180,10 +180,8 @@ func (c *crashHosts) worker(slots int) *proc {
 func (c *crashHosts) waitStarted(w *proc) {
 	c.t.Helper()
 	waitFor(c.t, 2*time.Minute, "a worker to start", func() bool {
-		select {
-		case <-w.done:
+		if ended(w) {
 			c.t.Fatalf("worker %v ended before it started: %v\nstderr: %s", w.cmd.Args[1:], w.err, w.stderr)
-		default:
 		}
 		return strings.Contains(w.stderr.String(), " started: ")
 	})
@@ -223,14 +221,13 @@ func (c *crashHosts) stop(workers ...*proc) {
 	c.t.Helper()
 	var stopped []*proc
 	for _, w := range workers {
-		select {
-		case <-w.done:
+		if ended(w) {
 			// Gone before its stop: say how, and what it said.
 			c.t.Errorf("worker %v ended on its own: %v\nstderr: %s", w.cmd.Args[1:], w.err, w.stderr)
-		default:
-			w.signal(c.t, syscall.SIGTERM)
-			stopped = append(stopped, w)
+			continue
 		}
+		w.signal(c.t, syscall.SIGTERM)
+		stopped = append(stopped, w)
 	}
 	for _, w := range stopped {
 		if code := w.exit(c.t, time.Minute); code != 0 {
