@@ -72,6 +72,11 @@ func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("renewals blocked for %v after fresh was enqueued, %v after it started", time.Since(enqueuedAt).Round(10*time.Millisecond), time.Since(freshAt).Round(10*time.Millisecond))
+	if time.Since(freshAt) < 2*time.Second {
+		// fresh started so late that its own lease left no room for the
+		// hold: its runs are still checked below, the fence's choice less so.
+		t.Logf("the hold was cut short by fresh's own lease: a fence by the last renewal had under two heartbeats to show")
+	}
 	openGate(t, fresh)
 	openGate(t, old)
 	admin.must("wait", "old", "fresh", "--timeout", "60s")

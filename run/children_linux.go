@@ -140,8 +140,9 @@ func directChildren() []int {
 		return nil
 	}
 	var out []int
+	var buf [256]byte // each file's data is read, and parsed, in turn
 	for _, t := range tasks {
-		data, err := readProcFile("/proc/self/task/"+t.Name()+"/children", nil)
+		data, err := readProcFile("/proc/self/task/"+t.Name()+"/children", buf[:0])
 		if err != nil {
 			continue
 		}
