@@ -70,6 +70,50 @@ func TestBadFlagOfEveryCommand(t *testing.T) {
 	}
 }
 
+// TestJobsNamedHelp: "help" and "h" are ids like any other (SPEC §3), so
+// every command that takes an id acts on the job, and a prefix "h" that
+// fits several is ambiguous (exit 2), never a request for help (exit 0).
+func TestJobsNamedHelp(t *testing.T) {
+	h := newHome(t)
+	for _, id := range []string{"help", "h", "hj"} {
+		h.must("enqueue", "--id", id, "--command", "true", "--delay", "1h")
+	}
+	if out := h.must("show", "--json", "help"); !strings.Contains(out, `"id": "help"`) {
+		t.Errorf("show help printed %q, not the job help", out)
+	}
+	if _, errText, code := h.run("show", "hel"); code != 0 {
+		t.Errorf("show hel (the prefix of one id): exit %d, %s", code, errText)
+	}
+	h.must("hold", "h") // an exact id wins over the ids it begins
+	if got := h.show("h").State; got != "held" {
+		t.Errorf("hold h: job h is %s, want held", got)
+	}
+	h.must("release", "h")
+	h.must("cancel", "help")
+	if got := h.show("help").State; got != "canceled" {
+		t.Errorf("cancel help: job help is %s, want canceled", got)
+	}
+	h.must("restart", "help")
+	if got := h.show("help").State; got != "pending" {
+		t.Errorf("restart help: job help is %s, want pending", got)
+	}
+	h.must("cancel", "help")
+	h.must("rm", "help")
+	if _, _, code := h.run("show", "help"); code != exitNotFound {
+		t.Errorf("after rm help, show help exits %d, want %d", code, exitNotFound)
+	}
+	h.must("enqueue", "--id", "hk", "--command", "true", "--delay", "1h")
+	out, errText, code := h.run("cancel", "hj", "hk", "--no-wait")
+	if code != 0 {
+		t.Errorf("cancel hj hk: exit %d, %s%s", code, out, errText)
+	}
+	h.must("enqueue", "--id", "help", "--command", "true", "--delay", "1h")
+	out, errText, code = h.run("wait", "hel", "--timeout", "1")
+	if code != exitTimeout || strings.Contains(out, "USAGE") {
+		t.Errorf("wait hel --timeout 1 on a pending job: exit %d, stdout %q, stderr %q; want %d", code, out, errText, exitTimeout)
+	}
+}
+
 // gate is a job command that prints "one", waits until the test opens the
 // gate, prints "two" and exits 0.
 type gate struct{ started, open string }

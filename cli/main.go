@@ -85,7 +85,7 @@ Each command has --help with an example. Exit codes:
 		ExitErrHandler:  func(*cli.Context, error) {},
 		OnUsageError:    usageError,
 	}
-	setUsageError(app.Commands)
+	setCommandDefaults(app.Commands)
 	setCategories(app.Commands)
 	return app
 }
@@ -103,16 +103,21 @@ func usageError(c *cli.Context, err error, _ bool) error {
 	return withHint(usagef("%v", explainFlagError(c, err)), "see: "+name+" --help")
 }
 
-// setUsageError gives every command the app's usageError (urfave/cli calls
-// only the running command's own) and help that shows only real defaults.
-func setUsageError(cmds []*cli.Command) {
+// setCommandDefaults gives every command the app's usageError (urfave/cli
+// calls only the running command's own), help that shows only real
+// defaults, and no help subcommand.
+func setCommandDefaults(cmds []*cli.Command) {
 	for _, cmd := range cmds {
 		if cmd.OnUsageError == nil {
 			cmd.OnUsageError = usageError
 		}
+		// Without it urfave/cli gives every command a "help" (and "h")
+		// subcommand: `queuectl cancel help` would print help and exit 0,
+		// not cancel the job named help. --help is unchanged.
+		cmd.HideHelpCommand = true
 		for _, f := range cmd.Flags {
 			realDefault(f)
 		}
-		setUsageError(cmd.Subcommands)
+		setCommandDefaults(cmd.Subcommands)
 	}
 }
