@@ -49,10 +49,14 @@ func (h *qhome) location() string {
 	return filepath.Join(h.dir, "queue.db")
 }
 
-func (h *qhome) command(args ...string) *exec.Cmd {
-	bin, err := exec.LookPath("queuectl")
+func (h *qhome) command(args ...string) *exec.Cmd { return h.commandOf("queuectl", args...) }
+
+// commandOf is command for prog: queuectl (the front program) or
+// queuectl-full.
+func (h *qhome) commandOf(prog string, args ...string) *exec.Cmd {
+	bin, err := exec.LookPath(prog)
 	if err != nil {
-		h.t.Fatalf("queuectl not on PATH: %v", err)
+		h.t.Fatalf("%s not on PATH: %v", prog, err)
 	}
 	cmd := exec.Command(bin, args...)
 	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
@@ -107,10 +111,20 @@ type proc struct {
 
 func (h *qhome) start(args ...string) *proc {
 	h.t.Helper()
-	p := &proc{cmd: h.command(args...), stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
-	p.cmd.Stdout, p.cmd.Stderr = p.stdout, p.stderr
+	return h.startCmd(h.command(args...))
+}
+
+// startCmd starts cmd, made by command or commandOf; a stdout it set is
+// kept.
+func (h *qhome) startCmd(cmd *exec.Cmd) *proc {
+	h.t.Helper()
+	p := &proc{cmd: cmd, stdout: &syncBuffer{}, stderr: &syncBuffer{}, done: make(chan struct{})}
+	if p.cmd.Stdout == nil {
+		p.cmd.Stdout = p.stdout
+	}
+	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
-		h.t.Fatalf("start queuectl %v: %v", args, err)
+		h.t.Fatalf("start %v: %v", cmd.Args, err)
 	}
 	go func() { p.err = p.cmd.Wait(); close(p.done) }()
 	h.t.Cleanup(func() {

@@ -28,7 +28,8 @@ and exits with its exit code. It makes one attempt, as running CMD itself would,
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
-leaves it running). A job canceled elsewhere ends run with 1.
+leaves it running); so do a hangup (but under nohup) and a closed output pipe, as they would
+end CMD. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 		Flags: append(runJobFlags(),
@@ -67,6 +68,10 @@ func runAction(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	// SIGHUP and a closed output pipe interrupt run too (front.Interrupts).
+	ctx, interrupt := front.Interrupts(c.Context)
+	defer interrupt(nil)
+	c.Context = ctx
 	environ := front.RunEnv(os.Environ())
 	start := time.Now()
 	res, resuming := resumed(c)
@@ -128,13 +133,13 @@ func (f *follower) end(j claim.Job, err error) error {
 			f.stop()
 		}
 		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.id, f.timeout)}
-	case err != nil && f.c.Context.Err() != nil:
+	case err != nil && (f.c.Context.Err() != nil || front.IsInterruption(f.cause())):
 		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
 		} else {
 			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.id, f.id)
 		}
-		return &exitStatus{exitInterrupted, nil}
+		return &exitStatus{front.InterruptedExit(f.cause()), nil}
 	case err != nil:
 		return err
 	}

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -55,6 +57,64 @@ func TestRunInterrupted(t *testing.T) {
 	}
 	g.release(t)
 	h.must("wait", "detached")
+}
+
+// TestRunEndsWithItsTerminalAndReader: run stands in for its command, so
+// what would end the command ends run and cancels its job: a hangup (run
+// then dies of SIGHUP, as the command would have), unless run started
+// with SIGHUP ignored (nohup), and the reader of its output going away
+// (exit 141, as for a process that SIGPIPE ended). For both programs: the
+// front, which serves run when a worker does, and queuectl-full.
+func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		t.Run(prog, func(t *testing.T) {
+			g := newGate(t)
+			r := h.startCmd(h.commandOf(prog, "run", "--id", prog+"-hup", "--shell", g.command()))
+			g.waitStarted(t)
+			r.signal(t, syscall.SIGHUP)
+			r.exit(t, 30*time.Second)
+			if ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGHUP {
+				t.Errorf("run after SIGHUP: %v, want ended by SIGHUP\nstderr: %s", r.cmd.ProcessState, r.stderr)
+			}
+			if j := h.show(prog + "-hup"); j.State != "canceled" {
+				t.Errorf("job of a run that SIGHUP ended: %s, want canceled", j.State)
+			}
+
+			g = newGate(t)
+			cmd := h.commandOf(prog, "run", "--id", prog+"-nohup", "--shell", g.command())
+			nohup, err := exec.LookPath("nohup")
+			if err != nil {
+				t.Fatal(err)
+			}
+			cmd.Path, cmd.Args = nohup, append([]string{"nohup"}, cmd.Args...)
+			r = h.startCmd(cmd)
+			g.waitStarted(t)
+			r.signal(t, syscall.SIGHUP)
+			g.release(t)
+			if code := r.exit(t, 30*time.Second); code != 0 {
+				t.Errorf("nohup run after SIGHUP: exit %d, want the job's 0\nstderr: %s", code, r.stderr)
+			}
+
+			cmd = h.commandOf(prog, "run", "--id", prog+"-pipe", "--", "sh", "-c", "while :; do echo x; sleep 0.01; done")
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r = h.startCmd(cmd)
+			if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+				t.Fatalf("read run's first line: %v\nstderr: %s", err, r.stderr)
+			}
+			out.Close()
+			if code := r.exit(t, 30*time.Second); code != 141 {
+				t.Errorf("run whose reader went away: exit %d, want 141\nstderr: %s", code, r.stderr)
+			}
+			if j := h.show(prog + "-pipe"); j.State != "canceled" {
+				t.Errorf("job of a run whose reader went away: %s, want canceled", j.State)
+			}
+		})
+	}
 }
 
 // TestRunTimeout: an attempt that outlives --timeout ends run with 124.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/front"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
@@ -45,7 +46,8 @@ func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
 	defer f.disarm()
-	stdout, stderr := f.seen.writer(0, f.c.App.Writer), f.seen.writer(1, f.c.App.ErrWriter)
+	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
+	stderr := f.seen.writer(1, front.OutputWriter(f.c.App.ErrWriter, f.cancel))
 	if f.stream != nil {
 		return f.followStream(stdout, stderr)
 	}

@@ -1,14 +1,13 @@
 package cli
 
 import (
-	"context"
 	"errors"
-	"github.com/queuectl/queuectl/front"
 	"io"
 	"os"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/front"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
@@ -53,8 +52,7 @@ func runStreamed(c *cli.Context, s *handoff.Stream) error {
 // f.ctx ends (Ctrl-C, --timeout), or the worker stops following it
 // (handoff.ErrHandover).
 func (f *follower) followStream(stdout, stderr io.Writer) (claim.Job, error) {
-	stop := context.AfterFunc(f.ctx, f.stream.Interrupt)
-	defer stop()
+	defer f.stream.InterruptWhen(f.ctx)()
 	feed := handoff.Feed{Stdout: stdout, Stderr: stderr, Waiting: f.waiting,
 		Event: func(e handoff.Event) { f.event(run.TailEvent{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
 	for {
@@ -76,7 +74,10 @@ func (f *follower) stopStream() {
 	s := f.stream
 	s.Resume(stopWait)
 	err := s.Cancel()
-	feed := handoff.Feed{Stdout: f.seen.writer(0, f.c.App.Writer), Stderr: f.seen.writer(1, f.c.App.ErrWriter),
+	// Output that cannot be written (what stopped it) is dropped.
+	drop := func(error) {}
+	feed := handoff.Feed{Stdout: f.seen.writer(0, front.OutputWriter(f.c.App.Writer, drop)),
+		Stderr:  f.seen.writer(1, front.OutputWriter(f.c.App.ErrWriter, drop)),
 		Waiting: func(claim.Queue) {}, Event: func(handoff.Event) {}}
 	for err == nil {
 		var done bool

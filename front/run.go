@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim/jobs"
@@ -39,8 +37,8 @@ type follower struct {
 // run hands nj over for run and follows it to its end.
 func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool) {
 	// Ctrl-C from here on cancels the job, as in the full program.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+	ctx, stop := Interrupts(context.Background())
+	defer stop(nil)
 	s, err := wire.RunBrief(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
@@ -62,9 +60,8 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 
 func (f *follower) follow() (jobs.Job, error) {
 	defer f.disarm()
-	unwatch := context.AfterFunc(f.ctx, f.s.Interrupt)
-	defer unwatch()
-	feed := wire.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+	defer f.s.InterruptWhen(f.ctx)()
+	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, OutputWriter(os.Stderr, f.cancel)),
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
@@ -95,7 +92,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return 124
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
-		return 130
+		return InterruptedExit(context.Cause(f.ctx))
 	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
 		return Full(f.c.args, &f.res)
@@ -175,7 +172,9 @@ func (f *follower) announce(format string, a ...any) {
 func (f *follower) stop() {
 	f.s.Resume(stopWait)
 	err := f.s.Cancel()
-	feed := wire.Feed{Stdout: f.writer(0, os.Stdout), Stderr: f.writer(1, os.Stderr),
+	// Output that cannot be written (what stopped it) is dropped.
+	drop := func(error) {}
+	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, drop)), Stderr: f.writer(1, OutputWriter(os.Stderr, drop)),
 		Waiting: func(jobs.Queue) {}, Event: func(wire.Event) {}}
 	for err == nil {
 		var done bool

@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -114,6 +115,22 @@ func (s *Stream) Cancel() error {
 
 // Interrupt makes a Next that waits, or the next one, return at once.
 func (s *Stream) Interrupt() { s.conn.SetReadDeadline(time.Now()) }
+
+// InterruptWhen interrupts Next when ctx ends, until the returned function
+// is called; that function returns once an interrupt that began is done,
+// so that a Resume after it is never undone by it.
+func (s *Stream) InterruptWhen(ctx context.Context) (stop func()) {
+	done := make(chan struct{})
+	unwatch := context.AfterFunc(ctx, func() {
+		defer close(done)
+		s.Interrupt()
+	})
+	return func() {
+		if !unwatch() {
+			<-done
+		}
+	}
+}
 
 // Resume lets Next wait again, for at most d (0: for ever).
 func (s *Stream) Resume(d time.Duration) {
