@@ -44,6 +44,22 @@ func completionWords(args []string) ([]string, bool) {
 	return nil, false
 }
 
+// legacyAfterDashes is the exit of a completion request: 0, but for one
+// in urfave/cli's protocol whose --generate-bash-completion follows "--".
+// That may be a command's own last word (`run -- tool
+// --generate-bash-completion`), which completion must not run: the
+// candidates are printed as for any request, and the call fails, saying
+// how to run such a command, rather than seem to have run it. A script
+// that completes with it ignores the exit.
+func legacyAfterDashes(args []string, stderr io.Writer) int {
+	if len(args) < 2 || args[1] == completeEntry || !slices.Contains(args[1:len(args)-1], "--") {
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "queuectl: error: %s as the last word is a completion request: nothing was run\n", urfaveComplete)
+	fmt.Fprintf(stderr, "queuectl: hint: to run a command that ends in it: queuectl run --shell 'CMD %s'\n", urfaveComplete)
+	return exitUsage
+}
+
 // completion is where a command line being completed stands.
 type completion struct {
 	app      *cli.App

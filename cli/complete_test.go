@@ -131,8 +131,23 @@ func TestCompletionNeverRuns(t *testing.T) {
 			}
 		})
 	}
-	// Scripts of older releases ask with a trailing --generate-bash-completion.
-	h.must("run", "--", "--generate-bash-completion")
+	// Scripts of older releases ask with a trailing --generate-bash-completion:
+	// candidates, and nothing run. After "--" it may instead be a command's
+	// own last word: the call fails (exit 2), saying that nothing ran and
+	// how to run such a command, rather than seem to have run it.
+	if out := h.must("run", "--generate-bash-completion"); !strings.Contains(out, ":files") {
+		t.Errorf("run --generate-bash-completion printed %q, want the :files directive", out)
+	}
+	for _, args := range [][]string{
+		{"run", "--", "--generate-bash-completion"},
+		{"run", "-q", "--", "echo", "--generate-bash-completion"},
+		{"enqueue", "--", "--generate-bash-completion"},
+	} {
+		out, errText, code := h.run(args...)
+		if code != exitUsage || out == "" || !strings.Contains(errText, "nothing was run") || !strings.Contains(errText, "--shell") {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want %d, the candidates, and a hint to --shell", args, code, out, errText, exitUsage)
+		}
+	}
 	if after := state(); after != before {
 		t.Errorf("an old script's completion changed the store:\nbefore %s\nafter  %s", before, after)
 	}

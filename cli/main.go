@@ -28,7 +28,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	app := newApp(hard)
 	if words, ok := completionWords(args); ok {
 		complete(soft, app, words, stdout)
-		return exitOK
+		return legacyAfterDashes(args, stderr)
 	}
 	app.Reader, app.Writer, app.ErrWriter = stdin, stdout, stderr
 	code := exitOK
