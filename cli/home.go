@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -29,6 +30,9 @@ type home struct {
 	logs   string
 	store  *claim.Store
 	config claim.Config
+	// watched: the command checks the store's file itself (a worker,
+	// run/filecheck.go), not around.
+	watched bool
 }
 
 // openHomeSpool resolves --home/--db, creates the home (0700) and opens the
@@ -134,6 +138,10 @@ func withHomeSpool(lenientSpool bool, action func(c *cli.Context, h *home) error
 }
 
 // around runs action on the home open returns, and closes its store after.
+// Meanwhile the store's file is checked as a worker checks its own: when
+// it is deleted or replaced (or found corrupt), action's context ends and
+// the command fails, saying so, within a second (SPEC §6), rather than
+// show a store that is no longer there (serve, wait, logs -f).
 func around(open func(*cli.Context) (*home, error), action func(c *cli.Context, h *home) error) cli.ActionFunc {
 	return func(c *cli.Context) error {
 		h, err := open(c)
@@ -141,8 +149,47 @@ func around(open func(*cli.Context) (*home, error), action func(c *cli.Context, 
 			return err
 		}
 		defer h.store.Close()
-		return action(c, h)
+		if h.watched {
+			return action(c, h)
+		}
+		ctx, stop := watchStoreFile(c.Context, h.store)
+		defer stop()
+		parent := c.Context
+		c.Context = ctx
+		defer func() { c.Context = parent }()
+		err = action(c, h)
+		if cause := context.Cause(ctx); claim.Unusable(cause) {
+			return cause
+		}
+		return err
 	}
+}
+
+// storeFileCheck is how often around checks the store's file: as often
+// as a worker does (run/filecheck.go).
+const storeFileCheck = 250 * time.Millisecond
+
+// watchStoreFile returns a context that ends, with the reason as its
+// cause, once s's database file is unusable, and the function that stops
+// watching.
+func watchStoreFile(parent context.Context, s *claim.Store) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	go func() {
+		t := time.NewTicker(storeFileCheck)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if err := s.CheckFile(); claim.Unusable(err) {
+				cancel(err)
+				return
+			}
+		}
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 // printer renders to the app's stdout, in colour only when that is a

@@ -141,3 +141,31 @@ func TestUnsafeHomeGetsNothing(t *testing.T) {
 		t.Errorf("the refused home got %s", got)
 	}
 }
+
+// TestRestoreEndsWhatReadsTheOldStore: after `db restore` replaced the
+// database file, the processes still reading the old one (serve, in both
+// modes, and wait) say so and exit 1 (SPEC §6) rather than go on showing
+// a store that is no longer there.
+func TestRestoreEndsWhatReadsTheOldStore(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "old", "--command", "true", "--delay", "1h")
+	backup := filepath.Join(t.TempDir(), "b.db")
+	h.must("db", "backup", backup)
+	readers := []*proc{
+		h.start("serve", "--addr", "127.0.0.1:0"),
+		h.start("serve", "--addr", "127.0.0.1:0", "--read-only"),
+		h.start("wait", "old"),
+	}
+	// Each has the old store open once it says this.
+	for i, said := range []string{"serving ", "serving ", "no live worker"} {
+		waitFor(t, 30*time.Second, fmt.Sprintf("%v to say %q", readers[i].cmd.Args[1:], said), func() bool {
+			return strings.Contains(readers[i].stderr.String(), said)
+		})
+	}
+	h.must("db", "restore", backup)
+	for _, p := range readers {
+		if code := p.exit(t, 30*time.Second); code != 1 || !strings.Contains(p.stderr.String(), "database file replaced") {
+			t.Errorf("queuectl %v after db restore: exit %d, want 1, saying the file was replaced\nstderr: %s", p.cmd.Args[1:], code, p.stderr)
+		}
+	}
+}

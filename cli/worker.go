@@ -89,6 +89,7 @@ func openWorkerHome(c *cli.Context) (*home, error) {
 	if err != nil {
 		return nil, err
 	}
+	h.watched = true // run.Worker.watchFile
 	return h.readConfig(c)
 }
 
