@@ -165,24 +165,31 @@ func restartJobs(c *cli.Context, h *home) error {
 		}
 		out := &jobsOut{c: c}
 		for _, j := range jobs {
-			restarted(c, h, out, j)
+			out.did(j, "Restarting job %s", j.ID)
 		}
+		syncDead(c, h)
 		return out.end(nil)
 	}
 	out := &jobsOut{c: c}
-	return out.end(eachJob(c, h, ids, func(id string) error {
+	err = eachJob(c, h, ids, func(id string) error {
 		j, err := h.store.Restart(c.Context, id)
 		if err != nil {
 			return err
 		}
-		restarted(c, h, out, j)
+		out.did(j, "Restarting job %s", j.ID)
 		return nil
-	}))
+	})
+	syncDead(c, h)
+	return out.end(err)
 }
 
-func restarted(c *cli.Context, h *home, out *jobsOut, j claim.Job) {
-	removeDead(c, h, j.ID)
-	out.did(j, "Restarting job %s", j.ID)
+// syncDead makes dead/ agree with the store after jobs came back from the
+// dead: those restarted or retried, and the jobs their end had made dead
+// (their dependents), pending again with them.
+func syncDead(c *cli.Context, h *home) {
+	if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
+		logf(c)("dead/: %v", err)
+	}
 }
 
 func rmCommand() *cli.Command {

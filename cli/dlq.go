@@ -85,11 +85,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 		}
 		removeDead(c, h, id)
 		out.did(j, "Retrying job %s", id)
-		// Jobs its death made dead are pending again with it: their dead/
-		// files go too.
-		if err := spool.SyncDead(c.Context, h.store, h.dirs.Dead); err != nil {
-			logf(c)("dead/: %v", err)
-		}
+		syncDead(c, h)
 		return nil
 	}))
 }

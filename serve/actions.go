@@ -77,13 +77,14 @@ func (s *Server) release(ctx context.Context, id string) (bool, error) {
 	return false, err
 }
 
-// retry is `dlq retry ID`: pending again, attempts back to 0, the dead/
-// file removed.
+// retry is `dlq retry ID`: pending again, attempts back to 0, its dead/
+// file removed, and those of the jobs its death made dead, pending again
+// with it.
 func (s *Server) retry(ctx context.Context, id string) (bool, error) {
 	if _, err := s.store.Retry(ctx, id); err != nil {
 		return false, err
 	}
-	return false, spool.RemoveDead(s.dirs.Dead, id)
+	return false, spool.SyncDead(ctx, s.store, s.dirs.Dead)
 }
 
 // cancel is `cancel ID`: a pending or failed job is canceled at once; a
@@ -109,12 +110,13 @@ func (s *Server) cancel(ctx context.Context, id string) (bool, error) {
 }
 
 // restart is `restart ID`: pending again, as new runs; a dead job's dead/
-// file removed.
+// file removed, and those of the jobs its end made dead, pending again
+// with it.
 func (s *Server) restart(ctx context.Context, id string) (bool, error) {
 	if _, err := s.store.Restart(ctx, id); err != nil {
 		return false, err
 	}
-	return false, spool.RemoveDead(s.dirs.Dead, id)
+	return false, spool.SyncDead(ctx, s.store, s.dirs.Dead)
 }
 
 // remove is `rm ID`: the finished job, its runs, logs and dead/ file.
