@@ -211,16 +211,8 @@ func runsPrinter(c *cli.Context) report.Printer {
 	return p
 }
 
-// printed says whether a stream of run r printed anything, as far as this
-// host can tell: a run still running on another host may yet, and is
-// given the benefit of the doubt.
-func printed(r claim.Run, stderr bool) bool {
-	lg := run.Log{Run: r, Stderr: stderr}
-	if lg.Elsewhere() && r.Tails == nil {
-		return true
-	}
-	return lg.Size() > 0
-}
+// printed says whether a stream of run r printed anything (run.Log.Printed).
+func printed(r claim.Run, stderr bool) bool { return run.Log{Run: r, Stderr: stderr}.Printed() }
 
 // fromTail says whether a stream of run r is read here from the tail kept
 // with it: r ran on another host, or its log file is gone.

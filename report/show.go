@@ -53,6 +53,15 @@ func (p Printer) runJSON(r claim.Run) RunObject {
 		StartedAt: stamp(r.StartedAt), EndedAt: stamp(r.EndedAt),
 		Stdout: r.StdoutPath, Stderr: r.StderrPath, Limits: r.Confined,
 	}
+	// An ended run's stream that printed nothing has no file to name.
+	if p.Printed != nil && !r.EndedAt.IsZero() {
+		if !p.Printed(r, false) {
+			o.Stdout = ""
+		}
+		if !p.Printed(r, true) {
+			o.Stderr = ""
+		}
+	}
 	if r.Hooks != "" {
 		o.Hooks = strings.Split(r.Hooks, "\n")
 	}

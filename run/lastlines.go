@@ -63,6 +63,16 @@ func (l Log) LastLines(n int) ([]string, error) {
 	return lines, nil
 }
 
+// Printed says whether the stream printed anything, as far as this host
+// can tell: a run still running on another host may yet, and is given the
+// benefit of the doubt. One that printed nothing has no log file.
+func (l Log) Printed() bool {
+	if l.Elsewhere() && l.Run.Tails == nil {
+		return true
+	}
+	return l.Size() > 0
+}
+
 // Size is how many bytes the stream printed, as far as this host can
 // tell: the log file's size here, else the size kept with the run.
 func (l Log) Size() int64 {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
 )
 
 // pages holds one template set per page: the layout plus the page's own
@@ -133,7 +134,8 @@ func titleOf(name string, body any) string {
 
 // printer renders times and counts in the CLI's words.
 func (s *Server) printer() report.Printer {
-	return report.Printer{Now: s.now, Host: s.host, FromTail: s.fromTail}
+	return report.Printer{Now: s.now, Host: s.host, FromTail: s.fromTail,
+		Printed: func(r claim.Run, stderr bool) bool { return run.Log{Run: r, Stderr: stderr}.Printed() }}
 }
 
 type errorView struct {

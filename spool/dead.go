@@ -41,10 +41,21 @@ type deadInfo struct {
 	Logs      []deadLog `json:"logs"`
 }
 
+// deadLog is a run's log files that are on this host: a stream that
+// printed nothing has none (SPEC §2), and a run of another host's are
+// there.
 type deadLog struct {
 	Attempt int    `json:"attempt"`
-	Stdout  string `json:"stdout"`
-	Stderr  string `json:"stderr"`
+	Stdout  string `json:"stdout,omitempty"`
+	Stderr  string `json:"stderr,omitempty"`
+}
+
+// logHere returns path when a log file with something in it is there.
+func logHere(path string) string {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
+		return path
+	}
+	return ""
 }
 
 func newDeadFile(j claim.Job, runs []claim.Run) deadFile {
@@ -63,7 +74,7 @@ func newDeadFile(j claim.Job, runs []claim.Run) deadFile {
 	}
 	f.Dead.DiedAt = died.UTC().Format(time.RFC3339)
 	for _, r := range runs {
-		f.Dead.Logs = append(f.Dead.Logs, deadLog{Attempt: r.Attempt, Stdout: r.StdoutPath, Stderr: r.StderrPath})
+		f.Dead.Logs = append(f.Dead.Logs, deadLog{Attempt: r.Attempt, Stdout: logHere(r.StdoutPath), Stderr: logHere(r.StderrPath)})
 	}
 	return f
 }

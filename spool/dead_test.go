@@ -47,6 +47,12 @@ func TestWriteDead(t *testing.T) {
 	s := mustOpenStore(t)
 	dir := t.TempDir()
 	j, runs := mustKill(t, s, "flaky")
+	// The run printed to stderr only: stdout has no file to name.
+	logs := t.TempDir()
+	runs[0].StdoutPath, runs[0].StderrPath = filepath.Join(logs, "1.out"), filepath.Join(logs, "1.err")
+	if err := os.WriteFile(runs[0].StderrPath, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	if err := WriteDead(dir, j, runs); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +76,7 @@ func TestWriteDead(t *testing.T) {
 	}
 	d := f.Dead
 	if d.Attempts != 1 || d.LastError != "exit status 3" || d.ExitCode == nil || *d.ExitCode != 3 ||
-		d.DiedAt == "" || len(d.Logs) != 1 || d.Logs[0].Stdout != "/logs/flaky/1.out" || d.Logs[0].Stderr != "/logs/flaky/1.err" {
+		d.DiedAt == "" || len(d.Logs) != 1 || d.Logs[0].Stdout != "" || d.Logs[0].Stderr != runs[0].StderrPath {
 		t.Errorf("dead = %+v", d)
 	}
 	if _, err := time.Parse(time.RFC3339, d.DiedAt); err != nil || d.DiedAt[len(d.DiedAt)-1] != 'Z' {
