@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -114,6 +115,42 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 				t.Errorf("job of a run whose reader went away: %s, want canceled", j.State)
 			}
 		})
+	}
+}
+
+// TestRunAfterItsWorkerIsLost: a run lost with its worker (kill -9) is
+// not an attempt: run says so, follows the job to its next run on another
+// worker, and names that run as the same attempt, not "attempt 2 of 1".
+func TestRunAfterItsWorkerIsLost(t *testing.T) {
+	h := newHome(t)
+	first := h.start("worker", "start", "--no-spool")
+	// run hands the job to it: the front follows it on its connection, and
+	// queuectl-full in the store once the connection is gone.
+	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	g := newGate(t)
+	again := filepath.Join(t.TempDir(), "again")
+	r := h.start("run", "--id", "lost", "--shell", fmt.Sprintf("if [ -e %s ]; then echo again; exit 0; fi; touch %s; %s", again, again, g.command()))
+	g.waitStarted(t)
+	first.cmd.Process.Kill()
+	first.exit(t, 30*time.Second)
+	h.start("worker", "start", "--no-spool")
+	if code := r.exit(t, time.Minute); code != 0 {
+		t.Fatalf("run exit %d, want 0 (its job's second run)\nstderr: %s", code, r.stderr)
+	}
+	for _, want := range []string{
+		"queuectl: job lost: attempt 1 of 1 started\n",
+		"queuectl: job lost: run 1 was lost with its worker; it runs again as the same attempt\n",
+		"queuectl: job lost: attempt 1 (run 2) of 1 started\n",
+	} {
+		if !strings.Contains(r.stderr.String(), want) {
+			t.Errorf("run's stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	if !strings.HasSuffix(r.stdout.String(), "again\n") {
+		t.Errorf("run's stdout %q, want it to end with the second run's line", r.stdout)
 	}
 }
 

@@ -76,10 +76,10 @@ func (f *follower) event(e run.TailEvent) {
 	}
 	if !e.Ended {
 		if e.Run.Host != run.HostID() {
-			f.announce("attempt %d of %d started on %s: its output shows when it ends (the last %s of each stream)",
-				e.Run.Attempt, e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
+			f.announce("%s of %d started on %s: its output shows when it ends (the last %s of each stream)",
+				front.Attempt(e.Job, e.Run), e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
 		} else {
-			f.announce("attempt %d of %d started", e.Run.Attempt, e.Job.MaxRetries)
+			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.timeout > 0 {
 			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
@@ -93,20 +93,20 @@ func (f *follower) event(e run.TailEvent) {
 		}
 		switch e.Job.State {
 		case claim.Dead:
-			f.announce("attempt %d failed (%s); no attempts left", e.Run.Attempt, e.Run.Error)
+			f.announce("%s failed (%s); no attempts left", front.Attempt(e.Job, e.Run), e.Run.Error)
 		case claim.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
-			f.announce("attempt %d failed (%s); next attempt in %v", e.Run.Attempt, e.Run.Error, wait)
+			f.announce("%s failed (%s); next attempt in %v", front.Attempt(e.Job, e.Run), e.Run.Error, wait)
 		case claim.Pending, claim.Processing:
 			// Read after its next attempt was due: it runs again, or already does.
-			f.announce("attempt %d failed (%s); it runs again", e.Run.Attempt, e.Run.Error)
+			f.announce("%s failed (%s); it runs again", front.Attempt(e.Job, e.Run), e.Run.Error)
 		default:
-			f.announce("attempt %d failed (%s)", e.Run.Attempt, e.Run.Error)
+			f.announce("%s failed (%s)", front.Attempt(e.Job, e.Run), e.Run.Error)
 		}
 	case claim.OutcomeLost:
-		f.announce("attempt %d was lost with its worker; it runs again", e.Run.Attempt)
+		f.announce("run %d was lost with its worker; it runs again as the same attempt", e.Run.Attempt)
 	case claim.OutcomeInterrupted:
-		f.announce("attempt %d was interrupted (%s); it runs again", e.Run.Attempt, e.Run.Error)
+		f.announce("run %d was interrupted (%s); it runs again as the same attempt", e.Run.Attempt, e.Run.Error)
 	}
 }
 

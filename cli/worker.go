@@ -100,6 +100,12 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	if c.Int("count") < 1 || c.Int("count") > 1024 {
 		return usagef("--count %d: give 1 to 1024 slots", c.Int("count"))
 	}
+	for _, q := range c.StringSlice("queue") {
+		if !claim.ValidID(q) {
+			// No job can be in such a queue: the worker would run nothing.
+			return usagef("--queue %q is not a queue name: use letters, digits, '.', '_' or '-'", q)
+		}
+	}
 	log, err := newEventLog(c)
 	if err != nil {
 		return err

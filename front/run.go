@@ -126,7 +126,7 @@ func (f *follower) event(e wire.Event) {
 			return
 		}
 		f.res.Started = append(f.res.Started, a)
-		f.announce("attempt %d of %d started", a, e.Job.MaxRetries)
+		f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		if f.tout > 0 {
 			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout)), func() { f.cancel(errTimedOut) })
 		}
@@ -140,17 +140,17 @@ func (f *follower) event(e wire.Event) {
 		}
 		switch e.Job.State {
 		case jobs.Dead:
-			f.announce("attempt %d failed (%s); no attempts left", a, e.Run.Error)
+			f.announce("%s failed (%s); no attempts left", Attempt(e.Job, e.Run), e.Run.Error)
 		case jobs.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
-			f.announce("attempt %d failed (%s); next attempt in %v", a, e.Run.Error, wait)
+			f.announce("%s failed (%s); next attempt in %v", Attempt(e.Job, e.Run), e.Run.Error, wait)
 		default:
-			f.announce("attempt %d failed (%s)", a, e.Run.Error)
+			f.announce("%s failed (%s)", Attempt(e.Job, e.Run), e.Run.Error)
 		}
 	case jobs.OutcomeLost:
-		f.announce("attempt %d was lost with its worker; it runs again", a)
+		f.announce("run %d was lost with its worker; it runs again as the same attempt", a)
 	case jobs.OutcomeInterrupted:
-		f.announce("attempt %d was interrupted (%s); it runs again", a, e.Run.Error)
+		f.announce("run %d was interrupted (%s); it runs again as the same attempt", a, e.Run.Error)
 	}
 }
 

@@ -1,0 +1,24 @@
+package front
+
+import (
+	"fmt"
+
+	"github.com/queuectl/queuectl/claim/jobs"
+)
+
+// Attempt names run r of job j (j as read at r's start or end) in run's
+// notices: "attempt N", N counted as max-retries counts attempts, with
+// the run's number after it when they differ: a run lost with its worker,
+// or interrupted by its stop, is not counted, so the run after it is the
+// same attempt again ("attempt 1 (run 2)"). j may have been read just
+// before r began: the runs it does not know of yet count.
+func Attempt(j jobs.Job, r jobs.Run) string {
+	n := r.Attempt
+	if j.Runs <= r.Attempt {
+		n = j.Attempts + r.Attempt - j.Runs
+	}
+	if n > 0 && n != r.Attempt {
+		return fmt.Sprintf("attempt %d (run %d)", n, r.Attempt)
+	}
+	return fmt.Sprintf("attempt %d", r.Attempt)
+}
