@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -21,6 +22,11 @@ import (
 // of this host that may run the job. When one that may run it cannot be
 // read (another host's worker, no /proc) or none runs yet, runEnv keeps
 // the whole environment: the job must see it wherever it runs.
+
+// A variable the workers have and the caller does not (make's unexport,
+// env -u) is named in the job's QUEUECTL_UNSET (run.UnsetEnv), so that the
+// job does not get it from its worker either. The worker's own QUEUECTL_
+// variables are never among them.
 
 // runEnv returns what run stores of environ (the caller's, as
 // front.RunEnv reads it) for a job of queue, given the live workers.
@@ -42,6 +48,18 @@ func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo) ma
 		if len(workers) == 0 || differs(workers, k, v) {
 			env[k] = v
 		}
+	}
+	var unset []string
+	for _, w := range workers {
+		for k := range w {
+			if _, has := environ[k]; !has && !strings.HasPrefix(k, "QUEUECTL_") && !slices.Contains(unset, k) {
+				unset = append(unset, k)
+			}
+		}
+	}
+	if len(unset) > 0 {
+		slices.Sort(unset)
+		env[run.UnsetEnv] = strings.Join(unset, " ")
 	}
 	return env
 }

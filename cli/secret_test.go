@@ -170,3 +170,27 @@ func TestRunOverSocketStoresWhatWorkersLack(t *testing.T) {
 		t.Errorf("show --env explicit:\n%s\nwant the --env value MY_SECRET_TOKEN kept", env)
 	}
 }
+
+// TestRunUnsetsWhatTheCallerLacks: a variable the worker has and run's
+// caller does not (make's unexport, env -u) is not in the job's
+// environment either, by both programs; the job's QUEUECTL_ variables are.
+func TestRunUnsetsWhatTheCallerLacks(t *testing.T) {
+	h := newHome(t)
+	t.Setenv("ONLY_THE_WORKER", "yes")
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		run := h.commandOf(prog, "run", "-q", "--", "sh", "-c", `echo "${ONLY_THE_WORKER-unset} $QUEUECTL_HOME"`)
+		run.Env = slices.DeleteFunc(run.Env, func(kv string) bool { return strings.HasPrefix(kv, "ONLY_THE_WORKER=") })
+		out, err := run.Output()
+		if err != nil {
+			t.Fatalf("%s run: %v", prog, err)
+		}
+		if want := "unset " + h.dir + "\n"; string(out) != want {
+			t.Errorf("%s run of a caller without ONLY_THE_WORKER printed %q, want %q", prog, out, want)
+		}
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -327,17 +328,25 @@ func (w *Worker) killGroup(pgid int) error {
 	return nil
 }
 
-// mergeEnv lays the job's env over the worker's, and tells the job who it is.
+// UnsetEnv is the job env variable that names, separated by spaces, the
+// variables of the worker's environment the job must not get: what `run`'s
+// caller did not have (make's unexport, env -u). It is not passed on.
+const UnsetEnv = "QUEUECTL_UNSET"
+
+// mergeEnv lays the job's env over the worker's, less what UnsetEnv names,
+// and tells the job who it is.
 func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
+	unset := strings.Fields(env[UnsetEnv])
 	out := make([]string, 0, len(base)+len(env)+2)
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
-		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" && name != "QUEUECTL_RUN" {
+		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" && name != "QUEUECTL_RUN" &&
+			!slices.Contains(unset, name) {
 			out = append(out, kv)
 		}
 	}
 	for k, v := range env {
-		if k != "QUEUECTL_RUN" {
+		if k != "QUEUECTL_RUN" && k != UnsetEnv {
 			out = append(out, k+"="+v)
 		}
 	}
