@@ -8,7 +8,9 @@ import (
 // Restart makes a completed, dead or canceled job pending again, as new
 // runs: attempts and lost runs back to 0, its last result and its cancel
 // forgotten. Its earlier runs stay in its history and new runs number on
-// from them, so no log is overwritten. The caller removes a dead job's
+// from them, so no log is overwritten. It may run at once, or at its
+// run_at when that is still ahead (canceled before it ran). The caller
+// removes a dead job's
 // dead/ file. Errors: ErrNotFound; ErrConflict for an unfinished job, or
 // one whose unique_key another pending, processing or failed job holds.
 func (s *Store) Restart(ctx context.Context, id string) (Job, error) {

@@ -57,6 +57,19 @@ func TestRestart(t *testing.T) {
 		if j := mustGet(t, s, "done"); j.Attempts != 1 || j.State != claim.Completed {
 			t.Errorf("restarted job = %+v, want completed with attempts 1", j)
 		}
+		// A job canceled before its run_at waits for it again; one whose
+		// run_at passed meanwhile runs at once.
+		at := clk.Now().Add(time.Hour)
+		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", RunAt: at})
+		mustCancel(t, s, "later")
+		if j, err := s.Restart(ctx, "later"); err != nil || !j.RunAfter.Equal(at) {
+			t.Errorf("Restart(later) = %v, %v; want run_after %v, its run_at", j.RunAfter, err, at)
+		}
+		mustCancel(t, s, "later")
+		clk.Advance(2 * time.Hour)
+		if j, err := s.Restart(ctx, "later"); err != nil || !j.RunAfter.Equal(clk.Now()) {
+			t.Errorf("Restart(later) after its run_at = %v, %v; want now %v", j.RunAfter, err, clk.Now())
+		}
 	})
 }
 

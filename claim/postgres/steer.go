@@ -81,8 +81,9 @@ func (e *Engine) CancelRequested(ctx context.Context, workerID string) ([]claim.
 	return out, nil
 }
 
-// restartSet is RestartParams' change ($1: now).
-const restartSet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = $1,
+// restartSet is RestartParams' change ($1: now). A job whose run_at is
+// still ahead (canceled before it ran) waits for it again.
+const restartSet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = greatest($1, coalesce(jobs.run_at, 0)),
 	last_error = NULL, exit_code = NULL, finished_at = NULL, cancel_at = NULL, dead_by = NULL,
 	worker_id = NULL, lease_until = NULL, updated_at = $1`
 
