@@ -40,7 +40,7 @@ Example: queuectl pause --queue mail --wait`,
 				return &exitStatus{exitInterrupted, nil}
 			}
 			if err == nil {
-				fmt.Fprintf(c.App.Writer, "No job of %s runs\n", queueWords(q))
+				fmt.Fprintf(c.App.Writer, "No job runs in %s\n", queueWords(q))
 			}
 			return err
 		}),
