@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -173,5 +175,40 @@ func TestBackupRestoreRefusePostgres(t *testing.T) {
 		if _, stderr, code := h.run("db", cmd, file); code != 2 || !strings.Contains(stderr, tool) {
 			t.Errorf("db %s of a PostgreSQL store: exit %d, want 2 and %s named\n%s", cmd, code, tool, stderr)
 		}
+	}
+}
+
+// TestRestoreRefusedWhileOrphansRun: the run of a worker that was killed
+// still runs; the restored store would not know it and could run its job
+// again beside it. db restore refuses (exit 4), naming the run and how to
+// stop it, and restores once it is stopped.
+func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
+	h := newHome(t)
+	w := h.start("worker", "start", "--no-spool")
+	// The worker's death kills the job's shell (Pdeathsig), not the sleep
+	// it started, which stays in the run's process group.
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "orphaned", "--command", "sleep 300 & touch "+started+"; wait")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	backup := filepath.Join(t.TempDir(), "b.db")
+	h.must("db", "backup", backup)
+	w.cmd.Process.Kill()
+	w.exit(t, 30*time.Second)
+	_, errText, code := h.run("db", "restore", backup)
+	if code != exitConflict || !strings.Contains(errText, "orphaned run 1") {
+		t.Fatalf("db restore while the killed worker's run still runs: exit %d, want %d naming it\nstderr: %s", code, exitConflict, errText)
+	}
+	m := regexp.MustCompile(`kill -- -(\d+)`).FindStringSubmatch(errText)
+	if m == nil {
+		t.Fatalf("db restore's hint names no process group to kill:\n%s", errText)
+	}
+	pgid, _ := strconv.Atoi(m[1])
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	waitFor(t, 30*time.Second, "the run's process group to end", func() bool { return syscall.Kill(-pgid, 0) != nil })
+	if _, errText, code := h.run("db", "restore", backup); code != 0 {
+		t.Errorf("db restore once the run was stopped: exit %d\nstderr: %s", code, errText)
 	}
 }

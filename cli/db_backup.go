@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
 )
 
@@ -40,8 +42,9 @@ beside it as queue.db.before-restore-TIME, with its WAL, so that nothing is lost
 the WAL is never laid over the restored file.
 
 Refused while a worker of this home runs (stop them first: queuectl worker stop
---wait). Any other process that still has the old file open finds it replaced
-and stops. A PostgreSQL store is restored with pg_restore.
+--wait), and while the processes of a run of a worker that died still run (the
+restored store would not know them). Any other process that still has the old file
+open finds it replaced and stops. A PostgreSQL store is restored with pg_restore.
 
 Example: queuectl db restore ~/backups/queue-2026-11-20.db`,
 		Flags:  []cli.Flag{jsonFlag},
@@ -121,11 +124,27 @@ func refuseRestoreUnderWorkers(c *cli.Context, dir, db string) error {
 		return err
 	}
 	who, n, err := liveWorkerNames(c, h)
-	if err != nil || n == 0 {
+	if err != nil {
 		return err
 	}
-	return withHint(fmt.Errorf("%w: %d worker(s) still run on %s (%s)", claim.ErrConflict, n, db, who),
-		"stop them first: queuectl worker stop --wait; then restore")
+	if n > 0 {
+		return withHint(fmt.Errorf("%w: %d worker(s) still run on %s (%s)", claim.ErrConflict, n, db, who),
+			"stop them first: queuectl worker stop --wait; then restore")
+	}
+	// The runs of workers that died: the restored store would not know
+	// them, and could run their jobs again while they still run.
+	orphans, err := run.Orphans(c.Context, s)
+	if err != nil || len(orphans) == 0 {
+		return err
+	}
+	var runs, groups []string
+	for _, f := range orphans {
+		runs = append(runs, fmt.Sprintf("%s run %d", f.JobID, f.Attempt))
+		groups = append(groups, fmt.Sprintf("-%d", f.PGID))
+	}
+	return withHint(fmt.Errorf("%w: %d run(s) of workers that died still run (%s): the restored store would not know them",
+		claim.ErrConflict, len(orphans), strings.Join(runs, ", ")),
+		"stop them (kill -- "+strings.Join(groups, " ")+", or start a worker, which stops them as it recovers their jobs, and stop it), then restore")
 }
 
 func fileSize(path string) int64 {

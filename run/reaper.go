@@ -236,3 +236,22 @@ func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
+
+// Orphans returns the runs in flight in s of this host's workers that are
+// gone, whose processes (by process group, or QUEUECTL_RUN mark) still live: what a worker's reaper stops
+// before their jobs run again. Nothing else would stop them once the store
+// no longer names them (db restore).
+func Orphans(ctx context.Context, s *claim.Store) ([]claim.InFlight, error) {
+	runs, err := s.InFlight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []claim.InFlight
+	for _, f := range runs {
+		if f.Host == HostID() && !alive(f.PID) &&
+			len(leftovers(f.PGID, runMark(f.WorkerID, f.JobID, f.Attempt), false, true)) > 0 {
+			out = append(out, f)
+		}
+	}
+	return out, nil
+}
