@@ -97,6 +97,8 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 		defer unwatch()
 		if q, full := queueFull(ctx, h.store, j); full {
 			feed.Waiting(q)
+		} else if queuePaused(ctx, h.store, j) {
+			feed.Paused(j.Queue)
 		}
 		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Nudge: nudge,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),

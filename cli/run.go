@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/front"
@@ -118,6 +119,8 @@ func runAction(c *cli.Context) error {
 		}
 		if q, full := queueFull(c.Context, h.store, r.Job); full {
 			f.waiting(q)
+		} else if queuePaused(c.Context, h.store, r.Job) {
+			f.paused(r.Job.Queue)
 		}
 		j, err := f.follow()
 		return f.end(j, err)
@@ -180,6 +183,21 @@ func queueFull(ctx context.Context, s *claim.Store, j claim.Job) (claim.Queue, b
 		}
 	}
 	return claim.Queue{}, false
+}
+
+// queuePaused reports whether j waits because its queue, or every queue,
+// is paused: j, read after the pauses, has not started. Any error is no
+// answer, as for queueFull.
+func queuePaused(ctx context.Context, s *claim.Store, j claim.Job) bool {
+	if j.State != claim.Pending {
+		return false
+	}
+	paused, err := s.Paused(ctx)
+	if err != nil || !slices.Contains(paused, claim.AllQueues) && !slices.Contains(paused, j.Queue) {
+		return false
+	}
+	now, err := s.Get(ctx, j.ID)
+	return err == nil && now.State == claim.Pending
 }
 
 // jobExit is run's exit for a finished job: its last attempt's exit code

@@ -284,6 +284,33 @@ func waitsForALimitedQueue(t *testing.T, h *qhome) {
 	}
 }
 
+// TestRunSaysItWaitsForAPausedQueue: a run whose queue is paused says so
+// once, by both programs, and goes on when the queue is resumed.
+func TestRunSaysItWaitsForAPausedQueue(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	h.must("pause", "--queue", "mail")
+	var runs []*proc
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		runs = append(runs, h.startCmd(h.commandOf(prog, "run", "--queue", "mail", "--id", prog, "--", "true")))
+	}
+	for _, r := range runs {
+		waitFor(t, 30*time.Second, fmt.Sprintf("%v to say the queue is paused", r.cmd.Args[1:]), func() bool {
+			return strings.Contains(r.stderr.String(), "waits: queue mail is paused\n")
+		})
+	}
+	h.must("resume", "--queue", "mail")
+	for _, r := range runs {
+		if code := r.exit(t, 30*time.Second); code != 0 || strings.Count(r.stderr.String(), "is paused") != 1 {
+			t.Errorf("%v: exit %d, want 0 and one notice\nstderr: %s", r.cmd.Args[1:], code, r.stderr)
+		}
+	}
+}
+
 // TestRunGoesOnWhenItsWorkerStops: run follows its job on the connection
 // of the worker that serves the home's socket; when that worker stops (a
 // hard stop, which puts the running job back), run follows the job in the

@@ -60,6 +60,10 @@ func (f *follower) waiting(q claim.Queue) {
 	f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 }
 
+func (f *follower) paused(queue string) {
+	f.announce("waits: queue %s is paused", queue)
+}
+
 func (f *follower) cause() error { return context.Cause(f.ctx) }
 
 // event announces a run's start and end, and keeps a timer on the running

@@ -65,7 +65,8 @@ func (f *follower) follow() (jobs.Job, error) {
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
-		Event: f.event}
+		Paused: func(queue string) { f.announce("waits: queue %s is paused", queue) },
+		Event:  f.event}
 	for {
 		j, done, err := f.s.Next(feed)
 		switch {
@@ -175,7 +176,7 @@ func (f *follower) stop() {
 	// Output that cannot be written (what stopped it) is dropped.
 	drop := func(error) {}
 	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, drop)), Stderr: f.writer(1, OutputWriter(os.Stderr, drop)),
-		Waiting: func(jobs.Queue) {}, Event: func(wire.Event) {}}
+		Waiting: func(jobs.Queue) {}, Paused: func(string) {}, Event: func(wire.Event) {}}
 	for err == nil {
 		var done bool
 		if _, done, err = f.s.Next(feed); done {

@@ -85,7 +85,8 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 	// The client has the job's environment: the frames leave it out.
 	feed := Feed{Stdout: streamWriter{out, false}, Stderr: streamWriter{out, true},
 		Event:   func(e Event) { e.Job.Env = nil; out.write(frame{Event: &e}) },
-		Waiting: func(q jobs.Queue) { out.write(frame{Waiting: &q}) }}
+		Waiting: func(q jobs.Queue) { out.write(frame{Waiting: &q}) },
+		Paused:  func(q string) { out.write(frame{Paused: q}) }}
 	end, err := s.Follow(ctx, j, feed)
 	switch {
 	case err == nil:

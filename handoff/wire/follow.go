@@ -99,6 +99,8 @@ func (s *Stream) Next(feed Feed) (j jobs.Job, done bool, err error) {
 		feed.Event(*fr.Event)
 	case fr.Waiting != nil:
 		feed.Waiting(*fr.Waiting)
+	case fr.Paused != "":
+		feed.Paused(fr.Paused)
 	case fr.Stdout != nil:
 		_, err = feed.Stdout.Write(fr.Stdout)
 	case fr.Stderr != nil:

@@ -32,6 +32,7 @@ func parseFrame(line []byte, fr *Frame) error {
 			{"Stderr", func() error { return p.bytes(&fr.Stderr) }},
 			{"Event", func() error { return pointer(p, &fr.Event, p.event) }},
 			{"Waiting", func() error { return pointer(p, &fr.Waiting, p.queue) }},
+			{"Paused", func() error { return p.str(&fr.Paused) }},
 			{"End", func() error { return pointer(p, &fr.End, p.job) }},
 			{"Handover", func() error { return p.str(&fr.Handover) }},
 		}

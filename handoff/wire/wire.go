@@ -92,6 +92,9 @@ type Feed struct {
 	Event func(Event)
 	// Waiting tells that the job waits for a slot of its queue q.
 	Waiting func(q jobs.Queue)
+	// Paused tells that the job waits because its queue is paused (by
+	// name, or with every queue).
+	Paused func(queue string)
 }
 
 // Frame is one line from worker to client.
@@ -100,6 +103,7 @@ type Frame struct {
 	Stderr   []byte      `json:",omitempty"`
 	Event    *Event      `json:",omitempty"`
 	Waiting  *jobs.Queue `json:",omitempty"`
+	Paused   string      `json:",omitempty"` // the job's queue, paused
 	End      *jobs.Job   `json:",omitempty"` // the job, finished: the last frame
 	Handover string      `json:",omitempty"` // why the worker stops following: the last frame
 }
