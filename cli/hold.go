@@ -94,20 +94,30 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 				return err
 			}
 			e, set, err := editFromFlags(c)
+			changed := true
 			if err == nil && !set {
-				e, err = editInEditor(c, h, id)
+				e, changed, err = editInEditor(c, h, id)
 			}
 			if err != nil {
 				return err
 			}
-			j, err := h.store.Edit(c.Context, id, e)
+			var j claim.Job
+			if changed {
+				j, err = h.store.Edit(c.Context, id, e)
+			} else {
+				j, err = h.store.Get(c.Context, id)
+			}
 			if err != nil {
 				return err
 			}
-			if c.Bool("json") {
+			switch {
+			case c.Bool("json"):
 				return printer(c).Job(j, nil)
+			case !changed:
+				fmt.Fprintf(c.App.Writer, "Job %s unchanged\n", id)
+			default:
+				fmt.Fprintf(c.App.Writer, "Edited job %s\n", id)
 			}
-			fmt.Fprintf(c.App.Writer, "Edited job %s\n", id)
 			return nil
 		}),
 	}
@@ -167,10 +177,10 @@ type editable struct {
 
 // editInEditor opens job id's editable fields in the user's editor and
 // returns the edit of what was saved.
-func editInEditor(c *cli.Context, h *home, id string) (claim.Edit, error) {
+func editInEditor(c *cli.Context, h *home, id string) (e claim.Edit, changed bool, err error) {
 	j, err := h.store.Get(c.Context, id)
 	if err != nil {
-		return claim.Edit{}, err
+		return claim.Edit{}, false, err
 	}
 	v := editable{Command: j.Command, Priority: j.Priority, Queue: j.Queue, Env: j.Env, MaxRetries: j.MaxRetries, Label: j.Label}
 	if !j.RunAt.IsZero() {
@@ -179,32 +189,35 @@ func editInEditor(c *cli.Context, h *home, id string) (claim.Edit, error) {
 	data, _ := json.MarshalIndent(v, "", "  ")
 	dir, err := os.MkdirTemp("", "queuectl-edit-")
 	if err != nil {
-		return claim.Edit{}, err
+		return claim.Edit{}, false, err
 	}
 	defer os.RemoveAll(dir)
 	file := filepath.Join(dir, id+".json")
 	if err := os.WriteFile(file, append(data, '\n'), 0o600); err != nil {
-		return claim.Edit{}, err
+		return claim.Edit{}, false, err
 	}
 	editor := firstNonEmpty(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	cmd := exec.CommandContext(c.Context, "/bin/sh", "-c", editor+` "$1"`, "sh", file)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.ErrWriter, c.App.ErrWriter
 	if err := cmd.Run(); err != nil {
-		return claim.Edit{}, withHint(fmt.Errorf("editor %s: %w; job %s unchanged", editor, err, id), "set $EDITOR, or give flags: queuectl edit ID --priority 5")
+		return claim.Edit{}, false, withHint(fmt.Errorf("editor %s: %w; job %s unchanged", editor, err, id), "set $EDITOR, or give flags: queuectl edit ID --priority 5")
 	}
 	saved, err := os.ReadFile(file)
 	if err != nil {
-		return claim.Edit{}, err
+		return claim.Edit{}, false, err
+	}
+	if bytes.Equal(saved, append(data, '\n')) {
+		return claim.Edit{}, false, nil // saved as it was, or not saved: nothing to change
 	}
 	var out editable
 	dec := json.NewDecoder(bytes.NewReader(saved))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&out); err != nil {
-		return claim.Edit{}, fmt.Errorf("%w: the edited job: %v; job %s unchanged", claim.ErrInvalid, err, id)
+		return claim.Edit{}, false, fmt.Errorf("%w: the edited job: %v; job %s unchanged", claim.ErrInvalid, err, id)
 	}
-	e := claim.Edit{Command: &out.Command, Priority: &out.Priority, Queue: &out.Queue, Env: out.Env, ReplaceEnv: true,
+	e = claim.Edit{Command: &out.Command, Priority: &out.Priority, Queue: &out.Queue, Env: out.Env, ReplaceEnv: true,
 		MaxRetries: &out.MaxRetries, Label: &out.Label, RunAt: out.RunAt}
-	return e, nil
+	return e, true, nil
 }
 
 func firstNonEmpty(ss ...string) string {
