@@ -260,7 +260,7 @@ func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
 	switch {
 	case now != "":
 		fmt.Fprintf(w.out, "queuectl: warning: no live worker serves queue %s; the jobs wait until one does\n", now)
-		fmt.Fprintf(w.out, "queuectl: hint: queuectl worker start --queue %s\n", unserved[0])
+		fmt.Fprintf(w.out, "queuectl: hint: queuectl worker start --queue %s\n", strings.Join(unserved, " --queue "))
 	default:
 		fmt.Fprintf(w.out, "queuectl: a worker serves queue %s now\n", w.unserved)
 	}
