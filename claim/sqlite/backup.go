@@ -65,7 +65,8 @@ func Restore(ctx context.Context, path, from string) (kept string, err error) {
 		return "", err
 	}
 	defer ident.Close()
-	kept = fmt.Sprintf("%s.before-restore-%d", path, time.Now().UnixNano())
+	// A time a person reads (UTC, to the nanosecond, so never twice).
+	kept = path + ".before-restore-" + time.Now().UTC().Format("20060102T150405.000000000Z")
 	switch err := os.Link(path, kept); {
 	case errors.Is(err, fs.ErrNotExist):
 		kept = ""
