@@ -51,8 +51,8 @@ func (nj *NewJob) validateCommand() error {
 	case strings.ContainsRune(nj.Command, 0):
 		return invalidf("the command contains a NUL byte, which no shell can run")
 	case len(nj.Command) > MaxArgLen:
-		return invalidf("the command is %d bytes: a job's command reaches /bin/sh -c as one argument, which Linux "+
-			"limits to %d bytes (MAX_ARG_STRLEN), so it could never start (`run -- CMD ARGS` joins its words into one): "+
+		return invalidf("the command is %d bytes: a job's command reaches /bin/sh -c as one argument, of at most %d "+
+			"bytes on Linux (MAX_ARG_STRLEN), so it could never start (`run -- CMD ARGS` joins its words into one): "+
 			"put it in a script file and run that, or the long list in a file (xargs)", len(nj.Command), MaxArgLen)
 	}
 	return nil
