@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -67,6 +68,12 @@ func TestRunInterrupted(t *testing.T) {
 // (exit 141, as for a process that SIGPIPE ended). For both programs: the
 // front, which serves run when a worker does, and queuectl-full.
 func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
+	// Started under nohup (as a CI runner may be), this process ignores
+	// SIGHUP, and so would every process it starts. Caught here, it is
+	// back to its default in them, as in a terminal.
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
 	h := newHome(t)
 	h.start("worker", "start", "--no-spool")
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
