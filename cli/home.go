@@ -165,30 +165,12 @@ func around(open func(*cli.Context) (*home, error), action func(c *cli.Context, 
 	}
 }
 
-// storeFileCheck is how often around checks the store's file: as often
-// as a worker does (run/filecheck.go).
-const storeFileCheck = 250 * time.Millisecond
-
 // watchStoreFile returns a context that ends, with the reason as its
-// cause, once s's database file is unusable, and the function that stops
-// watching.
+// cause, once s's database file is unusable (run.WatchFile), and the
+// function that stops watching.
 func watchStoreFile(parent context.Context, s *claim.Store) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	go func() {
-		t := time.NewTicker(storeFileCheck)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-			if err := s.CheckFile(); claim.Unusable(err) {
-				cancel(err)
-				return
-			}
-		}
-	}()
+	go run.WatchFile(ctx, s, cancel)
 	return ctx, func() { cancel(nil) }
 }
 
