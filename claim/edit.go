@@ -45,8 +45,8 @@ func (s *Store) Edit(ctx context.Context, id string, e Edit) (Job, error) {
 		if err != nil {
 			return Job{}, err
 		}
-		if !j.State.Editable() {
-			return Job{}, fmt.Errorf("%w: job %s is %s; only a job that has not started (pending or held) can be edited", ErrConflict, id, j.State)
+		if err := EditableError(j); err != nil {
+			return Job{}, err
 		}
 		next, err := e.apply(j)
 		if err != nil {
@@ -95,4 +95,13 @@ func set[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}
+}
+
+// EditableError is the ErrConflict of an edit of j once it has started,
+// nil while it may be edited.
+func EditableError(j Job) error {
+	if j.State.Editable() {
+		return nil
+	}
+	return fmt.Errorf("%w: job %s is %s; only a job that has not started (pending or held) can be edited", ErrConflict, j.ID, j.State)
 }

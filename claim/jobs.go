@@ -108,6 +108,9 @@ func Unusable(err error) bool { return jobs.Unusable(err) }
 // ValidID reports whether id may name a job (jobs.ValidID).
 func ValidID(id string) bool { return jobs.ValidID(id) }
 
+// HostID is jobs.HostID: this host, as its runs record it.
+func HostID() string { return jobs.HostID() }
+
 // ParseState returns the State named s (jobs.ParseState).
 func ParseState(s string) (State, error) { return jobs.ParseState(s) }
 

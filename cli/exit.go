@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"syscall"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/run"
@@ -114,6 +115,17 @@ func (e *exitStatus) Error() string {
 }
 
 func (e *exitStatus) Unwrap() error { return e.err }
+
+// endedBy is a command's exit that Main turns into the end of the process
+// by signal, once the command's store is closed: `run` after a hangup dies
+// of SIGHUP, as the command it stood in for would have (front.Die).
+type endedBy struct {
+	status *exitStatus
+	signal syscall.Signal
+}
+
+func (e endedBy) Error() string { return e.status.Error() }
+func (e endedBy) Unwrap() error { return e.status }
 
 // eachID applies fn to every id, going on past failures. Each error is
 // printed in turn, and the first decides the exit code.

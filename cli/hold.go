@@ -179,6 +179,9 @@ type editable struct {
 // returns the edit of what was saved.
 func editInEditor(c *cli.Context, h *home, id string) (e claim.Edit, changed bool, err error) {
 	j, err := h.store.Get(c.Context, id)
+	if err == nil {
+		err = claim.EditableError(j) // said before the editor opens, not after
+	}
 	if err != nil {
 		return claim.Edit{}, false, err
 	}

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/queuectl/queuectl/front"
 	"io"
@@ -42,7 +43,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return err
 	}
 	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
-		return exitCode(err, stderr)
+		code := exitCode(err, stderr)
+		if by := (endedBy{}); errors.As(err, &by) {
+			front.Die(by.signal)
+		}
+		return code
 	}
 	return code
 }

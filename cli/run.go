@@ -70,8 +70,8 @@ func runAction(c *cli.Context) error {
 		return err
 	}
 	// SIGHUP and a closed output pipe interrupt run too (front.Interrupts).
-	ctx, interrupt := front.Interrupts(c.Context)
-	defer interrupt(nil)
+	ctx, stop := front.Interrupts(c.Context)
+	defer stop()
 	c.Context = ctx
 	environ := front.RunEnv(os.Environ())
 	start := time.Now()
@@ -142,14 +142,27 @@ func (f *follower) end(j claim.Job, err error) error {
 		} else {
 			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.id, f.id)
 		}
-		return &exitStatus{front.InterruptedExit(f.cause()), nil}
+		return f.exit()
 	case err != nil:
 		return err
+	case front.OutputGone(f.cause()):
+		return f.exit() // the job ended, but not all its output was written
 	}
 	if j.State == claim.Dead && !f.c.Bool("quiet") {
 		f.explain(j)
 	}
 	return jobExit(j)
+}
+
+// exit is run's end when its follow was interrupted (front.Exit): Main
+// ends the process by the signal it names, if any, once the command's
+// store is closed.
+func (f *follower) exit() error {
+	code, sig, err := front.Exit(f.cause())
+	if sig != 0 {
+		return endedBy{&exitStatus{code, err}, sig}
+	}
+	return &exitStatus{code, err}
 }
 
 // explain says why j died (see explain). A job followed on the worker's

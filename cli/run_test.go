@@ -86,9 +86,11 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 			if ws := r.cmd.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGHUP {
 				t.Errorf("run after SIGHUP: %v, want ended by SIGHUP\nstderr: %s", r.cmd.ProcessState, r.stderr)
 			}
-			if j := h.show(prog + "-hup"); j.State != "canceled" {
-				t.Errorf("job of a run that SIGHUP ended: %s, want canceled", j.State)
-			}
+			// Canceled by run before it ended; the worker may still be
+			// stopping the job's processes.
+			waitFor(t, 30*time.Second, "the job of a run that SIGHUP ended to be canceled", func() bool {
+				return h.show(prog+"-hup").State == "canceled"
+			})
 
 			g = newGate(t)
 			cmd := h.commandOf(prog, "run", "--id", prog+"-nohup", "--shell", g.command())
@@ -118,10 +120,37 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 			if code := r.exit(t, 30*time.Second); code != 141 {
 				t.Errorf("run whose reader went away: exit %d, want 141\nstderr: %s", code, r.stderr)
 			}
-			if j := h.show(prog + "-pipe"); j.State != "canceled" {
-				t.Errorf("job of a run whose reader went away: %s, want canceled", j.State)
-			}
+			waitFor(t, 30*time.Second, "the job of a run whose reader went away to be canceled", func() bool {
+				return h.show(prog+"-pipe").State == "canceled"
+			})
 		})
+	}
+}
+
+// TestRunFailsWhenItsOutputCannotBeWritten: output that cannot be written
+// (a full disk: /dev/full) fails run (exit 1, saying why), even when the
+// job ended before run wrote its last output: here run follows the job in
+// the store, the socket's worker serving another queue.
+func TestRunFailsWhenItsOutputCannotBeWritten(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool", "--queue", "other")
+	waitFor(t, 30*time.Second, "the first worker's enqueue socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	h.start("worker", "start", "--no-spool", "--queue", "out")
+	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer full.Close()
+	run := h.command("run", "-q", "--queue", "out", "--", "echo", "result")
+	run.Stdout = full
+	var stderr bytes.Buffer
+	run.Stderr = &stderr
+	err = run.Run()
+	if code := run.ProcessState.ExitCode(); code != 1 || !strings.Contains(stderr.String(), "no space left on device") {
+		t.Errorf("run with its stdout on /dev/full: exit %d (%v), want 1 saying why\nstderr: %s", code, err, stderr.String())
 	}
 }
 

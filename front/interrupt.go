@@ -3,7 +3,6 @@ package front
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -33,25 +32,34 @@ func signalName(s syscall.Signal) string {
 // `run` must stop following its job as if the command it stands in for
 // had been stopped: Ctrl-C or SIGTERM; SIGHUP, the terminal gone (unless
 // the process started with it ignored, as under nohup, which then keeps
-// the job); SIGPIPE, the reader of its output gone. Notified, SIGPIPE
-// makes a write to a closed pipe fail with EPIPE instead of killing the
-// process first, so that the job can be canceled (OutputWriter).
-func Interrupts(parent context.Context) (context.Context, context.CancelCauseFunc) {
+// the job). SIGPIPE is caught too, only so that a write to a closed pipe
+// fails with EPIPE instead of killing the process: the reader of the
+// job's output gone is told by OutputWriter, from a write of that output,
+// not by the signal, which any socket may raise. stop ends the watch.
+func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
 	if !signal.Ignored(syscall.SIGHUP) {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
-	ch := make(chan os.Signal, 1)
+	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, sigs...)
 	go func() {
-		select {
-		case s := <-ch:
-			cancel(Interrupted{s.(syscall.Signal)})
-		case <-ctx.Done():
+		for {
+			select {
+			case s := <-ch:
+				if s != syscall.SIGPIPE {
+					cancel(Interrupted{s.(syscall.Signal)})
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
-	return ctx, cancel
+	return ctx, func() {
+		signal.Stop(ch)
+		cancel(nil)
+	}
 }
 
 // OutputError is the cause of a follow ended by a write of the job's
@@ -62,8 +70,8 @@ func (e OutputError) Error() string { return "write the job's output: " + e.Err.
 func (e OutputError) Unwrap() error { return e.Err }
 
 // OutputWriter is w for a job's output: the first write that fails ends
-// the follow (cancel, with Interrupted{SIGPIPE} for a closed pipe, else
-// an OutputError), and every write after it is dropped, so that the job's
+// the follow (cancel, with Interrupted{SIGPIPE} for a closed pipe,
+// Interrupted{SIGHUP} for a terminal that hung up, else an OutputError), and every write after it is dropped, so that the job's
 // end can still be read while it is canceled.
 func OutputWriter(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
 	var failed bool
@@ -73,9 +81,12 @@ func OutputWriter(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
 		}
 		if _, err := w.Write(p); err != nil {
 			failed = true
-			if errors.Is(err, syscall.EPIPE) {
+			switch {
+			case errors.Is(err, syscall.EPIPE):
 				cancel(Interrupted{syscall.SIGPIPE})
-			} else {
+			case errors.Is(err, syscall.EIO):
+				cancel(Interrupted{syscall.SIGHUP}) // a terminal that hung up
+			default:
 				cancel(OutputError{err})
 			}
 		}
@@ -89,30 +100,42 @@ func IsInterruption(cause error) bool {
 	return errors.As(cause, new(Interrupted)) || errors.As(cause, new(OutputError))
 }
 
-// InterruptedExit is the exit of a run interrupted by cause, once its job
-// is canceled: as the command it stands in for would have ended, by
-// SIGHUP after a hangup, and 141 (what a shell reports for a process that
-// SIGPIPE ended) when its reader went away; 1, said on stderr, for output
-// that could not be written; else 130, for Ctrl-C and SIGTERM (SPEC §5).
-func InterruptedExit(cause error) int {
+// OutputGone reports whether cause says the job's output could not be
+// written: then run fails (Exit) even when its job had finished.
+func OutputGone(cause error) bool {
+	var in Interrupted
+	return errors.As(cause, new(OutputError)) || errors.As(cause, &in) && in.Signal != syscall.SIGINT && in.Signal != syscall.SIGTERM
+}
+
+// Exit is how a run interrupted by cause ends, once its job is canceled:
+// as the command it stands in for would have. After a hangup it dies of
+// SIGHUP (sig, for Die once the caller has cleaned up); when its reader
+// went away it exits 141, what a shell reports for a process that SIGPIPE
+// ended (the runtime ends a process by SIGPIPE only on a write to its
+// standard output or error, so it is not re-raised); an output that could
+// not be written otherwise exits 1 with err to say; else 130, for Ctrl-C
+// and SIGTERM (SPEC §5).
+func Exit(cause error) (code int, sig syscall.Signal, err error) {
 	var out OutputError
 	if errors.As(cause, &out) {
-		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", out)
-		return 1
+		return 1, 0, out
 	}
 	var in Interrupted
 	errors.As(cause, &in)
 	switch in.Signal {
 	case syscall.SIGHUP:
-		// With its handler reset, the Go runtime ends the process by it.
-		signal.Reset(syscall.SIGHUP)
-		syscall.Kill(os.Getpid(), syscall.SIGHUP)
-		time.Sleep(time.Second)
-		return 128 + int(syscall.SIGHUP)
+		return 128 + int(syscall.SIGHUP), syscall.SIGHUP, nil
 	case syscall.SIGPIPE:
-		// Not re-raised: the runtime ends a process by SIGPIPE only on a
-		// write to a closed standard output or error.
-		return 128 + int(syscall.SIGPIPE)
+		return 128 + int(syscall.SIGPIPE), 0, nil
 	}
-	return 130
+	return 130, 0, nil
+}
+
+// Die ends the process by sig, as its default action would: with its
+// handler reset, the Go runtime does. It returns only if sig did not end
+// the process within a second.
+func Die(sig syscall.Signal) {
+	signal.Reset(sig)
+	syscall.Kill(os.Getpid(), sig)
+	time.Sleep(time.Second)
 }

@@ -38,7 +38,7 @@ type follower struct {
 func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool) {
 	// Ctrl-C from here on cancels the job, as in the full program.
 	ctx, stop := Interrupts(context.Background())
-	defer stop(nil)
+	defer stop()
 	s, err := wire.RunBrief(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
@@ -93,7 +93,9 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return 124
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
-		return InterruptedExit(context.Cause(f.ctx))
+		return f.exit()
+	case OutputGone(context.Cause(f.ctx)):
+		return f.exit() // the job ended, but not all its output was written
 	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
 		return Full(f.c.args, &f.res)
@@ -110,6 +112,18 @@ func (f *follower) end(j jobs.Job, err error) int {
 	}
 	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", j.ID, j.State)
 	return 1
+}
+
+// exit is run's end when its follow was interrupted (Exit).
+func (f *follower) exit() int {
+	code, sig, err := Exit(context.Cause(f.ctx))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
+	}
+	if sig != 0 {
+		Die(sig)
+	}
+	return code
 }
 
 // event announces a run's start and end, and keeps a timer on the running

@@ -41,17 +41,34 @@ type deadInfo struct {
 	Logs      []deadLog `json:"logs"`
 }
 
-// deadLog is a run's log files that are on this host: a stream that
-// printed nothing has none (SPEC §2), and a run of another host's are
-// there.
+// deadLog is a run's log files: a stream that printed nothing has none
+// (SPEC §2).
 type deadLog struct {
 	Attempt int    `json:"attempt"`
 	Stdout  string `json:"stdout,omitempty"`
 	Stderr  string `json:"stderr,omitempty"`
 }
 
-// logHere returns path when a log file with something in it is there.
-func logHere(path string) string {
+// logOf returns the path of one of r's log files when it holds something:
+// as found here for a run of this host; for a run of another host, whose
+// files are there, unless the tail kept with it says it printed nothing.
+func logOf(r claim.Run, stderr bool) string {
+	path, kept := r.StdoutPath, (*claim.Tail)(nil)
+	if stderr {
+		path = r.StderrPath
+	}
+	if r.Host != claim.HostID() {
+		if r.Tails != nil {
+			kept = &r.Tails.Stdout
+			if stderr {
+				kept = &r.Tails.Stderr
+			}
+		}
+		if kept != nil && kept.Size == 0 {
+			return ""
+		}
+		return path
+	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 		return path
 	}
@@ -74,7 +91,7 @@ func newDeadFile(j claim.Job, runs []claim.Run) deadFile {
 	}
 	f.Dead.DiedAt = died.UTC().Format(time.RFC3339)
 	for _, r := range runs {
-		f.Dead.Logs = append(f.Dead.Logs, deadLog{Attempt: r.Attempt, Stdout: logHere(r.StdoutPath), Stderr: logHere(r.StderrPath)})
+		f.Dead.Logs = append(f.Dead.Logs, deadLog{Attempt: r.Attempt, Stdout: logOf(r, false), Stderr: logOf(r, true)})
 	}
 	return f
 }

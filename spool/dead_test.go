@@ -47,8 +47,10 @@ func TestWriteDead(t *testing.T) {
 	s := mustOpenStore(t)
 	dir := t.TempDir()
 	j, runs := mustKill(t, s, "flaky")
-	// The run printed to stderr only: stdout has no file to name.
+	// The run, of this host, printed to stderr only: stdout has no file
+	// to name.
 	logs := t.TempDir()
+	runs[0].Host = claim.HostID()
 	runs[0].StdoutPath, runs[0].StderrPath = filepath.Join(logs, "1.out"), filepath.Join(logs, "1.err")
 	if err := os.WriteFile(runs[0].StderrPath, []byte("x\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -203,5 +205,20 @@ func TestDeadFileRedrives(t *testing.T) {
 				t.Errorf("%d jobs, want 1", n)
 			}
 		})
+	}
+}
+
+// TestDeadLogsOfAnotherHost: a run of another host names its log files,
+// which are there, but a stream its kept tail says printed nothing.
+func TestDeadLogsOfAnotherHost(t *testing.T) {
+	r := claim.Run{Attempt: 1, Host: "elsewhere/0000", StdoutPath: "/logs/j/1.out", StderrPath: "/logs/j/1.err"}
+	f := newDeadFile(claim.Job{ID: "j", Command: "true"}, []claim.Run{r})
+	if l := f.Dead.Logs[0]; l.Stdout != r.StdoutPath || l.Stderr != r.StderrPath {
+		t.Errorf("logs of another host's run, no tails kept: %+v, want both paths", l)
+	}
+	r.Tails = &claim.Tails{Stdout: claim.Tail{Size: 3, Data: []byte("ok\n")}}
+	f = newDeadFile(claim.Job{ID: "j", Command: "true"}, []claim.Run{r})
+	if l := f.Dead.Logs[0]; l.Stdout != r.StdoutPath || l.Stderr != "" {
+		t.Errorf("logs of another host's run that printed to stdout only: %+v, want stdout's path alone", l)
 	}
 }
