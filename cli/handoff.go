@@ -95,11 +95,7 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 	return func(ctx context.Context, j claim.Job, feed handoff.Feed) (claim.Job, error) {
 		nudge, unwatch := nudges.Watch(j.ID)
 		defer unwatch()
-		if q, full := queueFull(ctx, h.store, j); full {
-			feed.Waiting(q)
-		} else if queuePaused(ctx, h.store, j) {
-			feed.Paused(j.Queue)
-		}
+		sayWhyItWaits(ctx, h.store, j, feed.Waiting, feed.Paused)
 		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Nudge: nudge,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
 			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}

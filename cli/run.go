@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/front"
@@ -117,11 +116,7 @@ func runAction(c *cli.Context) error {
 		if resuming {
 			f.seen.resume(res)
 		}
-		if q, full := queueFull(c.Context, h.store, r.Job); full {
-			f.waiting(q)
-		} else if queuePaused(c.Context, h.store, r.Job) {
-			f.paused(r.Job.Queue)
-		}
+		sayWhyItWaits(c.Context, h.store, r.Job, f.waiting, f.paused)
 		j, err := f.follow()
 		return f.end(j, err)
 	})(c)
@@ -206,11 +201,22 @@ func queuePaused(ctx context.Context, s *claim.Store, j claim.Job) bool {
 		return false
 	}
 	paused, err := s.Paused(ctx)
-	if err != nil || !slices.Contains(paused, claim.AllQueues) && !slices.Contains(paused, j.Queue) {
+	if err != nil || len(claim.PausedOf(paused, []string{j.Queue})) == 0 {
 		return false
 	}
 	now, err := s.Get(ctx, j.ID)
 	return err == nil && now.State == claim.Pending
+}
+
+// sayWhyItWaits tells run's caller, once, that its job waits for its
+// queue: at its limit (waiting) or paused. The worker's follower of a job
+// handed to it (followFor) and run's own follower in the store both do.
+func sayWhyItWaits(ctx context.Context, s *claim.Store, j claim.Job, waiting func(claim.Queue), paused func(string)) {
+	if q, full := queueFull(ctx, s, j); full {
+		waiting(q)
+	} else if queuePaused(ctx, s, j) {
+		paused(j.Queue)
+	}
 }
 
 // jobExit is run's exit for a finished job: its last attempt's exit code
