@@ -14,19 +14,7 @@ import (
 // that came, or SIGPIPE when a write of the job's output found no reader.
 type Interrupted struct{ Signal syscall.Signal }
 
-func (i Interrupted) Error() string { return "interrupted by " + signalName(i.Signal) }
-
-func signalName(s syscall.Signal) string {
-	switch s {
-	case syscall.SIGHUP:
-		return "SIGHUP"
-	case syscall.SIGPIPE:
-		return "SIGPIPE"
-	case syscall.SIGTERM:
-		return "SIGTERM"
-	}
-	return "SIGINT"
-}
+func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String() }
 
 // Interrupts returns a context that ends, with an Interrupted cause, when
 // `run` must stop following its job as if the command it stands in for
