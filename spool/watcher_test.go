@@ -228,10 +228,17 @@ func TestWatcherRejectsBadFiles(t *testing.T) {
 	}
 	if os.Getuid() == 0 {
 		cases["foreign.json"] = bad{func(p string) error {
-			if err := os.WriteFile(p, []byte(`{"command": "rm -rf ~"}`), 0o644); err != nil {
+			// Made and given away outside the spool, then renamed in: the
+			// watcher never sees it as this user's (it would be ingested
+			// in between).
+			tmp := filepath.Join(filepath.Dir(filepath.Dir(p)), "foreign.json.tmp")
+			if err := os.WriteFile(tmp, []byte(`{"command": "rm -rf ~"}`), 0o644); err != nil {
 				return err
 			}
-			return os.Lchown(p, 4242, 4242)
+			if err := os.Lchown(tmp, 4242, 4242); err != nil {
+				return err
+			}
+			return os.Rename(tmp, p)
 		}, "owned by uid 4242"}
 	} else {
 		t.Log("not root: cannot make a foreign-owned file; that case is skipped")
