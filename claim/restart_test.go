@@ -73,6 +73,72 @@ func TestRestart(t *testing.T) {
 	})
 }
 
+// TestRearmKeepsRunAt: the dependents a restart or a retry brings back
+// wait for their own run_at still, as a restarted job does; one whose
+// run_at passed runs at once.
+func TestRearmKeepsRunAt(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		at := clk.Now().Add(time.Hour)
+		mustEnqueue(t, s, claim.NewJob{ID: "root", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "leaf", Command: "true", After: []string{"root"}, RunAt: at})
+		mustEnqueue(t, s, claim.NewJob{ID: "soon", Command: "true", After: []string{"root"}})
+		kill := func() {
+			t.Helper()
+			mustCancel(t, s, "root")
+			if _, err := s.EndDependents(ctx, "root", claim.Dead); err != nil {
+				t.Fatal(err)
+			}
+		}
+		kill()
+		clk.Advance(time.Minute)
+		if _, err := s.Restart(ctx, "root"); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustGet(t, s, "leaf"); j.State != claim.Pending || !j.RunAfter.Equal(at) {
+			t.Errorf("leaf after restart of root = %s, run_after %v; want pending, run_after %v (its run_at)", j.State, j.RunAfter, at)
+		}
+		if j := mustGet(t, s, "soon"); j.State != claim.Pending || !j.RunAfter.Equal(clk.Now()) {
+			t.Errorf("soon after restart of root = %s, run_after %v; want pending, now %v", j.State, j.RunAfter, clk.Now())
+		}
+		finish(t, s, "root", true)
+		finish(t, s, "soon", true)
+		if j, r, err := s.Claim(ctx, claimant(t, "w")); !errors.Is(err, claim.ErrNoJob) {
+			t.Errorf("Claim with root done, an hour before leaf's run_at = %s %+v, %v; want ErrNoJob", j.ID, r, err)
+		}
+		// The same through the dead letters: a dead job retried brings its
+		// dependents back, each to its own run_at.
+		mustEnqueue(t, s, claim.NewJob{ID: "root2", Command: "false", MaxRetries: intp(1)})
+		mustEnqueue(t, s, claim.NewJob{ID: "leaf2", Command: "true", After: []string{"root2"}, RunAt: at})
+		die := func() {
+			t.Helper()
+			finish(t, s, "root2", false)
+			if _, err := s.EndDependents(ctx, "root2", claim.Dead); err != nil {
+				t.Fatal(err)
+			}
+		}
+		die()
+		if j := mustGet(t, s, "leaf2"); j.State != claim.Dead {
+			t.Fatalf("leaf2 = %s, want dead with root2", j.State)
+		}
+		if _, err := s.Retry(ctx, "root2"); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustGet(t, s, "leaf2"); j.State != claim.Pending || !j.RunAfter.Equal(at) {
+			t.Errorf("leaf2 after retry of root2 = %s, run_after %v; want pending, run_after %v", j.State, j.RunAfter, at)
+		}
+		clk.Advance(2 * time.Hour)
+		die()
+		if _, err := s.Retry(ctx, "root2"); err != nil {
+			t.Fatal(err)
+		}
+		if j := mustGet(t, s, "leaf2"); !j.RunAfter.Equal(clk.Now()) {
+			t.Errorf("leaf2 retried after its run_at: run_after %v, want now %v", j.RunAfter, clk.Now())
+		}
+	})
+}
+
 func TestRestartErrors(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()

@@ -25,7 +25,10 @@ func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job
 	return j, err
 }
 
-const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = $1,
+// retrySet re-drives a dead job ($1: now): as restartSet, a job whose
+// run_at is still ahead (a dependent that died before it ran) waits for
+// it again.
+const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = greatest($1, coalesce(jobs.run_at, 0)),
 	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = $1, dead_by = NULL`
 
 // RetryAll re-drives every dead job whose unique_key is free: of several

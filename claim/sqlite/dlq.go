@@ -41,7 +41,9 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 	return out, err
 }
 
-const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = ?,
+// retrySet re-drives a dead job: as restartSet, a job whose run_at is
+// still ahead (a dependent that died before it ran) waits for it again.
+const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = max(?, coalesce(run_at, 0)),
 	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = ?, dead_by = NULL`
 
 func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, error) {
