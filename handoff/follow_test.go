@@ -109,3 +109,51 @@ func TestRunCancelAndHandover(t *testing.T) {
 		t.Errorf("a follow that failed: %v, want ErrHandover", err)
 	}
 }
+
+// A Run client with no environment at all still has its job's environment
+// made by the server's Env (which may add what the client lacks to
+// QUEUECTL_UNSET): left out, the job would carry the worker's whole
+// environment.
+func TestRunEmptyEnvironmentGoesThroughEnv(t *testing.T) {
+	s := mustOpenStore(t)
+	path := filepath.Join(t.TempDir(), SocketName)
+	ln, err := Listen(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var asked []map[string]string
+	srv := &Server{Store: s, Follows: func(string) bool { return true },
+		Follow: func(ctx context.Context, j claim.Job, f Feed) (claim.Job, error) {
+			j.State = claim.Completed
+			return j, nil
+		},
+		Env: func(_ context.Context, _ string, environ map[string]string) map[string]string {
+			asked = append(asked, environ)
+			return map[string]string{"QUEUECTL_UNSET": "ONLY_THE_WORKER"}
+		}}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ctx, ln) }()
+	t.Cleanup(func() { cancel(); <-done })
+	for _, environ := range []map[string]string{{}, nil} {
+		st, err := Run(path, s.Path(), claim.NewJob{ID: claim.NewID(s.Now()), Command: "true"}, environ)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, j, err := drain(st)
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		stored, err := s.Get(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := stored.Env["QUEUECTL_UNSET"]; got != "ONLY_THE_WORKER" {
+			t.Errorf("job of a client with environment %v: env %v; want what the server's Env made of it", environ, stored.Env)
+		}
+	}
+	if len(asked) != 2 {
+		t.Errorf("Env asked %d times for 2 runs", len(asked))
+	}
+}

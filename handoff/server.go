@@ -228,10 +228,12 @@ func sameFile(a, b string) bool {
 }
 
 // jobEnv is the environment a Run client's job carries: what Env keeps of
-// the client's, and the values it gave explicitly over them.
+// the client's, and the values it gave explicitly over them. A client with
+// no environment at all (env -i; the wire leaves an empty one out) goes
+// through Env too: it lacks every variable of the worker's.
 func (s *Server) jobEnv(ctx context.Context, req request) map[string]string {
 	env := req.Environ
-	if s.Env != nil && len(env) > 0 {
+	if s.Env != nil {
 		env = s.Env(ctx, req.Job.Queue, env)
 	}
 	if len(req.Job.Env) == 0 {
