@@ -26,7 +26,9 @@ import (
 // A variable the workers have and the caller does not (make's unexport,
 // env -u) is named in the job's QUEUECTL_UNSET (run.UnsetEnv), so that the
 // job does not get it from its worker either. The worker's own QUEUECTL_
-// variables are never among them.
+// variables are never among them; a name with white space, which the list
+// cannot hold, is left out of it, and such a variable of the caller's is
+// stored whatever its value (run.UnsetEnv).
 
 // runEnv returns what run stores of environ (the caller's, as
 // front.RunEnv reads it) for a job of queue, given the live workers.
@@ -45,19 +47,26 @@ func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo) ma
 	}
 	env := map[string]string{}
 	for k, v := range environ {
-		if len(workers) == 0 || differs(workers, k, v) {
+		// A name UnsetEnv cannot list is stored always: the worker gives
+		// a job that carries UnsetEnv none of its own by such a name.
+		if len(workers) == 0 || differs(workers, k, v) || !run.Listable(k) {
 			env[k] = v
 		}
 	}
 	var unset []string
+	measured := false
 	for _, w := range workers {
 		for k := range w {
-			if _, has := environ[k]; !has && !strings.HasPrefix(k, "QUEUECTL_") && !slices.Contains(unset, k) {
+			if _, has := environ[k]; has || strings.HasPrefix(k, "QUEUECTL_") || slices.Contains(unset, k) {
+				continue
+			}
+			measured = true
+			if run.Listable(k) {
 				unset = append(unset, k)
 			}
 		}
 	}
-	if len(unset) > 0 {
+	if measured {
 		slices.Sort(unset)
 		env[run.UnsetEnv] = strings.Join(unset, " ")
 	}

@@ -177,19 +177,25 @@ func TestRunOverSocketStoresWhatWorkersLack(t *testing.T) {
 func TestRunUnsetsWhatTheCallerLacks(t *testing.T) {
 	h := newHome(t)
 	t.Setenv("ONLY_THE_WORKER", "yes")
+	// A name with a space, which QUEUECTL_UNSET cannot list, and one of
+	// its words, which the caller has as the worker does.
+	t.Setenv("ODD NAME", "worker's")
+	t.Setenv("ODD", "kept")
 	h.start("worker", "start", "--no-spool")
 	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
 		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
 		return err == nil
 	})
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
-		run := h.commandOf(prog, "run", "-q", "--", "sh", "-c", `echo "${ONLY_THE_WORKER-unset} $QUEUECTL_HOME"`)
-		run.Env = slices.DeleteFunc(run.Env, func(kv string) bool { return strings.HasPrefix(kv, "ONLY_THE_WORKER=") })
+		run := h.commandOf(prog, "run", "-q", "--", "sh", "-c", `echo "${ONLY_THE_WORKER-unset} $QUEUECTL_HOME ${ODD-unset} $(env | grep -c '^ODD NAME=')"`)
+		run.Env = slices.DeleteFunc(run.Env, func(kv string) bool {
+			return strings.HasPrefix(kv, "ONLY_THE_WORKER=") || strings.HasPrefix(kv, "ODD NAME=")
+		})
 		out, err := run.Output()
 		if err != nil {
 			t.Fatalf("%s run: %v", prog, err)
 		}
-		if want := "unset " + h.dir + "\n"; string(out) != want {
+		if want := "unset " + h.dir + " kept 0\n"; string(out) != want {
 			t.Errorf("%s run of a caller without ONLY_THE_WORKER printed %q, want %q", prog, out, want)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/queuectl/queuectl/claim"
 	"golang.org/x/sys/unix"
@@ -330,18 +331,25 @@ func (w *Worker) killGroup(pgid int) error {
 
 // UnsetEnv is the job env variable that names, separated by spaces, the
 // variables of the worker's environment the job must not get: what `run`'s
-// caller did not have (make's unexport, env -u). It is not passed on.
+// caller did not have (make's unexport, env -u). It is not passed on. A
+// name with white space in it cannot be listed: a job that carries
+// UnsetEnv, even empty, gets no such variable of the worker's.
 const UnsetEnv = "QUEUECTL_UNSET"
+
+// Listable reports whether UnsetEnv can name the variable name: it has no
+// white space (strings.Fields splits the list on it).
+func Listable(name string) bool { return !strings.ContainsFunc(name, unicode.IsSpace) }
 
 // mergeEnv lays the job's env over the worker's, less what UnsetEnv names,
 // and tells the job who it is.
 func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
-	unset := strings.Fields(env[UnsetEnv])
+	list, measured := env[UnsetEnv]
+	unset := strings.Fields(list)
 	out := make([]string, 0, len(base)+len(env)+2)
 	for _, kv := range base {
 		name, _, _ := strings.Cut(kv, "=")
 		if _, over := env[name]; !over && name != "QUEUECTL_JOB_ID" && name != "QUEUECTL_ATTEMPT" && name != "QUEUECTL_RUN" &&
-			!slices.Contains(unset, name) {
+			!slices.Contains(unset, name) && (!measured || Listable(name)) {
 			out = append(out, kv)
 		}
 	}
