@@ -19,6 +19,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // Tests of the command surface through the real binary: every command's
@@ -473,7 +474,7 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 	h.must("enqueue", "--id", "a", "--command", "true")
 	h.must("enqueue", "--id", "b", "--max-retries", "1", "--command", "false")
 	h.must("worker", "start", "--drain", "--no-spool")
-	master, tty := openPTY(t)
+	master, tty := testenv.OpenPTY(t)
 	defer master.Close()
 	cmd := h.command("wait", "a", "b")
 	cmd.Stderr = tty

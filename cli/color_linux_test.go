@@ -3,14 +3,11 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
-	"unsafe"
 
 	"github.com/queuectl/queuectl/internal/testenv"
 )
@@ -76,7 +73,7 @@ func withoutEnv(env []string, name string) []string {
 // what it printed there.
 func runOnTerminal(t *testing.T, cmd *exec.Cmd) string {
 	t.Helper()
-	master, tty := openPTY(t)
+	master, tty := testenv.OpenPTY(t)
 	defer master.Close()
 	cmd.Stdout = tty
 	var stderr bytes.Buffer
@@ -94,37 +91,4 @@ func runOnTerminal(t *testing.T, cmd *exec.Cmd) string {
 		t.Fatalf("%v: %v\n%s", cmd.Args, err, stderr.String())
 	}
 	return out.String()
-}
-
-// openPTY opens a pseudo-terminal pair with plain syscalls (no dependency).
-func openPTY(t *testing.T) (master, tty *os.File) {
-	t.Helper()
-	master, err := os.OpenFile("/dev/ptmx", os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		testenv.Missing(t, "no pseudo-terminals here: %v", err)
-	}
-	var unlock int32
-	var n uint32
-	if err := ioctl(master, syscall.TIOCSPTLCK, unsafe.Pointer(&unlock)); err != nil {
-		master.Close()
-		t.Fatalf("unlock pty: %v", err)
-	}
-	if err := ioctl(master, syscall.TIOCGPTN, unsafe.Pointer(&n)); err != nil {
-		master.Close()
-		t.Fatalf("pty number: %v", err)
-	}
-	tty, err = os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		master.Close()
-		t.Fatalf("open pty: %v", err)
-	}
-	return master, tty
-}
-
-func ioctl(f *os.File, req uint, arg unsafe.Pointer) error {
-	_, _, errno := syscall.Syscall(syscall.SYS_IOCTL, f.Fd(), uintptr(req), uintptr(arg))
-	if errno != 0 {
-		return errno
-	}
-	return nil
 }

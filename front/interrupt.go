@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/mattn/go-isatty"
 )
 
 // Interrupted is the cause of a context that Interrupts ended: the signal
@@ -59,10 +61,15 @@ func (e OutputError) Unwrap() error { return e.Err }
 
 // OutputWriter is w for a job's output: the first write that fails ends
 // the follow (cancel, with Interrupted{SIGPIPE} for a closed pipe,
-// Interrupted{SIGHUP} for a terminal that hung up, else an OutputError), and every write after it is dropped, so that the job's
-// end can still be read while it is canceled.
+// Interrupted{SIGHUP} for EIO on a terminal, which hung up, else an
+// OutputError: EIO on a file is a failing disk), and every write after it
+// is dropped, so that the job's end can still be read while it is
+// canceled. Whether w is a terminal is asked now: a terminal that hung up
+// answers no ioctl.
 func OutputWriter(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
 	var failed bool
+	f, isFile := w.(*os.File)
+	tty := isFile && isatty.IsTerminal(f.Fd())
 	return writerFunc(func(p []byte) (int, error) {
 		if failed {
 			return len(p), nil
@@ -72,8 +79,8 @@ func OutputWriter(w io.Writer, cancel context.CancelCauseFunc) io.Writer {
 			switch {
 			case errors.Is(err, syscall.EPIPE):
 				cancel(Interrupted{syscall.SIGPIPE})
-			case errors.Is(err, syscall.EIO):
-				cancel(Interrupted{syscall.SIGHUP}) // a terminal that hung up
+			case tty && errors.Is(err, syscall.EIO):
+				cancel(Interrupted{syscall.SIGHUP})
 			default:
 				cancel(OutputError{err})
 			}
