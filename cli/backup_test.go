@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -186,12 +187,24 @@ func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 	h := newHome(t)
 	w := h.start("worker", "start", "--no-spool")
 	// The worker's death kills the job's shell (Pdeathsig), not the sleep
-	// it started, which stays in the run's process group.
-	started := filepath.Join(t.TempDir(), "started")
-	h.must("enqueue", "--id", "orphaned", "--command", "sleep 300 & touch "+started+"; wait")
+	// it started, which stays in the run's process group, nor the setsid
+	// one, which left it and is known by the run's mark only.
+	dir := t.TempDir()
+	started := filepath.Join(dir, "started")
+	h.must("enqueue", "--id", "orphaned", "--command",
+		"sleep 300 & echo $! >"+dir+"/grouped; setsid sh -c 'echo $$ >"+dir+"/left; exec sleep 301' </dev/null >/dev/null 2>&1 & "+
+			"until [ -s "+dir+"/left ]; do sleep 0.01; done; touch "+started+"; wait")
 	waitFor(t, 30*time.Second, "the job to start", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
+	})
+	grouped, left := pidIn(dir+"/grouped"), pidIn(dir+"/left")
+	if grouped <= 0 || left <= 0 {
+		t.Fatalf("the job wrote pids %d and %d", grouped, left)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(grouped, syscall.SIGKILL)
+		syscall.Kill(left, syscall.SIGKILL)
 	})
 	backup := filepath.Join(t.TempDir(), "b.db")
 	h.must("db", "backup", backup)
@@ -201,13 +214,24 @@ func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 	if code != exitConflict || !strings.Contains(errText, "orphaned run 1") {
 		t.Fatalf("db restore while the killed worker's run still runs: exit %d, want %d naming it\nstderr: %s", code, exitConflict, errText)
 	}
-	m := regexp.MustCompile(`kill -- -(\d+)`).FindStringSubmatch(errText)
+	m := regexp.MustCompile(`\(kill ([\d ]+),`).FindStringSubmatch(errText)
 	if m == nil {
-		t.Fatalf("db restore's hint names no process group to kill:\n%s", errText)
+		t.Fatalf("db restore's hint names no process to kill:\n%s", errText)
 	}
-	pgid, _ := strconv.Atoi(m[1])
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	waitFor(t, 30*time.Second, "the run's process group to end", func() bool { return syscall.Kill(-pgid, 0) != nil })
+	named := strings.Fields(m[1])
+	for _, pid := range []int{grouped, left} {
+		if !slices.Contains(named, strconv.Itoa(pid)) {
+			t.Errorf("db restore's hint names processes %v, not %d, which the run left:\n%s", named, pid, errText)
+		}
+	}
+	for _, pid := range named {
+		if n, _ := strconv.Atoi(pid); n > 0 {
+			syscall.Kill(n, syscall.SIGKILL)
+		}
+	}
+	waitFor(t, 30*time.Second, "the run's processes to end", func() bool {
+		return syscall.Kill(grouped, 0) != nil && syscall.Kill(left, 0) != nil
+	})
 	if _, errText, code := h.run("db", "restore", backup); code != 0 {
 		t.Errorf("db restore once the run was stopped: exit %d\nstderr: %s", code, errText)
 	}

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/queuectl/queuectl/claim"
@@ -137,14 +138,16 @@ func refuseRestoreUnderWorkers(c *cli.Context, dir, db string) error {
 	if err != nil || len(orphans) == 0 {
 		return err
 	}
-	var runs, groups []string
-	for _, f := range orphans {
-		runs = append(runs, fmt.Sprintf("%s run %d", f.JobID, f.Attempt))
-		groups = append(groups, fmt.Sprintf("-%d", f.PGID))
+	var runs, pids []string
+	for _, o := range orphans {
+		runs = append(runs, fmt.Sprintf("%s run %d", o.JobID, o.Attempt))
+		for _, pid := range o.PIDs {
+			pids = append(pids, strconv.Itoa(pid))
+		}
 	}
 	return withHint(fmt.Errorf("%w: %d run(s) of workers that died still run (%s): the restored store would not know them",
 		claim.ErrConflict, len(orphans), strings.Join(runs, ", ")),
-		"stop them (kill -- "+strings.Join(groups, " ")+", or start a worker, which stops them as it recovers their jobs, and stop it), then restore")
+		"stop their processes (kill "+strings.Join(pids, " ")+", or start a worker, which stops them as it recovers their jobs, and stop it), then restore")
 }
 
 func fileSize(path string) int64 {

@@ -199,6 +199,46 @@ func marked(pid int, mark string, prefix bool) bool {
 	return false
 }
 
+// ownGroup reports whether process group pgid, recorded for a run
+// claimed at since and marked mark, may still be that run's. The kernel
+// gives a group's number to no other process while a member of the group
+// lives, so it is another's only when its leader (the process pgid) lives,
+// carries no mark of the run, and started after the run did: its number
+// came round again after the run's processes were all gone (a reaper or
+// a restore long after a worker died).
+func ownGroup(pgid int, mark string, since time.Time) bool {
+	p, ok := readProc(pgid)
+	if !ok || p.zombie || marked(pgid, mark, false) {
+		return true
+	}
+	boot, ok := bootTime()
+	return !ok || !boot.Add(time.Duration(p.start)*time.Second/userHZ).After(since.Add(groupSlack))
+}
+
+// userHZ is the unit of /proc's start times: clock ticks, 100 a second on
+// every Linux port Go supports.
+const userHZ = 100
+
+// groupSlack is how long after its claim a run's shell may start (its log
+// files are opened first) and still be the run's.
+const groupSlack = 10 * time.Second
+
+// bootTime is when this host booted (/proc/stat's btime).
+func bootTime() (time.Time, bool) {
+	var buf [4096]byte
+	data, err := readProcFile("/proc/stat", buf[:0])
+	if err != nil {
+		return time.Time{}, false
+	}
+	for line := range bytes.Lines(data) {
+		if v, ok := bytes.CutPrefix(line, []byte("btime ")); ok {
+			sec, err := strconv.ParseInt(string(bytes.TrimSpace(v)), 10, 64)
+			return time.Unix(sec, 0), err == nil
+		}
+	}
+	return time.Time{}, false
+}
+
 // leftovers finds what is left of a run: live members of process group
 // pgid (when > 0), and processes carrying its mark that descend from this
 // process (descendants only, unless anywhere: the run of a worker that

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -114,5 +115,42 @@ func TestAwaitExitLeavesThePidfdBlocking(t *testing.T) {
 	}
 	if flags&unix.O_NONBLOCK != 0 {
 		t.Fatal("the pidfd was left non-blocking")
+	}
+}
+
+// A run's recorded process group is its own unless its leader lives,
+// carries no mark of the run and started after the run did: the number
+// came round again, and the group is another's, which no reaper or
+// restore hint may touch.
+func TestOwnGroup(t *testing.T) {
+	start := func(env ...string) int {
+		t.Helper()
+		cmd := exec.Command("sleep", "60")
+		cmd.Env = append(os.Environ(), env...)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		return cmd.Process.Pid
+	}
+	const mark = "w1:job:1"
+	stranger := start()
+	ours := start("QUEUECTL_RUN=" + mark)
+	longAgo, now := time.Now().Add(-time.Hour), time.Now()
+	for _, tt := range []struct {
+		name  string
+		pgid  int
+		since time.Time
+		want  bool
+	}{
+		{"a group whose unmarked leader started an hour after the run", stranger, longAgo, false},
+		{"a group whose unmarked leader started with the run", stranger, now, true},
+		{"a group whose leader carries the run's mark", ours, longAgo, true},
+		{"a group whose leader is gone (members keep the number)", 1 << 30, longAgo, true},
+	} {
+		if got := ownGroup(tt.pgid, mark, tt.since); got != tt.want {
+			t.Errorf("%s: ownGroup = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }

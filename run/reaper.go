@@ -56,13 +56,14 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		}
 		lost = append(lost, f)
 		if f.Host == w.host {
-			if pgid := w.lostGroup(ctx, f); pgid > 0 {
+			mark := runMark(f.WorkerID, f.JobID, f.Attempt)
+			if pgid := w.lostGroup(ctx, f); pgid > 0 && ownGroup(pgid, mark, f.StartedAt) {
 				syscall.Kill(-pgid, syscall.SIGKILL)
 				groups = append(groups, pgid)
 			}
 			// What left the group (a setsid daemon) went to init when its
 			// worker died; its QUEUECTL_RUN mark still names the run.
-			for _, pid := range leftovers(0, runMark(f.WorkerID, f.JobID, f.Attempt), false, true) {
+			for _, pid := range leftovers(0, mark, false, true) {
 				syscall.Kill(pid, syscall.SIGKILL)
 			}
 		}
@@ -237,20 +238,34 @@ func alive(pid int) bool {
 	return err == nil || errors.Is(err, syscall.EPERM)
 }
 
+// Orphan is a run of a worker of this host that is gone, whose processes
+// still live.
+type Orphan struct {
+	claim.InFlight
+	PIDs []int // its processes: of its process group, and those its QUEUECTL_RUN mark names
+}
+
 // Orphans returns the runs in flight in s of this host's workers that are
-// gone, whose processes (by process group, or QUEUECTL_RUN mark) still live: what a worker's reaper stops
-// before their jobs run again. Nothing else would stop them once the store
-// no longer names them (db restore).
-func Orphans(ctx context.Context, s *claim.Store) ([]claim.InFlight, error) {
+// gone, whose processes (by process group, or QUEUECTL_RUN mark) still
+// live: what a worker's reaper stops before their jobs run again. Nothing
+// else would stop them once the store no longer names them (db restore).
+func Orphans(ctx context.Context, s *claim.Store) ([]Orphan, error) {
 	runs, err := s.InFlight(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var out []claim.InFlight
+	var out []Orphan
 	for _, f := range runs {
-		if f.Host == HostID() && !alive(f.PID) &&
-			len(leftovers(f.PGID, runMark(f.WorkerID, f.JobID, f.Attempt), false, true)) > 0 {
-			out = append(out, f)
+		if f.Host != HostID() || alive(f.PID) {
+			continue
+		}
+		mark := runMark(f.WorkerID, f.JobID, f.Attempt)
+		pgid := f.PGID
+		if pgid > 0 && !ownGroup(pgid, mark, f.StartedAt) {
+			pgid = 0
+		}
+		if pids := leftovers(pgid, mark, false, true); len(pids) > 0 {
+			out = append(out, Orphan{InFlight: f, PIDs: pids})
 		}
 	}
 	return out, nil
