@@ -76,6 +76,12 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 	defer signal.Stop(hup)
 	h := newHome(t)
 	h.start("worker", "start", "--no-spool")
+	// Up to its socket, so that every run here goes through the hand-off
+	// (the store path has TestRunFailsWhenItsOutputCannotBeWritten).
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
 		t.Run(prog, func(t *testing.T) {
 			g := newGate(t)
