@@ -9,10 +9,9 @@ import (
 
 func configCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "config",
-		Usage:           "read and change settings (stored in the database)",
-		Description:     "Example: queuectl config set max-retries 5",
-		HideHelpCommand: true,
+		Name:        "config",
+		Usage:       "read and change settings (stored in the database)",
+		Description: "Example: queuectl config set max-retries 5",
 		Subcommands: []*cli.Command{{
 			Name:        "get",
 			Usage:       "print one setting's value, or all settings",

@@ -15,10 +15,9 @@ import (
 
 func dbCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "db",
-		Usage:           "the store itself: back it up, restore it, copy it into another database",
-		Description:     "Example: queuectl db copy --to postgres://queue@db.internal/queue",
-		HideHelpCommand: true,
+		Name:        "db",
+		Usage:       "the store itself: back it up, restore it, copy it into another database",
+		Description: "Example: queuectl db copy --to postgres://queue@db.internal/queue",
 		Subcommands: []*cli.Command{{
 			Name:  "copy",
 			Usage: "copy the store (jobs, runs, schedules, queues, config) into an empty database",

@@ -14,10 +14,9 @@ import (
 
 func dlqCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "dlq",
-		Usage:           "dead jobs: list, retry, purge",
-		Description:     "Example: queuectl dlq retry --all",
-		HideHelpCommand: true,
+		Name:        "dlq",
+		Usage:       "dead jobs: list, retry, purge",
+		Description: "Example: queuectl dlq retry --all",
 		Subcommands: []*cli.Command{{
 			Name:  "list",
 			Usage: "list dead jobs: why each died and the last line of its stderr",

@@ -10,10 +10,9 @@ import (
 
 func queueCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "queue",
-		Usage:           "per-queue settings: how many of a queue's jobs run at once",
-		Description:     "Example: queuectl queue set heavy --max-running 2",
-		HideHelpCommand: true,
+		Name:        "queue",
+		Usage:       "per-queue settings: how many of a queue's jobs run at once",
+		Description: "Example: queuectl queue set heavy --max-running 2",
 		Subcommands: []*cli.Command{{
 			Name:      "set",
 			Usage:     "limit how many jobs of a queue run at once, across every worker and host",

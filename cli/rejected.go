@@ -10,10 +10,9 @@ import (
 
 func rejectedCommand() *cli.Command {
 	return &cli.Command{
-		Name:            "rejected",
-		Usage:           "spool files that could not become jobs: list, retry, purge",
-		Description:     "Example: queuectl rejected list",
-		HideHelpCommand: true,
+		Name:        "rejected",
+		Usage:       "spool files that could not become jobs: list, retry, purge",
+		Description: "Example: queuectl rejected list",
 		Subcommands: []*cli.Command{{
 			Name:        "list",
 			Usage:       "list the files in rejected/ with their size, age and reason",

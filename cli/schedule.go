@@ -20,7 +20,6 @@ is skipped. Every running worker fires schedules; a due time missed while none r
 when one starts. Schedules can also be files: schedules/NAME.json in the home.
 
 Example: queuectl schedule add nightly-db --cron '0 3 * * *' --tz Europe/Berlin --command 'pg_dump app > /backup/app.sql'`,
-		HideHelpCommand: true,
 		Subcommands: []*cli.Command{{
 			Name:      "add",
 			Usage:     "add a schedule",

@@ -15,10 +15,9 @@ import (
 
 func workerCommand(hard context.Context) *cli.Command {
 	return &cli.Command{
-		Name:            "worker",
-		Usage:           "run jobs (start), or stop running workers (stop)",
-		Description:     "Example: queuectl worker start --count 4",
-		HideHelpCommand: true,
+		Name:        "worker",
+		Usage:       "run jobs (start), or stop running workers (stop)",
+		Description: "Example: queuectl worker start --count 4",
 		Subcommands: []*cli.Command{{
 			Name:  "start",
 			Usage: "run jobs in the foreground until stopped",
