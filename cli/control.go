@@ -176,6 +176,7 @@ func restartJobs(c *cli.Context, h *home) error {
 		if err != nil {
 			return err
 		}
+		removeDead(c, h, j.ID)
 		out.did(j, "Restarting job %s", j.ID)
 		return nil
 	})

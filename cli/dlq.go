@@ -77,16 +77,17 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") {
 		return out.end(retryAll(c, h, out))
 	}
-	return out.end(eachJob(c, h, ids, func(id string) error {
+	err = eachJob(c, h, ids, func(id string) error {
 		j, err := h.store.Retry(c.Context, id)
 		if err != nil {
 			return err
 		}
 		removeDead(c, h, id)
 		out.did(j, "Retrying job %s", id)
-		syncDead(c, h)
 		return nil
-	}))
+	})
+	syncDead(c, h)
+	return out.end(err)
 }
 
 // retryAll re-drives every dead job. One whose unique_key a live job holds
