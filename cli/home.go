@@ -167,11 +167,19 @@ func around(open func(*cli.Context) (*home, error), action func(c *cli.Context, 
 
 // watchStoreFile returns a context that ends, with the reason as its
 // cause, once s's database file is unusable (run.WatchFile), and the
-// function that stops watching.
+// function that stops watching: it returns once no check runs any more,
+// so that the store can be closed after it.
 func watchStoreFile(parent context.Context, s *claim.Store) (context.Context, func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	go run.WatchFile(ctx, s, cancel)
-	return ctx, func() { cancel(nil) }
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		run.WatchFile(ctx, s, cancel)
+	}()
+	return ctx, func() {
+		cancel(nil)
+		<-done
+	}
 }
 
 // printer renders to the app's stdout, in colour only when that is a
