@@ -10,13 +10,13 @@ import (
 // notices: "attempt N", N counted as max-retries counts attempts, with
 // the run's number after it when they differ: a run lost with its worker,
 // or interrupted by its stop, is not counted, so the run after it is the
-// same attempt again ("attempt 1 (run 2)"). j may have been read just
-// before r began: the runs it does not know of yet count.
+// same attempt again ("attempt 1 (run 2)"); so is the first run after a
+// restart or retry, which count attempts from 0 again. j may have been
+// read just before r began (the runs it does not know of yet count) or
+// after the next one began (those count no more): either way r's attempt
+// is j's attempts, less one for each counted run after r.
 func Attempt(j jobs.Job, r jobs.Run) string {
-	n := r.Attempt
-	if j.Runs <= r.Attempt {
-		n = j.Attempts + r.Attempt - j.Runs
-	}
+	n := j.Attempts + r.Attempt - j.Runs
 	if n > 0 && n != r.Attempt {
 		return fmt.Sprintf("attempt %d (run %d)", n, r.Attempt)
 	}
