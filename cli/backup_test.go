@@ -186,9 +186,9 @@ func TestBackupRestoreRefusePostgres(t *testing.T) {
 func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 	h := newHome(t)
 	w := h.start("worker", "start", "--no-spool")
-	// The worker's death kills the job's shell (Pdeathsig), not the sleep
-	// it started, which stays in the run's process group, nor the setsid
-	// one, which left it and is known by the run's mark only.
+	// The worker's death kills the run's process group (its guard), the
+	// sleep in it too, but not the setsid one, which left the group and is
+	// known by the run's mark only.
 	dir := t.TempDir()
 	started := filepath.Join(dir, "started")
 	h.must("enqueue", "--id", "orphaned", "--command",
@@ -219,11 +219,10 @@ func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 		t.Fatalf("db restore's hint names no process to kill:\n%s", errText)
 	}
 	named := strings.Fields(m[1])
-	for _, pid := range []int{grouped, left} {
-		if !slices.Contains(named, strconv.Itoa(pid)) {
-			t.Errorf("db restore's hint names processes %v, not %d, which the run left:\n%s", named, pid, errText)
-		}
+	if !slices.Contains(named, strconv.Itoa(left)) {
+		t.Errorf("db restore's hint names processes %v, not %d, which the run left:\n%s", named, left, errText)
 	}
+	waitFor(t, 30*time.Second, "the sleep in the run's group to die with its worker", func() bool { return processGone(grouped) })
 	for _, pid := range named {
 		if n, _ := strconv.Atoi(pid); n > 0 {
 			syscall.Kill(n, syscall.SIGKILL)
@@ -235,4 +234,46 @@ func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 	if _, errText, code := h.run("db", "restore", backup); code != 0 {
 		t.Errorf("db restore once the run was stopped: exit %d\nstderr: %s", code, errText)
 	}
+}
+
+// A worker killed with kill -9, with no other worker on its host to reap
+// its runs: what its job started dies with it (the guard kills the run's
+// process group), so that no worker of another host, taking the job once
+// its lease lapses, runs it beside them (SPEC §6).
+func TestRunsDieWithTheirWorker(t *testing.T) {
+	h := newHome(t)
+	w := h.start("worker", "start", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "deep", "--command",
+		"sleep 300 & echo $! >"+dir+"/child; sh -c 'sleep 301 & echo $! >"+dir+"/grandchild; wait' & "+
+			"until [ -s "+dir+"/grandchild ]; do sleep 0.01; done; touch "+dir+"/started; wait")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(dir + "/started")
+		return err == nil
+	})
+	child, grandchild := pidIn(dir+"/child"), pidIn(dir+"/grandchild")
+	if child <= 0 || grandchild <= 0 {
+		t.Fatalf("the job wrote pids %d and %d", child, grandchild)
+	}
+	t.Cleanup(func() {
+		syscall.Kill(child, syscall.SIGKILL)
+		syscall.Kill(grandchild, syscall.SIGKILL)
+	})
+	w.cmd.Process.Kill()
+	w.exit(t, 30*time.Second)
+	waitFor(t, 30*time.Second, "what the job started to die with its worker", func() bool {
+		return processGone(child) && processGone(grandchild)
+	})
+}
+
+// processGone reports whether pid has exited: no such process, or a
+// zombie (it holds nothing; init reaps it).
+func processGone(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
 }

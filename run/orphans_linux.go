@@ -49,13 +49,24 @@ func runStarted(pid int, mark string, conf *confinement) {
 	}
 	liveRuns.mu.Lock()
 	liveRuns.m[pid] = r
+	guardGroup(pid, true, liveRunGroups)
 	liveRuns.mu.Unlock()
+}
+
+// liveRunGroups lists the process groups of the live runs; liveRuns.mu held.
+func liveRunGroups() []int {
+	out := make([]int, 0, len(liveRuns.m))
+	for pid := range liveRuns.m {
+		out = append(out, pid)
+	}
+	return out
 }
 
 // runEnded forgets the run of shell pid.
 func runEnded(pid int) {
 	liveRuns.mu.Lock()
 	delete(liveRuns.m, pid)
+	guardGroup(pid, false, liveRunGroups)
 	liveRuns.mu.Unlock()
 }
 
