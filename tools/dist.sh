@@ -67,8 +67,8 @@ tarball() { # tarball DIR OUT
 
 # debian BINDIR ARCH: the .deb of a linux platform, with dpkg-deb.
 debian() {
-  local root=$work/deb_$2 version=${VERSION#v}
-  version=${version//-/\~} # a pre-release sorts before its release
+  local root=$work/deb_$2 version
+  version=$(tools/debversion.sh "$VERSION")
   mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/man/man5" \
     "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
     "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/user" "$root/usr/lib/systemd/system" \
