@@ -102,7 +102,10 @@ Description: run shell jobs in the background, from a spool directory or the com
  jobs that keep failing. A static binary, man pages, shell completions,
  systemd units, and a Grafana dashboard and Prometheus rules.
 CONTROL
+  cp packaging/debian-reload "$root/DEBIAN/postinst"
+  cp packaging/debian-reload "$root/DEBIAN/postrm"
   normalize "$root" usr/bin
+  chmod 0755 "$root/DEBIAN/postinst" "$root/DEBIAN/postrm"
   dpkg-deb --root-owner-group -Zgzip -z9 --build "$root" "$DIST/queuectl_${version}_$2.deb" >/dev/null
 }
 
