@@ -71,6 +71,19 @@ func TestBadFlagOfEveryCommand(t *testing.T) {
 	}
 }
 
+// TestHelpWord: `queuectl help [COMMAND...]` is COMMAND's --help.
+func TestHelpWord(t *testing.T) {
+	h := newHome(t)
+	for _, args := range [][]string{{"help"}, {"help", "db"}, {"help", "db", "backup"}, {"help", "run"}} {
+		want, _, _ := h.run(append(args[1:], "--help")...)
+		out, errText, code := h.run(args...)
+		if code != 0 || out != want || !strings.Contains(out, "USAGE") {
+			t.Errorf("queuectl %s: exit %d, stdout %q; want %q as --help prints it\nstderr: %s",
+				strings.Join(args, " "), code, out, want, errText)
+		}
+	}
+}
+
 // TestJobsNamedHelp: "help" and "h" are ids like any other (SPEC §3), so
 // every command that takes an id acts on the job, and a prefix "h" that
 // fits several is ambiguous (exit 2), never a request for help (exit 0).

@@ -42,7 +42,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		_, err := fmt.Fprint(c.App.Writer, shortUsage(c.App))
 		return err
 	}
-	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
+	if err := app.RunContext(soft, reorderArgs(app, helpArgs(args))); err != nil {
 		code := exitCode(err, stderr)
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
@@ -50,6 +50,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return code
 	}
 	return code
+}
+
+// helpArgs reads `queuectl help [COMMAND...]` as `queuectl [COMMAND...]
+// --help`. No command has a help subcommand (a job may be named help:
+// `queuectl cancel help`), but the program's first word is no job's, and
+// many tools take help there.
+func helpArgs(args []string) []string {
+	if len(args) < 2 || args[1] != "help" {
+		return args
+	}
+	return append(append([]string{args[0]}, args[2:]...), "--help")
 }
 
 // newApp defines the commands. hard is the context a worker's running jobs
@@ -64,7 +75,8 @@ func newApp(hard context.Context) *cli.App {
 queuectl worker start runs jobs with /bin/sh -c, several at a time and in any number of
 processes, keeps each run's stdout and stderr under ~/.queuectl/logs/, retries failures with
 exponential backoff, and moves jobs that keep failing to the dead-letter queue (queuectl dlq).
-Everything is in one SQLite file (~/.queuectl/queue.db); there is no server.
+Everything is in one SQLite file (~/.queuectl/queue.db), with no server to run; hosts that
+share the work share a PostgreSQL database instead (--db postgres://…).
 
 A first run:
    queuectl worker start &                       # runs jobs; one line per event on stderr
