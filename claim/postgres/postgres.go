@@ -240,8 +240,19 @@ func newerSchema(version int) error {
 
 // foldCounts adds the count rows of backends that are gone into shard 0
 // (schema.sql, queue_counts), so that the rows a reader sums stay as few
-// as the connections. One process folds at a time; the others skip it.
+// as the connections. One process folds at a time; the others skip it, and
+// so does a role that may not write (a monitoring user): the sums are
+// right without it.
 func (e *Engine) foldCounts(ctx context.Context) error {
+	err := e.fold(ctx)
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && (pe.Code == codeInsufficientPrivilege || pe.Code == codeReadOnly) {
+		return nil
+	}
+	return err
+}
+
+func (e *Engine) fold(ctx context.Context) error {
 	return e.write(ctx, light, func(tx pgx.Tx) error {
 		var locked bool
 		if err := tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock($1)", e.foldKey).Scan(&locked); err != nil || !locked {

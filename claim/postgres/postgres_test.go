@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -177,3 +178,32 @@ func TestOpenErrors(t *testing.T) {
 
 // schemaVersion is the version of a schema this binary made.
 const schemaVersion = 8
+
+// A role that may only read (a monitoring user) opens the store and reads
+// its counts: folding the gone backends' count rows, a tidying write, is
+// skipped when the role may not write.
+func TestReadOnlyRoleReadsCounts(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	s := mustOpen(t, dsn)
+	for range 2 {
+		if _, err := s.Enqueue(t.Context(), claim.NewJob{Command: "true"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := u.Query().Get("search_path")
+	role := "ro_" + schema
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN")
+	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	pgtest.Exec(t, "GRANT USAGE ON SCHEMA "+schema+" TO "+role+"; GRANT SELECT ON ALL TABLES IN SCHEMA "+schema+" TO "+role)
+	u.User = url.User(role)
+	ro := mustOpen(t, u.String())
+	counts, err := ro.Counts(t.Context())
+	if err != nil || counts[claim.Pending] != 2 {
+		t.Errorf("Counts as a read-only role = %v, %v; want 2 pending", counts, err)
+	}
+}

@@ -16,10 +16,6 @@ import (
 
 func init() { claim.RegisterScratch(claim.EnginePostgres, Scratch) }
 
-// codeInsufficientPrivilege is the SQLSTATE of CREATE DATABASE by a user
-// without CREATEDB.
-const codeInsufficientPrivilege = "42501"
-
 // Scratch creates an empty database, queuectl_scratch_<random>, on the
 // server that dsn names (connected to as dsn says), and returns a DSN of
 // it (dsn's, without its search_path, which names a schema of the other

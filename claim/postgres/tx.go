@@ -120,6 +120,9 @@ const (
 	codeInvalidPassword = "28P01"
 	codeInvalidAuth     = "28000"
 	codeInvalidCatalog  = "3D000" // no such database
+	// a write (CREATE DATABASE, say) by a role without the right
+	codeInsufficientPrivilege = "42501"
+	codeReadOnly              = "25006" // a write in a read-only transaction (a standby)
 )
 
 // isUnique reports whether err is a unique constraint violation.
