@@ -333,6 +333,12 @@ func TestStoreOutage(t *testing.T) {
 	if strings.Contains(text, "dropped") || strings.Contains(text, "lost") {
 		t.Errorf("the worker dropped or lost a run:\n%s", text)
 	}
+	// Said once: not again by the spool's watcher or the schedules.
+	for _, again := range []string{"schedules: ", "the spool's files wait"} {
+		if strings.Contains(text, again) {
+			t.Errorf("the worker said the outage again (%q):\n%s", again, text)
+		}
+	}
 	w.signal(t, syscall.SIGTERM)
 	if code := w.exit(t, time.Minute); code != 0 {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)

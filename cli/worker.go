@@ -129,12 +129,15 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		if _, err := newWatcher(h, log).Pass(c.Context); err != nil {
 			return err
 		}
-		go func() { ingesting <- newWatcher(h, log).Run(watching) }()
+		// The worker says when the store is away, once (run/outage.go).
+		sw := newWatcher(h, log)
+		sw.AwaySaid = true
+		go func() { ingesting <- sw.Run(watching) }()
 	}
 	// Schedule files are read by every worker, --no-spool or not: they
 	// define schedules, they are not jobs to ingest.
 	scheduling := make(chan error, 1)
-	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c)}
+	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c), AwaySaid: true}
 	go func() { scheduling <- sd.Run(watching) }()
 	var nudges run.Nudges
 	events := func(e run.Event) { log.worker(e); nudges.Fire(e) }

@@ -32,6 +32,9 @@ type ScheduleDir struct {
 	Rescan time.Duration
 	// Log receives diagnostics, one line per call; nil discards them.
 	Log func(format string, args ...any)
+	// AwaySaid: another part of the process (a worker) says when the store
+	// is unavailable and when it is back; not said here again.
+	AwaySaid bool
 }
 
 // Pass reads schedules/ once and brings the store in line with it. It
@@ -164,7 +167,7 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		if errors.Is(err, claim.ErrUnavailable) {
 			msg = claim.ErrUnavailable.Error()
 		}
-		if err != nil && msg != said {
+		if err != nil && msg != said && !(d.AwaySaid && errors.Is(err, claim.ErrUnavailable)) {
 			d.logf("schedules: %v", err)
 			said = msg
 		} else if err == nil {

@@ -37,6 +37,9 @@ type Watcher struct {
 	// Log receives diagnostics when Events is nil, one line per call; nil
 	// discards them.
 	Log func(format string, args ...any)
+	// AwaySaid: another part of the process (a worker) says when the store
+	// is unavailable and when it is back; not said here again.
+	AwaySaid bool
 }
 
 // Stats counts what one Pass did with the files it found.
@@ -117,7 +120,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			return err // no pass can succeed: the taken files wait for the next ingester
 		case errors.Is(err, claim.ErrUnavailable):
 			// Said once: the files wait in the spool until it is back.
-			if !away {
+			if !away && !w.AwaySaid {
 				w.logf("%v; the spool's files wait until the store is back", err)
 			}
 		case err != nil:
