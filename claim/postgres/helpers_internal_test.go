@@ -1,6 +1,9 @@
 package postgres
 
 import (
+	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -40,4 +43,15 @@ func holdRows(t *testing.T, dsn, lock string) (*pgx.Conn, pgx.Tx) {
 		t.Fatal(err)
 	}
 	return conn, tx
+}
+
+// sslmode=require against a server with ssl = off: pgconn says so in these
+// words only (no type of its own), and the hint says what to change.
+func TestTLSRefusedHint(t *testing.T) {
+	err := classify(fmt.Errorf("failed to connect to `user=q database=q`: 127.0.0.1:5432 (127.0.0.1): tls error: %w",
+		errors.New("server refused TLS connection")))
+	var h interface{ Hint() string }
+	if !errors.Is(err, claim.ErrUnavailable) || !errors.As(err, &h) || !strings.Contains(h.Hint(), "sslmode=disable") {
+		t.Errorf("classify(refused TLS) = %v; want unavailable, with a hint to set sslmode=disable", err)
+	}
 }

@@ -70,3 +70,18 @@ func TestOpenWithoutPermission(t *testing.T) {
 		t.Errorf("Open = %v (hint %q); want permission denied with what to grant", err, hintOf(err))
 	}
 }
+
+// TestOpenTLSMismatch: a URL that asks for a certificate the server's is
+// not (verify-full against a self-signed one) is told what to change, not
+// to check that the server runs.
+func TestOpenTLSMismatch(t *testing.T) {
+	dsn := withParam(t, pgtest.DSN(t), "sslmode", "verify-full")
+	s, err := claim.Open(dsn)
+	if err == nil {
+		s.Close()
+		t.Skip("the test server's certificate verifies here; nothing to mismatch")
+	}
+	if !strings.Contains(hintOf(err), "sslrootcert") {
+		t.Errorf("Open with sslmode=verify-full = %v (hint %q); want the hint to say how to trust the certificate", err, hintOf(err))
+	}
+}

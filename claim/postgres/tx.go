@@ -2,6 +2,8 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -156,6 +158,9 @@ func classify(err error) error {
 		}
 		return err
 	}
+	if hint := tlsHint(err); hint != "" {
+		return unavailable(err, hint)
+	}
 	var ne net.Error
 	var ce *pgconn.ConnectError
 	if errors.As(err, &ce) || errors.As(err, &ne) || errors.Is(err, syscall.ECONNREFUSED) ||
@@ -164,6 +169,25 @@ func classify(err error) error {
 		return unavailable(err, serverHint)
 	}
 	return err
+}
+
+// tlsHint is the fix for a connection that failed on TLS: the server
+// takes none (sslmode=require against ssl = off), or its certificate is
+// not one the URL trusts (sslmode=verify-ca or verify-full); "" for any
+// other error.
+func tlsHint(err error) string {
+	var unknown x509.UnknownAuthorityError
+	var host x509.HostnameError
+	var invalid x509.CertificateInvalidError
+	var verify *tls.CertificateVerificationError
+	switch {
+	case strings.Contains(err.Error(), "server refused TLS connection"):
+		return "the server takes no TLS connection: set sslmode=disable in --db (or $QUEUECTL_DB), or turn ssl on in the server's postgresql.conf"
+	case errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid), errors.As(err, &verify):
+		return "the server's certificate is not one --db (or $QUEUECTL_DB) trusts: name its CA with sslrootcert=FILE, " +
+			"check that the host is the certificate's, or use sslmode=require to encrypt without verifying"
+	}
+	return ""
 }
 
 const serverHint = "check that the PostgreSQL server is running and reachable at the host and port --db (or $QUEUECTL_DB) names"
