@@ -61,7 +61,8 @@ type Engine interface {
 	InFlight(ctx context.Context) ([]InFlight, error)
 	// Renew extends the worker's leases and heartbeat, in one durable
 	// transaction; it reports the runs it renewed and whether the worker
-	// was asked to stop.
+	// was asked to stop. A worker whose row is gone is registered again
+	// as p.Worker says (Renewal.Registered), in the same transaction.
 	Renew(ctx context.Context, p RenewParams) (Renewal, error)
 	// Recover ends a lost run as p says, keeping p.Tails with it; ErrLost
 	// when it is not the current run of a processing job.

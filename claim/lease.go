@@ -17,15 +17,26 @@ func (s *Store) InFlight(ctx context.Context) ([]InFlight, error) {
 	return s.engine.InFlight(ctx)
 }
 
-// Renew extends the lease on every job the worker is running, and records
+// Renew extends the lease on every job worker w is running, and records
 // the worker's heartbeat. It returns the runs it renewed, which are all the
 // store assigns to the worker, and whether `worker stop` asked the worker
 // to stop. It commits durably: a renewal a crash of the server could take
 // back would leave the worker running a job on a lease that other hosts
 // see lapse sooner.
-func (s *Store) Renew(ctx context.Context, workerID string, lease time.Duration) (Renewal, error) {
+//
+// A worker whose row is gone from the registry (another host's reaper took
+// it for dead while it could not reach the store) is registered again as w
+// says (w.StartedAt kept), and Renewal.Registered says so: else status,
+// `worker stop` and every check for a live worker would miss a worker that
+// runs on. The registration gives the worker no job back: runs recovered
+// meanwhile are not among those renewed, and the worker stops them.
+func (s *Store) Renew(ctx context.Context, w WorkerInfo, lease time.Duration) (Renewal, error) {
 	now := s.Now()
-	return s.engine.Renew(ctx, RenewParams{WorkerID: workerID, LeaseUntil: now.Add(lease), Now: now})
+	w.HeartbeatAt = now.UTC()
+	if w.StartedAt.IsZero() {
+		w.StartedAt = w.HeartbeatAt
+	}
+	return s.engine.Renew(ctx, RenewParams{Worker: w, LeaseUntil: now.Add(lease), Now: now})
 }
 
 // Recover makes a lost run's job runnable again without counting the lost

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sync"
 	"testing"
@@ -58,8 +59,9 @@ func TestRenew(t *testing.T) {
 			t.Fatal(err)
 		}
 		clk.Advance(20 * time.Second)
-		r, err := s.Renew(ctx, "w1", 30*time.Second)
-		if want := []claim.RunID{{JobID: "mine", Attempt: 1}}; r.Stopping || err != nil || !slices.Equal(r.Runs, want) {
+		w1 := claim.WorkerInfo{ID: "w1", Host: "testhost", PID: 1, Slots: 1}
+		r, err := s.Renew(ctx, w1, 30*time.Second)
+		if want := []claim.RunID{{JobID: "mine", Attempt: 1}}; r.Stopping || r.Registered || err != nil || !slices.Equal(r.Runs, want) {
 			t.Fatalf("Renew(w1) = %+v, %v; want runs %v, not stopping", r, err, want)
 		}
 		if got := mustGet(t, s, "mine").LeaseUntil; !got.Equal(t0.Add(50 * time.Second)) {
@@ -76,13 +78,15 @@ func TestRenew(t *testing.T) {
 		if n, err := s.RequestStop(ctx); n != 1 || err != nil {
 			t.Fatalf("RequestStop = %d, %v; want 1, nil", n, err)
 		}
-		if r, err := s.Renew(ctx, "w1", 30*time.Second); !r.Stopping || err != nil {
+		if r, err := s.Renew(ctx, w1, 30*time.Second); !r.Stopping || err != nil {
 			t.Errorf("Renew(w1) after RequestStop = %+v, %v; want stopping", r, err)
 		}
-		// A worker missing from the registry (reaped while it stalled) still renews.
+		// A worker missing from the registry (reaped while it stalled) still
+		// renews, and is registered again.
 		clk.Advance(time.Second)
-		if r, err := s.Renew(ctx, "w2", 30*time.Second); r.Stopping || err != nil || len(r.Runs) != 1 {
-			t.Errorf("Renew(unregistered w2) = %+v, %v; want its one run, not stopping", r, err)
+		w2 := claim.WorkerInfo{ID: "w2", Host: "otherhost", PID: 2, Slots: 1}
+		if r, err := s.Renew(ctx, w2, 30*time.Second); r.Stopping || !r.Registered || err != nil || len(r.Runs) != 1 {
+			t.Errorf("Renew(unregistered w2) = %+v, %v; want its one run, registered again, not stopping", r, err)
 		}
 		if got := mustGet(t, s, "theirs").LeaseUntil; !got.Equal(t0.Add(51 * time.Second)) {
 			t.Errorf("unregistered worker's lease until %v, want %v", got, t0.Add(51*time.Second))
@@ -115,7 +119,7 @@ func TestRenewSaysWhatItRenewed(t *testing.T) {
 		}
 		mustClaim(t, s, claimant(t, "w2"))
 		clk.Advance(time.Second)
-		r, err := s.Renew(ctx, "w1", 30*time.Second)
+		r, err := s.Renew(ctx, claim.WorkerInfo{ID: "w1", Host: "testhost", PID: 1, Slots: 2}, 30*time.Second)
 		if want := []claim.RunID{{JobID: "b", Attempt: 1}}; err != nil || !slices.Equal(r.Runs, want) {
 			t.Errorf("Renew(w1) = %+v, %v; want runs %v: run 1 of a is no longer w1's", r, err, want)
 		}
@@ -123,6 +127,93 @@ func TestRenewSaysWhatItRenewed(t *testing.T) {
 			t.Errorf("job a: worker %s, lease until %v; want w2's claim untouched", got.WorkerID, got.LeaseUntil)
 		}
 	})
+}
+
+// TestRenewRegistersAgain: a worker whose registry row a reaper removed
+// (it could not reach the store for longer than its lease) is registered
+// again by its next renewal, as it was (its start kept), and reappears
+// for status and `worker stop`. The registration gives it no job back:
+// its run, recovered meanwhile and claimed by another worker, stays that
+// worker's, and is not among the runs renewed.
+func TestRenewRegistersAgain(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		w1 := claim.WorkerInfo{ID: "w1", Host: "host-a", PID: 11, Slots: 3, Queues: []string{"mail", "batch"}, StartedAt: t0}
+		if err := s.RegisterWorker(ctx, w1); err != nil {
+			t.Fatal(err)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "b", Command: "true"})
+		mustClaim(t, s, claimant(t, "w1"))
+		mustClaim(t, s, claimant(t, "w1"))
+
+		// w1 is away for longer than its lease: another worker reaps its
+		// row and its run of a, and claims a again.
+		clk.Advance(40 * time.Second)
+		if err := s.RemoveWorker(ctx, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range mustAllInFlight(t, s) {
+			if f.JobID == "a" {
+				if _, err := s.Recover(ctx, f); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		mustClaim(t, s, claimant(t, "w2"))
+		if n, err := s.RequestStop(ctx); n != 0 || err != nil {
+			t.Fatalf("RequestStop with w1 unregistered = %d, %v; want 0", n, err)
+		}
+
+		clk.Advance(time.Second)
+		r, err := s.Renew(ctx, w1, 30*time.Second)
+		if want := []claim.RunID{{JobID: "b", Attempt: 1}}; err != nil || !r.Registered || r.Stopping || !slices.Equal(r.Runs, want) {
+			t.Fatalf("Renew(w1) after its row was reaped = %+v, %v; want registered again, runs %v", r, err, want)
+		}
+		if got := mustGet(t, s, "a"); got.WorkerID != "w2" || got.State != claim.Processing || got.Runs != 2 {
+			t.Errorf("job a after w1 registered again: worker %s, %s, run %d; want w2's run 2, untouched", got.WorkerID, got.State, got.Runs)
+		}
+		want := w1
+		want.HeartbeatAt = t0.Add(41 * time.Second)
+		ws, err := s.Workers(ctx)
+		if err != nil || len(ws) != 1 || !reflect.DeepEqual(ws[0], want) {
+			t.Errorf("Workers() after Renew = %+v, %v; want %+v", ws, err, want)
+		}
+		if r, err := s.Renew(ctx, w1, 30*time.Second); err != nil || r.Registered {
+			t.Errorf("second Renew(w1) = %+v, %v; want it registered already", r, err)
+		}
+		// It obeys `worker stop` again.
+		if n, err := s.RequestStop(ctx); n != 1 || err != nil {
+			t.Errorf("RequestStop = %d, %v; want 1", n, err)
+		}
+		if r, err := s.Renew(ctx, w1, 30*time.Second); err != nil || !r.Stopping {
+			t.Errorf("Renew(w1) after RequestStop = %+v, %v; want stopping", r, err)
+		}
+
+		// A worker that was stopping when its row went is registered
+		// again as stopping.
+		if err := s.RemoveWorker(ctx, "w1"); err != nil {
+			t.Fatal(err)
+		}
+		w1.Stopping = true
+		if r, err := s.Renew(ctx, w1, 30*time.Second); err != nil || !r.Registered || !r.Stopping {
+			t.Errorf("Renew(stopping w1) after its row was reaped = %+v, %v; want registered again, stopping", r, err)
+		}
+		if ws, _ := s.Workers(ctx); len(ws) != 1 || !ws[0].Stopping {
+			t.Errorf("Workers() = %+v, want w1 stopping", ws)
+		}
+	})
+}
+
+// mustAllInFlight returns every run in flight.
+func mustAllInFlight(tb testing.TB, s *claim.Store) []claim.InFlight {
+	tb.Helper()
+	fs, err := s.InFlight(tb.Context())
+	if err != nil {
+		tb.Fatalf("InFlight = %v", err)
+	}
+	return fs
 }
 
 func TestRecover(t *testing.T) {

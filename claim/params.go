@@ -63,7 +63,9 @@ type EndDependentsParams struct {
 
 // RenewParams is one heartbeat of a worker.
 type RenewParams struct {
-	WorkerID   string
+	// Worker is the worker's registration (StartedAt set), put back when
+	// its row is gone; Worker.ID names the worker.
+	Worker     WorkerInfo
 	LeaseUntil time.Time
 	Now        time.Time
 }
@@ -77,6 +79,10 @@ type Renewal struct {
 	Runs []RunID
 	// Stopping: `worker stop` asked the worker to stop.
 	Stopping bool
+	// Registered: the worker's row was gone from the registry (a reaper
+	// took the worker for dead while it could not reach the store), and
+	// the renewal registered it again.
+	Registered bool
 }
 
 // RecoverParams ends a lost run. The job is dead once it has lost MaxLost

@@ -44,23 +44,6 @@ func (s *Store) Wait(ctx context.Context, ids []string, poll time.Duration) ([]J
 	return jobs, err
 }
 
-// WaitStarted blocks until job id has a run, or has finished without one
-// (dead through a dependency, canceled while pending), and returns its
-// runs, none in the second case: for following the output of a job that
-// has not started yet. Errors as Wait.
-func (s *Store) WaitStarted(ctx context.Context, id string, poll time.Duration) ([]Run, error) {
-	var runs []Run
-	err := s.WaitUntil(ctx, poll, func() (bool, error) {
-		j, err := s.Get(ctx, id)
-		if err != nil {
-			return false, err
-		}
-		runs, err = s.Runs(ctx, id)
-		return len(runs) > 0 || j.State.Finished(), err
-	})
-	return runs, err
-}
-
 // WaitUntil calls done after every change to the store from any process
 // (and every poll, in case a wake-up is missed) until done reports true or
 // fails, or ctx ends; it returns done's error or ctx's.

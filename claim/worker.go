@@ -17,10 +17,14 @@ type WorkerInfo struct {
 	Stopping    bool
 }
 
-// RegisterWorker adds a worker process to the registry.
+// RegisterWorker adds a worker process to the registry, started at
+// w.StartedAt (now when zero), with a heartbeat now.
 func (s *Store) RegisterWorker(ctx context.Context, w WorkerInfo) error {
 	now := s.Now().UTC()
-	w.StartedAt, w.HeartbeatAt = now, now
+	w.HeartbeatAt = now
+	if w.StartedAt.IsZero() {
+		w.StartedAt = now
+	}
 	return s.engine.RegisterWorker(ctx, w)
 }
 

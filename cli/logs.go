@@ -19,7 +19,8 @@ func logsCommand() *cli.Command {
 		ArgsUsage: "ID",
 		Description: `Prints the latest run's stdout, or run N's (--attempt N), or every run's (--all), each
 after a header line. -f follows the job through its retries until it ends, and exits as wait
-does: 0 completed, 1 dead. A job that has not run yet: exit 3 (with -f: wait for its first run).
+does: 0 completed, 1 dead; a store that goes away meanwhile is waited out, as wait does. A
+job that has not run yet: exit 3 (with -f: wait for its first run).
 
 Example: queuectl logs nightly-db -f --stderr`,
 		Flags: []cli.Flag{
@@ -57,14 +58,11 @@ func logs(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
+	l := &logPrinter{c: c, h: h, id: id,
+		reach: reach(logf(c), "the job goes on, and logs follows it again once the store is back")}
 	if len(runs) == 0 && c.Bool("follow") && !finished(j.State) {
-		if runs, err = h.store.WaitStarted(c.Context, id, h.config.PollInterval); err != nil {
-			return (&logPrinter{c: c}).interrupted(err)
-		}
-		if len(runs) == 0 { // it ended without running
-			if j, err = h.store.Get(c.Context, id); err != nil {
-				return err
-			}
+		if j, runs, err = l.started(); err != nil {
+			return l.interrupted(err)
 		}
 	}
 	if len(runs) == 0 {
@@ -81,7 +79,6 @@ func logs(c *cli.Context, h *home) error {
 		}
 		first = r
 	}
-	l := &logPrinter{c: c, h: h, id: id}
 	if c.Bool("json") {
 		return l.json(runs, first.Attempt)
 	}
@@ -139,6 +136,9 @@ type logPrinter struct {
 	c  *cli.Context
 	h  *home
 	id string
+	// reach rides out, under -f, a store that cannot be reached for a
+	// while: the job goes on meanwhile.
+	reach *run.Reach
 }
 
 // log is the stream of run r that l prints.
@@ -235,11 +235,11 @@ func (l *logPrinter) follow(r claim.Run) error {
 		if l.log(r).Elsewhere() {
 			err = l.followElsewhere(r)
 		} else if err = l.header(r, run.FromFile); err == nil {
-			err = run.Follow(ctx, l.c.App.Writer, l.log(r).Path(), 100*time.Millisecond, func() (bool, error) {
+			err = run.Follow(ctx, l.c.App.Writer, l.log(r).Path(), 100*time.Millisecond, l.reach.Riding(ctx, func() (bool, error) {
 				runs, err := l.h.store.Runs(ctx, l.id)
 				got, ok := runByAttempt(runs, r.Attempt)
 				return err != nil || !ok || !got.EndedAt.IsZero(), err
-			})
+			}))
 		}
 		if err != nil {
 			return l.interrupted(err)
@@ -267,7 +267,7 @@ func (l *logPrinter) followElsewhere(r claim.Run) error {
 		logf(l.c)("run %d of job %s runs on %s (its %s is in %s): waiting for its end, to print the last %s kept with it",
 			r.Attempt, l.id, r.HostName(), l.log(r).Name(), l.log(r).Where(), report.Bytes(claim.TailBytes))
 	}
-	err := l.h.store.WaitUntil(ctx, l.h.config.PollInterval, func() (bool, error) {
+	err := l.wait(func() (bool, error) {
 		runs, err := l.h.store.Runs(ctx, l.id)
 		got, ok := runByAttempt(runs, r.Attempt)
 		return err != nil || !ok || !got.EndedAt.IsZero(), err
@@ -275,7 +275,12 @@ func (l *logPrinter) followElsewhere(r claim.Run) error {
 	if err != nil {
 		return err
 	}
-	runs, err := l.h.store.RunsWithTails(ctx, l.id)
+	var runs []claim.Run
+	err = l.wait(func() (bool, error) {
+		var err error
+		runs, err = l.h.store.RunsWithTails(ctx, l.id)
+		return err == nil, err
+	})
 	if err != nil {
 		return err
 	}
@@ -290,7 +295,7 @@ func (l *logPrinter) next(r claim.Run) (*claim.Run, claim.Job, error) {
 	ctx := l.c.Context
 	var next *claim.Run
 	var j claim.Job
-	err := l.h.store.WaitUntil(ctx, l.h.config.PollInterval, func() (bool, error) {
+	err := l.wait(func() (bool, error) {
 		var err error
 		if j, err = l.h.store.Get(ctx, l.id); err != nil {
 			return false, err
@@ -308,6 +313,32 @@ func (l *logPrinter) next(r claim.Run) (*claim.Run, claim.Job, error) {
 		return finished(j.State), nil
 	})
 	return next, j, err
+}
+
+// started waits for the job's first run, or for its end without one
+// (dead through a dependency, canceled while pending), and returns the job
+// and its runs, none in the second case.
+func (l *logPrinter) started() (claim.Job, []claim.Run, error) {
+	ctx := l.c.Context
+	var j claim.Job
+	var runs []claim.Run
+	err := l.wait(func() (bool, error) {
+		var err error
+		if j, err = l.h.store.Get(ctx, l.id); err != nil {
+			return false, err
+		}
+		runs, err = l.h.store.RunsWithTails(ctx, l.id)
+		return len(runs) > 0 || finished(j.State), err
+	})
+	return j, runs, err
+}
+
+// wait calls done after every change to the store, and every poll, until
+// it reports true or fails, or the command is interrupted; a store that
+// cannot be reached for a while is ridden out (l.reach).
+func (l *logPrinter) wait(done func() (bool, error)) error {
+	ctx := l.c.Context
+	return l.h.store.WaitUntil(ctx, l.h.config.PollInterval, l.reach.Riding(ctx, done))
 }
 
 // interrupted maps Ctrl-C to exit 130, as wait does.

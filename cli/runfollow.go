@@ -52,7 +52,8 @@ func (f *follower) follow() (claim.Job, error) {
 		return f.followStream(stdout, stderr)
 	}
 	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
-		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event}
+		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event,
+		Reach: reach(f.announce, "the job goes on, and run follows it again once the store is back")}
 	return t.Follow(f.ctx, f.id)
 }
 
@@ -150,6 +151,8 @@ func (f *follower) stop() {
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
 		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.id)
+	case errors.Is(err, claim.ErrUnavailable):
+		logf(f.c)("job %s goes on: the store is unreachable, so it could not be canceled (%v); once it is back: queuectl cancel %s", f.id, err, f.id)
 	case err != nil:
 		logf(f.c)("job %s: cancel: %v", f.id, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
 )
 
@@ -27,7 +28,9 @@ shows how many are done. --queue Q and --all wait for the jobs of queue Q, or ev
 unfinished when wait starts (jobs enqueued later are not waited for). A dead job: its last
 run's exit and the last lines of its stderr (or, dead through a dependency, those of the job
 that caused it), on stderr. --json: the jobs as they ended, or stand at a timeout, as one
-array on stdout.
+array on stdout. A store that goes away meanwhile (a PostgreSQL server restarting) is waited
+out, as a worker does: wait says once on stderr that it is unreachable and once that it is
+back, and --timeout still applies.
 
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m
 Example: queuectl wait --queue nightly --timeout 1h`,
@@ -145,13 +148,16 @@ func unfinished(ids []string, jobs []claim.Job) string {
 // watchJobs blocks until every job in ids has finished and returns them.
 // On the way it says on stderr when no live worker serves the queues of the
 // jobs still to run (a wait that would never end), and again when that
-// changes; on a terminal it keeps a progress line.
+// changes; on a terminal it keeps a progress line. A store it cannot reach
+// for a while it rides out (run.Reach), saying so: the jobs go on.
 func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]claim.Job, error) {
 	w := &jobWatch{h: h, out: c.App.ErrWriter, progress: isTerminal(c.App.ErrWriter)}
 	defer w.clear()
+	say := func(format string, a ...any) { w.clear(); logf(c)(format, a...) }
+	r := reach(say, "the jobs go on, and wait waits for the store to come back")
 	var jobs []claim.Job // the last whole look: a deadline may cut one short
 	next, looked := 0, time.Time{}
-	err := h.store.WaitUntil(ctx, h.config.PollInterval, func() (bool, error) {
+	err := h.store.WaitUntil(ctx, h.config.PollInterval, r.Riding(ctx, func() (bool, error) {
 		// Between whole looks, read on from the first job not finished at
 		// the last one, and stop at the first that still is not.
 		if jobs != nil && time.Since(looked) < wholeLook {
@@ -179,8 +185,18 @@ func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]cl
 			next = len(jobs)
 		}
 		return w.look(ctx, jobs), nil
-	})
+	}))
 	return jobs, err
+}
+
+// reach is how a command that follows jobs (run, wait, logs -f) rides out
+// a store it cannot reach, as the worker does: it says so once with say,
+// and what goes on meanwhile, and once when the store is back.
+func reach(say func(format string, a ...any), meanwhile string) *run.Reach {
+	return &run.Reach{
+		Lost: func(err error) { say("store unreachable (%v); %s", err, meanwhile) },
+		Back: func(away time.Duration) { say("store reachable again after %v", away.Round(100*time.Millisecond)) },
+	}
 }
 
 // wholeLook bounds how often wait reads every job it waits for (for its

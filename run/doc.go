@@ -14,7 +14,8 @@
 //     cancels, pauses and new jobs arrive the same way);
 //   - heartbeat renews the leases of the runs this process holds, and fences
 //     them (stops them, to run again) when the store was away longer than a
-//     lease (outage.go);
+//     lease (outage.go); a renewal puts back the worker's registration when
+//     another host's reaper took it for dead meanwhile;
 //   - reap recovers runs of workers that died, after killing what is left of
 //     their process groups (reaper.go);
 //   - schedule fires due schedules; prune applies log retention.
@@ -28,4 +29,8 @@
 //
 // Events (event.go) are how the worker speaks: one line per event on
 // stderr, or one JSON object per line.
+//
+// Tail follows one job from outside the worker (`queuectl run`), and Reach
+// is how such a follower (run, wait, logs -f) rides out a store it cannot
+// reach for a while, as the worker does.
 package run

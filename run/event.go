@@ -58,6 +58,7 @@ const (
 	EventUnreachable EventKind = "unreachable" // the store cannot be reached: Err; running jobs go on, none is claimed
 	EventReachable   EventKind = "reachable"   // the store is back after Duration: claiming goes on
 	EventFenced      EventKind = "fenced"      // the lease (Duration) lapsed unrenewed: Slots runs stopped, to run again
+	EventRegistered  EventKind = "registered"  // the registration was gone (reaped as dead) and is back: Worker
 	EventHook        EventKind = "hook"        // a finish hook ran: Job, Run, Hook, Err (empty: it exited 0)
 	EventScheduled   EventKind = "scheduled"   // a schedule's due time made a job: Schedule, Due, Job (Err: it made none)
 	EventSkipped     EventKind = "skipped"     // a due time found its last job still live: Schedule, Due, Job
@@ -67,7 +68,7 @@ const (
 // outage (so that a log kept to warnings says both); "info" for the others.
 func (e Event) Level() string {
 	switch e.Kind {
-	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventFenced:
+	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventFenced, EventRegistered:
 		return "warn"
 	case EventHook, EventScheduled:
 		if e.Err != "" {
@@ -121,6 +122,8 @@ func (e Event) String() string {
 		return fmt.Sprintf("store reachable again after %s; claiming jobs again", seconds(e.Duration))
 	case EventFenced:
 		return fmt.Sprintf("lease of %s lapsed while the store was unreachable: %d run(s) stopped, to run again once it is back", seconds(e.Duration), e.Slots)
+	case EventRegistered:
+		return fmt.Sprintf("worker %s was taken for dead while the store was unreachable, and removed from the registry: registered again", e.Worker)
 	case EventHook:
 		if e.Err != "" {
 			return fmt.Sprintf("%s: %s hook failed: %s", run, e.Hook, e.Err)

@@ -125,7 +125,11 @@ func (s *steering) nextLapse() (at time.Time, ok bool) {
 
 // heartbeat renews the leases of running jobs until ctx ends, and stops the
 // worker if `worker stop` asked while a wake-up was missed. It renews at
-// every interval, and at once when the store is back after an outage.
+// every interval, and at once when the store is back after an outage. A
+// renewal that found the worker's registration gone (another host's reaper
+// took it for dead during an outage longer than the lease) put it back,
+// which the worker says; runs recovered meanwhile were not renewed, and
+// renewed stops them.
 func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 	t := time.NewTicker(w.Config.HeartbeatInterval)
 	defer t.Stop()
@@ -145,6 +149,9 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			return
 		case err == nil:
 			w.storeUp()
+			if r.Registered {
+				w.emit(Event{Kind: EventRegistered, Worker: w.id})
+			}
 			if _, unheld := w.steer.renewed(r.Runs, mark, began.Add(w.Config.Lease)); unheld {
 				// A run of this worker that no slot holds: its claim's
 				// answer was lost. The reaper looks for it.
@@ -168,11 +175,24 @@ func (w *Worker) renew(ctx context.Context) (claim.Renewal, error) {
 	limit := w.Config.HeartbeatInterval
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	r, err := w.Store.Renew(rctx, w.id, w.Config.Lease)
+	r, err := w.Store.Renew(rctx, w.registration(), w.Config.Lease)
 	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, claim.ErrUnavailable) {
 		err = fmt.Errorf("%w: renew leases: no answer within %v", claim.ErrUnavailable, limit.Round(time.Millisecond))
 	}
 	return r, err
+}
+
+// registration is the worker's registry row as it stands now, for a
+// renewal to put back when a reaper removed it: the slots it has now
+// (`worker scale` set them in the row that went), and whether it is
+// stopping (what `worker stop` set there is gone with it).
+func (w *Worker) registration() claim.WorkerInfo {
+	info := w.info
+	if n := w.scale.count(); n > 0 {
+		info.Slots = n
+	}
+	info.Stopping = w.stopping.Load()
+	return info
 }
 
 // fence stops each run whose lease ends unrenewed, when it ends, until ctx

@@ -6,9 +6,12 @@ import (
 	"time"
 )
 
-// sayStopping tells the person at the terminal what a first stop means.
+// sayStopping notes that the worker is stopping (a registration a renewal
+// puts back says so), and tells the person at the terminal what a first
+// stop means.
 func (w *Worker) sayStopping(soft, hard context.Context) {
 	<-soft.Done()
+	w.stopping.Store(true)
 	if n := w.running.Load(); n > 0 && hard.Err() == nil {
 		w.emit(Event{Kind: EventStopping, Slots: int(n)})
 	}

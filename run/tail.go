@@ -35,6 +35,10 @@ type Tail struct {
 	// commit fires them, while the job's own start and end nudge; a run of
 	// another worker process is seen within Poll.
 	Nudge <-chan struct{}
+	// Reach rides out a store that cannot be reached: the job goes on
+	// meanwhile, so Follow tries again (and streams its output here) until
+	// the store answers. Nil: a Reach that says nothing.
+	Reach *Reach
 }
 
 // TailEvent is a run that started (Ended false) or ended, with its job as
@@ -52,7 +56,8 @@ func finished(s claim.State) bool { return s.Finished() }
 // Follow streams job id's runs until the job is finished and every run's
 // output is written out, and returns the job. It returns ctx's error when
 // ctx ends first, claim.ErrNotFound when the job is gone, and the first
-// write or read error.
+// write or read error, but for the store's being unreachable, which it
+// rides out (Reach).
 func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -62,6 +67,10 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		if changes, err = t.Store.Changes(ctx); err != nil {
 			return claim.Job{}, err
 		}
+	}
+	reach := t.Reach
+	if reach == nil {
+		reach = &Reach{}
 	}
 	tick := time.NewTicker(t.Every)
 	defer tick.Stop()
@@ -73,38 +82,18 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 			return claim.Job{}, err
 		}
-		if look || time.Since(looked) >= t.Poll {
-			look, looked = false, time.Now()
-			j, runs, err := t.read(ctx, id)
-			if err != nil {
+		if (look || time.Since(looked) >= t.Poll) && reach.Due() {
+			looked = time.Now()
+			j, again, err := t.look(ctx, id, &logs, &done, reach)
+			switch {
+			case ctx.Err() == nil && reach.Unreachable(err):
+				look = true // once the store answers
+			case err != nil:
 				return claim.Job{}, err
-			}
-			for ; done < len(runs); done++ {
-				r := runs[done]
-				if logs.run == nil {
-					logs.open(r)
-					t.event(TailEvent{Job: j, Run: r})
-				}
-				if r.EndedAt.IsZero() && !finished(j.State) {
-					break
-				}
-				if j.State == claim.Processing && j.Runs == r.Attempt {
-					// The job was read before this run ended (the runs
-					// after it): read both again for the job's state.
-					look = true
-					break
-				}
-				if err := logs.copy(t.Stdout, t.Stderr); err != nil {
-					return claim.Job{}, err
-				}
-				if err := t.kept(ctx, r); err != nil {
-					return claim.Job{}, err
-				}
-				logs.close()
-				t.event(TailEvent{Job: j, Run: r, Ended: true})
-			}
-			if finished(j.State) {
+			case finished(j.State):
 				return j, nil
+			default:
+				look = again
 			}
 		}
 		select {
@@ -118,6 +107,42 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		case <-tick.C:
 		}
 	}
+}
+
+// look reads the job and its runs, and writes out the runs after the
+// first *done that ended: their last output, and their ends. A run that
+// started is opened in logs, its start told. again: the job was read
+// before its current run ended; read both again for the job's state. An
+// error leaves *done and logs where the next look goes on from. The end
+// of an outage is told to reach before the news it brought.
+func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, reach *Reach) (j claim.Job, again bool, err error) {
+	j, runs, err := t.read(ctx, id)
+	if err != nil {
+		return claim.Job{}, false, err
+	}
+	reach.Answered()
+	for ; *done < len(runs); *done++ {
+		r := runs[*done]
+		if logs.run == nil {
+			logs.open(r)
+			t.event(TailEvent{Job: j, Run: r})
+		}
+		if r.EndedAt.IsZero() && !finished(j.State) {
+			break
+		}
+		if j.State == claim.Processing && j.Runs == r.Attempt {
+			return j, true, nil
+		}
+		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
+			return claim.Job{}, false, err
+		}
+		if err := t.kept(ctx, r); err != nil {
+			return claim.Job{}, false, err
+		}
+		logs.close()
+		t.event(TailEvent{Job: j, Run: r, Ended: true})
+	}
+	return j, false, nil
 }
 
 // read returns the job and its runs, the job read first: a job that is

@@ -40,6 +40,10 @@ type Worker struct {
 	Log func(format string, args ...any)
 
 	id, host string
+	// info is the worker's registration, which a renewal puts back when
+	// a reaper removed it (see heartbeat); stopping is set once soft ends.
+	info     claim.WorkerInfo
+	stopping atomic.Bool
 	wake     wakeup
 	failed   error // what stopped the worker on its own, if anything
 	failOnce sync.Once
@@ -92,6 +96,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 
 	soft, stop := context.WithCancel(soft)
 	defer stop()
+	w.scale = &scaler{w: w}
 	bg, err := w.startBackground(ctx, soft, hard, stop)
 	if err != nil {
 		return err
@@ -113,10 +118,12 @@ func (w *Worker) Run(soft, hard context.Context) error {
 // register enters the worker in the store's registry, and ends the jobs a
 // crashed worker left waiting for dead ones.
 func (w *Worker) register(ctx, hard context.Context) error {
-	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues}
+	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues,
+		StartedAt: w.Store.Now().UTC()}
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {
 		return err
 	}
+	w.info = info
 	// A worker that crashed between a job's death and the end of the jobs
 	// waiting for it left them waiting for ever: end them now.
 	ended, err := w.Store.EndLeftDependents(ctx)
@@ -127,13 +134,12 @@ func (w *Worker) register(ctx, hard context.Context) error {
 	return nil
 }
 
-// runSlots runs the slots (as many as scale.go says) until soft ends and
+// runSlots runs the slots (as many as w.scale says) until soft ends and
 // each has finished its job. It reports whether a hard stop interrupted a
 // job.
 func (w *Worker) runSlots(soft, hard context.Context, stop context.CancelFunc) (hardStopped bool) {
 	var slots sync.WaitGroup
 	var interrupted sync.Once
-	w.scale = &scaler{w: w}
 	slots.Add(1)
 	go w.scale.run(soft, w.Slots, &slots, func(i int) {
 		defer slots.Done()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -21,13 +22,24 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 // durable transaction of two statements sent together, and returns the
 // runs it renewed. Durable: the worker goes on running the jobs it renewed
 // for a lease on its own clock, which a renewal the server's crash took
-// back would cut short for every other host.
+// back would cut short for every other host. A worker whose row is gone is
+// registered again by the second statement; the first renewed only the
+// jobs that still name it, so the registration gives it none back.
 func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
 	var r claim.Renewal
+	w := p.Worker
 	err := e.sendDurable(ctx, func(b *pgx.Batch) {
 		b.Queue(`UPDATE jobs SET lease_until = $1 WHERE worker_id = $2 AND state = 'processing' RETURNING id, runs`,
-			p.LeaseUntil.UnixNano(), p.WorkerID)
-		b.Queue(`UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping`, p.Now.UnixNano(), p.WorkerID)
+			p.LeaseUntil.UnixNano(), w.ID)
+		b.Queue(`WITH beat AS (
+				UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping),
+			back AS (
+				INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping)
+				SELECT $2::text, $3::text, $4::integer, $5::integer, $6::text, $7::bigint, $1::bigint, $8::boolean
+				WHERE NOT EXISTS (SELECT FROM beat)
+				RETURNING stopping)
+			SELECT stopping, false FROM beat UNION ALL SELECT stopping, true FROM back`,
+			p.Now.UnixNano(), w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.Stopping)
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -36,12 +48,7 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 		if r.Runs, err = scanRunIDs(rows); err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
-		err = br.QueryRow().Scan(&r.Stopping)
-		if errors.Is(err, pgx.ErrNoRows) {
-			// The row was reaped while this worker stalled; it is alive, so say so again.
-			return nil
-		}
-		if err != nil {
+		if err := br.QueryRow().Scan(&r.Stopping, &r.Registered); err != nil {
 			return fmt.Errorf("record heartbeat: %w", err)
 		}
 		return nil

@@ -3,7 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -18,12 +20,15 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 // Renew extends the worker's leases, records its heartbeat, and returns
 // the runs it renewed. Light, as a claim is: the store and its workers
 // share one host, and what a power cut takes back was acted on by no one.
+// A worker whose row is gone is registered again in the same transaction;
+// the leases renewed are only those of jobs that still name it.
 func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
 	var r claim.Renewal
+	w := p.Worker
 	err := e.write(ctx, light, func(tx *sql.Tx) error {
 		r = claim.Renewal{}
 		rows, err := e.query(ctx, tx, `UPDATE jobs SET lease_until = ?
-			WHERE worker_id = ? AND state = 'processing' RETURNING id, runs`, p.LeaseUntil.UnixNano(), p.WorkerID)
+			WHERE worker_id = ? AND state = 'processing' RETURNING id, runs`, p.LeaseUntil.UnixNano(), w.ID)
 		if err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
@@ -31,12 +36,18 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 			return fmt.Errorf("renew leases: %w", err)
 		}
 		err = e.queryRow(ctx, tx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
-			RETURNING stopping`, p.Now.UnixNano(), p.WorkerID).Scan(&r.Stopping)
-		if err == sql.ErrNoRows {
-			// The row was reaped while this worker stalled; it is alive, so say so again.
-			return nil
+			RETURNING stopping`, p.Now.UnixNano(), w.ID).Scan(&r.Stopping)
+		if !errors.Is(err, sql.ErrNoRows) {
+			return err
 		}
-		return err
+		_, err = e.exec(ctx, tx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","),
+			w.StartedAt.UnixNano(), p.Now.UnixNano(), w.Stopping)
+		if err != nil {
+			return fmt.Errorf("register worker again: %w", err)
+		}
+		r.Stopping, r.Registered = w.Stopping, true
+		return nil
 	})
 	return r, err
 }

@@ -1,0 +1,98 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// Reach is whether the store answers, as a command that follows jobs from
+// outside the worker (run, wait, logs -f, Tail) last found it. Such a
+// command rides out an outage as the worker does (outage.go): the jobs it
+// follows run on meanwhile, so a store it cannot reach for a while is no
+// answer about them. It says once that the store is unreachable (Lost) and
+// once that it is back (Back), and meanwhile tries again with a backoff
+// (Due) until the store answers or its context ends. Safe for concurrent
+// use.
+type Reach struct {
+	// Lost is called with the first error of each outage; may be nil.
+	Lost func(err error)
+	// Back is called when the store answers again, with how long it did
+	// not; may be nil.
+	Back func(away time.Duration)
+
+	mu    sync.Mutex
+	since time.Time     // zero: the store answers
+	next  time.Time     // while it does not: when to try again
+	wait  time.Duration // the backoff after the next failure
+}
+
+// Backoff of a follower that cannot reach the store: the first retry soon
+// (a connection reset by a restarting server is often back at once), then
+// slower, up to about once a second, the pace of a worker's loops.
+const (
+	reachRetryFirst = 100 * time.Millisecond
+	reachRetryMost  = time.Second
+)
+
+// Unreachable notes how a call to the store ended, and reports whether err
+// says that the store cannot be reached (claim.ErrUnavailable): the caller
+// tries again once Due. Any other outcome, nil included, is an answer,
+// which ends an outage.
+func (r *Reach) Unreachable(err error) bool {
+	if !errors.Is(err, claim.ErrUnavailable) {
+		r.Answered()
+		return false
+	}
+	r.mu.Lock()
+	first := r.since.IsZero()
+	now := time.Now()
+	if first {
+		r.since, r.wait = now, reachRetryFirst
+	}
+	r.next = now.Add(r.wait)
+	r.wait = min(2*r.wait, reachRetryMost)
+	r.mu.Unlock()
+	if first && r.Lost != nil {
+		r.Lost(err)
+	}
+	return true
+}
+
+// Answered notes that the store answered, which ends an outage.
+func (r *Reach) Answered() {
+	r.mu.Lock()
+	since := r.since
+	r.since, r.wait = time.Time{}, 0
+	r.mu.Unlock()
+	if !since.IsZero() && r.Back != nil {
+		r.Back(time.Since(since))
+	}
+}
+
+// Due reports whether to call the store now: always while it answers;
+// while it does not, once the backoff since the last failure is over.
+func (r *Reach) Due() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.since.IsZero() || !time.Now().Before(r.next)
+}
+
+// Riding returns done for a wait that polls it (claim.Store.WaitUntil,
+// Follow): done is called only when Due, and a failure of it to reach the
+// store, while ctx lasts, is not done yet rather than an error.
+func (r *Reach) Riding(ctx context.Context, done func() (bool, error)) func() (bool, error) {
+	return func() (bool, error) {
+		if !r.Due() {
+			return false, nil
+		}
+		ok, err := done()
+		if ctx.Err() == nil && r.Unreachable(err) {
+			return false, nil
+		}
+		return ok, err
+	}
+}

@@ -1,0 +1,74 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A follower's Reach says once that the store is unreachable, however many
+// calls fail, and once that it is back; an error that is an answer (no
+// such job) ends an outage too, and is no outage itself.
+func TestReachSaysOnceEachWay(t *testing.T) {
+	var lost, back []string
+	r := &Reach{Lost: func(err error) { lost = append(lost, err.Error()) },
+		Back: func(time.Duration) { back = append(back, "back") }}
+	down := fmt.Errorf("%w: get job a: unexpected EOF", claim.ErrUnavailable)
+	if !r.Due() {
+		t.Error("Due of a store that answers = false, want true")
+	}
+	for range 3 {
+		if !r.Unreachable(down) {
+			t.Errorf("Unreachable(%v) = false, want true", down)
+		}
+	}
+	if len(lost) != 1 || lost[0] != down.Error() || len(back) != 0 {
+		t.Errorf("after 3 failures: lost %q, back %d; want the first error once, no return", lost, len(back))
+	}
+	waitFor(t, "a retry to be due", r.Due)
+	if r.Unreachable(nil) {
+		t.Error("Unreachable(nil) = true, want false")
+	}
+	r.Answered()
+	if len(back) != 1 || !r.Due() {
+		t.Errorf("after the store answered: back %d, due %v; want once, due", len(back), r.Due())
+	}
+	r.Unreachable(down)
+	if r.Unreachable(claim.ErrNotFound) {
+		t.Error("Unreachable(ErrNotFound) = true, want false: the store answered")
+	}
+	if len(lost) != 2 || len(back) != 2 {
+		t.Errorf("a second outage: lost %d, back %d; want 2 each", len(lost), len(back))
+	}
+}
+
+// Riding turns a failure to reach the store into not done yet, and lets
+// every other outcome through, a failure once ctx ended included.
+func TestReachRiding(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	r := &Reach{}
+	down := fmt.Errorf("%w: list runs: connection refused", claim.ErrUnavailable)
+	result := func() (bool, error) { return false, down }
+	if done, err := r.Riding(ctx, result)(); done || err != nil {
+		t.Errorf("Riding of an unreachable store = %v, %v; want false, nil", done, err)
+	}
+	waitFor(t, "a retry to be due", r.Due)
+	result = func() (bool, error) { return true, nil }
+	if done, err := r.Riding(ctx, result)(); !done || err != nil {
+		t.Errorf("Riding once the store answers = %v, %v; want true, nil", done, err)
+	}
+	other := errors.New("no such job")
+	result = func() (bool, error) { return false, other }
+	if _, err := r.Riding(ctx, result)(); err != other {
+		t.Errorf("Riding of another error = %v, want it", err)
+	}
+	cancel()
+	result = func() (bool, error) { return false, down }
+	if _, err := r.Riding(ctx, result)(); err != down {
+		t.Errorf("Riding of an unreachable store once ctx ended = %v, want the error", err)
+	}
+}
