@@ -25,3 +25,34 @@ func TestOpenRefusesOtherURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactLocation: a location is shown without its password, however
+// the password is given and however malformed the URL; a file's path is
+// shown as it is.
+func TestRedactLocation(t *testing.T) {
+	tests := []struct{ location, want string }{
+		{"/home/u/.queuectl/queue.db", "/home/u/.queuectl/queue.db"},
+		{"queue.db", "queue.db"},
+		{"postgres://qu@127.0.0.1/qdb", "postgres://qu@127.0.0.1/qdb"},
+		{"postgres://qu:S3cretPw!x@127.0.0.1:5491/qdb?sslmode=disable", "postgres://qu:xxxxx@127.0.0.1:5491/qdb?sslmode=disable"},
+		{"postgres://qu@127.0.0.1:5491/qdb?sslmode=disable&password=S3cret", "postgres://qu@127.0.0.1:5491/qdb?sslmode=disable&password=xxxxx"},
+		{"postgresql://qu@h/qdb?pass%77ord=S3cret&sslpassword=S3cret2", "postgresql://qu@h/qdb?pass%77ord=xxxxx&sslpassword=xxxxx"},
+		{"PostgreSQL://qu:S3cret@h/qdb", "postgresql://qu:xxxxx@h/qdb"},
+		{"postgress://qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgress://qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres:/qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:/qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres:qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres://u:S3cret@127.0.0.1:abc/db", "postgres://u:xxxxx@127.0.0.1:abc/db"},
+		{"postgres://u:S3 cret@127.0.0.1:5432/db", "postgres://u:xxxxx@127.0.0.1:5432/db"},
+		{"postgres://u:12/S3cret@127.0.0.1/db", "postgres://u:xxxxx@127.0.0.1/db"},
+		{"postgres://u:S3cr@t@127.0.0.1/db", "postgres://u:xxxxx@127.0.0.1/db"},
+		{"postgres://u@127.0.0.1:abc/db?password=S3cret&sslmode=disable", "postgres://u@127.0.0.1:abc/db?password=xxxxx&sslmode=disable"},
+		{"host=127.0.0.1 port=5491 user=qu password=S3cretPw!x dbname=qdb", "host=127.0.0.1 port=5491 user=qu password=xxxxx dbname=qdb"},
+		{"host=h password = 'S3 cr\\'et' dbname=d", "host=h password = xxxxx dbname=d"},
+	}
+	for _, tt := range tests {
+		got := claim.RedactLocation(tt.location)
+		if got != tt.want || strings.Contains(got, "S3") {
+			t.Errorf("RedactLocation(%q) = %q, want %q", tt.location, got, tt.want)
+		}
+	}
+}

@@ -99,7 +99,7 @@ func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, d
 func open(ctx context.Context, dsn string, params map[string]string) (*Engine, error) {
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, badURL(redact(dsn), err)
+		return nil, badURL(claim.RedactLocation(dsn), err)
 	}
 	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = maxConns
@@ -112,7 +112,7 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	e := &Engine{location: redact(dsn)}
+	e := &Engine{location: claim.RedactLocation(dsn)}
 	e.listen.config = cfg.ConnConfig.Copy()
 	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -145,15 +145,6 @@ func noSchema(location, searchPath string) error {
 	}
 	return &hinted{fmt.Errorf("open database %s: schema %q does not exist (the URL's search_path names it)", location, name),
 		fmt.Sprintf("create it: psql URL -c 'CREATE SCHEMA %s' (or CREATE SCHEMA %s AUTHORIZATION USER, for another user), or drop search_path from the URL", name, name)}
-}
-
-// redact returns dsn without its password, for messages.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "the PostgreSQL URL"
-	}
-	return u.Redacted()
 }
 
 // lockKey is the advisory lock key named by "queuectl " + name, hashed
