@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // TestSecretsStayOutOfSight (SPEC §6): a secret in run's environment and
@@ -199,4 +204,97 @@ func TestRunUnsetsWhatTheCallerLacks(t *testing.T) {
 			t.Errorf("%s run of a caller without ONLY_THE_WORKER printed %q, want %q", prog, out, want)
 		}
 	}
+}
+
+// TestStorePasswordStaysOutOfSight: the password of a PostgreSQL store,
+// in the URL's userinfo or as its password= parameter, is in no message
+// that names the store: the worker's start-up line (text and JSON), status,
+// doctor (text and JSON) with the server there, gone or without the
+// database, db copy's refusal under a live worker, and a mistyped scheme.
+func TestStorePasswordStaysOutOfSight(t *testing.T) {
+	base := newPostgresHome(t)
+	var b [8]byte
+	rand.Read(b[:])
+	// Letters and digits only, which no URL escapes: a message that shows
+	// the password shows it as it is here.
+	secret, role := "Pw"+hex.EncodeToString(b[:4]), "qtest_role_"+hex.EncodeToString(b[4:])
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN PASSWORD '"+secret+"'")
+	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	u, err := url.Parse(base.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, "GRANT USAGE, CREATE ON SCHEMA "+u.Query().Get("search_path")+" TO "+role)
+	inUser, inQuery := *u, *u
+	inUser.User = url.UserPassword(role, secret)
+	inQuery.User = url.User(role)
+	q := u.Query()
+	q.Set("password", secret)
+	inQuery.RawQuery = q.Encode()
+	for name, dsn := range map[string]string{"userinfo": inUser.String(), "parameter": inQuery.String()} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			h.db = dsn
+			views := storeViews(t, h)
+			for _, db := range wrongStores(t, dsn) {
+				other := *h
+				other.db = db
+				for _, args := range [][]string{{"status"}, {"doctor"}, {"doctor", "--json"}} {
+					out, errText, code := other.run(args...)
+					if code == 0 {
+						t.Errorf("queuectl %s on %s: exit 0\n%s", strings.Join(args, " "), db, out)
+					}
+					views = append(views, out, errText)
+				}
+			}
+			for i, v := range views {
+				if strings.Contains(v, secret) {
+					t.Errorf("view %d shows the store's password:\n%s", i, v)
+				}
+			}
+		})
+	}
+}
+
+// storeViews runs two workers on h (text and JSON lines), status, doctor
+// and a db copy that they make refuse, stops them, and returns what each
+// printed.
+func storeViews(t *testing.T, h *qhome) []string {
+	text := h.start("worker", "start")
+	js := h.start("worker", "start", "--no-spool", "--log-format", "json")
+	waitFor(t, 30*time.Second, "both workers' start-up lines", func() bool {
+		return strings.Contains(text.stderr.String(), " started: ") && strings.Contains(js.stderr.String(), `"event":"start"`)
+	})
+	var views []string
+	for _, args := range [][]string{{"status"}, {"doctor"}, {"doctor", "--json"}, {"db", "copy", "--to", filepath.Join(t.TempDir(), "copy.db")}} {
+		out, errText, _ := h.run(args...)
+		views = append(views, out, errText)
+	}
+	if refusal := views[len(views)-1]; !strings.Contains(refusal, "still run on postgres://") {
+		t.Errorf("db copy under two workers: %q, want a refusal naming the store", refusal)
+	}
+	h.must("worker", "stop", "--wait")
+	for _, w := range []*proc{text, js} {
+		w.exit(t, 30*time.Second)
+		if !strings.Contains(w.stderr.String(), "xxxxx@") && !strings.Contains(w.stderr.String(), "password=xxxxx") {
+			t.Errorf("worker start-up line shows no store without its password:\n%s", w.stderr)
+		}
+		views = append(views, w.stderr.String(), w.stdout.String())
+	}
+	return views
+}
+
+// wrongStores are dsn made wrong: its server gone, its database not
+// there, its scheme mistyped.
+func wrongStores(t *testing.T, dsn string) []string {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := url.Parse(dsn)
+	gone.Host = closed.Addr().String()
+	closed.Close()
+	noDB, _ := url.Parse(dsn)
+	noDB.Path = "/qtest_no_such_db"
+	return []string{gone.String(), noDB.String(), "postgress" + strings.TrimPrefix(dsn, "postgres")}
 }
