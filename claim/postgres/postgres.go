@@ -97,6 +97,7 @@ func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, d
 
 // open is Open, with params set on every connection.
 func open(ctx context.Context, dsn string, params map[string]string) (*Engine, error) {
+	dsn = pgxURL(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
 		return nil, badURL(claim.RedactLocation(dsn), err)
@@ -145,6 +146,17 @@ func noSchema(location, searchPath string) error {
 	}
 	return &hinted{fmt.Errorf("open database %s: schema %q does not exist (the URL's search_path names it)", location, name),
 		fmt.Sprintf("create it: psql URL -c 'CREATE SCHEMA %s' (or CREATE SCHEMA %s AUTHORIZATION USER, for another user), or drop search_path from the URL", name, name)}
+}
+
+// pgxURL is dsn as pgx reads it: pgx takes a URL for one only by its
+// scheme in lower case, and anything else for libpq's keyword=value form,
+// where the scheme is case-insensitive (PostgreSQL://… is a URL too).
+func pgxURL(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
+	}
+	return strings.ToLower(scheme) + "://" + rest
 }
 
 // lockKey is the advisory lock key named by "queuectl " + name, hashed

@@ -175,5 +175,23 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestOpenSchemeInAnyCase: a URL's scheme is case-insensitive (RFC 3986),
+// so PostgreSQL:// names the store postgres:// does, not a SQLite file.
+func TestOpenSchemeInAnyCase(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if _, err := mustOpen(t, dsn).Enqueue(t.Context(), claim.NewJob{ID: "one", Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"PostgreSQL", "POSTGRES"} {
+		location := scheme + strings.TrimPrefix(dsn, "postgres")
+		if got := claim.EngineFor(location); got != claim.EnginePostgres {
+			t.Errorf("EngineFor(%q) = %s, want %s", location, got, claim.EnginePostgres)
+		}
+		if _, err := mustOpen(t, location).Get(t.Context(), "one"); err != nil {
+			t.Errorf("Get(one) on %s: %v", location, err)
+		}
+	}
+}
+
 // schemaVersion is the version of a schema this binary made.
 const schemaVersion = 8

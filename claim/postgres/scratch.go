@@ -26,6 +26,7 @@ const codeInsufficientPrivilege = "42501"
 // database) and the function that drops it, closing whatever connections
 // are still open to it.
 func Scratch(ctx context.Context, dsn string) (string, func(context.Context) error, error) {
+	dsn = pgxURL(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return "", nil, badURL(claim.RedactLocation(dsn), err)
