@@ -1,9 +1,12 @@
 package claim
 
 import (
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
+
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // A store's location is what --db, $QUEUECTL_DB or $QUEUECTL_DB_PATH say:
@@ -103,12 +106,47 @@ var (
 	keywordPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
 )
 
-// checkLocation refuses a URL of another kind of database, which would
-// otherwise be taken for the name of a SQLite file.
-func checkLocation(location string) error {
-	scheme, _, ok := strings.Cut(location, "://")
-	if !ok || EngineFor(location) == EnginePostgres || !urlScheme.MatchString(scheme) {
+// CheckLocation refuses a location that would be taken for a SQLite
+// file's name although it is meant as something else: a URL of another
+// database, a PostgreSQL URL short of its // (postgres:/HOST), libpq's
+// keyword=value form (host=H dbname=D). Open checks it; commands check it
+// before they create anything in the home.
+func CheckLocation(location string) error {
+	scheme, rest, _ := strings.Cut(location, ":")
+	switch {
+	case keywordValue(location):
+		return &LocationError{location, "is in libpq's keyword=value form, which queuectl would take for a SQLite file's name", urlFix}
+	case !hasScheme(location) || EngineFor(location) == EnginePostgres:
 		return nil
+	case jobs.PostgresScheme(scheme):
+		return &LocationError{location, "lacks the // of a " + strings.ToLower(scheme) + ":// URL", urlFix}
+	case strings.HasPrefix(rest, "//"):
+		return &LocationError{location, "is a " + scheme + ":// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)",
+			"name a SQLite file by its path, or a PostgreSQL database as " + urlForm}
 	}
-	return invalidf("%s is a %s:// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)", RedactLocation(location), scheme)
+	return nil
 }
+
+// urlForm is what a PostgreSQL URL looks like.
+const urlForm = "postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"
+
+const urlFix = "write it as a URL: " + urlForm
+
+// LocationError is a store's location that queuectl cannot open as it is
+// written. It is ErrInvalid; its message shows the location without its
+// password (RedactLocation), and Hint says how to write it.
+type LocationError struct {
+	Location string // as given
+	Problem  string // what is wrong, said of the location: "is …"
+	Fix      string
+}
+
+func (e *LocationError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrInvalid, RedactLocation(e.Location), e.Problem)
+}
+
+// Is makes a LocationError ErrInvalid (errors.Is).
+func (e *LocationError) Is(target error) bool { return target == ErrInvalid }
+
+// Hint says how to write the location.
+func (e *LocationError) Hint() string { return e.Fix }

@@ -56,3 +56,49 @@ func TestRedactLocation(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckLocation: what would be taken for a SQLite file's name but is
+// meant as a database elsewhere is ErrInvalid, with how to write it; a
+// file's path, however odd, passes.
+func TestCheckLocation(t *testing.T) {
+	refused := []string{
+		"host=127.0.0.1 port=5491 user=qu password=S3cret dbname=qdb",
+		"dbname=qdb",
+		"  host = db.internal",
+		"sslmode=disable host=h",
+		"postgres:/qu:S3cret@127.0.0.1:5491/qdb",
+		"postgresql:qu:S3cret@127.0.0.1/qdb",
+		"mysql://qu:S3cret@h/db",
+	}
+	for _, loc := range refused {
+		err := claim.CheckLocation(loc)
+		var le *claim.LocationError
+		if !errors.Is(err, claim.ErrInvalid) || !errors.As(err, &le) || !strings.Contains(le.Hint(), "postgres://") {
+			t.Errorf("CheckLocation(%q) = %v; want ErrInvalid with a hint at a postgres:// URL", loc, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("CheckLocation(%q) = %v, which shows the password", loc, err)
+		}
+	}
+	for _, loc := range []string{"queue.db", "/var/lib/queuectl/queue.db", "/tmp/a=b.db", "my queues/queue.db",
+		"backup:1.db", "postgres://qu@h/db", "PostgreSQL://qu@h/db?options=-c%20a=b"} {
+		if err := claim.CheckLocation(loc); err != nil {
+			t.Errorf("CheckLocation(%q) = %v, want nil", loc, err)
+		}
+	}
+}
+
+// TestOpenRefusesKeywordValue: a libpq keyword=value string makes no file.
+func TestOpenRefusesKeywordValue(t *testing.T) {
+	t.Chdir(t.TempDir())
+	loc := "host=127.0.0.1 user=qu dbname=qdb"
+	if s, err := claim.Open(loc); !errors.Is(err, claim.ErrInvalid) {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("Open(%q) = %v, want ErrInvalid", loc, err)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) > 0 {
+		t.Errorf("Open(%q) made %s", loc, entries[0].Name())
+	}
+}

@@ -285,7 +285,7 @@ func storeViews(t *testing.T, h *qhome) []string {
 }
 
 // wrongStores are dsn made wrong: its server gone, its database not
-// there, its scheme mistyped.
+// there, its scheme mistyped, a slash of its // left out.
 func wrongStores(t *testing.T, dsn string) []string {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -296,5 +296,5 @@ func wrongStores(t *testing.T, dsn string) []string {
 	closed.Close()
 	noDB, _ := url.Parse(dsn)
 	noDB.Path = "/qtest_no_such_db"
-	return []string{gone.String(), noDB.String(), "postgress" + strings.TrimPrefix(dsn, "postgres")}
+	return []string{gone.String(), noDB.String(), "postgress" + strings.TrimPrefix(dsn, "postgres"), strings.Replace(dsn, "://", ":/", 1)}
 }
