@@ -100,7 +100,7 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	dsn = pgxURL(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, badURL(claim.RedactLocation(dsn), err)
+		return nil, badURL(dsn, err)
 	}
 	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = maxConns

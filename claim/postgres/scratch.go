@@ -29,10 +29,10 @@ func Scratch(ctx context.Context, dsn string) (string, func(context.Context) err
 	dsn = pgxURL(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", nil, badURL(claim.RedactLocation(dsn), err)
+		return "", nil, badURL(dsn, err)
 	}
 	if _, err := pgx.ParseConfig(dsn); err != nil {
-		return "", nil, badURL(claim.RedactLocation(dsn), err)
+		return "", nil, badURL(dsn, err)
 	}
 	var b [6]byte
 	rand.Read(b[:])
