@@ -298,3 +298,51 @@ func wrongStores(t *testing.T, dsn string) []string {
 	noDB.Path = "/qtest_no_such_db"
 	return []string{gone.String(), noDB.String(), "postgress" + strings.TrimPrefix(dsn, "postgres"), strings.Replace(dsn, "://", ":/", 1)}
 }
+
+// TestRunLeavesOutTheCallersStore: run stores none of its caller's
+// QUEUECTL_HOME, QUEUECTL_DB (a PostgreSQL URL's password with it) and
+// QUEUECTL_DB_PATH, whether handed to the worker by either program or
+// stored by run itself, and the job sees only its worker's.
+func TestRunLeavesOutTheCallersStore(t *testing.T) {
+	h := newHome(t)
+	caller := []string{"QUEUECTL_DB=" + filepath.Join(h.dir, "queue.db"), "QUEUECTL_DB_PATH=" + filepath.Join(h.dir, "queue.db")}
+	script := `echo "${QUEUECTL_DB-unset} ${QUEUECTL_DB_PATH-unset}"`
+	check := func(how, id, out string) {
+		t.Helper()
+		if out != "unset unset\n" {
+			t.Errorf("%s: the job printed %q, want no QUEUECTL_DB nor QUEUECTL_DB_PATH", how, out)
+		}
+		var j struct {
+			EnvNames []string `json:"env_names"`
+		}
+		json.Unmarshal([]byte(h.must("show", "--json", id)), &j)
+		if slices.Contains(j.EnvNames, "QUEUECTL_DB") || slices.Contains(j.EnvNames, "QUEUECTL_DB_PATH") || slices.Contains(j.EnvNames, "QUEUECTL_HOME") {
+			t.Errorf("%s: job %s stored env %v, want none of the caller's QUEUECTL_HOME, QUEUECTL_DB, QUEUECTL_DB_PATH", how, id, j.EnvNames)
+		}
+	}
+
+	stored := h.command("run", "--id", "stored", "--", "sh", "-c", script)
+	stored.Env = append(stored.Env, caller...)
+	p := h.startCmd(stored)
+	waitFor(t, 30*time.Second, "run to store its job", func() bool { _, _, code := h.run("show", "stored"); return code == 0 })
+	h.must("worker", "start", "--drain", "--no-spool")
+	if code := p.exit(t, time.Minute); code != 0 {
+		t.Fatalf("run stored: exit %d\n%s", code, p.stderr)
+	}
+	check("run without a worker", "stored", p.stdout.String())
+
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		run := h.commandOf(prog, "run", "--id", "by-"+prog, "--", "sh", "-c", script)
+		run.Env = append(run.Env, caller...)
+		out, err := run.Output()
+		if err != nil {
+			t.Fatalf("%s run: %v", prog, err)
+		}
+		check(prog+" run handed to the worker", "by-"+prog, string(out))
+	}
+}
