@@ -122,15 +122,15 @@ func CheckLocation(location string) error {
 		return &LocationError{location, "lacks the // of a " + strings.ToLower(scheme) + ":// URL", urlFix}
 	case strings.HasPrefix(rest, "//"):
 		return &LocationError{location, "is a " + scheme + ":// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)",
-			"name a SQLite file by its path, or a PostgreSQL database as " + urlForm}
+			"name a SQLite file by its path, or a PostgreSQL database as " + URLForm}
 	}
 	return nil
 }
 
-// urlForm is what a PostgreSQL URL looks like.
-const urlForm = "postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"
+// URLForm is what a PostgreSQL URL looks like, for hints.
+const URLForm = "postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"
 
-const urlFix = "write it as a URL: " + urlForm
+const urlFix = "write it as a URL: " + URLForm
 
 // LocationError is a store's location that queuectl cannot open as it is
 // written. It is ErrInvalid; its message shows the location without its

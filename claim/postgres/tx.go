@@ -187,7 +187,7 @@ func (h *hinted) Hint() string { return h.hint }
 // which names what is wrong with it.
 func badURL(dsn string, err error) error {
 	return &claim.LocationError{Location: dsn, Problem: "is not a PostgreSQL URL queuectl can read: " + parseProblem(err),
-		Fix: "a PostgreSQL URL looks like postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"}
+		Fix: "a PostgreSQL URL looks like " + claim.URLForm}
 }
 
 // parseProblem is what err says is wrong with a DSN, without the DSN:
