@@ -90,10 +90,10 @@ var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // keywordValue reports whether location is in libpq's keyword=value form
 // (host=H port=P user=U dbname=D): it begins with one of libpq's common
-// keywords, or it holds white space and a word followed by '='. No file
-// worth its name looks like that.
+// keywords, or it holds white space and a word followed by '='. A file's
+// path may look so only when it is relative; an absolute one never does.
 func keywordValue(location string) bool {
-	if hasScheme(location) {
+	if hasScheme(location) || strings.HasPrefix(location, "/") {
 		return false
 	}
 	return libpqKeyword.MatchString(location) ||

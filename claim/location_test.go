@@ -80,7 +80,7 @@ func TestCheckLocation(t *testing.T) {
 			t.Errorf("CheckLocation(%q) = %v, which shows the password", loc, err)
 		}
 	}
-	for _, loc := range []string{"queue.db", "/var/lib/queuectl/queue.db", "/tmp/a=b.db", "my queues/queue.db",
+	for _, loc := range []string{"queue.db", "/var/lib/queuectl/queue.db", "/tmp/a=b.db", "my queues/queue.db", "/srv/my queues/a b=c.db",
 		"backup:1.db", "postgres://qu@h/db", "PostgreSQL://qu@h/db?options=-c%20a=b"} {
 		if err := claim.CheckLocation(loc); err != nil {
 			t.Errorf("CheckLocation(%q) = %v, want nil", loc, err)
