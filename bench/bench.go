@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -92,7 +91,7 @@ func (b *Suite) Run(ctx context.Context) ([]Result, error) {
 	}
 	b.logf("bench: %d CPUs, %s, scratch homes in %s", runtime.NumCPU(), runtime.Version(), b.run)
 	if b.DB != "" {
-		b.logf("bench: each scenario's store is a scratch database on %s, dropped at the end", redact(b.DB))
+		b.logf("bench: each scenario's store is a scratch database on %s, dropped at the end", claim.RedactLocation(b.DB))
 	}
 	defer b.dropScratch(ctx)
 	var out []Result
@@ -184,7 +183,7 @@ func (b *Suite) home(ctx context.Context, name string) (string, error) {
 	}
 	b.drops = append(b.drops, drop)
 	b.share(home, db)
-	b.logf("bench: %s: store %s", name, redact(db))
+	b.logf("bench: %s: store %s", name, claim.RedactLocation(db))
 	return home, nil
 }
 
@@ -220,14 +219,6 @@ func (b *Suite) dropScratch(ctx context.Context) {
 		}
 	}
 	b.drops = nil
-}
-
-// redact is a URL without its password, for messages.
-func redact(location string) string {
-	if u, err := url.Parse(location); err == nil {
-		return u.Redacted()
-	}
-	return location
 }
 
 // fill enqueues n jobs running command into home's store, in batches of

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"regexp"
-	"strings"
 	"sync"
 	"time"
 )
@@ -270,18 +268,6 @@ func RegisterEngine(name string, open Opener) {
 	defer enginesMu.Unlock()
 	engines[name] = open
 }
-
-// checkLocation refuses a URL of another kind of database, which would
-// otherwise be taken for the name of a SQLite file.
-func checkLocation(location string) error {
-	scheme, _, ok := strings.Cut(location, "://")
-	if !ok || EngineFor(location) == EnginePostgres || !urlScheme.MatchString(scheme) {
-		return nil
-	}
-	return invalidf("%s is a %s:// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)", location, scheme)
-}
-
-var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
 
 // RegisterReader makes an engine's read-only open available to
 // OpenReadOnly: an engine that changes nothing in the database, nor

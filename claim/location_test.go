@@ -25,3 +25,80 @@ func TestOpenRefusesOtherURLs(t *testing.T) {
 		}
 	}
 }
+
+// TestRedactLocation: a location is shown without its password, however
+// the password is given and however malformed the URL; a file's path is
+// shown as it is.
+func TestRedactLocation(t *testing.T) {
+	tests := []struct{ location, want string }{
+		{"/home/u/.queuectl/queue.db", "/home/u/.queuectl/queue.db"},
+		{"queue.db", "queue.db"},
+		{"postgres://qu@127.0.0.1/qdb", "postgres://qu@127.0.0.1/qdb"},
+		{"postgres://qu:S3cretPw!x@127.0.0.1:5491/qdb?sslmode=disable", "postgres://qu:xxxxx@127.0.0.1:5491/qdb?sslmode=disable"},
+		{"postgres://qu@127.0.0.1:5491/qdb?sslmode=disable&password=S3cret", "postgres://qu@127.0.0.1:5491/qdb?sslmode=disable&password=xxxxx"},
+		{"postgresql://qu@h/qdb?pass%77ord=S3cret&sslpassword=S3cret2", "postgresql://qu@h/qdb?pass%77ord=xxxxx&sslpassword=xxxxx"},
+		{"PostgreSQL://qu:S3cret@h/qdb", "postgresql://qu:xxxxx@h/qdb"},
+		{"postgress://qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgress://qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres:/qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:/qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres:qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:qu:xxxxx@127.0.0.1:5491/qdb"},
+		{"postgres://u:S3cret@127.0.0.1:abc/db", "postgres://u:xxxxx@127.0.0.1:abc/db"},
+		{"postgres://u:S3 cret@127.0.0.1:5432/db", "postgres://u:xxxxx@127.0.0.1:5432/db"},
+		{"postgres://u:12/S3cret@127.0.0.1/db", "postgres://u:xxxxx@127.0.0.1/db"},
+		{"postgres://u:S3cr@t@127.0.0.1/db", "postgres://u:xxxxx@127.0.0.1/db"},
+		{"postgres://u@127.0.0.1:abc/db?password=S3cret&sslmode=disable", "postgres://u@127.0.0.1:abc/db?password=xxxxx&sslmode=disable"},
+		{"host=127.0.0.1 port=5491 user=qu password=S3cretPw!x dbname=qdb", "host=127.0.0.1 port=5491 user=qu password=xxxxx dbname=qdb"},
+		{"host=h password = 'S3 cr\\'et' dbname=d", "host=h password = xxxxx dbname=d"},
+	}
+	for _, tt := range tests {
+		got := claim.RedactLocation(tt.location)
+		if got != tt.want || strings.Contains(got, "S3") {
+			t.Errorf("RedactLocation(%q) = %q, want %q", tt.location, got, tt.want)
+		}
+	}
+}
+
+// TestCheckLocation: what would be taken for a SQLite file's name but is
+// meant as a database elsewhere is ErrInvalid, with how to write it; a
+// file's path, however odd, passes.
+func TestCheckLocation(t *testing.T) {
+	refused := []string{
+		"host=127.0.0.1 port=5491 user=qu password=S3cret dbname=qdb",
+		"dbname=qdb",
+		"  host = db.internal",
+		"sslmode=disable host=h",
+		"postgres:/qu:S3cret@127.0.0.1:5491/qdb",
+		"postgresql:qu:S3cret@127.0.0.1/qdb",
+		"mysql://qu:S3cret@h/db",
+	}
+	for _, loc := range refused {
+		err := claim.CheckLocation(loc)
+		var le *claim.LocationError
+		if !errors.Is(err, claim.ErrInvalid) || !errors.As(err, &le) || !strings.Contains(le.Hint(), "postgres://") {
+			t.Errorf("CheckLocation(%q) = %v; want ErrInvalid with a hint at a postgres:// URL", loc, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("CheckLocation(%q) = %v, which shows the password", loc, err)
+		}
+	}
+	for _, loc := range []string{"queue.db", "/var/lib/queuectl/queue.db", "/tmp/a=b.db", "my queues/queue.db", "/srv/my queues/a b=c.db",
+		"backup:1.db", "postgres://qu@h/db", "PostgreSQL://qu@h/db?options=-c%20a=b"} {
+		if err := claim.CheckLocation(loc); err != nil {
+			t.Errorf("CheckLocation(%q) = %v, want nil", loc, err)
+		}
+	}
+}
+
+// TestOpenRefusesKeywordValue: a libpq keyword=value string makes no file.
+func TestOpenRefusesKeywordValue(t *testing.T) {
+	t.Chdir(t.TempDir())
+	loc := "host=127.0.0.1 user=qu dbname=qdb"
+	if s, err := claim.Open(loc); !errors.Is(err, claim.ErrInvalid) {
+		if err == nil {
+			s.Close()
+		}
+		t.Errorf("Open(%q) = %v, want ErrInvalid", loc, err)
+	}
+	if entries, _ := os.ReadDir("."); len(entries) > 0 {
+		t.Errorf("Open(%q) made %s", loc, entries[0].Name())
+	}
+}

@@ -46,5 +46,5 @@ func scratchMaker(location string) (ScratchMaker, error) {
 	if m, ok := scratchMakers[EngineFor(location)]; ok {
 		return m, nil
 	}
-	return nil, fmt.Errorf("%w: %s names no database server to make scratch databases on (a postgres:// URL)", ErrInvalid, location)
+	return nil, fmt.Errorf("%w: %s names no database server to make scratch databases on (a postgres:// URL)", ErrInvalid, RedactLocation(location))
 }

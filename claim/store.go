@@ -20,7 +20,7 @@ type Store struct {
 // in (import claim/sqlite, claim/postgres). The caller owns the Store and
 // must Close it.
 func Open(location string) (*Store, error) {
-	if err := checkLocation(location); err != nil {
+	if err := CheckLocation(location); err != nil {
 		return nil, err
 	}
 	open, err := opener(EngineFor(location))
@@ -44,7 +44,7 @@ func Open(location string) (*Store, error) {
 // and it refuses a schema older than this binary's (that Open would
 // migrate). The caller owns the Store and must Close it.
 func OpenReadOnly(location string) (*Store, error) {
-	if err := checkLocation(location); err != nil {
+	if err := CheckLocation(location); err != nil {
 		return nil, err
 	}
 	open, err := lookup(readers, EngineFor(location))

@@ -66,7 +66,7 @@ func dbCopy(c *cli.Context) error {
 		return err
 	}
 	if sameStore(from, to) {
-		return withHint(usagef("--to names the store copied from (%s)", from), "copy into another database: --to postgres://USER@HOST/DATABASE")
+		return withHint(usagef("--to names the store copied from (%s)", claim.RedactLocation(from)), "copy into another database: --to postgres://USER@HOST/DATABASE")
 	}
 	src, err := openSource(from)
 	if err != nil {
@@ -101,7 +101,7 @@ func dbCopy(c *cli.Context) error {
 func openSource(location string) (*claim.Store, error) {
 	s, err := claim.OpenReadOnly(location)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, withHint(fmt.Errorf("no store to copy at %s", location),
+		return nil, withHint(fmt.Errorf("no store to copy at %s", claim.RedactLocation(location)),
 			"name the home to copy with --home DIR, or its database with --db PATH")
 	}
 	return s, err
@@ -136,7 +136,7 @@ func refuseLiveWorkers(c *cli.Context, h *home) error {
 	if err != nil || n == 0 {
 		return err
 	}
-	return withHint(fmt.Errorf("%d worker(s) still run on %s (%s): what they do during a copy would not be copied", n, h.db, who),
+	return withHint(fmt.Errorf("%d worker(s) still run on %s (%s): what they do during a copy would not be copied", n, claim.RedactLocation(h.db), who),
 		"stop them first: queuectl worker stop --wait; then copy, and start workers with --db on the new store")
 }
 

@@ -116,7 +116,7 @@ func refuseRestoreUnderWorkers(c *cli.Context, dir, db string) error {
 		return nil
 	}
 	if err != nil {
-		logf(c)("cannot look for live workers in %s (%v); restoring all the same", db, err)
+		logf(c)("cannot look for live workers in %s (%v); restoring all the same", claim.RedactLocation(db), err)
 		return nil
 	}
 	defer s.Close()
@@ -129,7 +129,7 @@ func refuseRestoreUnderWorkers(c *cli.Context, dir, db string) error {
 		return err
 	}
 	if n > 0 {
-		return withHint(fmt.Errorf("%w: %d worker(s) still run on %s (%s)", claim.ErrConflict, n, db, who),
+		return withHint(fmt.Errorf("%w: %d worker(s) still run on %s (%s)", claim.ErrConflict, n, claim.RedactLocation(db), who),
 			"stop them first: queuectl worker stop --wait; then restore")
 	}
 	// The runs of workers that died: the restored store would not know

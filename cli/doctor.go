@@ -110,7 +110,7 @@ func doctorStore(ctx context.Context, h *home) (*claim.Store, claim.Health, repo
 	}
 	if claim.EngineFor(h.db) == claim.EngineSQLite {
 		if _, err := os.Stat(h.db); errors.Is(err, fs.ErrNotExist) {
-			return fail(h.db+" does not exist", "queuectl worker start creates it (or pass --db)")
+			return fail(claim.RedactLocation(h.db)+" does not exist", "queuectl worker start creates it (or pass --db)")
 		}
 	}
 	s, err := claim.Open(h.db)
@@ -120,7 +120,7 @@ func doctorStore(ctx context.Context, h *home) (*claim.Store, claim.Health, repo
 		if errors.As(err, &hinted) {
 			fix = hinted.Hint()
 		}
-		return fail(fmt.Sprintf("cannot open %s: %v", h.db, err), fix)
+		return fail(fmt.Sprintf("cannot open %s: %v", claim.RedactLocation(h.db), err), fix)
 	}
 	health, err := s.Health(ctx)
 	switch {

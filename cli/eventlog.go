@@ -33,7 +33,8 @@ type eventLog struct {
 	w     io.Writer
 	json  bool
 	quiet bool
-	// home, db and watched complete the start-up line.
+	// home, db and watched complete the start-up line; db is the store's
+	// location as claim.RedactLocation shows it, without a password.
 	home, db string
 	watched  bool
 	// held keeps lines back until the worker's start-up line is out, so

@@ -111,11 +111,17 @@ func homePaths(c *cli.Context) (dir, dbPath string, err error) {
 	return homePathsOf(c.String("home"), c.String("db"))
 }
 
-// homePathsOf is homePaths of the --home and --db values given.
+// homePathsOf is homePaths of the --home and --db values given. A
+// database that claim.Open would refuse is refused here, before anything
+// is made in the home (a libpq keyword=value string would otherwise be
+// checked, and named in messages, as a file).
 func homePathsOf(home, db string) (dir, dbPath string, err error) {
 	dir, dbPath, err = front.HomePaths(home, db)
 	if err != nil {
 		return "", "", withHint(err, "set QUEUECTL_HOME or pass --home DIR")
+	}
+	if err := claim.CheckLocation(dbPath); err != nil {
+		return "", "", err
 	}
 	return dir, dbPath, nil
 }

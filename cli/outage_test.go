@@ -474,7 +474,7 @@ func TestClaimAnswerLost(t *testing.T) {
 // TestCommandsAgainstUnreachableServer: every command that needs the store
 // says what is wrong and how to fix it, and exits 1: a server that went
 // away, a port where none listens, a role the server refuses, a database
-// that does not exist, and a URL that is not one.
+// that does not exist; and 2 for a URL that is not one (invalid input).
 func TestCommandsAgainstUnreachableServer(t *testing.T) {
 	admin := newPostgresHome(t)
 	admin.must("status") // the schema exists
@@ -507,12 +507,13 @@ func TestCommandsAgainstUnreachableServer(t *testing.T) {
 	}
 	cases := []struct {
 		name, db, want, hint string
+		code                 int
 	}{
-		{"server gone", proxy.via(admin.db), "database unavailable", "server is running and reachable"},
-		{"nothing on the port", withHost(noPort), noPort, "server is running and reachable"},
-		{"no such role", withUser("queuectl_no_such_role"), "queuectl_no_such_role", "refused the user"},
-		{"no such database", withDB("queuectl_no_such_db"), "queuectl_no_such_db", "create the database"},
-		{"not a URL", "postgres://%zz", "open database", "postgres://USER:PASSWORD@HOST"},
+		{"server gone", proxy.via(admin.db), "database unavailable", "server is running and reachable", 1},
+		{"nothing on the port", withHost(noPort), noPort, "server is running and reachable", 1},
+		{"no such role", withUser("queuectl_no_such_role"), "queuectl_no_such_role", "refused the user", 1},
+		{"no such database", withDB("queuectl_no_such_db"), "queuectl_no_such_db", "create the database", 1},
+		{"not a URL", "postgres://%zz", "is not a PostgreSQL URL", "postgres://USER:PASSWORD@HOST", 2},
 	}
 	for _, tc := range cases {
 		h := newHome(t)
@@ -520,8 +521,8 @@ func TestCommandsAgainstUnreachableServer(t *testing.T) {
 		for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"}, {"worker", "start", "--no-spool"}} {
 			out, errText, code := h.run(args...)
 			what := tc.name + ": queuectl " + strings.Join(args, " ")
-			if code != 1 || out != "" {
-				t.Errorf("%s: exit %d, stdout %q; want 1 and nothing\nstderr: %s", what, code, out, errText)
+			if code != tc.code || out != "" {
+				t.Errorf("%s: exit %d, stdout %q; want %d and nothing\nstderr: %s", what, code, out, tc.code, errText)
 			}
 			if !strings.Contains(errText, "queuectl: error: ") || !strings.Contains(errText, tc.want) ||
 				!strings.Contains(errText, "queuectl: hint: ") || !strings.Contains(errText, tc.hint) {

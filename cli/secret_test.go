@@ -1,11 +1,14 @@
 package cli
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // TestSecretsStayOutOfSight (SPEC §6): a secret in run's environment and
@@ -198,5 +203,146 @@ func TestRunUnsetsWhatTheCallerLacks(t *testing.T) {
 		if want := "unset " + h.dir + " kept 0\n"; string(out) != want {
 			t.Errorf("%s run of a caller without ONLY_THE_WORKER printed %q, want %q", prog, out, want)
 		}
+	}
+}
+
+// TestStorePasswordStaysOutOfSight: the password of a PostgreSQL store,
+// in the URL's userinfo or as its password= parameter, is in no message
+// that names the store: the worker's start-up line (text and JSON), status,
+// doctor (text and JSON) with the server there, gone or without the
+// database, db copy's refusal under a live worker, and a mistyped scheme.
+func TestStorePasswordStaysOutOfSight(t *testing.T) {
+	base := newPostgresHome(t)
+	var b [8]byte
+	rand.Read(b[:])
+	// Letters and digits only, which no URL escapes: a message that shows
+	// the password shows it as it is here.
+	secret, role := "Pw"+hex.EncodeToString(b[:4]), "qtest_role_"+hex.EncodeToString(b[4:])
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN PASSWORD '"+secret+"'")
+	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	u, err := url.Parse(base.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pgtest.Exec(t, "GRANT USAGE, CREATE ON SCHEMA "+u.Query().Get("search_path")+" TO "+role)
+	inUser, inQuery := *u, *u
+	inUser.User = url.UserPassword(role, secret)
+	inQuery.User = url.User(role)
+	q := u.Query()
+	q.Set("password", secret)
+	inQuery.RawQuery = q.Encode()
+	for name, dsn := range map[string]string{"userinfo": inUser.String(), "parameter": inQuery.String()} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			h.db = dsn
+			views := storeViews(t, h)
+			for _, db := range wrongStores(t, dsn) {
+				other := *h
+				other.db = db
+				for _, args := range [][]string{{"status"}, {"doctor"}, {"doctor", "--json"}} {
+					out, errText, code := other.run(args...)
+					if code == 0 {
+						t.Errorf("queuectl %s on %s: exit 0\n%s", strings.Join(args, " "), db, out)
+					}
+					views = append(views, out, errText)
+				}
+			}
+			for i, v := range views {
+				if strings.Contains(v, secret) {
+					t.Errorf("view %d shows the store's password:\n%s", i, v)
+				}
+			}
+		})
+	}
+}
+
+// storeViews runs two workers on h (text and JSON lines), status, doctor
+// and a db copy that they make refuse, stops them, and returns what each
+// printed.
+func storeViews(t *testing.T, h *qhome) []string {
+	text := h.start("worker", "start")
+	js := h.start("worker", "start", "--no-spool", "--log-format", "json")
+	waitFor(t, 30*time.Second, "both workers' start-up lines", func() bool {
+		return strings.Contains(text.stderr.String(), " started: ") && strings.Contains(js.stderr.String(), `"event":"start"`)
+	})
+	var views []string
+	for _, args := range [][]string{{"status"}, {"doctor"}, {"doctor", "--json"}, {"db", "copy", "--to", filepath.Join(t.TempDir(), "copy.db")}} {
+		out, errText, _ := h.run(args...)
+		views = append(views, out, errText)
+	}
+	if refusal := views[len(views)-1]; !strings.Contains(refusal, "still run on postgres://") {
+		t.Errorf("db copy under two workers: %q, want a refusal naming the store", refusal)
+	}
+	h.must("worker", "stop", "--wait")
+	for _, w := range []*proc{text, js} {
+		w.exit(t, 30*time.Second)
+		if !strings.Contains(w.stderr.String(), "xxxxx@") && !strings.Contains(w.stderr.String(), "password=xxxxx") {
+			t.Errorf("worker start-up line shows no store without its password:\n%s", w.stderr)
+		}
+		views = append(views, w.stderr.String(), w.stdout.String())
+	}
+	return views
+}
+
+// wrongStores are dsn made wrong: its server gone, its database not
+// there, its scheme mistyped, a slash of its // left out.
+func wrongStores(t *testing.T, dsn string) []string {
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	gone, _ := url.Parse(dsn)
+	gone.Host = closed.Addr().String()
+	closed.Close()
+	noDB, _ := url.Parse(dsn)
+	noDB.Path = "/qtest_no_such_db"
+	return []string{gone.String(), noDB.String(), "postgress" + strings.TrimPrefix(dsn, "postgres"), strings.Replace(dsn, "://", ":/", 1)}
+}
+
+// TestRunLeavesOutTheCallersStore: run stores none of its caller's
+// QUEUECTL_HOME, QUEUECTL_DB (a PostgreSQL URL's password with it) and
+// QUEUECTL_DB_PATH, whether handed to the worker by either program or
+// stored by run itself, and the job sees only its worker's.
+func TestRunLeavesOutTheCallersStore(t *testing.T) {
+	h := newHome(t)
+	caller := []string{"QUEUECTL_DB=" + filepath.Join(h.dir, "queue.db"), "QUEUECTL_DB_PATH=" + filepath.Join(h.dir, "queue.db")}
+	script := `echo "${QUEUECTL_DB-unset} ${QUEUECTL_DB_PATH-unset}"`
+	check := func(how, id, out string) {
+		t.Helper()
+		if out != "unset unset\n" {
+			t.Errorf("%s: the job printed %q, want no QUEUECTL_DB nor QUEUECTL_DB_PATH", how, out)
+		}
+		var j struct {
+			EnvNames []string `json:"env_names"`
+		}
+		json.Unmarshal([]byte(h.must("show", "--json", id)), &j)
+		if slices.Contains(j.EnvNames, "QUEUECTL_DB") || slices.Contains(j.EnvNames, "QUEUECTL_DB_PATH") || slices.Contains(j.EnvNames, "QUEUECTL_HOME") {
+			t.Errorf("%s: job %s stored env %v, want none of the caller's QUEUECTL_HOME, QUEUECTL_DB, QUEUECTL_DB_PATH", how, id, j.EnvNames)
+		}
+	}
+
+	stored := h.command("run", "--id", "stored", "--", "sh", "-c", script)
+	stored.Env = append(stored.Env, caller...)
+	p := h.startCmd(stored)
+	waitFor(t, 30*time.Second, "run to store its job", func() bool { _, _, code := h.run("show", "stored"); return code == 0 })
+	h.must("worker", "start", "--drain", "--no-spool")
+	if code := p.exit(t, time.Minute); code != 0 {
+		t.Fatalf("run stored: exit %d\n%s", code, p.stderr)
+	}
+	check("run without a worker", "stored", p.stdout.String())
+
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		run := h.commandOf(prog, "run", "--id", "by-"+prog, "--", "sh", "-c", script)
+		run.Env = append(run.Env, caller...)
+		out, err := run.Output()
+		if err != nil {
+			t.Fatalf("%s run: %v", prog, err)
+		}
+		check(prog+" run handed to the worker", "by-"+prog, string(out))
 	}
 }

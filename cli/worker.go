@@ -109,7 +109,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	if err != nil {
 		return err
 	}
-	log.home, log.db, log.watched = h.dir, h.db, !c.Bool("no-spool")
+	log.home, log.db, log.watched = h.dir, claim.RedactLocation(h.db), !c.Bool("no-spool")
 	log.holdUntilStart()
 	defer log.close() // with the lines held if the worker never started
 	soft := c.Context

@@ -167,17 +167,29 @@ func ShellQuote(words []string) string {
 }
 
 // RunEnv is what of environ (KEY=VALUE entries) a run's job may carry:
-// all but queuectl's own job variables and entries that cannot be passed.
+// all but queuectl's own job variables, the caller's home and store, and
+// entries that cannot be passed. Where the queue is belongs to the worker,
+// which gives the job its own home (QUEUECTL_HOME) and its own
+// environment's QUEUECTL_DB; the caller's would be stored with the job,
+// a PostgreSQL URL's password with it.
 func RunEnv(environ []string) map[string]string {
 	env := map[string]string{}
 	for _, kv := range environ {
 		k, v, _ := strings.Cut(kv, "=")
-		if k == "" || k == "QUEUECTL_JOB_ID" || k == "QUEUECTL_ATTEMPT" || strings.ContainsRune(kv, 0) {
-			continue
+		if k != "" && carried(k) && !strings.ContainsRune(kv, 0) {
+			env[k] = v
 		}
-		env[k] = v
 	}
 	return env
+}
+
+// carried reports whether RunEnv keeps variable k.
+func carried(k string) bool {
+	switch k {
+	case "QUEUECTL_JOB_ID", "QUEUECTL_ATTEMPT", "QUEUECTL_HOME", "QUEUECTL_DB", "QUEUECTL_DB_PATH":
+		return false
+	}
+	return true
 }
 
 // fileJob reads the job of enqueue -f when the file is a regular file

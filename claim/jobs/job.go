@@ -310,10 +310,15 @@ const (
 // EngineFor names the engine for location: postgres:// and postgresql://
 // URLs are PostgreSQL, anything else is a SQLite file's path. This is the
 // one place that tells the two apart.
-
 func EngineFor(location string) string {
-	if strings.HasPrefix(location, "postgres://") || strings.HasPrefix(location, "postgresql://") {
+	if scheme, _, ok := strings.Cut(location, "://"); ok && PostgresScheme(scheme) {
 		return EnginePostgres
 	}
 	return EngineSQLite
+}
+
+// PostgresScheme reports whether a URL's scheme names PostgreSQL: postgres
+// or postgresql, in any case, as schemes are (RFC 3986, 3.1).
+func PostgresScheme(scheme string) bool {
+	return strings.EqualFold(scheme, "postgres") || strings.EqualFold(scheme, "postgresql")
 }

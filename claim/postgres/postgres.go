@@ -97,9 +97,10 @@ func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, d
 
 // open is Open, with params set on every connection.
 func open(ctx context.Context, dsn string, params map[string]string) (*Engine, error) {
+	dsn = pgxURL(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, badURL(redact(dsn), err)
+		return nil, badURL(dsn, err)
 	}
 	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = maxConns
@@ -112,7 +113,7 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	e := &Engine{location: redact(dsn)}
+	e := &Engine{location: claim.RedactLocation(dsn)}
 	e.listen.config = cfg.ConnConfig.Copy()
 	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -147,13 +148,15 @@ func noSchema(location, searchPath string) error {
 		fmt.Sprintf("create it: psql URL -c 'CREATE SCHEMA %s' (or CREATE SCHEMA %s AUTHORIZATION USER, for another user), or drop search_path from the URL", name, name)}
 }
 
-// redact returns dsn without its password, for messages.
-func redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "the PostgreSQL URL"
+// pgxURL is dsn as pgx reads it: pgx takes a URL for one only by its
+// scheme in lower case, and anything else for libpq's keyword=value form,
+// where the scheme is case-insensitive (PostgreSQL://… is a URL too).
+func pgxURL(dsn string) string {
+	scheme, rest, ok := strings.Cut(dsn, "://")
+	if !ok {
+		return dsn
 	}
-	return u.Redacted()
+	return strings.ToLower(scheme) + "://" + rest
 }
 
 // lockKey is the advisory lock key named by "queuectl " + name, hashed

@@ -148,19 +148,21 @@ func TestChangesAfterTerminatedBackend(t *testing.T) {
 }
 
 // TestOpenErrors: a DSN that cannot work fails at Open with a message that
-// names what is wrong; an unreachable server and a refusal are
-// ErrUnavailable.
+// names what is wrong, never its password; a URL that cannot be read is
+// ErrInvalid, an unreachable server and a refusal are ErrUnavailable.
 func TestOpenErrors(t *testing.T) {
 	server := pgtest.Server(t)
 	tests := []struct {
-		name, dsn   string
-		unavailable bool
-		want        string
+		name, dsn            string
+		invalid, unavailable bool
+		want                 string
 	}{
-		{"unparseable", "postgres://%zz", false, "open database"},
-		{"unreachable", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5", true, "127.0.0.1"},
-		{"no such role", strings.Replace(server, "postgres@", "no_such_role_q@", 1), true, "no_such_role_q"},
-		{"no such database", strings.Replace(server, "/postgres?", "/no_such_db_q?", 1), true, "no_such_db_q"},
+		{"unparseable", "postgres://%zz", true, false, `invalid percent-encoded token: "%zz"`},
+		{"bad port", "postgres://qu:S3cret@127.0.0.1:abc/qdb", true, false, "postgres://qu:xxxxx@127.0.0.1:abc/qdb is not a PostgreSQL URL queuectl can read: invalid port"},
+		{"bad sslmode", "postgres://qu@127.0.0.1/qdb?sslmode=bogus&password=S3cret", true, false, "sslmode is invalid"},
+		{"unreachable", "postgres://postgres@127.0.0.1:1/postgres?sslmode=disable&connect_timeout=5", false, true, "127.0.0.1"},
+		{"no such role", strings.Replace(server, "postgres@", "no_such_role_q@", 1), false, true, "no_such_role_q"},
+		{"no such database", strings.Replace(server, "/postgres?", "/no_such_db_q?", 1) + "&password=S3cret", false, true, "no_such_db_q"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,10 +171,30 @@ func TestOpenErrors(t *testing.T) {
 				s.Close()
 				t.Fatalf("Open(%q) = nil error", tt.dsn)
 			}
-			if errors.Is(err, claim.ErrUnavailable) != tt.unavailable || !strings.Contains(err.Error(), tt.want) {
-				t.Errorf("Open(%q) = %v; want ErrUnavailable %v, naming %q", tt.dsn, err, tt.unavailable, tt.want)
+			if errors.Is(err, claim.ErrInvalid) != tt.invalid || errors.Is(err, claim.ErrUnavailable) != tt.unavailable ||
+				!strings.Contains(err.Error(), tt.want) || strings.Contains(err.Error(), "S3cret") {
+				t.Errorf("Open(%q) = %v; want ErrInvalid %v, ErrUnavailable %v, naming %q without the password",
+					tt.dsn, err, tt.invalid, tt.unavailable, tt.want)
 			}
 		})
+	}
+}
+
+// TestOpenSchemeInAnyCase: a URL's scheme is case-insensitive (RFC 3986),
+// so PostgreSQL:// names the store postgres:// does, not a SQLite file.
+func TestOpenSchemeInAnyCase(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	if _, err := mustOpen(t, dsn).Enqueue(t.Context(), claim.NewJob{ID: "one", Command: "true"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, scheme := range []string{"PostgreSQL", "POSTGRES"} {
+		location := scheme + strings.TrimPrefix(dsn, "postgres")
+		if got := claim.EngineFor(location); got != claim.EnginePostgres {
+			t.Errorf("EngineFor(%q) = %s, want %s", location, got, claim.EnginePostgres)
+		}
+		if _, err := mustOpen(t, location).Get(t.Context(), "one"); err != nil {
+			t.Errorf("Get(one) on %s: %v", location, err)
+		}
 	}
 }
 

@@ -22,12 +22,13 @@ func init() { claim.RegisterScratch(claim.EnginePostgres, Scratch) }
 // database) and the function that drops it, closing whatever connections
 // are still open to it.
 func Scratch(ctx context.Context, dsn string) (string, func(context.Context) error, error) {
+	dsn = pgxURL(dsn)
 	u, err := url.Parse(dsn)
 	if err != nil {
-		return "", nil, badURL(redact(dsn), err)
+		return "", nil, badURL(dsn, err)
 	}
 	if _, err := pgx.ParseConfig(dsn); err != nil {
-		return "", nil, badURL(redact(dsn), err)
+		return "", nil, badURL(dsn, err)
 	}
 	var b [6]byte
 	rand.Read(b[:])
@@ -36,10 +37,10 @@ func Scratch(ctx context.Context, dsn string) (string, func(context.Context) err
 		var pe *pgconn.PgError
 		if errors.As(err, &pe) && pe.Code == codeInsufficientPrivilege {
 			user := u.User.Username()
-			return "", nil, &hinted{fmt.Errorf("create a scratch database on %s: user %s may not create databases: %w", redact(dsn), user, err),
+			return "", nil, &hinted{fmt.Errorf("create a scratch database on %s: user %s may not create databases: %w", claim.RedactLocation(dsn), user, err),
 				fmt.Sprintf("give it the right (as a superuser: ALTER ROLE %s CREATEDB), or pass --db with a user that has it", user)}
 		}
-		return "", nil, classify(fmt.Errorf("create a scratch database on %s: %w", redact(dsn), err))
+		return "", nil, classify(fmt.Errorf("create a scratch database on %s: %w", claim.RedactLocation(dsn), err))
 	}
 	q := u.Query()
 	q.Del("search_path")

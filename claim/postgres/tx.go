@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/url"
 	"strings"
 	"syscall"
 
@@ -209,8 +210,26 @@ func (h *hinted) Unwrap() error { return h.err }
 // Hint says how to fix the error.
 func (h *hinted) Hint() string { return h.hint }
 
-// badURL is the error of a DSN pgx cannot read.
-func badURL(location string, err error) error {
-	return &hinted{fmt.Errorf("open database %s: %w", location, err),
-		"a PostgreSQL URL looks like postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"}
+// badURL is the error of a DSN that pgx cannot read (err): invalid input,
+// which names what is wrong with it.
+func badURL(dsn string, err error) error {
+	return &claim.LocationError{Location: dsn, Problem: "is not a PostgreSQL URL queuectl can read: " + parseProblem(err),
+		Fix: "a PostgreSQL URL looks like " + claim.URLForm}
+}
+
+// parseProblem is what err says is wrong with a DSN, without the DSN:
+// LocationError names it already, and without its password, which a
+// url.Error shows. pgx's ParseConfigError begins with the DSN, as
+// "cannot parse `DSN`: "; what follows is the problem.
+func parseProblem(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		return ue.Err.Error()
+	}
+	msg := err.Error()
+	var pe *pgconn.ParseConfigError
+	if i := strings.LastIndex(msg, "`: "); errors.As(err, &pe) && i >= 0 {
+		return msg[i+len("`: "):]
+	}
+	return msg
 }

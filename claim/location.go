@@ -1,0 +1,152 @@
+package claim
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/queuectl/queuectl/claim/jobs"
+)
+
+// A store's location is what --db, $QUEUECTL_DB or $QUEUECTL_DB_PATH say:
+// a PostgreSQL URL (EngineFor tells) or a SQLite file's path. A URL often
+// carries its user's password, and many messages name the store: each
+// shows it through RedactLocation, never as given.
+
+// passwordMask stands for a password in a location shown, as
+// url.URL.Redacted writes it.
+const passwordMask = "xxxxx"
+
+// RedactLocation is location as a message shows it: a SQLite file's path
+// as it is; a URL, or what looks like one, without its password, whether
+// in its userinfo or as a password (or sslpassword) query parameter; a
+// libpq keyword=value string without its password's value. A URL that
+// does not parse (a typo'd scheme, a bad port, a password with a
+// character it should have encoded) is masked by its likely parts, rather
+// too much than too little.
+func RedactLocation(location string) string {
+	switch {
+	case keywordValue(location):
+		return keywordPassword.ReplaceAllString(location, "${1}"+passwordMask)
+	case !hasScheme(location):
+		return location
+	}
+	// A URL parsed with a host is sound, unless an '@' is left out of its
+	// userinfo: the parser took a password with a '/' for a port and path.
+	if u, err := url.Parse(location); err == nil && u.Host != "" && (u.User != nil || !strings.Contains(location, "@")) {
+		u.RawQuery = redactQuery(u.RawQuery)
+		return u.Redacted()
+	}
+	return redactBroken(location)
+}
+
+// redactBroken masks the password of a URL that does not parse: between
+// the first ':' after the scheme and the last '@', and in the query.
+func redactBroken(location string) string {
+	start := strings.IndexByte(location, ':') + 1
+	for start < len(location) && location[start] == '/' {
+		start++
+	}
+	if at := strings.LastIndexByte(location, '@'); at > start {
+		if colon := strings.IndexByte(location[start:at], ':'); colon >= 0 {
+			location = location[:start+colon+1] + passwordMask + location[at:]
+		}
+	}
+	if q := strings.IndexByte(location, '?'); q >= 0 {
+		location = location[:q+1] + redactQuery(location[q+1:])
+	}
+	return location
+}
+
+// redactQuery masks the values of a URL query's password parameters, by
+// their names as the driver decodes them (pass%77ord is password).
+func redactQuery(query string) string {
+	if query == "" {
+		return query
+	}
+	params := strings.Split(query, "&")
+	for i, p := range params {
+		key, _, _ := strings.Cut(p, "=")
+		name := key
+		if unescaped, err := url.QueryUnescape(key); err == nil {
+			name = unescaped
+		}
+		if strings.EqualFold(name, "password") || strings.EqualFold(name, "sslpassword") {
+			params[i] = key + "=" + passwordMask
+		}
+	}
+	return strings.Join(params, "&")
+}
+
+// hasScheme reports whether location begins as a URL does, with a scheme
+// and a colon (RFC 3986).
+func hasScheme(location string) bool {
+	scheme, _, ok := strings.Cut(location, ":")
+	return ok && urlScheme.MatchString(scheme)
+}
+
+var urlScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*$`)
+
+// keywordValue reports whether location is in libpq's keyword=value form
+// (host=H port=P user=U dbname=D): it begins with one of libpq's common
+// keywords, or it holds white space and a word followed by '='. A file's
+// path may look so only when it is relative; an absolute one never does.
+func keywordValue(location string) bool {
+	if hasScheme(location) || strings.HasPrefix(location, "/") {
+		return false
+	}
+	return libpqKeyword.MatchString(location) ||
+		strings.ContainsAny(location, " \t\n") && keywordPair.MatchString(location)
+}
+
+var (
+	libpqKeyword    = regexp.MustCompile(`^\s*(host|hostaddr|port|dbname|user|password|passfile|service|sslmode|connect_timeout|options|application_name)\s*=`)
+	keywordPair     = regexp.MustCompile(`(^|\s)[A-Za-z_]+\s*=`)
+	keywordPassword = regexp.MustCompile(`(?i)(\b(?:ssl)?password\s*=\s*)('(?:[^'\\]|\\.)*'|\S*)`)
+)
+
+// CheckLocation refuses a location that would be taken for a SQLite
+// file's name although it is meant as something else: a URL of another
+// database, a PostgreSQL URL short of its // (postgres:/HOST), libpq's
+// keyword=value form (host=H dbname=D). Open checks it; commands check it
+// before they create anything in the home.
+func CheckLocation(location string) error {
+	scheme, rest, _ := strings.Cut(location, ":")
+	switch {
+	case keywordValue(location):
+		return &LocationError{location, "is in libpq's keyword=value form, which queuectl would take for a SQLite file's name", urlFix}
+	case !hasScheme(location) || EngineFor(location) == EnginePostgres:
+		return nil
+	case jobs.PostgresScheme(scheme):
+		return &LocationError{location, "lacks the // of a " + strings.ToLower(scheme) + ":// URL", urlFix}
+	case strings.HasPrefix(rest, "//"):
+		return &LocationError{location, "is a " + scheme + ":// URL, and queuectl stores in SQLite (a file's path) or PostgreSQL (postgres://USER@HOST/DATABASE)",
+			"name a SQLite file by its path, or a PostgreSQL database as " + URLForm}
+	}
+	return nil
+}
+
+// URLForm is what a PostgreSQL URL looks like, for hints.
+const URLForm = "postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"
+
+const urlFix = "write it as a URL: " + URLForm
+
+// LocationError is a store's location that queuectl cannot open as it is
+// written. It is ErrInvalid; its message shows the location without its
+// password (RedactLocation), and Hint says how to write it.
+type LocationError struct {
+	Location string // as given
+	Problem  string // what is wrong, said of the location: "is …"
+	Fix      string
+}
+
+func (e *LocationError) Error() string {
+	return fmt.Sprintf("%v: %s %s", ErrInvalid, RedactLocation(e.Location), e.Problem)
+}
+
+// Is makes a LocationError ErrInvalid (errors.Is).
+func (e *LocationError) Is(target error) bool { return target == ErrInvalid }
+
+// Hint says how to write the location.
+func (e *LocationError) Hint() string { return e.Fix }
