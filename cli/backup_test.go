@@ -190,22 +190,11 @@ func TestRestoreRefusedWhileOrphansRun(t *testing.T) {
 	// sleep in it too, but not the setsid one, which left the group and is
 	// known by the run's mark only.
 	dir := t.TempDir()
-	started := filepath.Join(dir, "started")
 	h.must("enqueue", "--id", "orphaned", "--command",
 		"sleep 300 & echo $! >"+dir+"/grouped; setsid sh -c 'echo $$ >"+dir+"/left; exec sleep 301' </dev/null >/dev/null 2>&1 & "+
-			"until [ -s "+dir+"/left ]; do sleep 0.01; done; touch "+started+"; wait")
-	waitFor(t, 30*time.Second, "the job to start", func() bool {
-		_, err := os.Stat(started)
-		return err == nil
-	})
-	grouped, left := pidIn(dir+"/grouped"), pidIn(dir+"/left")
-	if grouped <= 0 || left <= 0 {
-		t.Fatalf("the job wrote pids %d and %d", grouped, left)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(grouped, syscall.SIGKILL)
-		syscall.Kill(left, syscall.SIGKILL)
-	})
+			"until [ -s "+dir+"/left ]; do sleep 0.01; done; touch "+dir+"/started; wait")
+	pids := startedPids(t, dir, "grouped", "left")
+	grouped, left := pids[0], pids[1]
 	backup := filepath.Join(t.TempDir(), "b.db")
 	h.must("db", "backup", backup)
 	w.cmd.Process.Kill()
@@ -247,23 +236,32 @@ func TestRunsDieWithTheirWorker(t *testing.T) {
 	h.must("enqueue", "--id", "deep", "--command",
 		"sleep 300 & echo $! >"+dir+"/child; sh -c 'sleep 301 & echo $! >"+dir+"/grandchild; wait' & "+
 			"until [ -s "+dir+"/grandchild ]; do sleep 0.01; done; touch "+dir+"/started; wait")
-	waitFor(t, 30*time.Second, "the job to start", func() bool {
-		_, err := os.Stat(dir + "/started")
-		return err == nil
-	})
-	child, grandchild := pidIn(dir+"/child"), pidIn(dir+"/grandchild")
-	if child <= 0 || grandchild <= 0 {
-		t.Fatalf("the job wrote pids %d and %d", child, grandchild)
-	}
-	t.Cleanup(func() {
-		syscall.Kill(child, syscall.SIGKILL)
-		syscall.Kill(grandchild, syscall.SIGKILL)
-	})
+	pids := startedPids(t, dir, "child", "grandchild")
+	child, grandchild := pids[0], pids[1]
 	w.cmd.Process.Kill()
 	w.exit(t, 30*time.Second)
 	waitFor(t, 30*time.Second, "what the job started to die with its worker", func() bool {
 		return processGone(child) && processGone(grandchild)
 	})
+}
+
+// startedPids waits for a job to touch dir/started, and returns the pids
+// it wrote before that in dir's files names, each killed when t ends.
+func startedPids(t *testing.T, dir string, names ...string) []int {
+	t.Helper()
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "started"))
+		return err == nil
+	})
+	pids := make([]int, len(names))
+	for i, name := range names {
+		if pids[i] = pidIn(filepath.Join(dir, name)); pids[i] <= 0 {
+			t.Fatalf("the job wrote no pid to %s", name)
+		}
+		pid := pids[i]
+		t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
+	}
+	return pids
 }
 
 // processGone reports whether pid has exited: no such process, or a
