@@ -21,7 +21,7 @@ import (
 //
 // So each worker process starts one guard: a shell of its own, in a
 // process group and with no Pdeathsig of its own, that reads on a pipe the
-// process groups of the runs as they start ("+PGID") and end ("-PGID").
+// process groups of the runs as they start ("+ PGID") and end ("- PGID").
 // The worker holds the pipe's other end and nobody else does (close on
 // exec); when the worker process is gone, however it went, the guard reads
 // EOF and kills every group still listed, then exits. A worker that ends
@@ -58,7 +58,7 @@ func guardGroup(pgid int, add bool, live func() []int) {
 		if guard.p.tell(pgid, add) == nil {
 			return
 		}
-		guard.p.close()
+		guard.p.abandon()
 		guard.p = nil
 	}
 	if !add {
@@ -113,4 +113,12 @@ func (g *guardProc) tell(pgid int, add bool) error {
 func (g *guardProc) close() error {
 	g.w.Close()
 	return g.cmd.Wait()
+}
+
+// abandon ends a guard that took no line (it was killed, or cannot read):
+// killed first, so that closing its pipe cannot make it kill the runs.
+func (g *guardProc) abandon() {
+	g.cmd.Process.Kill()
+	g.w.Close()
+	g.cmd.Wait()
 }
