@@ -41,9 +41,15 @@ func RedactLocation(location string) string {
 	return redactBroken(location)
 }
 
-// redactBroken masks the password of a URL that does not parse: between
-// the first ':' after the scheme and the last '@', and in the query.
+// redactBroken masks the password of a URL that does not parse, or whose
+// '@' may not be its userinfo's: in the query (after the first '?'), then
+// between the first ':' after the scheme and the last '@'. The query goes
+// first: an '@' in it (application_name=me@host) would otherwise take the
+// mask over the '?' and leave its password parameter as it was.
 func redactBroken(location string) string {
+	if q := strings.IndexByte(location, '?'); q >= 0 {
+		location = location[:q+1] + redactQuery(location[q+1:])
+	}
 	start := strings.IndexByte(location, ':') + 1
 	for start < len(location) && location[start] == '/' {
 		start++
@@ -52,9 +58,6 @@ func redactBroken(location string) string {
 		if colon := strings.IndexByte(location[start:at], ':'); colon >= 0 {
 			location = location[:start+colon+1] + passwordMask + location[at:]
 		}
-	}
-	if q := strings.IndexByte(location, '?'); q >= 0 {
-		location = location[:q+1] + redactQuery(location[q+1:])
 	}
 	return location
 }

@@ -39,6 +39,8 @@ func TestRedactLocation(t *testing.T) {
 		{"postgresql://qu@h/qdb?pass%77ord=S3cret&sslpassword=S3cret2", "postgresql://qu@h/qdb?pass%77ord=xxxxx&sslpassword=xxxxx"},
 		{"PostgreSQL://qu:S3cret@h/qdb", "postgresql://qu:xxxxx@h/qdb"},
 		{"postgress://qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgress://qu:xxxxx@127.0.0.1:5491/qdb"},
+		// an '@' in the query, none in a userinfo: the password parameter still masked
+		{"postgres://host:5432/db?application_name=me@h&password=S3cret", "postgres://host:xxxxx@h&password=xxxxx"},
 		{"postgres:/qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:/qu:xxxxx@127.0.0.1:5491/qdb"},
 		{"postgres:qu:S3cretPw!x@127.0.0.1:5491/qdb", "postgres:qu:xxxxx@127.0.0.1:5491/qdb"},
 		{"postgres://u:S3cret@127.0.0.1:abc/db", "postgres://u:xxxxx@127.0.0.1:abc/db"},
