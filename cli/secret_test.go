@@ -309,8 +309,9 @@ func TestRunLeavesOutTheCallersStore(t *testing.T) {
 	script := `echo "${QUEUECTL_DB-unset} ${QUEUECTL_DB_PATH-unset}"`
 	check := func(how, id, out string) {
 		t.Helper()
-		if out != "unset unset\n" {
-			t.Errorf("%s: the job printed %q, want no QUEUECTL_DB nor QUEUECTL_DB_PATH", how, out)
+		// The job has its worker's store (run.Worker.DB), not the caller's.
+		if want := filepath.Join(h.dir, "queue.db") + " unset\n"; out != want {
+			t.Errorf("%s: the job printed %q, want %q: its worker's store, no QUEUECTL_DB_PATH", how, out, want)
 		}
 		var j struct {
 			EnvNames []string `json:"env_names"`
@@ -344,5 +345,21 @@ func TestRunLeavesOutTheCallersStore(t *testing.T) {
 			t.Fatalf("%s run: %v", prog, err)
 		}
 		check(prog+" run handed to the worker", "by-"+prog, string(out))
+	}
+}
+
+// A worker given its store by --db gives it to its jobs, so that a
+// queuectl command in a job (a recipe's nested run) reaches the queue the
+// job runs from, not an empty store in the home.
+func TestJobsReachTheirWorkersStore(t *testing.T) {
+	h := newHome(t)
+	other := filepath.Join(t.TempDir(), "elsewhere.db")
+	h.must("--db", other, "enqueue", "--id", "inner", "--command", "queuectl show --json inner")
+	h.must("--db", other, "worker", "start", "--drain", "--no-spool")
+	if out := h.must("--db", other, "logs", "inner"); !strings.Contains(out, `"id": "inner"`) {
+		t.Errorf("the job's queuectl show printed %q; want the job itself, from its worker's store", out)
+	}
+	if _, err := os.Stat(filepath.Join(h.dir, "queue.db")); err == nil {
+		t.Error("the job's queuectl made a store in the home, not its worker's")
 	}
 }

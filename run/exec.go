@@ -220,6 +220,9 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 	if w.Home != "" {
 		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+w.Home)
 	}
+	if _, own := j.Env["QUEUECTL_DB"]; w.DB != "" && !own {
+		cmd.Env = append(cmd.Env, "QUEUECTL_DB="+w.DB)
+	}
 	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error {
 		if fencedBy(run) != nil {

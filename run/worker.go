@@ -28,6 +28,11 @@ type Worker struct {
 	// Home is the queuectl home, given to every job as QUEUECTL_HOME so
 	// that a job can enqueue into the queue it runs from.
 	Home string
+	// DB is the store as it was named (--db, $QUEUECTL_DB…: a path or a
+	// URL with its password), given to every job as QUEUECTL_DB, for the
+	// same reason: `run` stores none of its caller's, and a worker given
+	// --db has none in its environment.
+	DB string
 	// Drain makes Run return once nothing in its queues is runnable or
 	// waiting for a retry, and its slots are idle.
 	Drain bool
