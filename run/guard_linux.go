@@ -92,7 +92,9 @@ func startGuard() (*guardProc, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	// A child this process waits for itself (startChild), not one adopted:
+	// the runs' clean-up looks for adopted children, and would find it.
+	if err := startChild(cmd); err != nil {
 		return nil, err
 	}
 	return &guardProc{w: w, cmd: cmd}, nil
@@ -112,7 +114,7 @@ func (g *guardProc) tell(pgid int, add bool) error {
 // still listed, and exits.
 func (g *guardProc) close() error {
 	g.w.Close()
-	return g.cmd.Wait()
+	return waitChild(g.cmd)
 }
 
 // abandon ends a guard that took no line (it was killed, or cannot read):
@@ -120,5 +122,5 @@ func (g *guardProc) close() error {
 func (g *guardProc) abandon() {
 	g.cmd.Process.Kill()
 	g.w.Close()
-	g.cmd.Wait()
+	waitChild(g.cmd)
 }

@@ -41,3 +41,19 @@ func TestGuardKillsTheGroupsStillListed(t *testing.T) {
 		t.Errorf("the group that ended was killed too")
 	}
 }
+
+// The guard is a child this process knows, not an adopted one: the end of
+// every run and of every worker look for adopted children (adoptedAny).
+func TestGuardIsNoAdoptedChild(t *testing.T) {
+	g, err := startGuard()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	children.mu.Lock()
+	_, known := children.pids[g.cmd.Process.Pid]
+	children.mu.Unlock()
+	if !known {
+		t.Error("the guard is not among this process's known children: adoptedAny would count it")
+	}
+}
