@@ -212,7 +212,8 @@ func ownGroup(pgid int, mark string, since time.Time) bool {
 		return true
 	}
 	boot, ok := bootTime()
-	return !ok || !boot.Add(time.Duration(p.start)*time.Second/userHZ).After(since.Add(groupSlack))
+	started := boot.Add(time.Duration(p.start/userHZ)*time.Second + time.Duration(p.start%userHZ)*(time.Second/userHZ))
+	return !ok || !started.After(since.Add(groupSlack))
 }
 
 // userHZ is the unit of /proc's start times: clock ticks, 100 a second on
