@@ -267,11 +267,6 @@ func startedPids(t *testing.T, dir string, names ...string) []int {
 // processGone reports whether pid has exited: no such process, or a
 // zombie (it holds nothing; init reaps it).
 func processGone(pid int) bool {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i >= 0 && i+2 < len(s) && s[i+2] == 'Z'
+	state, _, ok := procStat(strconv.Itoa(pid))
+	return !ok || exited(state)
 }

@@ -66,21 +66,35 @@ func groupAlive(pgid int) bool {
 		return true
 	}
 	for _, e := range entries {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) >= 3 && f[2] == strconv.Itoa(pgid) && f[0] != "Z" && f[0] != "X" {
+		if state, pgrp, ok := procStat(e.Name()); ok && pgrp == strconv.Itoa(pgid) && !exited(state) {
 			return true
 		}
 	}
 	return false
 }
+
+// procStat reads a process's state and process group from /proc/PID/stat
+// ("pid (comm) S ppid pgrp …", comm may hold spaces and parentheses);
+// ok is false when there is no such process.
+func procStat(pid string) (state, pgrp string, ok bool) {
+	stat, err := os.ReadFile("/proc/" + pid + "/stat")
+	if err != nil {
+		return "", "", false
+	}
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return "", "", false
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return "", "", false
+	}
+	return f[0], f[2], true
+}
+
+// exited reports whether a process state is a zombie's or a dead one's:
+// it has exited, and holds nothing.
+func exited(state string) bool { return state == "Z" || state == "X" }
 
 // readPGID waits for a job to write its shell's pid ($$: its process group)
 // to path.
