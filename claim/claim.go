@@ -40,9 +40,16 @@ func (s *Store) CompleteAndClaim(ctx context.Context, done Run, c Claimant) (j J
 
 // Started records the process group of a run, so that whoever recovers the
 // run after a crash can kill what is left of it, and when its command
-// started (Run.ExecAt).
+// started: r.ExecAt, or now when it is zero. A run that carries its start
+// (PGID, ExecAt, Confined) has it recorded with its end as well, by every
+// end of a run; a worker records it on its own only for a run that goes on
+// (run.startRecordDelay).
 func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
-	return s.engine.Started(ctx, r, pgid, s.Now())
+	at := r.ExecAt
+	if at.IsZero() {
+		at = s.Now()
+	}
+	return s.engine.Started(ctx, r, pgid, at)
 }
 
 // Complete marks the run and its job completed, and keeps r.Tails with

@@ -386,3 +386,51 @@ func TestRelease(t *testing.T) {
 		}
 	})
 }
+
+// TestEndRecordsStart: a run that carries its start (process group, when
+// its command started, what held it) has it recorded by its end, whichever
+// end (CompleteAndClaim, Complete, Fail): a short run's start needs no
+// write of its own. A start recorded on its own (Started) is kept by an end
+// that carries none.
+func TestEndRecordsStart(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		for _, id := range []string{"a", "b", "c", "d"} {
+			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "true"})
+		}
+		c := claimant(t, "w")
+		execAt := clk.Now().Add(time.Second)
+		carry := func(r claim.Run, pgid int) claim.Run {
+			r.PGID, r.ExecAt, r.Confined = pgid, execAt, "cgroup"
+			return r
+		}
+		_, ra := mustClaim(t, s, c)
+		_, rb, _, err := s.CompleteAndClaim(ctx, carry(ra, 101), c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Complete(ctx, carry(rb, 102)); err != nil {
+			t.Fatal(err)
+		}
+		j, rc := mustClaim(t, s, c)
+		if _, err := s.Fail(ctx, j, carry(rc, 103), intp(1), "exit status 1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		_, rd := mustClaim(t, s, c)
+		if err := s.Started(ctx, carry(rd, 104), 104); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Complete(ctx, rd); err != nil { // carries no start
+			t.Fatal(err)
+		}
+		for id, pgid := range map[string]int{"a": 101, "b": 102, "c": 103, "d": 104} {
+			runs := mustRuns(t, s, id)
+			if len(runs) != 1 || runs[0].PGID != pgid || !runs[0].ExecAt.Equal(execAt) || runs[0].Confined != "cgroup" ||
+				runs[0].EndedAt.IsZero() {
+				t.Errorf("run of %s = %+v, want ended, process group %d, its command started at %v, confined by cgroup",
+					id, runs, pgid, execAt)
+			}
+		}
+	})
+}

@@ -39,6 +39,10 @@ type result struct {
 	// disk); it is kept as the run's error, whatever the run's end.
 	outputLost string
 	took       time.Duration
+	// pgid and execAt: the run's process group, and when its command
+	// started; zero when it did not.
+	pgid   int
+	execAt time.Time
 	// tails: the end of each stream, kept with the run when it ends; nil
 	// when the job did not start.
 	tails *claim.Tails
@@ -146,9 +150,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		t := time.AfterFunc(j.Timeout, func() { timedOut.Store(true); cancel() })
 		defer t.Stop()
 	}
-	// The job waits behind a gate until its process group is recorded. If
-	// this worker dies before that, the gate reads EOF and none of the job
-	// runs: the reaper can only kill groups it knows of.
+	// The job waits behind a gate until its process group is confined and
+	// known to the guard. If this worker dies before that, the gate reads
+	// EOF and none of the job runs.
 	gate, open, err := gatePipe()
 	if err != nil {
 		return result{err: fmt.Sprintf("start: %v", err)}
@@ -200,14 +204,35 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		return result{err: fmt.Sprintf("set limits: %v", err)}
 	}
 	runStarted(cmd.Process.Pid, mark, conf)
-	if err := w.Store.Started(context.WithoutCancel(run), r, cmd.Process.Pid); err != nil && !w.storeDown(err) {
-		w.logf("job %s: %v", j.ID, err)
-	}
+	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
+	record := w.recordStart(run, r)
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
+	record.Stop()
 	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf)
-	return w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
+	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
+	res.pgid, res.execAt = r.PGID, r.ExecAt
+	return res
+}
+
+// startRecordDelay is how long a run goes on before its start (process
+// group, when its command started, what holds it) is recorded on its own.
+// A run that ends sooner, as most do, has its start recorded with its end,
+// in the same write: one write a run fewer. Meanwhile, should this worker
+// die, its guard kills the run's group (guard_linux.go), and the reaper of
+// the next worker of this host finds the run's processes by their
+// QUEUECTL_RUN mark.
+const startRecordDelay = time.Second
+
+// recordStart records r's start once it has run for startRecordDelay,
+// unless the returned timer is stopped first.
+func (w *Worker) recordStart(run context.Context, r claim.Run) *time.Timer {
+	return time.AfterFunc(startRecordDelay, func() {
+		if err := w.Store.Started(context.WithoutCancel(run), r, r.PGID); err != nil && !w.storeDown(err) {
+			w.logf("job %s: %v", r.JobID, err)
+		}
+	})
 }
 
 // command is the job's shell, behind the gate (fd 3, the caller's), with

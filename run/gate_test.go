@@ -21,11 +21,13 @@ import (
 const gateChild = "QUEUECTL_TEST_GATE_DB"
 
 // A worker can die after it forks a job but before the job's process group
-// is recorded, and the reaper can kill only recorded groups. So no part of
-// the job may run before the record is committed: here a child process
-// claims the job, the test takes the write lock, the child forks the job
-// (recording its group waits for the lock) and is SIGKILLed meanwhile.
-func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
+// is recorded in the store (a run's start is recorded with its end, or
+// after startRecordDelay): the reaper of the next worker then has no group
+// to kill, and what the job started must not run on beside its next run.
+// Here a child process claims the job, the test takes the write lock so
+// that nothing of the run can be recorded, the child forks the job, and is
+// SIGKILLed once the job has started. Its guard kills the run's group.
+func TestRunDiesBeforeItsStartIsRecorded(t *testing.T) {
 	if db := os.Getenv(gateChild); db != "" {
 		gateChildWorker(t, db)
 		return
@@ -34,7 +36,7 @@ func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	enqueue(t, s, claim.NewJob{ID: "gated", Command: fmt.Sprintf(
 		`echo "start $QUEUECTL_ATTEMPT" >> %s; (sleep 2; echo "end $QUEUECTL_ATTEMPT" >> %s)`, out, out)})
-	child := exec.Command(os.Args[0], "-test.run=^TestJobDoesNotRunBeforeItsGroupIsRecorded$")
+	child := exec.Command(os.Args[0], "-test.run=^TestRunDiesBeforeItsStartIsRecorded$")
 	child.Env = append(os.Environ(), gateChild+"="+s.Path())
 	child.Stderr = os.Stderr
 	in, err := child.StdinPipe()
@@ -66,11 +68,11 @@ func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
 	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
 		t.Fatal(err)
 	}
-	in.Write([]byte("go\n")) // the child forks the job; recording it waits for the lock
-	// Give the job every chance to start, as it did before its gate: nothing
-	// of it may run while its group is not recorded.
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline) && !exists(out); {
-		time.Sleep(20 * time.Millisecond)
+	in.Write([]byte("go\n")) // the child forks the job; nothing of it can be recorded
+	for deadline := time.Now().Add(10 * time.Second); !exists(out); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the job did not start within 10s")
+		}
 	}
 	child.Process.Signal(syscall.SIGKILL)
 	child.Wait()
@@ -83,9 +85,15 @@ func TestJobDoesNotRunBeforeItsGroupIsRecorded(t *testing.T) {
 	w.host = HostID()
 	w.reapOnce(context.Background())
 	drain(t, w)
+	// The second run took 2s: the first run's subshell, had it lived,
+	// would have written its end meanwhile.
 	data, _ := os.ReadFile(out)
-	if got := string(data); got != "start 2\nend 2\n" {
-		t.Errorf("out has %q, want start 2 and end 2 only: the lost run ran, and escaped the reaper", got)
+	if got := string(data); got != "start 1\nstart 2\nend 2\n" {
+		t.Errorf("out has %q, want the first run's start, then the second run whole: the first run escaped its worker's death", got)
+	}
+	runs, err := s.Runs(context.Background(), "gated")
+	if err != nil || len(runs) != 2 || runs[0].PGID != 0 {
+		t.Errorf("runs = %+v, %v; want 2, the first with no process group recorded", runs, err)
 	}
 }
 
@@ -110,7 +118,7 @@ func gateChildWorker(t *testing.T, db string) {
 		t.Fatalf("read %q, want go", line)
 	}
 	w.execute(context.Background(), j, r, nil)
-	t.Fatal("the job ran to its end while its group could not be recorded")
+	t.Fatal("the job ran to its end: it was to be killed with this worker")
 }
 
 func exists(path string) bool {

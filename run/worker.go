@@ -287,6 +287,8 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 	w.steer.ended(id)
 	res.took = time.Since(began)
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
+	// and its start, where it was not recorded yet (startRecordDelay)
+	r.PGID, r.ExecAt, r.Confined = res.pgid, res.execAt, res.confinedBy
 	r.Error = res.outputLost
 	if res.lost {
 		if errors.Is(context.Cause(run), errUnassigned) {

@@ -313,3 +313,38 @@ func TestUnwritableLogsDirLeavesOneRecord(t *testing.T) {
 		t.Errorf("runs of a: %v, want one interrupted (the put-back) and the completed one", outcomes)
 	}
 }
+
+// TestRunStartIsRecorded: a run that ends at once has its process group and
+// the start of its command recorded with its end, in the same write; one
+// that goes on has them recorded while it runs (startRecordDelay), for a
+// reaper to find should its worker die.
+func TestRunStartIsRecorded(t *testing.T) {
+	s := mustOpenStore(t)
+	release := filepath.Join(t.TempDir(), "release")
+	enqueue(t, s, claim.NewJob{ID: "short", Command: "true"})
+	enqueue(t, s, claim.NewJob{ID: "long", Command: "while [ ! -e " + release + " ]; do sleep 0.05; done", Priority: -1})
+	w := newWorker(t, s)
+	w.Slots = 1
+	done := make(chan struct{})
+	go func() { defer close(done); drain(t, w) }()
+	var running claim.Run
+	waitFor(t, "the long job's start recorded while it runs", func() bool {
+		runs, err := s.Runs(context.Background(), "long")
+		if err != nil || len(runs) != 1 {
+			return false
+		}
+		running = runs[0]
+		return running.PGID > 0
+	})
+	if !running.EndedAt.IsZero() || running.ExecAt.Before(running.StartedAt) {
+		t.Errorf("long run = %+v, want running, its command started after its claim", running)
+	}
+	os.WriteFile(release, nil, 0o600)
+	<-done
+	for _, id := range []string{"short", "long"} {
+		runs, err := s.Runs(context.Background(), id)
+		if err != nil || len(runs) != 1 || runs[0].PGID <= 0 || runs[0].ExecAt.IsZero() || runs[0].EndedAt.Before(runs[0].ExecAt) {
+			t.Errorf("%s: runs = %+v (%v), want one ended, with its process group and when its command started", id, runs, err)
+		}
+	}
+}

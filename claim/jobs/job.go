@@ -293,6 +293,23 @@ func (ts *Tails) TailColumns() [4]any {
 	return [4]any{ts.Stdout.Size, ts.Stderr.Size, blob(ts.Stdout.Data), blob(ts.Stderr.Data)}
 }
 
+// StartColumns are the run's process group, the start of its command and
+// what held it, as column values for the end of the run: NULL where the
+// run does not carry them (its start was recorded on its own, or it never
+// started), so that the end leaves what is recorded as it is.
+func (r Run) StartColumns() (pgid, execAt, confined any) {
+	if r.PGID > 0 {
+		pgid = r.PGID
+	}
+	if !r.ExecAt.IsZero() {
+		execAt = r.ExecAt.UnixNano()
+	}
+	if r.Confined != "" {
+		confined = r.Confined
+	}
+	return pgid, execAt, confined
+}
+
 // blob is b as a column value: NULL when empty.
 func blob(b []byte) any {
 	if len(b) == 0 {

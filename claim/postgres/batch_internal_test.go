@@ -155,6 +155,17 @@ func TestGroupFinish(t *testing.T) {
 		}
 	}
 
+	// a and x1 carry their starts to their ends (the group's statement,
+	// and a lone finish's); b's was recorded on its own, and stays.
+	execAt := time.Unix(1700000000, 0)
+	for _, id := range []string{"a", "x1"} {
+		r := runs[id]
+		r.PGID, r.ExecAt, r.Confined = 4242, execAt, "cgroup"
+		runs[id] = r
+	}
+	if err := e.Started(ctx, runs["b"], 77, execAt); err != nil {
+		t.Fatal(err)
+	}
 	blocker, tx := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id IN ('x1', 'x2') FOR UPDATE")
 	zero, one := 0, 1
 	complete := func(id string) claim.FinishParams {
@@ -221,6 +232,16 @@ func TestGroupFinish(t *testing.T) {
 	wantRuns := []string{"a:completed:", "b:completed:", "c:lost:worker lost", "d:failed:boom", "x1:completed:", "x2:completed:"}
 	if err != nil || !slices.Equal(outcomes, wantRuns) {
 		t.Errorf("runs after the group: %q (%v), want %q", outcomes, err, wantRuns)
+	}
+	rows, err = blocker.Query(ctx, `SELECT job_id || ':' || coalesce(pgid::text, '') || ':' || coalesce(exec_at::text, '') || ':' ||
+		coalesce(confined, '') FROM runs WHERE job_id IN ('a', 'b', 'd', 'x1') ORDER BY job_id`)
+	if err == nil {
+		outcomes, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	at := fmt.Sprint(execAt.UnixNano())
+	wantStarts := []string{"a:4242:" + at + ":cgroup", "b:77:" + at + ":", "d:::", "x1:4242:" + at + ":cgroup"}
+	if err != nil || !slices.Equal(outcomes, wantStarts) {
+		t.Errorf("starts after the group: %q (%v), want %q", outcomes, err, wantStarts)
 	}
 }
 

@@ -196,7 +196,9 @@ const finishQuery = `WITH job AS (
 	RETURNING id, state),
 run AS (
 	UPDATE runs SET ended_at = $8, outcome = $13, exit_code = $4, error = $6,
-		stdout_size = $15, stderr_size = $16, stdout_tail = $17, stderr_tail = $18
+		stdout_size = $15, stderr_size = $16, stdout_tail = $17, stderr_tail = $18,
+		pgid = coalesce($19::integer, pgid), exec_at = coalesce($20::bigint, exec_at),
+		confined = coalesce($21::text, confined)
 	FROM job WHERE runs.job_id = $10 AND runs.attempt = $11),
 met AS (
 	UPDATE deps SET met = true FROM job
@@ -218,9 +220,10 @@ func (e *Engine) queueFinish(b *pgx.Batch, p claim.FinishParams) {
 		uncount = 1
 	}
 	t := p.Run.Tails.TailColumns()
+	pgid, execAt, confined := p.Run.StartColumns()
 	b.Queue(finishQuery, string(p.State), uncount, p.SetExitCode, p.ExitCode, p.SetError,
 		claim.NullString(p.Error), claim.Nanos(p.RunAfter), now, finished, p.Run.JobID, p.Run.Attempt, p.Run.WorkerID,
-		p.Outcome, e.channel, t[0], t[1], t[2], t[3])
+		p.Outcome, e.channel, t[0], t[1], t[2], t[3], pgid, execAt, confined)
 }
 
 // readFinish reads the result of queueFinish: the job's new state, or

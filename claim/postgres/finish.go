@@ -10,7 +10,7 @@ import (
 )
 
 // finishManyQuery is finishQuery for the finishes of a group of two or
-// more, in one statement (migration8.sql, queuectl_finish_many): the parameters of
+// more, in one statement (migration9.sql, queuectl_finish_many): the parameters of
 // each are the elements of arrays, one element a finish, so a group of n
 // finishes costs the server one statement, and one firing of the count
 // triggers, rather than n. Each job moves as its FinishParams say, only
@@ -30,7 +30,7 @@ import (
 // Both say what a finish does; TestGroupFinish and the conformance tests
 // hold them to the same results.
 const finishManyQuery = `SELECT finish, ended FROM queuectl_finish_many($1, $2, $3, $4, $5, $6, $7, $8, $9,
-	$10, $11, $12, $13, $14, $15, $16, $17, $18)`
+	$10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21)`
 
 // finishArrays are the arrays of finishManyQuery, one element a finish.
 type finishArrays struct {
@@ -43,6 +43,9 @@ type finishArrays struct {
 	sizesErr                       []pgtype.Int8
 	nows                           []int64
 	tailsOut, tailsErr             [][]byte
+	pgids                          []pgtype.Int4
+	execAts                        []pgtype.Int8
+	confined                       []pgtype.Text
 }
 
 func (a *finishArrays) add(p claim.FinishParams) {
@@ -76,6 +79,10 @@ func (a *finishArrays) add(p claim.FinishParams) {
 	}
 	a.sizesOut, a.sizesErr = append(a.sizesOut, sizeOut), append(a.sizesErr, sizeErr)
 	a.tailsOut, a.tailsErr = append(a.tailsOut, tailOut), append(a.tailsErr, tailErr)
+	r := p.Run
+	a.pgids = append(a.pgids, pgtype.Int4{Int32: int32(r.PGID), Valid: r.PGID > 0})
+	a.execAts = append(a.execAts, pgtype.Int8{Int64: r.ExecAt.UnixNano(), Valid: !r.ExecAt.IsZero()})
+	a.confined = append(a.confined, pgtype.Text{String: r.Confined, Valid: r.Confined != ""})
 }
 
 // nonEmpty is b, or nil (NULL) when it is empty, as TailColumns has it.
@@ -94,7 +101,7 @@ func (e *Engine) queueFinishMany(b *pgx.Batch, reqs []*request) {
 	}
 	b.Queue(finishManyQuery, a.ids, a.attempts, a.workers, a.states, a.uncounts, a.setExits, a.exitCodes,
 		a.setErrors, a.errors, a.runAfters, a.nows, a.finished, a.outcomes, a.sizesOut, a.sizesErr,
-		a.tailsOut, a.tailsErr, e.channel)
+		a.tailsOut, a.tailsErr, a.pgids, a.execAts, a.confined, e.channel)
 }
 
 // readFinishMany sets each request's ended state from the result of

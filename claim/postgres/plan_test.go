@@ -64,11 +64,11 @@ func TestFinishPlan(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Release()
-	explain := "EXPLAIN EXECUTE finish('completed', 0, true, 0, true, NULL, NULL, 1, 1, 'j', 1, 'w', 'completed', 'c', NULL, NULL, NULL, NULL)"
+	explain := "EXPLAIN EXECUTE finish('completed', 0, true, 0, true, NULL, NULL, 1, 1, 'j', 1, 'w', 'completed', 'c', NULL, NULL, NULL, NULL, NULL, NULL, NULL)"
 	explainMany := "EXPLAIN EXECUTE finish_many('{j,k}', '{1,1}', '{w,w}', '{completed,failed}', '{0,0}', '{t,t}', '{0,1}', '{t,t}', " +
-		"'{NULL,boom}', '{NULL,2}', '{1,1}', '{1,NULL}', '{completed,failed}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', 'c')"
+		"'{NULL,boom}', '{NULL,2}', '{1,1}', '{1,NULL}', '{completed,failed}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}', 'c')"
 	var src string
-	if err := conn.QueryRow(ctx, "SELECT prosrc FROM pg_proc WHERE proname = 'queuectl_finish_many'").Scan(&src); err != nil {
+	if err := conn.QueryRow(ctx, "SELECT prosrc FROM pg_proc WHERE proname = 'queuectl_finish_many' ORDER BY pronargs DESC LIMIT 1").Scan(&src); err != nil {
 		t.Fatal(err)
 	}
 	from, to := strings.Index(src, "RETURN QUERY")+len("RETURN QUERY"), strings.LastIndex(src, ";")

@@ -79,13 +79,13 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	mustOpen(t, dsn).Close()
 	var n int
-	query(t, dsn, "UPDATE queuectl_schema SET version = 9 RETURNING version", &n)
+	query(t, dsn, "UPDATE queuectl_schema SET version = 10 RETURNING version", &n)
 	s, err := claim.Open(dsn)
 	if err == nil {
 		s.Close()
-		t.Fatal("Open of a database at schema version 9 = nil error, want a refusal")
+		t.Fatal("Open of a database at schema version 10 = nil error, want a refusal")
 	}
-	for _, want := range []string{"version 9", "newer", "upgrade queuectl"} {
+	for _, want := range []string{"version 10", "newer", "upgrade queuectl"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open error %q does not mention %q", err, want)
 		}
@@ -199,7 +199,7 @@ func TestOpenSchemeInAnyCase(t *testing.T) {
 }
 
 // schemaVersion is the version of a schema this binary made.
-const schemaVersion = 8
+const schemaVersion = 9
 
 // A role that may only read (a monitoring user) opens the store and reads
 // its counts: folding the gone backends' count rows, a tidying write, is

@@ -231,7 +231,7 @@ func (e *Engine) finishIn(ctx context.Context, tx *sql.Tx, p claim.FinishParams,
 			return "", err
 		}
 	}
-	return next, e.endRun(ctx, tx, p.Run.JobID, p.Run.Attempt, p.Now, p.Outcome, p.ExitCode, p.Error, p.Run.Tails)
+	return next, e.endRun(ctx, tx, p.Run, p.Now, p.Outcome, p.ExitCode, p.Error)
 }
 
 // dependencyMet counts down the jobs waiting for id, which completed: one
@@ -255,14 +255,19 @@ const countDownDependents = `UPDATE jobs SET waiting = waiting - 1
 
 const markDepsMet = `UPDATE deps SET met = 1 WHERE after_id = ? AND met = 0`
 
+// endRunQuery ends a run. It records the run's start too (Started), where
+// the run carries it: a short run's start is kept with its end, in one
+// write instead of two.
 const endRunQuery = `UPDATE runs SET ended_at = ?, outcome = ?, exit_code = ?, error = ?,
-	stdout_size = ?, stderr_size = ?, stdout_tail = ?, stderr_tail = ?
+	stdout_size = ?, stderr_size = ?, stdout_tail = ?, stderr_tail = ?,
+	pgid = coalesce(?, pgid), exec_at = coalesce(?, exec_at), confined = coalesce(?, confined)
 	WHERE job_id = ? AND attempt = ?`
 
-func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, jobID string, attempt int, now time.Time, outcome string, exitCode *int, errText string, tails *claim.Tails) error {
-	t := tails.TailColumns()
+func (e *Engine) endRun(ctx context.Context, tx *sql.Tx, r claim.Run, now time.Time, outcome string, exitCode *int, errText string) error {
+	t := r.Tails.TailColumns()
+	pgid, execAt, confined := r.StartColumns()
 	_, err := e.exec(ctx, tx, endRunQuery, now.UnixNano(), outcome, exitCode, claim.NullString(errText),
-		t[0], t[1], t[2], t[3], jobID, attempt)
+		t[0], t[1], t[2], t[3], pgid, execAt, confined, r.JobID, r.Attempt)
 	if err != nil {
 		return fmt.Errorf("end run: %w", err)
 	}

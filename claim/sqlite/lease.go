@@ -82,7 +82,7 @@ func (e *Engine) Recover(ctx context.Context, p claim.RecoverParams) (claim.Stat
 		if err != nil {
 			return fmt.Errorf("recover job %s: %w", p.JobID, err)
 		}
-		return e.endRun(ctx, tx, p.JobID, p.Attempt, p.Now, claim.OutcomeLost, nil, "worker lost", p.Tails)
+		return e.endRun(ctx, tx, claim.Run{JobID: p.JobID, Attempt: p.Attempt, Tails: p.Tails}, p.Now, claim.OutcomeLost, nil, "worker lost")
 	})
 	if err == nil {
 		e.notify()
