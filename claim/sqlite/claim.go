@@ -15,9 +15,23 @@ import (
 // picks the job and the UPDATE takes it while the write lock shuts out
 // every other connection, so no two claimants can read the same row as
 // runnable.
+//
+// A read looks first: a slot is woken by every change of the store (a
+// run's end, another slot's claim, an enqueue), and most wake-ups find
+// nothing to claim. Finding nothing in a read costs no write lock and no
+// commit, and keeps the writer free for the writes that wait for it. A job
+// committed after the read wakes the slots again.
 func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, claim.Run, error) {
 	var job claim.Job
 	var run claim.Run
+	cq, cargs := claimableQuery(p)
+	var found bool
+	if err := e.queryRow(ctx, nil, cq, cargs...).Scan(&found); err != nil {
+		return job, run, fmt.Errorf("look for a job to claim: %w", err)
+	}
+	if !found {
+		return job, run, claim.ErrNoJob
+	}
 	q, args := claimQuery(p)
 	e.prepare(ctx, q, insertRun)
 	// Light: a claim a power cut takes back is a job pending again, and the
@@ -92,6 +106,15 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 			FROM (` + runnableQueues + filter + `) r)
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
 	RETURNING ` + jobColumns, args
+}
+
+// claimableQuery reads whether claimQuery(p) would find a job.
+func claimableQuery(p claim.ClaimParams) (string, []any) {
+	filter, queueArgs := inQueues(p.Queues)
+	return `SELECT EXISTS (SELECT 1 FROM (` + runnableQueues + filter + `) r
+		WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_queue_runnable
+			WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?))`,
+		append(queueArgs, p.Now.UnixNano())
 }
 
 // runnableQueues selects the queues a claim may take a job from: those

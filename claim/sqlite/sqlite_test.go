@@ -3,6 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	_ "github.com/queuectl/queuectl/claim/sqlite"
@@ -259,4 +261,29 @@ func TestMigrationFromVersion1(t *testing.T) {
 	checkCounts(t, s, "migration")
 	mustEnqueue(t, s, claim.NewJob{ID: "new", Command: "true"})
 	checkCounts(t, s, "enqueue after migration")
+}
+
+// TestClaimOfNothingTakesNoLock: a claim that finds nothing to claim
+// answers so without the write lock, which another process may hold for a
+// long write (here held until the test ends); a claim that finds a job
+// waits for the lock as before.
+func TestClaimOfNothingTakesNoLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "queue.db")
+	s := mustOpenPath(t, path)
+	mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
+	lock, err := rawDB(t, path).Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	defer lock.ExecContext(context.Background(), "ROLLBACK")
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(ctx, c); !errors.Is(err, claim.ErrNoJob) {
+		t.Fatalf("Claim with nothing runnable, while another connection holds the write lock = %v, want ErrNoJob", err)
+	}
 }
