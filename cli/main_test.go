@@ -26,7 +26,6 @@ import (
 // to GOMAXPROCS), so the waits overlap the work on a 2-core machine. Each
 // has a store, a home and hostnames of its own.
 func TestMain(m *testing.M) {
-	defaultTimeout()
 	// Built with -race, every run of queuectl would sleep 1 s before it
 	// exits (the race runtime's atexit_sleep_ms), and the tests run it
 	// hundreds of times. Races are still reported, and still fail the run.
@@ -45,22 +44,6 @@ func TestMain(m *testing.M) {
 		os.Setenv(fullInTest, "1")
 		os.Exit(front.Main(os.Args))
 	}, "queuectl-full": full})
-}
-
-// defaultTimeout gives this package, when go test passes its default
-// timeout of 10 minutes, 45 instead. The package holds the end-to-end
-// scripts and the crash suites (servers started, crashed and restarted, a
-// fleet of workers): about 5 minutes on a quick 2-core machine, and past 10
-// on one whose processes start several times slower (seen here: /bin/true
-// at 1.5 ms of CPU instead of 0.4), where `go test ./...` would otherwise
-// fail on the clock rather than on a test. A -timeout given otherwise (or
-// -timeout 0) is kept.
-func defaultTimeout() {
-	for i, a := range os.Args {
-		if a == "-test.timeout=10m0s" {
-			os.Args[i] = "-test.timeout=45m0s"
-		}
-	}
 }
 
 // fullInTest is set in the environment of a queuectl-full the front execs
