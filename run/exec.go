@@ -209,7 +209,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
-	record.Stop()
+	record.stop()
 	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf)
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
 	res.pgid, res.execAt = r.PGID, r.ExecAt
@@ -225,14 +225,34 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 // QUEUECTL_RUN mark.
 const startRecordDelay = time.Second
 
+// startRecord is a run's start, to be recorded on its own should the run
+// go on for startRecordDelay.
+type startRecord struct {
+	timer *time.Timer
+	done  chan struct{} // closed once a record that began has ended
+}
+
 // recordStart records r's start once it has run for startRecordDelay,
-// unless the returned timer is stopped first.
-func (w *Worker) recordStart(run context.Context, r claim.Run) *time.Timer {
-	return time.AfterFunc(startRecordDelay, func() {
-		if err := w.Store.Started(context.WithoutCancel(run), r, r.PGID); err != nil && !w.storeDown(err) {
+// unless stop comes first.
+func (w *Worker) recordStart(run context.Context, r claim.Run) *startRecord {
+	rec := &startRecord{done: make(chan struct{})}
+	rec.timer = time.AfterFunc(startRecordDelay, func() {
+		defer close(rec.done)
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(run), 30*time.Second)
+		defer cancel()
+		if err := w.Store.Started(ctx, r, r.PGID); err != nil && !w.storeDown(err) {
 			w.logf("job %s: %v", r.JobID, err)
 		}
 	})
+	return rec
+}
+
+// stop cancels the record, or waits for it to end if it began: no write
+// of the run's outlives its slot.
+func (rec *startRecord) stop() {
+	if !rec.timer.Stop() {
+		<-rec.done
+	}
 }
 
 // command is the job's shell, behind the gate (fd 3, the caller's), with
