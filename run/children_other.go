@@ -30,6 +30,6 @@ func runMark(workerID, jobID string, attempt int) string {
 func leftovers(pgid int, mark string, prefix, anywhere bool) []int { return nil }
 func ownGroup(pgid int, mark string, since time.Time) bool         { return true }
 func stop(pids []int, grace time.Duration)                         {}
-func runStarted(pid int, mark string, conf *confinement)           {}
+func runStarted(pid int, mark string, conf *confinement) bool      { return false }
 func runEnded(pid int)                                             {}
 func orphans() []int                                               { return nil }

@@ -203,9 +203,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		conf.end()
 		return result{err: fmt.Sprintf("set limits: %v", err)}
 	}
-	runStarted(cmd.Process.Pid, mark, conf)
+	guarded := runStarted(cmd.Process.Pid, mark, conf)
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
-	record := w.recordStart(run, r)
+	record := w.recordStart(run, r, guarded)
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
@@ -216,13 +216,15 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	return res
 }
 
-// startRecordDelay is how long a run goes on before its start (process
-// group, when its command started, what holds it) is recorded on its own.
-// A run that ends sooner, as most do, has its start recorded with its end,
-// in the same write: one write a run fewer. Meanwhile, should this worker
-// die, its guard kills the run's group (guard_linux.go), and the reaper of
-// the next worker of this host finds the run's processes by their
-// QUEUECTL_RUN mark.
+// startRecordDelay is how long a guarded run goes on before its start
+// (process group, when its command started, what holds it) is recorded on
+// its own. A run that ends sooner, as most do, has its start recorded with
+// its end, in the same write: one write a run fewer. Meanwhile, should this
+// worker die, its guard kills the run's group (guard_linux.go), and the
+// reaper of the next worker of this host finds the run's processes by
+// their QUEUECTL_RUN mark. A run no guard holds (none could start, or
+// another system than Linux) has its start recorded before it runs: the
+// reaper kills the groups it finds recorded.
 const startRecordDelay = time.Second
 
 // startRecord is a run's start, to be recorded on its own should the run
@@ -232,25 +234,30 @@ type startRecord struct {
 	done  chan struct{} // closed once a record that began has ended
 }
 
-// recordStart records r's start once it has run for startRecordDelay,
-// unless stop comes first.
-func (w *Worker) recordStart(run context.Context, r claim.Run) *startRecord {
+// recordStart records r's start: once it has run for startRecordDelay,
+// unless stop comes first, when a guard holds it (guarded); else now.
+func (w *Worker) recordStart(run context.Context, r claim.Run, guarded bool) *startRecord {
 	rec := &startRecord{done: make(chan struct{})}
-	rec.timer = time.AfterFunc(startRecordDelay, func() {
+	record := func() {
 		defer close(rec.done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(run), 30*time.Second)
 		defer cancel()
 		if err := w.Store.Started(ctx, r, r.PGID); err != nil && !w.storeDown(err) {
 			w.logf("job %s: %v", r.JobID, err)
 		}
-	})
+	}
+	if !guarded {
+		record()
+		return rec
+	}
+	rec.timer = time.AfterFunc(startRecordDelay, record)
 	return rec
 }
 
 // stop cancels the record, or waits for it to end if it began: no write
 // of the run's outlives its slot.
 func (rec *startRecord) stop() {
-	if !rec.timer.Stop() {
+	if rec.timer == nil || !rec.timer.Stop() {
 		<-rec.done
 	}
 }

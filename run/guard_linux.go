@@ -42,6 +42,9 @@ while read -r op g; do
 done
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done`
 
+// guardShell runs the guard (a test makes it one that cannot start).
+var guardShell = "/bin/sh"
+
 // guard is this process's guard: started with the first run, and again
 // after a write to it failed (it was killed), told then of every live run.
 var guard struct {
@@ -51,27 +54,32 @@ var guard struct {
 
 // guardGroup tells the guard that run group pgid started (add) or ended.
 // Callers hold liveRuns.mu, so the guard's list follows liveRuns in order.
-func guardGroup(pgid int, add bool, live func() []int) {
+// It reports whether a guard holds the group now (add) or let it go.
+func guardGroup(pgid int, add bool, live func() []int) bool {
 	guard.mu.Lock()
 	defer guard.mu.Unlock()
 	if guard.p != nil {
 		if guard.p.tell(pgid, add) == nil {
-			return
+			return true
 		}
 		guard.p.abandon()
 		guard.p = nil
 	}
 	if !add {
-		return // a new guard is told only of live runs
+		return true // a new guard is told only of live runs
 	}
 	p, err := startGuard()
 	if err != nil {
-		return // no guard: as before, the next worker of this host reaps
+		return false // no guard: the run's start is recorded before it runs, for the next worker of this host
 	}
 	guard.p = p
-	for _, g := range live() {
-		p.tell(g, true)
+	held := true
+	for _, g := range live() { // pgid among them
+		if p.tell(g, true) != nil {
+			held = false
+		}
 	}
+	return held
 }
 
 // guardProc is a running guard and the pipe to it.
@@ -85,7 +93,7 @@ type guardProc struct {
 // terminal is not for it), with no QUEUECTL_RUN mark (no run's cleanup
 // stops it).
 func startGuard() (*guardProc, error) {
-	cmd := exec.Command("/bin/sh", "-c", guardScript)
+	cmd := exec.Command(guardShell, "-c", guardScript)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "QUEUECTL_RUN=") })
 	w, err := cmd.StdinPipe()

@@ -38,8 +38,10 @@ type liveRun struct {
 	cgroup string // the run's cgroup's directory name, or ""
 }
 
-// runStarted records the run of shell pid as live.
-func runStarted(pid int, mark string, conf *confinement) {
+// runStarted records the run of shell pid as live, and tells the guard. It
+// reports whether the guard holds the run's group: whether the run dies
+// with this worker, whatever kills it.
+func runStarted(pid int, mark string, conf *confinement) (guarded bool) {
 	r := liveRun{mark: mark}
 	if p, ok := readProc(pid); ok {
 		r.start = p.start
@@ -49,8 +51,9 @@ func runStarted(pid int, mark string, conf *confinement) {
 	}
 	liveRuns.mu.Lock()
 	liveRuns.m[pid] = r
-	guardGroup(pid, true, liveRunGroups)
+	guarded = guardGroup(pid, true, liveRunGroups)
 	liveRuns.mu.Unlock()
+	return guarded
 }
 
 // liveRunGroups lists the process groups of the live runs; liveRuns.mu held.

@@ -96,6 +96,11 @@ func (w *Worker) giveBack(hard context.Context, r claim.Run) {
 	f := claim.InFlight{Run: r}
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, storeRetry) {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+		if r.PGID > 0 {
+			// Its start, which its end would have recorded (a recovery
+			// keeps none); should this fail, so does the recovery.
+			w.Store.Started(ctx, r, r.PGID)
+		}
 		next, err := w.Store.Recover(ctx, f)
 		if err == nil {
 			w.storeUp()

@@ -348,3 +348,8 @@ func TestRunStartIsRecorded(t *testing.T) {
 		}
 	}
 }
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}

@@ -27,7 +27,7 @@ func (e *Engine) Claim(ctx context.Context, p claim.ClaimParams) (claim.Job, cla
 	cq, cargs := claimableQuery(p)
 	var found bool
 	if err := e.queryRow(ctx, nil, cq, cargs...).Scan(&found); err != nil {
-		return job, run, fmt.Errorf("look for a job to claim: %w", err)
+		return job, run, fmt.Errorf("look for a job to claim: %w", e.fault(err))
 	}
 	if !found {
 		return job, run, claim.ErrNoJob

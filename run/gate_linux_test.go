@@ -27,6 +27,8 @@ const gateChild = "QUEUECTL_TEST_GATE_DB"
 // Here a child process claims the job, the test takes the write lock so
 // that nothing of the run can be recorded, the child forks the job, and is
 // SIGKILLed once the job has started. Its guard kills the run's group.
+// (Where there is no guard, the start is recorded before the job runs:
+// TestUnguardedRunRecordsItsStartFirst.)
 func TestRunDiesBeforeItsStartIsRecorded(t *testing.T) {
 	if db := os.Getenv(gateChild); db != "" {
 		gateChildWorker(t, db)
@@ -119,9 +121,4 @@ func gateChildWorker(t *testing.T, db string) {
 	}
 	w.execute(context.Background(), j, r, nil)
 	t.Fatal("the job ran to its end: it was to be killed with this worker")
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
