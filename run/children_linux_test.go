@@ -73,6 +73,7 @@ func TestLostRunEscapeeIsKilled(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { escapee.Process.Kill(); escapee.Wait() })
+	environLaidOut(t, escapee.Process.Pid)
 	w := newWorker(t, s)
 	w.host = HostID()
 	w.id = "reaper"
@@ -132,6 +133,7 @@ func TestOwnGroup(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		environLaidOut(t, cmd.Process.Pid)
 		return cmd.Process.Pid
 	}
 	const mark = "w1:job:1"
@@ -151,6 +153,23 @@ func TestOwnGroup(t *testing.T) {
 	} {
 		if got := ownGroup(tt.pgid, mark, tt.since); got != tt.want {
 			t.Errorf("%s: ownGroup = %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
+
+// environLaidOut waits until process pid's environment can be read, its
+// mark with it. Start returns once the child's execve has replaced its
+// memory, which may be before the new image's environment is laid out:
+// /proc/PID/environ reads empty until then.
+func environLaidOut(t *testing.T, pid int) {
+	t.Helper()
+	environ := "/proc/" + strconv.Itoa(pid) + "/environ"
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		if b, _ := os.ReadFile(environ); len(b) > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still empty after 10s", environ)
 		}
 	}
 }
