@@ -101,7 +101,7 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 	WHERE seq = (
 		SELECT seq FROM jobs WHERE seq IN (
 			SELECT (SELECT j.seq FROM jobs j INDEXED BY jobs_queue_runnable
-				WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?
+				WHERE ` + runnableJob + `
 				ORDER BY j.priority DESC, j.run_after, j.seq LIMIT 1)
 			FROM (` + runnableQueues + filter + `) r)
 		ORDER BY priority DESC, run_after, seq LIMIT 1)
@@ -112,10 +112,14 @@ func claimQuery(p claim.ClaimParams) (string, []any) {
 func claimableQuery(p claim.ClaimParams) (string, []any) {
 	filter, queueArgs := inQueues(p.Queues)
 	return `SELECT EXISTS (SELECT 1 FROM (` + runnableQueues + filter + `) r
-		WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_queue_runnable
-			WHERE j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?))`,
+		WHERE EXISTS (SELECT 1 FROM jobs j INDEXED BY jobs_queue_runnable WHERE ` + runnableJob + `))`,
 		append(queueArgs, p.Now.UnixNano())
 }
+
+// runnableJob is a job of queue r.queue that a claim may take at the time
+// its one parameter gives; claimQuery and claimableQuery share it, so that
+// the read before a claim finds what the claim would.
+const runnableJob = `j.queue = r.queue AND j.state IN ('pending', 'failed') AND j.waiting = 0 AND j.run_after <= ?`
 
 // runnableQueues selects the queues a claim may take a job from: those
 // with pending or failed jobs, neither paused nor at their limit. The claim
