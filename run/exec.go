@@ -225,7 +225,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 // their QUEUECTL_RUN mark. A run no guard holds (none could start, or
 // another system than Linux) has its start recorded before it runs: the
 // reaper kills the groups it finds recorded.
-const startRecordDelay = time.Second
+var startRecordDelay = time.Second // a variable for tests
 
 // startRecord is a run's start, to be recorded on its own should the run
 // go on for startRecordDelay.
