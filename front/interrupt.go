@@ -22,13 +22,16 @@ func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String()
 // `run` must stop following its job as if the command it stands in for
 // had been stopped: Ctrl-C or SIGTERM; SIGHUP, the terminal gone (unless
 // the process started with it ignored, as under nohup, which then keeps
-// the job). SIGPIPE is caught too, only so that a write to a closed pipe
-// fails with EPIPE instead of killing the process: the reader of the
-// job's output gone is told by OutputWriter, from a write of that output,
-// not by the signal, which any socket may raise. stop ends the watch.
+// the job). SIGPIPE is ignored from here on, only so that a write to a
+// closed pipe fails with EPIPE instead of killing the process: the reader
+// of the job's output gone is told by OutputWriter, from a write of that
+// output, not by the signal, which any socket may raise. (Ignored rather
+// than caught: each signal os/signal catches costs the process a round
+// trip to the runtime's signal thread.) stop ends the watch.
 func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGPIPE}
+	signal.Ignore(syscall.SIGPIPE)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
 	if !signal.Ignored(syscall.SIGHUP) {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
@@ -38,9 +41,7 @@ func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 		for {
 			select {
 			case s := <-ch:
-				if s != syscall.SIGPIPE {
-					cancel(Interrupted{s.(syscall.Signal)})
-				}
+				cancel(Interrupted{s.(syscall.Signal)})
 			case <-ctx.Done():
 				return
 			}
