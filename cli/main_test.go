@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	"github.com/queuectl/queuectl/front"
+	"github.com/queuectl/queuectl/internal/testenv"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
 	full := func() { os.Exit(Main(context.Background(), os.Args, os.Stdin, os.Stdout, os.Stderr)) }
-	testscript.Main(m, map[string]func(){"queuectl": func() {
+	testscript.Main(owned{m}, map[string]func(){"queuectl": func() {
 		// As installed: the front program serves what it serves and execs
 		// queuectl-full (found on PATH: this binary again) for the rest,
 		// with the same arguments; fullInTest tells the copy it is that.
@@ -44,6 +45,18 @@ func TestMain(m *testing.M) {
 		os.Setenv(fullInTest, "1")
 		os.Exit(front.Main(os.Args))
 	}, "queuectl-full": full})
+}
+
+// owned runs the tests as the owner of what they start (testenv.Own):
+// first it stops the workers, jobs and servers that an earlier run of
+// this binary left when it was killed past its -timeout.
+type owned struct{ m *testing.M }
+
+func (o owned) Run() int {
+	if stopped := testenv.Own(); len(stopped) > 0 {
+		fmt.Fprintf(os.Stderr, "stopped %d process(es) a killed test run left: %v\n", len(stopped), stopped)
+	}
+	return o.m.Run()
 }
 
 // fullInTest is set in the environment of a queuectl-full the front execs
@@ -57,6 +70,7 @@ func TestScripts(t *testing.T) {
 		Dir: "testdata/script",
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
+			env.Setenv(testenv.OwnerEnv, os.Getenv(testenv.OwnerEnv))
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("GORACE", os.Getenv("GORACE"))
 			return nil
@@ -111,6 +125,7 @@ func TestScriptsPostgres(t *testing.T) {
 				}
 			})
 			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
+			env.Setenv(testenv.OwnerEnv, os.Getenv(testenv.OwnerEnv))
 			env.Setenv("QUEUECTL_DB", dsn)
 			env.Setenv("NO_COLOR", "1")
 			env.Setenv("GORACE", os.Getenv("GORACE"))

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // Cluster is a PostgreSQL server of a test's own (initdb, pg_ctl), for
@@ -51,11 +53,15 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 		gid, _ := strconv.Atoi(u.Gid)
 		c.cred = &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}
 	}
-	parent, err := os.MkdirTemp("", "queuectl-pgtest-")
+	c.sweep()
+	parent, err := os.MkdirTemp("", clusterPrefix)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(parent) })
+	if err := os.WriteFile(filepath.Join(parent, ownerFile), []byte(testenv.Mark()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
 	c.dir, c.sockets = filepath.Join(parent, "data"), filepath.Join(parent, "run")
 	// A socket's path is at most 107 bytes (sun_path).
 	if sock := filepath.Join(c.sockets, fmt.Sprintf(".s.PGSQL.%d", clusterPort)); len(sock) > 107 {
@@ -93,6 +99,30 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 	c.Start()
 	tb.Cleanup(func() { c.pgctl("stop", "-m", "immediate") })
 	return c
+}
+
+// clusterPrefix begins the name of each cluster's directory, in the
+// temporary directory; ownerFile, in it, holds the mark of the test
+// binary that made it (testenv.Mark).
+const (
+	clusterPrefix = "queuectl-pgtest-"
+	ownerFile     = "owner"
+)
+
+// sweep stops and removes the clusters that test binaries killed before
+// their cleanups ran (past go test's -timeout) left running: those whose
+// owner is gone. A cluster with no owner file is left alone.
+func (c *Cluster) sweep() {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterPrefix+"*"))
+	for _, dir := range dirs {
+		mark, err := os.ReadFile(filepath.Join(dir, ownerFile))
+		if err != nil || !testenv.Gone(string(mark)) {
+			continue
+		}
+		left := &Cluster{tb: c.tb, bin: c.bin, dir: filepath.Join(dir, "data"), cred: c.cred}
+		left.pgctl("stop", "-m", "immediate", "-w") // fails when it is not running: nothing to stop
+		os.RemoveAll(dir)
+	}
 }
 
 // DSN is the URL of the cluster's postgres database, as its superuser,
