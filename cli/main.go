@@ -7,24 +7,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/queuectl/queuectl/front"
 	"io"
 	"os"
+	"os/signal"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/queuectl/queuectl/front"
 )
 
 // Main runs queuectl with args (args[0] is the program name) and returns its
 // exit code. Every command reads stdin and writes stdout and stderr given
 // here, never the process's own. The first SIGINT or SIGTERM cancels the
 // commands' context (a worker stops claiming); the second cancels the
-// context a worker's running jobs hold (SPEC §5).
+// context a worker's running jobs hold (SPEC §5). A SIGINT ignored when
+// the process started stays ignored (stopSignals).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if r, ok := front.TakeResume(); ok {
 		ctx = context.WithValue(ctx, resumeKey{}, r)
 	}
-	soft, hard, stop := stages(ctx, os.Interrupt, syscall.SIGTERM)
+	soft, hard, stop := stages(ctx, stopSignals()...)
 	defer stop()
 	app := newApp(hard)
 	if words, ok := completionWords(args); ok {
@@ -50,6 +53,17 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return code
 	}
 	return code
+}
+
+// stopSignals are the signals that stop a command: SIGTERM, and SIGINT
+// unless the process started with it ignored, as a background command of
+// a script does (`queuectl worker start &`): a Ctrl-C at the script's
+// terminal is not for it, as it is for no other command run so.
+func stopSignals() []os.Signal {
+	if signal.Ignored(syscall.SIGINT) {
+		return []os.Signal{syscall.SIGTERM}
+	}
+	return []os.Signal{os.Interrupt, syscall.SIGTERM}
 }
 
 // helpArgs reads `queuectl help [COMMAND...]` as `queuectl [COMMAND...]

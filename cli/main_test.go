@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
@@ -55,6 +57,16 @@ type owned struct{ m *testing.M }
 func (o owned) Run() int {
 	if stopped := testenv.Own(); len(stopped) > 0 {
 		fmt.Fprintf(os.Stderr, "stopped %d process(es) a killed test run left: %v\n", len(stopped), stopped)
+	}
+	// Started in the background of a script (`go test ... &`, as a CI job
+	// may be), this process ignores SIGINT, and so would every process it
+	// starts, which then leave a SIGINT alone (stopSignals). Caught here,
+	// SIGINT is back to its default in them, as at a terminal; this
+	// process still ends on it.
+	if signal.Ignored(syscall.SIGINT) {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGINT)
+		go func() { <-ch; os.Exit(130) }()
 	}
 	return o.m.Run()
 }

@@ -421,3 +421,31 @@ func TestSecondSignalPutsJobBack(t *testing.T) {
 		t.Errorf("state %s attempts %d, want pending 0", j.State, j.Attempts)
 	}
 }
+
+// TestIgnoredInterruptStaysIgnored: a worker started with SIGINT ignored,
+// as a background command of a script is (`queuectl worker start &`),
+// leaves a SIGINT alone: a Ctrl-C at the script's terminal is for its
+// foreground. It goes on claiming jobs; SIGTERM still stops it.
+func TestIgnoredInterruptStaysIgnored(t *testing.T) {
+	h := newHome(t)
+	cmd := h.command("worker", "start", "--no-spool")
+	cmd.Args = append([]string{"sh", "-c", `trap '' INT; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	w := h.startCmd(cmd)
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	w.signal(t, syscall.SIGINT)
+	h.must("enqueue", "--id", "after", "--command", "true")
+	if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
+		t.Fatalf("the job enqueued after SIGINT: wait exit %d, want 0 (the worker claims on)\n%s\nworker: %s", code, stderr, w.stderr)
+	}
+	if strings.Contains(w.stderr.String(), "stopping") {
+		t.Errorf("the worker took the ignored SIGINT for a stop:\n%s", w.stderr)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, w.stderr)
+	}
+}

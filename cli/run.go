@@ -29,7 +29,8 @@ config max-retries says: --max-retries N (or --retries N) makes up to N, and run
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do a hangup (but under nohup) and a closed output pipe, as they would
-end CMD. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null. A store
+end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
+as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
 a worker does: the job goes on, and run says once on stderr that the store is unreachable and
 once that it is back.

@@ -64,7 +64,8 @@ func TestRunInterrupted(t *testing.T) {
 // TestRunEndsWithItsTerminalAndReader: run stands in for its command, so
 // what would end the command ends run and cancels its job: a hangup (run
 // then dies of SIGHUP, as the command would have), unless run started
-// with SIGHUP ignored (nohup), and the reader of its output going away
+// with SIGHUP ignored (nohup) — nor does SIGINT when it started ignoring
+// it (a script's background command) — and the reader of its output going away
 // (exit 141, as for a process that SIGPIPE ended). For both programs: the
 // front, which serves run when a worker does, and queuectl-full.
 func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
@@ -111,6 +112,20 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 			g.release(t)
 			if code := r.exit(t, 30*time.Second); code != 0 {
 				t.Errorf("nohup run after SIGHUP: exit %d, want the job's 0\nstderr: %s", code, r.stderr)
+			}
+
+			// A background command of a script starts with SIGINT ignored:
+			// a Ctrl-C for the script's foreground is not for it.
+			g = newGate(t)
+			cmd = h.commandOf(prog, "run", "--id", prog+"-bg", "--shell", g.command())
+			cmd.Args = append([]string{"sh", "-c", `trap '' INT; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+			cmd.Path = "/bin/sh"
+			r = h.startCmd(cmd)
+			g.waitStarted(t)
+			r.signal(t, syscall.SIGINT)
+			g.release(t)
+			if code := r.exit(t, 30*time.Second); code != 0 {
+				t.Errorf("run started with SIGINT ignored, after SIGINT: exit %d, want the job's 0\nstderr: %s", code, r.stderr)
 			}
 
 			cmd = h.commandOf(prog, "run", "--id", prog+"-pipe", "--", "sh", "-c", "while :; do echo x; sleep 0.01; done")

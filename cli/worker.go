@@ -23,7 +23,8 @@ func workerCommand(hard context.Context) *cli.Command {
 			Usage: "run jobs in the foreground until stopped",
 			Description: `Runs up to --count jobs at a time and ingests the spool. Several workers may
 share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running jobs, exit 0.
-Second: stop running jobs, put them back to pending, exit 130.
+Second: stop running jobs, put them back to pending, exit 130. A worker started with SIGINT
+ignored (as 'queuectl worker start &' in a script is) leaves SIGINT alone.
 
 Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Flags: []cli.Flag{

@@ -20,9 +20,12 @@ func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String()
 
 // Interrupts returns a context that ends, with an Interrupted cause, when
 // `run` must stop following its job as if the command it stands in for
-// had been stopped: Ctrl-C or SIGTERM; SIGHUP, the terminal gone (unless
-// the process started with it ignored, as under nohup, which then keeps
-// the job). SIGPIPE is ignored from here on, only so that a write to a
+// had been stopped: SIGTERM; Ctrl-C (SIGINT) and SIGHUP, the terminal
+// gone, unless the process started with the signal ignored, as the
+// command would have: under nohup, SIGHUP; as a background command of a
+// non-interactive shell (`cmd &` in a script), SIGINT, so that a Ctrl-C
+// meant for the script's foreground leaves it and its job running.
+// SIGPIPE is ignored from here on, only so that a write to a
 // closed pipe fails with EPIPE instead of killing the process: the reader
 // of the job's output gone is told by OutputWriter, from a write of that
 // output, not by the signal, which any socket may raise. (Ignored rather
@@ -31,9 +34,11 @@ func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String()
 func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
 	signal.Ignore(syscall.SIGPIPE)
-	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
-	if !signal.Ignored(syscall.SIGHUP) {
-		sigs = append(sigs, syscall.SIGHUP)
+	sigs := []os.Signal{syscall.SIGTERM}
+	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
 	}
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, sigs...)
