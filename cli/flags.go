@@ -33,10 +33,14 @@ func reorderArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	global := flagSpec(app.Flags, "help", "h", "version", "v")
-	var lead []string
+	var lead, lowered []string
 	rest := args[1:]
 	i := 0
 	for ; i < len(rest) && rest[i] != "--" && isFlag(rest[i]); i++ {
+		if name, _ := flagName(rest[i]); name == "json" {
+			lowered = append(lowered, rest[i]) // a command's flag (lowered)
+			continue
+		}
 		lead = append(lead, rest[i])
 		if name, inline := flagName(rest[i]); global[name] && !inline && i+1 < len(rest) {
 			i++
@@ -51,7 +55,7 @@ func reorderArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	var hoisted []string
-	tail := reorderLevel(cmd, global, rest[i+1:], &hoisted)
+	tail := reorderLevel(cmd, global, rest[i+1:], &hoisted, lowered)
 	out := append([]string{args[0]}, lead...)
 	out = append(out, hoisted...)
 	out = append(out, rest[i])
@@ -61,8 +65,12 @@ func reorderArgs(app *cli.App, args []string) []string {
 // reorderLevel reorders the arguments that follow cmd's name: cmd's flags
 // first, then its positional arguments, or the subcommand they start with
 // and that subcommand's arguments, reordered in turn. A flag cmd does not
-// define but the app does goes to hoisted.
-func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoisted *[]string) []string {
+// define but the app does goes to hoisted. lowered, given before the
+// command (`queuectl --json status`: SPEC §5 counts --json among the
+// global flags, for the commands whose output is data), goes to the
+// command that is run, in front of its own flags; one that does not take
+// it says so, as for any flag it lacks.
+func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoisted *[]string, lowered []string) []string {
 	own := flagSpec(cmd.Flags, "help", "h")
 	var flags, pos []string
 	ended, help := false, false
@@ -75,7 +83,7 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 		if !isFlag(a) {
 			if sub := subcommand(cmd, a); sub != nil && len(pos) == 0 {
 				flags = append(flags, a)
-				return append(flags, reorderLevel(sub, global, args[i+1:], hoisted)...)
+				return append(flags, reorderLevel(sub, global, args[i+1:], hoisted, lowered)...)
 			}
 			pos = append(pos, a)
 			continue
@@ -95,6 +103,7 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 			*dest = append(*dest, args[i])
 		}
 	}
+	flags = append(slices.Clip(lowered), flags...)
 	if help {
 		return flags // urfave/cli would take an argument for a command to show help on
 	}

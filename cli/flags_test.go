@@ -27,6 +27,14 @@ func TestReorderArgs(t *testing.T) {
 		{"wait a --help", "wait --help"},
 		{"nosuch a --json", "nosuch a --json"},
 		{"show a --generate-bash-completion", "show a --generate-bash-completion"},
+		// --json before the command (a global flag, SPEC §5) goes to the
+		// command that runs, its subcommand's when it has one.
+		{"--json status", "status --json"},
+		{"--home /h --json status", "--home /h status --json"},
+		{"--json dlq list --limit 2", "dlq list --json --limit 2"},
+		{"--json=false show a", "show --json=false a"},
+		{"--json worker start", "worker start --json"},
+		{"--json", "--json"},
 	} {
 		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]
 		if want := fields(tc.want); !slices.Equal(got, want) {

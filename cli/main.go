@@ -97,7 +97,8 @@ A first run:
    id=$(queuectl enqueue -q --command 'echo hi')
    queuectl wait "$id" && queuectl logs "$id"    # prints: hi
 
-Each command has --help with an example. Exit codes:
+Each command has --help with an example; each whose output is data takes --json (before its
+name too: queuectl --json status). Exit codes:
 ` + exitTable(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "queuectl home `DIR` (default $QUEUECTL_HOME, else ~/.queuectl)"},
