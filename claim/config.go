@@ -187,6 +187,18 @@ func (s *Store) SetConfig(ctx context.Context, name, value string) (string, stri
 	return key.Name, canon, nil
 }
 
+// Changed lists the keys whose values differ between c and from, in
+// ConfigKeys order.
+func (c Config) Changed(from Config) []string {
+	var out []string
+	for _, k := range ConfigKeys {
+		if k.get(&c) != k.get(&from) {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}
+
 // ConfigValue is one key of the effective configuration.
 type ConfigValue struct {
 	Key, Value, Default, Help string

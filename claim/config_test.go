@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -236,4 +237,18 @@ func TestSetConfigRefusesLeaseShorterThanTwoHeartbeats(t *testing.T) {
 			t.Errorf("Check() of lease 3s with heartbeat-interval 5s = %v, want ErrInvalid", err)
 		}
 	})
+}
+
+func TestConfigChanged(t *testing.T) {
+	a := claim.DefaultConfig()
+	if got := a.Changed(a); len(got) != 0 {
+		t.Errorf("Changed of a config against itself = %v", got)
+	}
+	b := a
+	b.Hooks.OnDead = "echo dead"
+	b.Lease = time.Minute
+	b.Limits.NoFile = 64
+	if got, want := b.Changed(a), []string{"lease", "on-dead", "limit-nofile"}; !slices.Equal(got, want) {
+		t.Errorf("Changed = %v, want %v (in ConfigKeys order)", got, want)
+	}
 }

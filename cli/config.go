@@ -3,8 +3,10 @@ package cli
 import (
 	"fmt"
 
-	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
 )
 
 func configCommand() *cli.Command {
@@ -43,7 +45,9 @@ func configCommand() *cli.Command {
 
 The limit-* keys apply to each process of a job, as rlimits do: under
 limit-cpu 2s, a job of four processes may use 2s of CPU in each of them.
-queuectl config list shows every key.`,
+Running workers read the settings again at each heartbeat and use them from
+their next run on; lease, heartbeat-interval, poll-interval and spool-rescan
+apply once a worker starts again. queuectl config list shows every key.`,
 			Action: withHome(func(c *cli.Context, h *home) error {
 				a, err := args(c, 2, 2)
 				if err != nil {
@@ -54,6 +58,7 @@ queuectl config list shows every key.`,
 					return err
 				}
 				fmt.Fprintf(c.App.Writer, "%s = %s\n", key, value)
+				sayWhenWorkersApply(c, h, key)
 				return nil
 			}),
 		}, {
@@ -75,4 +80,24 @@ func configList(c *cli.Context, h *home) error {
 		return err
 	}
 	return printer(c).Config(vals)
+}
+
+// sayWhenWorkersApply tells, on stderr, when the live workers apply a
+// changed key: within a heartbeat, or (the keys that pace a worker's own
+// loops) once each starts again. An enqueue reads the config itself.
+func sayWhenWorkersApply(c *cli.Context, h *home, key string) {
+	live, err := liveWorkers(c.Context, h)
+	if err != nil || len(live) == 0 {
+		return
+	}
+	switch key {
+	case "max-retries", "backoff-base", "job-timeout":
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: %s applies to the jobs enqueued from now on\n", key)
+	default:
+		if run.StartKey(key) {
+			fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) keep the old %s until they start again (queuectl worker stop --wait, then start)\n", len(live), key)
+		} else {
+			fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) apply it within a heartbeat (%v), from their next run on\n", len(live), h.config.HeartbeatInterval)
+		}
+	}
 }

@@ -449,3 +449,43 @@ func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, w.stderr)
 	}
 }
+
+// TestConfigSetReachesRunningWorker: `config set` reaches a running
+// worker within a heartbeat: its runs from then on use the new limits
+// and hooks, and it says which settings changed. A key that paces the
+// worker's own loops waits for its next start, and config set says so.
+func TestConfigSetReachesRunningWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "10s")
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	hooked := filepath.Join(t.TempDir(), "hooked")
+	h.must("config", "set", "limit-nofile", "64")
+	_, stderr, code := h.run("config", "set", "on-dead", "echo $QUEUECTL_JOB_ID >> "+hooked)
+	if code != 0 || !strings.Contains(stderr, "1 running worker(s) apply it within a heartbeat") {
+		t.Errorf("config set on-dead with a worker running: exit %d, stderr %q", code, stderr)
+	}
+	if _, stderr, _ := h.run("config", "set", "poll-interval", "2s"); !strings.Contains(stderr, "keep the old poll-interval until they start again") {
+		t.Errorf("config set poll-interval with a worker running: stderr %q", stderr)
+	}
+	waitFor(t, 30*time.Second, "the worker to read the new settings", func() bool {
+		return strings.Contains(w.stderr.String(), "settings changed: on-dead, limit-nofile from the next run on")
+	})
+	if !strings.Contains(w.stderr.String(), "poll-interval once this worker starts again") {
+		t.Errorf("the worker did not say poll-interval waits for its next start:\n%s", w.stderr)
+	}
+	h.must("enqueue", "--id", "nofile", "--command", "ulimit -n")
+	h.must("enqueue", "--id", "dies", "--max-retries", "1", "--command", "exit 3")
+	h.run("wait", "--timeout", "30s", "nofile", "dies")
+	if out := h.must("logs", "nofile"); strings.TrimSpace(out) != "64" {
+		t.Errorf("ulimit -n in a run after config set limit-nofile 64: %q", out)
+	}
+	waitFor(t, 30*time.Second, "the on-dead hook set while the worker ran", func() bool {
+		b, _ := os.ReadFile(hooked)
+		return strings.TrimSpace(string(b)) == "dies"
+	})
+}

@@ -182,7 +182,7 @@ const groupPoll = 2 * time.Millisecond
 // and will get KILL after stop-timeout (killGroup); what still lives
 // killWait after that is KILLed again and left to the reaper's record.
 func (w *Worker) awaitGroup(pgid int) {
-	deadline := time.Now().Add(w.Config.StopTimeout + killWait)
+	deadline := time.Now().Add(w.settings().StopTimeout + killWait)
 	for groupAlive(pgid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(-pgid, syscall.SIGKILL)

@@ -34,6 +34,7 @@ type Event struct {
 	Hook       string        // hook: on_success, on_failure or on_dead
 	Schedule   string        // scheduled, skipped: the schedule's name
 	Due        time.Time     // scheduled, skipped: the due time
+	Settings   []string      // settings: the config keys whose values changed
 }
 
 // EventKind names an event; it is the "event" field of a JSON log line.
@@ -62,6 +63,7 @@ const (
 	EventHook        EventKind = "hook"        // a finish hook ran: Job, Run, Hook, Err (empty: it exited 0)
 	EventScheduled   EventKind = "scheduled"   // a schedule's due time made a job: Schedule, Due, Job (Err: it made none)
 	EventSkipped     EventKind = "skipped"     // a due time found its last job still live: Schedule, Due, Job
+	EventSettings    EventKind = "settings"    // `config set` changed Settings: read at a heartbeat (settings.go)
 )
 
 // Level is "warn" for events that report trouble, and for the end of an
@@ -135,6 +137,23 @@ func (e Event) String() string {
 			return fmt.Sprintf("schedule %s: due %s, no job: %s", e.Schedule, due, e.Err)
 		}
 		return fmt.Sprintf("schedule %s: due %s, enqueued %s", e.Schedule, due, run)
+	case EventSettings:
+		var now, later []string
+		for _, k := range e.Settings {
+			if StartKey(k) {
+				later = append(later, k)
+			} else {
+				now = append(now, k)
+			}
+		}
+		var parts []string
+		if len(now) > 0 {
+			parts = append(parts, strings.Join(now, ", ")+" from the next run on")
+		}
+		if len(later) > 0 {
+			parts = append(parts, strings.Join(later, ", ")+" once this worker starts again")
+		}
+		return "settings changed: " + strings.Join(parts, "; ")
 	case EventSkipped:
 		return fmt.Sprintf("schedule %s: due %s, skipped: %s from an earlier due time is still live", e.Schedule,
 			e.Due.Local().Format("2006-01-02 15:04 MST"), run)

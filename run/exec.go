@@ -167,7 +167,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	}
 	cmd := newCmd()
 	var born *slotCgroup // the slot's cgroup, when the run is born in it
-	if j.Limits.Or(w.Config.Limits).Memory == 0 {
+	if j.Limits.Or(w.settings().Limits).Memory == 0 {
 		born = slot.bornIn(cmd)
 	}
 
@@ -291,7 +291,7 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 // records in r what holds it: a run without limits is held by the slot's
 // cgroup it was born in (born), or by nothing (nil, no error).
 func (w *Worker) limit(cmd *exec.Cmd, j claim.Job, r *claim.Run, born *slotCgroup) (*confinement, error) {
-	limits := j.Limits.Or(w.Config.Limits)
+	limits := j.Limits.Or(w.settings().Limits)
 	if limits.IsZero() {
 		conf := inSlot(born)
 		if conf != nil {
@@ -380,7 +380,7 @@ func (w *Worker) killGroup(pgid int) error {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
 		return err
 	}
-	time.AfterFunc(w.Config.StopTimeout, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	time.AfterFunc(w.settings().StopTimeout, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	return nil
 }
 

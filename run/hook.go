@@ -32,7 +32,7 @@ type hookRun struct {
 // after it (completed, failed or dead); failedRun is whether the run itself
 // failed (a job lost too often dies without a failed run).
 func (w *Worker) hooksFor(j claim.Job, state claim.State, failedRun bool) []hookRun {
-	h := j.Hooks.Or(w.Config.Hooks)
+	h := j.Hooks.Or(w.settings().Hooks)
 	var out []hookRun
 	if state == claim.Completed && h.OnSuccess != "" {
 		out = append(out, hookRun{"on_success", h.OnSuccess})
@@ -97,7 +97,7 @@ const hookOutputTail = 512
 // environment: the command is run as written, so no job id or output can
 // inject shell code into it.
 func (w *Worker) runHook(hard context.Context, h hookRun, ev hookEvent) string {
-	timeout := w.Config.HookTimeout
+	timeout := w.settings().HookTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}

@@ -149,6 +149,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			return
 		case err == nil:
 			w.storeUp()
+			w.reload(ctx)
 			if r.Registered {
 				w.emit(Event{Kind: EventRegistered, Worker: w.id})
 			}

@@ -34,7 +34,7 @@ func (w *Worker) ended(j claim.Job, r claim.Run, res result, next claim.State) {
 		e.Kind = EventFailed
 		// The store's run_after is set from its own clock; this is the same
 		// backoff from ours, for the log line.
-		e.RetryAt = time.Now().Add(claim.Backoff(j.BackoffBase, j.Attempts, w.Config.MaxBackoff))
+		e.RetryAt = time.Now().Add(claim.Backoff(j.BackoffBase, j.Attempts, w.settings().MaxBackoff))
 	case claim.Dead:
 		e.Kind = EventDead
 	}

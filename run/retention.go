@@ -18,11 +18,9 @@ const pruneInterval = 10 * time.Minute
 
 // prune removes log files past log-retention and drops the env of jobs
 // finished longer than env-retention ago, at start and every pruneInterval
-// until ctx ends. A worker with both at 0 keeps everything.
+// until ctx ends. With both at 0 (as they are read each time: settings)
+// it keeps everything.
 func (w *Worker) prune(ctx context.Context) {
-	if w.Config.LogRetention <= 0 && w.Config.EnvRetention <= 0 {
-		return
-	}
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
 	for {
@@ -37,10 +35,11 @@ func (w *Worker) prune(ctx context.Context) {
 }
 
 func (w *Worker) pruneLogs(ctx context.Context) {
-	if w.Config.LogRetention <= 0 || w.LogDir == "" {
+	keep := w.settings().LogRetention
+	if keep <= 0 || w.LogDir == "" {
 		return
 	}
-	cutoff := w.Store.Now().Add(-w.Config.LogRetention)
+	cutoff := w.Store.Now().Add(-keep)
 	n, err := PruneLogs(ctx, w.Store, w.LogDir, w.host, cutoff)
 	switch {
 	case err != nil && ctx.Err() == nil && !w.storeDown(err):
@@ -53,10 +52,11 @@ func (w *Worker) pruneLogs(ctx context.Context) {
 // dropEnv drops the env values of jobs completed or canceled before
 // env-retention: they are often secrets.
 func (w *Worker) dropEnv(ctx context.Context) {
-	if w.Config.EnvRetention <= 0 {
+	keep := w.settings().EnvRetention
+	if keep <= 0 {
 		return
 	}
-	cutoff := w.Store.Now().Add(-w.Config.EnvRetention)
+	cutoff := w.Store.Now().Add(-keep)
 	n, err := w.Store.DropEnv(ctx, cutoff)
 	switch {
 	case err != nil && ctx.Err() == nil && !w.storeDown(err):

@@ -20,7 +20,9 @@ var ErrInterrupted = errors.New("worker interrupted: running jobs stopped and pu
 
 // Worker is one `worker start` process: Slots jobs at a time.
 type Worker struct {
-	Store  *claim.Store
+	Store *claim.Store
+	// Config is the configuration when the worker starts; what of it its
+	// runs use is read again at each heartbeat (settings).
 	Config claim.Config
 	Slots  int
 	Queues []string // empty: every queue
@@ -45,6 +47,7 @@ type Worker struct {
 	Log func(format string, args ...any)
 
 	id, host string
+	live     atomic.Pointer[claim.Config] // the settings read last (settings); nil: Config
 	// info is the worker's registration, which a renewal puts back when
 	// a reaper removed it (see heartbeat); stopping is set once soft ends.
 	info     claim.WorkerInfo
@@ -406,7 +409,7 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	if res.outputLost != "" {
 		errText += "; " + res.outputLost
 	}
-	next, err := w.Store.Fail(ctx, j, r, res.exitCode, errText, w.Config.MaxBackoff)
+	next, err := w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
 	if err != nil {
 		return err
 	}

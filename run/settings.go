@@ -1,0 +1,47 @@
+package run
+
+import (
+	"context"
+	"slices"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A running worker reads the configuration again at every heartbeat, so
+// that `config set` reaches it within a heartbeat interval: what its runs
+// use (hooks, hook-timeout, the limit-* keys, stop-timeout, max-backoff,
+// log- and env-retention) applies from its next run, or its next run's
+// end, on. The keys that pace the worker's own loops are read once, when
+// it starts (startKeys). The keys an enqueue uses (max-retries,
+// backoff-base, job-timeout) are read by each enqueue.
+
+// startKeys are the keys a worker reads only when it starts.
+var startKeys = []string{"lease", "heartbeat-interval", "poll-interval", "spool-rescan"}
+
+// StartKey reports whether a running worker keeps key's value until it
+// starts again.
+func StartKey(key string) bool { return slices.Contains(startKeys, key) }
+
+// settings is the configuration as the worker read it last.
+func (w *Worker) settings() claim.Config {
+	if c := w.live.Load(); c != nil {
+		return *c
+	}
+	return w.Config
+}
+
+// reload reads the configuration again and, when a key changed, keeps it
+// and says which. A store that does not answer leaves the settings as
+// they were (the heartbeat says when the store is away).
+func (w *Worker) reload(ctx context.Context) {
+	c, err := w.Store.Config(ctx)
+	if err != nil {
+		return
+	}
+	changed := c.Changed(w.settings())
+	if len(changed) == 0 {
+		return
+	}
+	w.live.Store(&c)
+	w.emit(Event{Kind: EventSettings, Settings: changed})
+}
