@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
@@ -25,10 +26,12 @@ Example: queuectl pause --queue mail --wait`,
 				return err
 			}
 			q := queueArg(c)
+			known := knownQueues(c.Context, h.store)
 			if err := h.store.Pause(c.Context, q); err != nil {
 				return err
 			}
 			fmt.Fprintf(c.App.Writer, "Paused %s\n", queueWords(q))
+			warnUnknownQueue(c, q, known)
 			if !c.Bool("wait") {
 				return nil
 			}
@@ -61,12 +64,17 @@ Example: queuectl resume --queue mail`,
 				return err
 			}
 			q := queueArg(c)
+			paused, perr := h.store.Paused(c.Context)
 			err := h.store.Resume(c.Context, q)
 			if errors.Is(err, claim.ErrConflict) {
 				return withHint(err, "queuectl resume")
 			}
 			if err != nil {
 				return err
+			}
+			if perr == nil && q != claim.AllQueues && !slices.Contains(paused, q) {
+				fmt.Fprintf(c.App.Writer, "Queue %s was not paused\n", q)
+				return nil
 			}
 			fmt.Fprintf(c.App.Writer, "Resumed %s\n", queueWords(q))
 			return nil
@@ -86,4 +94,40 @@ func queueWords(q string) string {
 		return "every queue"
 	}
 	return "queue " + q
+}
+
+// knownQueues lists the queues that have jobs, settings or a pause: nil
+// when they cannot be read (then nothing is said of an unknown queue).
+func knownQueues(ctx context.Context, s *claim.Store) []string {
+	counts, err := s.QueueCounts(ctx)
+	if err != nil {
+		return nil
+	}
+	known := []string{"default"}
+	for q := range counts {
+		known = append(known, q)
+	}
+	if set, err := s.Queues(ctx); err == nil {
+		for _, q := range set {
+			known = append(known, q.Name)
+		}
+	}
+	if paused, err := s.Paused(ctx); err == nil {
+		known = append(known, paused...)
+	}
+	return known
+}
+
+// warnUnknownQueue says on stderr that queue q, just paused, has no jobs,
+// settings or pause yet: a typo leaves the queue meant running. Pausing a
+// queue before its jobs come is allowed, so it is only said.
+func warnUnknownQueue(c *cli.Context, q string, known []string) {
+	if q == claim.AllQueues || known == nil || slices.Contains(known, q) {
+		return
+	}
+	msg := fmt.Sprintf("queuectl: warning: queue %s has no jobs yet; its jobs will wait until resume", q)
+	if near := nearest(q, known); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s? queuectl resume --queue %s; queuectl pause --queue %s)", near, q, near)
+	}
+	fmt.Fprintln(c.App.ErrWriter, msg)
 }
