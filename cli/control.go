@@ -63,8 +63,14 @@ func cancelJobs(c *cli.Context, h *home) error {
 		return out.end(awaitCanceled(c, h, out, stopping, nil))
 	}
 	failed := eachJob(c, h, ids, func(id string) error {
+		// Canceling a canceled job changes nothing, and is no error; it
+		// is said so rather than as a cancel.
+		before, _ := h.store.Get(c.Context, id)
 		j, died, err := h.store.Cancel(c.Context, id)
-		if err == nil {
+		switch {
+		case err == nil && before.State == claim.Canceled:
+			out.did(j, "Job %s was canceled already", j.ID)
+		case err == nil:
 			said(j)
 		}
 		diedWith(c, h, died)

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -20,7 +21,8 @@ func holdCommand() *cli.Command {
 		Usage:     "keep pending or failed jobs from being claimed, without pausing their queue",
 		ArgsUsage: "ID...",
 		Description: `A held job keeps its place (priority, run time, enqueue order), its attempts and its
-unique_key until released. Exit 3 for an unknown job, 4 for one that is neither pending nor failed.
+unique_key until released. Holding a held job changes nothing, and says so. Exit 3 for an
+unknown job, 4 for one that is neither pending, failed nor held.
 
 Example: queuectl hold @last && queuectl release @last`,
 		Action: withHome(func(c *cli.Context, h *home) error {
@@ -29,8 +31,13 @@ Example: queuectl hold @last && queuectl release @last`,
 				return err
 			}
 			return eachJob(c, h, ids, func(id string) error {
+				before, _ := h.store.Get(c.Context, id)
 				if _, err := h.store.Hold(c.Context, id); err != nil {
 					return err
+				}
+				if before.State == claim.Held {
+					fmt.Fprintf(c.App.Writer, "Job %s was held already\n", id)
+					return nil
 				}
 				fmt.Fprintf(c.App.Writer, "Held job %s\n", id)
 				return nil
@@ -44,7 +51,8 @@ func releaseCommand() *cli.Command {
 		Name:      "release",
 		Usage:     "put held jobs back in the queue, as they were",
 		ArgsUsage: "ID...",
-		Description: `Exit 3 for an unknown job, 4 for one that is not held.
+		Description: `Releasing a pending or failed job that is not held changes nothing, and says so.
+Exit 3 for an unknown job, 4 for one that is neither held, pending nor failed.
 
 Example: queuectl release nightly-db`,
 		Action: withHome(func(c *cli.Context, h *home) error {
@@ -54,6 +62,12 @@ Example: queuectl release nightly-db`,
 			}
 			return eachJob(c, h, ids, func(id string) error {
 				j, err := h.store.ReleaseHeld(c.Context, id)
+				if errors.Is(err, claim.ErrConflict) {
+					if now, gerr := h.store.Get(c.Context, id); gerr == nil && (now.State == claim.Pending || now.State == claim.Failed) {
+						fmt.Fprintf(c.App.Writer, "Job %s is not held: %s\n", id, now.State)
+						return nil
+					}
+				}
 				if err != nil {
 					return err
 				}
