@@ -136,7 +136,7 @@ func commandTyped(c *cli.Context) error {
 	if len(a) == 0 || c.IsSet("command") || c.IsSet("file") || a[0] == "-" {
 		return nil
 	}
-	if first := strings.TrimSpace(a[0]); first == "" || first[0] == '{' || first[0] == '[' {
+	if jsonWord(a[0]) {
 		return nil
 	}
 	cmd := strings.Join(a, " ")

@@ -97,6 +97,12 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 				dest = hoisted
 			}
 		}
+		if !known && cmd.Name == "enqueue" && len(pos) > 0 && !jsonWord(pos[0]) {
+			// `enqueue ls -la`: a command typed where the job's JSON goes,
+			// with its own flags; enqueue says how to give a command.
+			pos = append(pos, a)
+			continue
+		}
 		*dest = append(*dest, a)
 		if takesValue && !inline && i+1 < len(args) {
 			i++
@@ -270,4 +276,11 @@ func realDefault(f cli.Flag) {
 		*text = (*usage)[i+len(" (default: ") : len(*usage)-1]
 		*usage = (*usage)[:i]
 	}
+}
+
+// jsonWord reports whether an argument of enqueue is the job (JSON) or
+// stdin, rather than a command typed in its place.
+func jsonWord(a string) bool {
+	a = strings.TrimSpace(a)
+	return a == "" || a == "-" || a[0] == '{' || a[0] == '['
 }

@@ -35,6 +35,10 @@ func TestReorderArgs(t *testing.T) {
 		{"--json=false show a", "show --json=false a"},
 		{"--json worker start", "worker start --json"},
 		{"--json", "--json"},
+		// A command typed in place of enqueue's JSON keeps its own flags.
+		{"enqueue ls -la", "enqueue -- ls -la"},
+		{"enqueue ls -la -q", "enqueue -q -- ls -la"},
+		{"enqueue '{}' --nosuch", "enqueue --nosuch '{}'"},
 	} {
 		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]
 		if want := fields(tc.want); !slices.Equal(got, want) {
