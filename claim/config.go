@@ -41,21 +41,21 @@ type ConfigKey struct {
 var ConfigKeys = []ConfigKey{
 	{"max-retries", "3", "runs before a job is dead", intKey(1, MaxRetriesMost, func(c *Config) *int { return &c.MaxRetries }), func(c *Config) string { return strconv.Itoa(c.MaxRetries) }},
 	{"backoff-base", "2", "seconds; a job waits backoff-base^n after its n-th failed run", intKey(1, 3600, func(c *Config) *int { return &c.BackoffBase }), func(c *Config) string { return strconv.Itoa(c.BackoffBase) }},
-	{"max-backoff", "1h", "longest wait between runs", durKey(time.Second, func(c *Config) *time.Duration { return &c.MaxBackoff }), func(c *Config) string { return c.MaxBackoff.String() }},
-	{"job-timeout", "0", "default timeout of a job; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.JobTimeout }), func(c *Config) string { return c.JobTimeout.String() }},
-	{"lease", "30s", "a claimed job is recovered when its worker stops renewing it this long", durKey(time.Second, func(c *Config) *time.Duration { return &c.Lease }), func(c *Config) string { return c.Lease.String() }},
-	{"heartbeat-interval", "5s", "how often a worker renews its leases", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval }), func(c *Config) string { return c.HeartbeatInterval.String() }},
-	{"poll-interval", "1s", "fallback poll of an idle worker; wake-ups are event-driven", durKey(10*time.Millisecond, func(c *Config) *time.Duration { return &c.PollInterval }), func(c *Config) string { return c.PollInterval.String() }},
-	{"stop-timeout", "30s", "how long a stopping worker lets a job finish after the second signal before KILL", durKey(0, func(c *Config) *time.Duration { return &c.StopTimeout }), func(c *Config) string { return c.StopTimeout.String() }},
-	{"spool-rescan", "5s", "how often the spool is rescanned besides fsnotify events", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.SpoolRescan }), func(c *Config) string { return c.SpoolRescan.String() }},
+	{"max-backoff", "1h", "longest wait between runs", durKey(time.Second, func(c *Config) *time.Duration { return &c.MaxBackoff }), func(c *Config) string { return shortDuration(c.MaxBackoff) }},
+	{"job-timeout", "0", "default timeout of a job; 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.JobTimeout }), func(c *Config) string { return shortDuration(c.JobTimeout) }},
+	{"lease", "30s", "a claimed job is recovered when its worker stops renewing it this long", durKey(time.Second, func(c *Config) *time.Duration { return &c.Lease }), func(c *Config) string { return shortDuration(c.Lease) }},
+	{"heartbeat-interval", "5s", "how often a worker renews its leases", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.HeartbeatInterval }), func(c *Config) string { return shortDuration(c.HeartbeatInterval) }},
+	{"poll-interval", "1s", "fallback poll of an idle worker; wake-ups are event-driven", durKey(10*time.Millisecond, func(c *Config) *time.Duration { return &c.PollInterval }), func(c *Config) string { return shortDuration(c.PollInterval) }},
+	{"stop-timeout", "30s", "how long a stopping worker lets a job finish after the second signal before KILL", durKey(0, func(c *Config) *time.Duration { return &c.StopTimeout }), func(c *Config) string { return shortDuration(c.StopTimeout) }},
+	{"spool-rescan", "5s", "how often the spool is rescanned besides fsnotify events", durKey(100*time.Millisecond, func(c *Config) *time.Duration { return &c.SpoolRescan }), func(c *Config) string { return shortDuration(c.SpoolRescan) }},
 	{"on-success", "", "shell command run after a job completes, for jobs without on_success", strKey(func(c *Config) *string { return &c.Hooks.OnSuccess }), func(c *Config) string { return c.Hooks.OnSuccess }},
 	{"on-failure", "", "shell command run after each failed run, for jobs without on_failure", strKey(func(c *Config) *string { return &c.Hooks.OnFailure }), func(c *Config) string { return c.Hooks.OnFailure }},
 	{"on-dead", "", "shell command run after a job dies, for jobs without on_dead", strKey(func(c *Config) *string { return &c.Hooks.OnDead }), func(c *Config) string { return c.Hooks.OnDead }},
-	{"hook-timeout", "30s", "a hook still running after this is killed", durKey(time.Second, func(c *Config) *time.Duration { return &c.HookTimeout }), func(c *Config) string { return c.HookTimeout.String() }},
-	{"log-retention", "0", "log files of runs that ended longer ago are removed (the store keeps their last 64 KiB); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.LogRetention }), func(c *Config) string { return c.LogRetention.String() }},
-	{"env-retention", "0", "the env values of jobs completed or canceled longer ago are dropped from the store (a restart then runs without them); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.EnvRetention }), func(c *Config) string { return c.EnvRetention.String() }},
+	{"hook-timeout", "30s", "a hook still running after this is killed", durKey(time.Second, func(c *Config) *time.Duration { return &c.HookTimeout }), func(c *Config) string { return shortDuration(c.HookTimeout) }},
+	{"log-retention", "0", "log files of runs that ended longer ago are removed (the store keeps their last 64 KiB); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.LogRetention }), func(c *Config) string { return shortDuration(c.LogRetention) }},
+	{"env-retention", "0", "the env values of jobs completed or canceled longer ago are dropped from the store (a restart then runs without them); 0 means kept", durKey(0, func(c *Config) *time.Duration { return &c.EnvRetention }), func(c *Config) string { return shortDuration(c.EnvRetention) }},
 	{"limit-memory", "0", "memory limit of a job's processes (512M, 2G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.Memory }), func(c *Config) string { return FormatSize(c.Limits.Memory) }},
-	{"limit-cpu", "0", "CPU time limit of each process of a job (each counts its own); 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return c.Limits.CPU.String() }},
+	{"limit-cpu", "0", "CPU time limit of each process of a job (each counts its own); 0 means none", durKey(0, func(c *Config) *time.Duration { return &c.Limits.CPU }), func(c *Config) string { return shortDuration(c.Limits.CPU) }},
 	{"limit-nofile", "0", "open files a job's process may hold; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NoFile }), func(c *Config) string { return strconv.FormatInt(c.Limits.NoFile, 10) }},
 	{"limit-nproc", "0", "processes the job's user may have; 0 means none", int64Key(func(c *Config) *int64 { return &c.Limits.NProc }), func(c *Config) string { return strconv.FormatInt(c.Limits.NProc, 10) }},
 	{"limit-fsize", "0", "largest file a job may write (1G); 0 means none", sizeKey(func(c *Config) *int64 { return &c.Limits.FSize }), func(c *Config) string { return FormatSize(c.Limits.FSize) }},
@@ -275,4 +275,20 @@ func durKey(min time.Duration, field func(*Config) *time.Duration) func(*Config,
 		*field(c) = d
 		return nil
 	}
+}
+
+// shortDuration prints a duration setting as people write it, as the
+// defaults are: 1h, 1h30m, 90s's 1m30s, 0; not 1h0m0s.
+func shortDuration(d time.Duration) string {
+	if d == 0 {
+		return "0"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
