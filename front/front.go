@@ -67,7 +67,7 @@ func Full(args []string, r *Resume) int {
 		err = syscall.Exec(path, args, env)
 	}
 	fmt.Fprintf(os.Stderr, "queuectl: error: run %s: %v\n", FullName, err)
-	fmt.Fprintf(os.Stderr, "queuectl: hint: install both programs: go install github.com/queuectl/queuectl/...@latest (or go install ./... in a checkout)\n")
+	fmt.Fprintf(os.Stderr, "queuectl: hint: install both programs side by side, as README says: CGO_ENABLED=0 go install -tags urfave_cli_no_docs . ./cmd/queuectl-full (in a checkout)\n")
 	return 1
 }
 
