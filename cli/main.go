@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/urfave/cli/v2"
@@ -58,13 +59,28 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // stopSignals are the signals that stop a command: SIGTERM, and SIGINT
 // unless the process started with it ignored, as a background command of
 // a script does (`queuectl worker start &`): a Ctrl-C at the script's
-// terminal is not for it, as it is for no other command run so.
+// terminal is not for it, as it is for no other command run so. Such a
+// SIGINT is caught and dropped all the same: what the process starts (a
+// worker's jobs and hooks) then gets SIGINT at its default, whichever way
+// the worker was started, instead of ignoring it for good (a shell cannot
+// trap a signal ignored when it started).
 func stopSignals() []os.Signal {
-	if signal.Ignored(syscall.SIGINT) {
-		return []os.Signal{syscall.SIGTERM}
+	if !front.InterruptIgnored {
+		return []os.Signal{os.Interrupt, syscall.SIGTERM}
 	}
-	return []os.Signal{os.Interrupt, syscall.SIGTERM}
+	dropInterrupts()
+	return []os.Signal{syscall.SIGTERM}
 }
+
+// dropInterrupts catches SIGINT, for good, and drops it (stopSignals).
+var dropInterrupts = sync.OnceFunc(func() {
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped, os.Interrupt)
+	go func() {
+		for range dropped {
+		}
+	}()
+})
 
 // helpArgs reads `queuectl help [COMMAND...]` as `queuectl [COMMAND...]
 // --help`. No command has a help subcommand (a job may be named help:

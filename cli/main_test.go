@@ -58,11 +58,12 @@ func (o owned) Run() int {
 	if stopped := testenv.Own(); len(stopped) > 0 {
 		fmt.Fprintf(os.Stderr, "stopped %d process(es) a killed test run left: %v\n", len(stopped), stopped)
 	}
-	// Started in the background of a script (`go test ... &`, as a CI job
-	// may be), this process ignores SIGINT, and so would every process it
-	// starts, which then leave a SIGINT alone (stopSignals). Caught here,
-	// SIGINT is back to its default in them, as at a terminal; this
-	// process still ends on it.
+	// Run directly in the background of a script (`cli.test &`; go test
+	// catches SIGINT itself, so the binaries it starts get it at its
+	// default), this process ignores SIGINT, and so would every process it
+	// starts, which then leave a SIGINT alone (stopSignals): the tests that
+	// send one would fail. Caught here, SIGINT is back to its default in
+	// them, as at a terminal; this process still ends on it.
 	if signal.Ignored(syscall.SIGINT) {
 		ch := make(chan os.Signal, 1)
 		signal.Notify(ch, syscall.SIGINT)

@@ -12,6 +12,15 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
+// InterruptIgnored and hangupIgnored: SIGINT and SIGHUP were ignored when
+// the process started (a background command of a script; nohup). Read
+// before any of them is caught: once caught, a signal is no longer
+// ignored.
+var (
+	InterruptIgnored = signal.Ignored(syscall.SIGINT)
+	hangupIgnored    = signal.Ignored(syscall.SIGHUP)
+)
+
 // Interrupted is the cause of a context that Interrupts ended: the signal
 // that came, or SIGPIPE when a write of the job's output found no reader.
 type Interrupted struct{ Signal syscall.Signal }
@@ -25,20 +34,18 @@ func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String()
 // command would have: under nohup, SIGHUP; as a background command of a
 // non-interactive shell (`cmd &` in a script), SIGINT, so that a Ctrl-C
 // meant for the script's foreground leaves it and its job running.
-// SIGPIPE is ignored from here on, only so that a write to a
-// closed pipe fails with EPIPE instead of killing the process: the reader
-// of the job's output gone is told by OutputWriter, from a write of that
-// output, not by the signal, which any socket may raise. (Ignored rather
-// than caught: each signal os/signal catches costs the process a round
-// trip to the runtime's signal thread.) stop ends the watch.
+// SIGPIPE is caught too, only so that a write to a closed pipe fails with
+// EPIPE instead of killing the process: the reader of the job's output
+// gone is told by OutputWriter, from a write of that output, not by the
+// signal, which any socket may raise. stop ends the watch.
 func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	ctx, cancel := context.WithCancelCause(parent)
-	signal.Ignore(syscall.SIGPIPE)
-	sigs := []os.Signal{syscall.SIGTERM}
-	for _, s := range []syscall.Signal{syscall.SIGINT, syscall.SIGHUP} {
-		if !signal.Ignored(s) {
-			sigs = append(sigs, s)
-		}
+	sigs := []os.Signal{syscall.SIGTERM, syscall.SIGPIPE}
+	if !InterruptIgnored {
+		sigs = append(sigs, syscall.SIGINT)
+	}
+	if !hangupIgnored {
+		sigs = append(sigs, syscall.SIGHUP)
 	}
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, sigs...)
@@ -46,7 +53,9 @@ func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 		for {
 			select {
 			case s := <-ch:
-				cancel(Interrupted{s.(syscall.Signal)})
+				if s != syscall.SIGPIPE {
+					cancel(Interrupted{s.(syscall.Signal)})
+				}
 			case <-ctx.Done():
 				return
 			}
