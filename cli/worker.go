@@ -142,7 +142,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	go func() { scheduling <- sd.Run(watching) }()
 	var nudges run.Nudges
 	events := func(e run.Event) { log.worker(e); nudges.Fire(e) }
-	w := &run.Worker{Store: h.store, Config: h.config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
+	w := &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
 		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events}
 	endServe := serveEnqueues(c, h, w.Queues, &nudges)
 	err = w.Run(soft, hard)

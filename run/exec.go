@@ -166,8 +166,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		return cmd
 	}
 	cmd := newCmd()
-	var born *slotCgroup // the slot's cgroup, when the run is born in it
-	if j.Limits.Or(w.settings().Limits).Memory == 0 {
+	limits := j.Limits.Or(w.settings().Limits) // read once: a reload may come meanwhile
+	var born *slotCgroup                       // the slot's cgroup, when the run is born in it
+	if limits.Memory == 0 {
 		born = slot.bornIn(cmd)
 	}
 
@@ -196,7 +197,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	if err != nil {
 		return notStarted(run, err)
 	}
-	conf, err := w.limit(cmd, j, &r, born)
+	conf, err := w.limit(cmd, limits, j, &r, born)
 	if err != nil {
 		open.Close() // the gate reads EOF: the shell exits without running the command
 		waitChild(cmd)
@@ -287,11 +288,10 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 	return cmd
 }
 
-// limit confines the started job to its limits (or the worker's), and
+// limit confines the started job to limits (its own, or the worker's), and
 // records in r what holds it: a run without limits is held by the slot's
 // cgroup it was born in (born), or by nothing (nil, no error).
-func (w *Worker) limit(cmd *exec.Cmd, j claim.Job, r *claim.Run, born *slotCgroup) (*confinement, error) {
-	limits := j.Limits.Or(w.settings().Limits)
+func (w *Worker) limit(cmd *exec.Cmd, limits claim.Limits, j claim.Job, r *claim.Run, born *slotCgroup) (*confinement, error) {
 	if limits.IsZero() {
 		conf := inSlot(born)
 		if conf != nil {

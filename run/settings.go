@@ -9,9 +9,9 @@ import (
 
 // A running worker reads the configuration again at every heartbeat, so
 // that `config set` reaches it within a heartbeat interval: what its runs
-// use (hooks, hook-timeout, the limit-* keys, stop-timeout, max-backoff,
-// log- and env-retention) applies from its next run, or its next run's
-// end, on. The keys that pace the worker's own loops are read once, when
+// use (hooks, hook-timeout, the limit-* keys, stop-timeout, max-backoff)
+// applies from its next run, or its next run's end, on; log- and
+// env-retention at its next clean-up (pruneInterval). The keys that pace the worker's own loops are read once, when
 // it starts (startKeys). The keys an enqueue uses (max-retries,
 // backoff-base, job-timeout) are read by each enqueue.
 
@@ -30,11 +30,18 @@ func (w *Worker) settings() claim.Config {
 	return w.Config
 }
 
-// reload reads the configuration again and, when a key changed, keeps it
-// and says which. A store that does not answer leaves the settings as
-// they were (the heartbeat says when the store is away).
+// reload reads the configuration again (Reload) and, when a key changed,
+// keeps it and says which. It waits at most a heartbeat interval, as a
+// renewal does: a connection that hangs must not hold up the next one. A
+// store that does not answer leaves the settings as they were (the
+// heartbeat says when the store is away).
 func (w *Worker) reload(ctx context.Context) {
-	c, err := w.Store.Config(ctx)
+	if w.Reload == nil {
+		return
+	}
+	rctx, cancel := context.WithTimeout(ctx, w.Config.HeartbeatInterval)
+	defer cancel()
+	c, err := w.Reload(rctx)
 	if err != nil {
 		return
 	}

@@ -22,8 +22,10 @@ var ErrInterrupted = errors.New("worker interrupted: running jobs stopped and pu
 type Worker struct {
 	Store *claim.Store
 	// Config is the configuration when the worker starts; what of it its
-	// runs use is read again at each heartbeat (settings).
+	// runs use is read again at each heartbeat, through Reload (nil: Config
+	// holds; settings.go).
 	Config claim.Config
+	Reload func(context.Context) (claim.Config, error)
 	Slots  int
 	Queues []string // empty: every queue
 	LogDir string
