@@ -39,16 +39,13 @@ func markOf(pid int) string {
 }
 
 // Gone reports whether the process that mark names has ended. A mark that
-// does not parse names nothing alive. Where no process has a mark (no
-// /proc), nothing is known to be gone.
+// does not parse (one being written, say) is not known to be gone, and
+// neither is any where no process has a mark (no /proc).
 func Gone(mark string) bool {
-	if Mark() == "" {
-		return false
-	}
-	pid, _, ok := strings.Cut(mark, ":")
+	pid, start, ok := strings.Cut(mark, ":")
 	n, err := strconv.Atoi(pid)
-	if !ok || err != nil || n <= 0 {
-		return true
+	if !ok || err != nil || n <= 0 || start == "" || Mark() == "" {
+		return false
 	}
 	return markOf(n) != mark
 }

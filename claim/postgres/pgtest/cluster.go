@@ -59,7 +59,12 @@ func NewCluster(tb testing.TB, settings ...string) *Cluster {
 		tb.Fatal(err)
 	}
 	tb.Cleanup(func() { os.RemoveAll(parent) })
-	if err := os.WriteFile(filepath.Join(parent, ownerFile), []byte(testenv.Mark()), 0o644); err != nil {
+	// Whole or not at all (a rename), for a sweep running beside.
+	owner := filepath.Join(parent, ownerFile)
+	if err := os.WriteFile(owner+".new", []byte(testenv.Mark()), 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(owner+".new", owner); err != nil {
 		tb.Fatal(err)
 	}
 	c.dir, c.sockets = filepath.Join(parent, "data"), filepath.Join(parent, "run")
