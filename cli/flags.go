@@ -97,9 +97,10 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 				dest = hoisted
 			}
 		}
-		if !known && cmd.Name == "enqueue" && len(pos) > 0 && !jsonWord(pos[0]) {
-			// `enqueue ls -la`: a command typed where the job's JSON goes,
-			// with its own flags; enqueue says how to give a command.
+		if cmd.Name == "enqueue" && len(pos) > 0 && !jsonWord(pos[0]) {
+			// `enqueue rm -f x`: a command typed where the job's JSON goes,
+			// with its own flags, which are not enqueue's (its -f would
+			// read x as a job); enqueue says how to give a command.
 			pos = append(pos, a)
 			continue
 		}

@@ -37,7 +37,9 @@ func TestReorderArgs(t *testing.T) {
 		{"--json", "--json"},
 		// A command typed in place of enqueue's JSON keeps its own flags.
 		{"enqueue ls -la", "enqueue -- ls -la"},
-		{"enqueue ls -la -q", "enqueue -q -- ls -la"},
+		{"enqueue ls -la -q", "enqueue -- ls -la -q"},
+		{"enqueue rm -f /tmp/x", "enqueue -- rm -f /tmp/x"},
+		{"enqueue -q rm -f /tmp/x", "enqueue -q -- rm -f /tmp/x"},
 		{"enqueue '{}' --nosuch", "enqueue --nosuch '{}'"},
 	} {
 		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -51,8 +50,7 @@ func releaseCommand() *cli.Command {
 		Name:      "release",
 		Usage:     "put held jobs back in the queue, as they were",
 		ArgsUsage: "ID...",
-		Description: `Releasing a pending or failed job that is not held changes nothing, and says so.
-Exit 3 for an unknown job, 4 for one that is neither held, pending nor failed.
+		Description: `Exit 3 for an unknown job, 4 for one that is not held.
 
 Example: queuectl release nightly-db`,
 		Action: withHome(func(c *cli.Context, h *home) error {
@@ -62,12 +60,6 @@ Example: queuectl release nightly-db`,
 			}
 			return eachJob(c, h, ids, func(id string) error {
 				j, err := h.store.ReleaseHeld(c.Context, id)
-				if errors.Is(err, claim.ErrConflict) {
-					if now, gerr := h.store.Get(c.Context, id); gerr == nil && (now.State == claim.Pending || now.State == claim.Failed) {
-						fmt.Fprintf(c.App.Writer, "Job %s is not held: %s\n", id, now.State)
-						return nil
-					}
-				}
 				if err != nil {
 					return err
 				}

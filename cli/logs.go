@@ -20,8 +20,9 @@ func logsCommand() *cli.Command {
 		Description: `Prints the latest run's stdout, or run N's (--attempt N), or every run's (--all), each
 after a header line. -f follows the job through its retries until it ends, and exits as wait
 does: 0 completed, 1 dead; a store that goes away meanwhile is waited out, as wait does. A
-job that has not run yet, or ended without running: exit 4, its state (with -f: wait for its
-first run; with --json: [], its runs as they stand). Exit 3 is for a job that does not exist.
+job that has not run yet, or ended without running, has no logs: exit 3, as for a job that
+does not exist, saying which (with -f: wait for its first run; with --json: [], its runs as
+they stand, exit 0).
 
 Example: queuectl logs nightly-db -f --stderr`,
 		Flags: []cli.Flag{
@@ -99,15 +100,15 @@ func logs(c *cli.Context, h *home) error {
 // neverRan is logs' answer for job j without a run: with --json, its runs
 // as they stand, none. One that ended so (dead through a dependency,
 // canceled while pending) never will: -f exits as wait would, saying why;
-// without -f, exit 4 (the job's state) names it. One that has not run
-// yet: exit 4, and -f would wait for it.
+// without -f, exit 3 (no logs, as the API's 404) names it. One that has
+// not run yet: exit 3, and -f would wait for it.
 func neverRan(c *cli.Context, h *home, j claim.Job) error {
 	if c.Bool("json") && !c.IsSet("attempt") {
 		_, err := fmt.Fprintln(c.App.Writer, "[]")
 		return err
 	}
 	if !finished(j.State) {
-		return withHint(&exitStatus{exitConflict, fmt.Errorf("job %s exists but has not run yet: it is %s", j.ID, j.State)},
+		return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s exists but has not run yet: it is %s", j.ID, j.State)},
 			"queuectl logs -f "+j.ID+"  (waits for its first run)")
 	}
 	why := string(j.State)
@@ -122,7 +123,7 @@ func neverRan(c *cli.Context, h *home, j claim.Job) error {
 		}
 		return endedAs([]claim.Job{j})
 	}
-	return withHint(&exitStatus{exitConflict, fmt.Errorf("job %s ended without running, so it has no logs: it is %s", j.ID, why)},
+	return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s ended without running, so it has no logs: it is %s", j.ID, why)},
 		"queuectl show "+j.ID)
 }
 
