@@ -429,10 +429,7 @@ func TestSecondSignalPutsJobBack(t *testing.T) {
 // SIGINT; SIGTERM still stops it.
 func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 	h := newHome(t)
-	cmd := h.command("worker", "start", "--no-spool")
-	cmd.Args = append([]string{"sh", "-c", `trap '' INT; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
-	cmd.Path = "/bin/sh"
-	w := h.startCmd(cmd)
+	w := h.startCmd(ignoring(h.command("worker", "start", "--no-spool"), "INT"))
 	waitFor(t, 30*time.Second, "the worker to register", func() bool {
 		out, _, _ := h.run("status")
 		return strings.Contains(out, "workers: 1")
@@ -503,4 +500,13 @@ func TestConfigSetReachesRunningWorker(t *testing.T) {
 		b, _ := os.ReadFile(hooked)
 		return strings.TrimSpace(string(b)) == "dies"
 	})
+}
+
+// ignoring makes cmd start with signal sig (INT, HUP…) ignored, as a
+// script's background command starts with SIGINT: through a shell that
+// ignores it and execs cmd (an ignored signal stays ignored across exec).
+func ignoring(cmd *exec.Cmd, sig string) *exec.Cmd {
+	cmd.Args = append([]string{"sh", "-c", "trap '' " + sig + `; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	return cmd
 }

@@ -99,36 +99,35 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 				return h.show(prog+"-hup").State == "canceled"
 			})
 
-			g = newGate(t)
-			cmd := h.commandOf(prog, "run", "--id", prog+"-nohup", "--shell", g.command())
-			nohup, err := exec.LookPath("nohup")
-			if err != nil {
-				t.Fatal(err)
-			}
-			cmd.Path, cmd.Args = nohup, append([]string{"nohup"}, cmd.Args...)
-			r = h.startCmd(cmd)
-			g.waitStarted(t)
-			r.signal(t, syscall.SIGHUP)
-			g.release(t)
-			if code := r.exit(t, 30*time.Second); code != 0 {
-				t.Errorf("nohup run after SIGHUP: exit %d, want the job's 0\nstderr: %s", code, r.stderr)
+			// Started with the signal ignored, run leaves it alone, as the
+			// command would: under nohup, SIGHUP; as a background command
+			// of a script, SIGINT (the Ctrl-C is for the script's
+			// foreground).
+			for _, ignored := range []struct {
+				name string
+				sig  syscall.Signal
+			}{{"nohup", syscall.SIGHUP}, {"bg", syscall.SIGINT}} {
+				g = newGate(t)
+				cmd := h.commandOf(prog, "run", "--id", prog+"-"+ignored.name, "--shell", g.command())
+				if ignored.sig == syscall.SIGHUP {
+					nohup, err := exec.LookPath("nohup")
+					if err != nil {
+						t.Fatal(err)
+					}
+					cmd.Path, cmd.Args = nohup, append([]string{"nohup"}, cmd.Args...)
+				} else {
+					ignoring(cmd, "INT")
+				}
+				r = h.startCmd(cmd)
+				g.waitStarted(t)
+				r.signal(t, ignored.sig)
+				g.release(t)
+				if code := r.exit(t, 30*time.Second); code != 0 {
+					t.Errorf("run started with %v ignored, after %v: exit %d, want the job's 0\nstderr: %s", ignored.sig, ignored.sig, code, r.stderr)
+				}
 			}
 
-			// A background command of a script starts with SIGINT ignored:
-			// a Ctrl-C for the script's foreground is not for it.
-			g = newGate(t)
-			cmd = h.commandOf(prog, "run", "--id", prog+"-bg", "--shell", g.command())
-			cmd.Args = append([]string{"sh", "-c", `trap '' INT; exec "$0" "$@"`, cmd.Path}, cmd.Args[1:]...)
-			cmd.Path = "/bin/sh"
-			r = h.startCmd(cmd)
-			g.waitStarted(t)
-			r.signal(t, syscall.SIGINT)
-			g.release(t)
-			if code := r.exit(t, 30*time.Second); code != 0 {
-				t.Errorf("run started with SIGINT ignored, after SIGINT: exit %d, want the job's 0\nstderr: %s", code, r.stderr)
-			}
-
-			cmd = h.commandOf(prog, "run", "--id", prog+"-pipe", "--", "sh", "-c", "while :; do echo x; sleep 0.01; done")
+			cmd := h.commandOf(prog, "run", "--id", prog+"-pipe", "--", "sh", "-c", "while :; do echo x; sleep 0.01; done")
 			out, err := cmd.StdoutPipe()
 			if err != nil {
 				t.Fatal(err)
