@@ -110,7 +110,9 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 			*dest = append(*dest, args[i])
 		}
 	}
-	flags = append(slices.Clip(lowered), flags...)
+	if len(cmd.Subcommands) == 0 {
+		flags = append(slices.Clip(lowered), flags...)
+	} // else no subcommand was named: the group says so, not that it has no --json
 	if help {
 		return flags // urfave/cli would take an argument for a command to show help on
 	}

@@ -35,6 +35,7 @@ func TestReorderArgs(t *testing.T) {
 		{"--json=false show a", "show --json=false a"},
 		{"--json worker start", "worker start --json"},
 		{"--json", "--json"},
+		{"--json dlq nosuch", "dlq nosuch"},
 		// A command typed in place of enqueue's JSON keeps its own flags.
 		{"enqueue ls -la", "enqueue -- ls -la"},
 		{"enqueue ls -la -q", "enqueue -- ls -la -q"},
