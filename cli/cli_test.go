@@ -480,6 +480,37 @@ func TestWaitWarnsWithoutWorker(t *testing.T) {
 	other.signal(t, syscall.SIGTERM)
 }
 
+// TestWaitWarnsOfPausedQueue: a job waiting in a paused queue starts on
+// no worker until resume: wait says so, and says when it is resumed.
+func TestWaitWarnsOfPausedQueue(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.must("pause", "--queue", "pq")
+	h.must("enqueue", "--id", "held-up", "--queue", "pq", "--command", g.command())
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	w := h.start("wait", "held-up")
+	waitFor(t, 30*time.Second, "wait to warn", func() bool {
+		return strings.Contains(w.stderr.String(), "queuectl: warning: queue pq is paused; its jobs wait until it is resumed\n"+
+			"queuectl: hint: queuectl resume --queue pq\n")
+	})
+	h.must("resume", "--queue", "pq")
+	g.waitStarted(t)
+	waitFor(t, 30*time.Second, "wait to see the queue resumed", func() bool {
+		return strings.Contains(w.stderr.String(), "queuectl: queue pq is resumed\n")
+	})
+	g.release(t)
+	if code := w.exit(t, 60*time.Second); code != 0 {
+		t.Errorf("wait exit %d\n%s", code, w.stderr)
+	}
+	if strings.Contains(w.stderr.String(), "no live worker") {
+		t.Errorf("wait took the paused queue for one no worker serves:\n%s", w.stderr)
+	}
+}
+
 // TestWaitShowsProgressOnATerminal: with stderr on a terminal, wait keeps
 // a line saying how many jobs are done; on a pipe it prints nothing.
 func TestWaitShowsProgressOnATerminal(t *testing.T) {

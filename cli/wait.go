@@ -23,7 +23,8 @@ func waitCommand() *cli.Command {
 		Usage:     "block until jobs are completed, dead or canceled",
 		ArgsUsage: "ID... | --queue Q | --all",
 		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
-when no live worker serves the jobs' queues (and again when that changes); on a terminal,
+when no live worker serves the jobs' queues, or jobs wait in a paused queue (and again when
+that changes); on a terminal,
 shows how many are done. --queue Q and --all wait for the jobs of queue Q, or every job,
 unfinished when wait starts (jobs enqueued later are not waited for). A dead job: its last
 run's exit and the last lines of its stderr (or, dead through a dependency, those of the job
@@ -216,6 +217,7 @@ type jobWatch struct {
 	shown    bool      // a progress line is on the screen
 	checked  time.Time // when the workers were last looked at
 	unserved string    // the queues no live worker served at that look
+	paused   string    // the paused queues jobs waited in at that look
 }
 
 // workerCheck bounds how often wait lists the workers: it wakes on every
@@ -225,19 +227,25 @@ const workerCheck = time.Second
 // look takes in the jobs' states and reports whether all have finished.
 func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
 	counts := map[claim.State]int{}
-	var queues []string
+	var queues, claimable []string // of the jobs not finished; of those a claim may take
 	done := 0
 	for _, j := range jobs {
 		counts[j.State]++
 		if finished(j.State) {
 			done++
-		} else if !slices.Contains(queues, j.Queue) {
+			continue
+		}
+		if !slices.Contains(queues, j.Queue) {
 			queues = append(queues, j.Queue)
+		}
+		if (j.State == claim.Pending || j.State == claim.Failed) && !slices.Contains(claimable, j.Queue) {
+			claimable = append(claimable, j.Queue)
 		}
 	}
 	if done < len(jobs) && time.Since(w.checked) >= workerCheck {
 		w.checked = time.Now()
 		w.checkServed(ctx, queues)
+		w.checkPaused(ctx, claimable)
 	}
 	if w.progress && len(jobs) > 0 {
 		var parts []string
@@ -281,6 +289,39 @@ func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
 		fmt.Fprintf(w.out, "queuectl: a worker serves queue %s now\n", w.unserved)
 	}
 	w.unserved = now
+}
+
+// checkPaused warns when jobs still to start wait in paused queues (no
+// worker starts them until resume), and says so when that changes.
+func (w *jobWatch) checkPaused(ctx context.Context, queues []string) {
+	all, err := w.h.store.Paused(context.WithoutCancel(ctx))
+	if err != nil {
+		return // the wait itself will meet the store's error
+	}
+	var paused []string
+	for _, q := range queues {
+		if slices.Contains(all, claim.AllQueues) || slices.Contains(all, q) {
+			paused = append(paused, q)
+		}
+	}
+	sort.Strings(paused)
+	now := strings.Join(paused, ", ")
+	if now == w.paused {
+		return
+	}
+	w.clear()
+	switch {
+	case now != "":
+		fmt.Fprintf(w.out, "queuectl: warning: queue %s is paused; its jobs wait until it is resumed\n", now)
+		if slices.Contains(all, claim.AllQueues) {
+			fmt.Fprintf(w.out, "queuectl: hint: queuectl resume\n")
+		} else {
+			fmt.Fprintf(w.out, "queuectl: hint: queuectl resume --queue %s\n", strings.Join(paused, " && queuectl resume --queue "))
+		}
+	default:
+		fmt.Fprintf(w.out, "queuectl: queue %s is resumed\n", w.paused)
+	}
+	w.paused = now
 }
 
 // served reports whether a live worker that is not stopping claims from q.
