@@ -19,7 +19,7 @@ func (s *Store) Restart(ctx context.Context, id string) (Job, error) {
 		return Job{}, err
 	}
 	if !changed {
-		return Job{}, notFinishedError(id, jobs[0].State)
+		return Job{}, notFinishedError(id, jobs[0].State, "restart it once it has ended (queuectl wait), or cancel it first")
 	}
 	return jobs[0], nil
 }
@@ -41,7 +41,7 @@ func (s *Store) RestartAll(ctx context.Context, state State) ([]Job, error) {
 func (s *Store) Remove(ctx context.Context, id string) error {
 	st, err := s.engine.Remove(ctx, id)
 	if err == nil && st != "" {
-		return notFinishedError(id, st)
+		return notFinishedError(id, st, "cancel it first")
 	}
 	return err
 }
@@ -52,6 +52,8 @@ func RestartHeldError(id string) error {
 	return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; restart it once that job is done", ErrConflict, id)
 }
 
-func notFinishedError(id string, st State) error {
-	return fmt.Errorf("%w: job %s is %s, not finished (completed, dead or canceled); cancel it first", ErrConflict, id, st)
+// notFinishedError is the ErrConflict of a restart or rm of a job in
+// state st, which has not finished; what says what to do instead.
+func notFinishedError(id string, st State, what string) error {
+	return fmt.Errorf("%w: job %s is %s, not finished (completed, dead or canceled); %s", ErrConflict, id, st, what)
 }
