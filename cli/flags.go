@@ -216,6 +216,13 @@ var flagValueError = sync.OnceValue(func() *regexp.Regexp {
 // explainFlagError rewrites a flag parse error to say what to write:
 // `--priority "high": write a whole number, e.g. --priority 10`.
 func explainFlagError(c *cli.Context, err error) error {
+	if name, ok := strings.CutPrefix(err.Error(), "flag needs an argument: -"); ok {
+		// Go's flag package names the flag with one dash, as it takes it.
+		if name = strings.TrimPrefix(name, "-"); len(name) > 1 {
+			return fmt.Errorf("--%s needs a value", name)
+		}
+		return fmt.Errorf("-%s needs a value", name)
+	}
 	m := flagValueError().FindStringSubmatch(err.Error())
 	if m == nil {
 		return err
