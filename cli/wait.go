@@ -275,20 +275,8 @@ func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
 			unserved = append(unserved, q)
 		}
 	}
-	sort.Strings(unserved)
-	now := strings.Join(unserved, ", ")
-	if now == w.unserved {
-		return
-	}
-	w.clear()
-	switch {
-	case now != "":
-		fmt.Fprintf(w.out, "queuectl: warning: no live worker serves queue %s; the jobs wait until one does\n", now)
-		fmt.Fprintf(w.out, "queuectl: hint: queuectl worker start --queue %s\n", strings.Join(unserved, " --queue "))
-	default:
-		fmt.Fprintf(w.out, "queuectl: a worker serves queue %s now\n", w.unserved)
-	}
-	w.unserved = now
+	w.sayChanged(&w.unserved, unserved, "no live worker serves queue %s; the jobs wait until one does",
+		"queuectl worker start --queue "+strings.Join(unserved, " --queue "), "a worker serves queue %s now")
 }
 
 // checkPaused warns when jobs still to start wait in paused queues (no
@@ -304,24 +292,30 @@ func (w *jobWatch) checkPaused(ctx context.Context, queues []string) {
 			paused = append(paused, q)
 		}
 	}
-	sort.Strings(paused)
-	now := strings.Join(paused, ", ")
-	if now == w.paused {
+	hint := "queuectl resume --queue " + strings.Join(paused, " && queuectl resume --queue ")
+	if slices.Contains(all, claim.AllQueues) {
+		hint = "queuectl resume"
+	}
+	w.sayChanged(&w.paused, paused, "queue %s is paused; its jobs wait until it is resumed", hint, "queue %s is resumed")
+}
+
+// sayChanged says what changed in the queues a condition holds for, since
+// *said: a warning naming them, and its hint, when some do; that it holds
+// no more, naming those said, when none does.
+func (w *jobWatch) sayChanged(said *string, queues []string, warning, hint, over string) {
+	sort.Strings(queues)
+	now := strings.Join(queues, ", ")
+	if now == *said {
 		return
 	}
 	w.clear()
-	switch {
-	case now != "":
-		fmt.Fprintf(w.out, "queuectl: warning: queue %s is paused; its jobs wait until it is resumed\n", now)
-		if slices.Contains(all, claim.AllQueues) {
-			fmt.Fprintf(w.out, "queuectl: hint: queuectl resume\n")
-		} else {
-			fmt.Fprintf(w.out, "queuectl: hint: queuectl resume --queue %s\n", strings.Join(paused, " && queuectl resume --queue "))
-		}
-	default:
-		fmt.Fprintf(w.out, "queuectl: queue %s is resumed\n", w.paused)
+	if now != "" {
+		fmt.Fprintf(w.out, "queuectl: warning: "+warning+"\n", now)
+		fmt.Fprintf(w.out, "queuectl: hint: %s\n", hint)
+	} else {
+		fmt.Fprintf(w.out, "queuectl: "+over+"\n", *said)
 	}
-	w.paused = now
+	*said = now
 }
 
 // served reports whether a live worker that is not stopping claims from q.
