@@ -145,7 +145,7 @@ func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 		j.Timeout = *nj.Timeout
 	}
 	if j.Queue == "" {
-		j.Queue = "default"
+		j.Queue = DefaultQueue
 	}
 	if nj.Delay > 0 {
 		j.RunAt = now.Add(nj.Delay)

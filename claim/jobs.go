@@ -54,6 +54,9 @@ const (
 // States lists every state in life order.
 var States = jobs.States
 
+// DefaultQueue is the queue of a job that names none.
+const DefaultQueue = jobs.DefaultQueue
+
 // What Enqueue did with a NewJob (jobs.Outcome).
 const (
 	Created   = jobs.Created

@@ -273,7 +273,7 @@ func (s *completion) ids(ctx context.Context) []string {
 }
 
 func (s *completion) queues(ctx context.Context) []string {
-	queues := []string{"default"}
+	queues := []string{claim.DefaultQueue}
 	st, err := s.store()
 	if err != nil {
 		return queues

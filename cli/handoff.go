@@ -70,7 +70,7 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
 	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges), Env: envFor(h),
-		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, "default")) }}
+		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, claim.DefaultQueue)) }}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }
 }
@@ -84,7 +84,7 @@ func envFor(h *home) func(context.Context, string, map[string]string) map[string
 		if err != nil {
 			return environ
 		}
-		return runEnv(environ, cmp.Or(queue, "default"), live)
+		return runEnv(environ, cmp.Or(queue, claim.DefaultQueue), live)
 	}
 }
 

@@ -103,7 +103,7 @@ func knownQueues(ctx context.Context, s *claim.Store) []string {
 	if err != nil {
 		return nil
 	}
-	known := []string{"default"}
+	known := []string{claim.DefaultQueue}
 	for q := range counts {
 		known = append(known, q)
 	}

@@ -98,7 +98,7 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, "default"), live), nj.Env)
+		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, claim.DefaultQueue), live), nj.Env)
 		if err := nj.Validate(); err != nil {
 			return err
 		}
@@ -285,7 +285,7 @@ func shellQuote(words []string) string { return front.ShellQuote(words) }
 // queue, and refuses to go on with --no-wait-for-worker.
 func checkWorkers(c *cli.Context, queue string, live []claim.WorkerInfo) error {
 	if queue == "" {
-		queue = "default"
+		queue = claim.DefaultQueue
 	}
 	if served(queue, live) {
 		return nil

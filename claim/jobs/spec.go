@@ -13,6 +13,9 @@ import (
 	"unicode/utf8"
 )
 
+// DefaultQueue is the queue of a job that names none.
+const DefaultQueue = "default"
+
 // NewJob is a job as asked for, before it is stored. Nil pointers and zero
 // values take the defaults of the store's Config at enqueue time.
 type NewJob struct {
@@ -21,7 +24,7 @@ type NewJob struct {
 	MaxRetries  *int
 	BackoffBase *int
 	Priority    int
-	Queue       string // empty: "default"
+	Queue       string // empty: DefaultQueue
 	RunAt       time.Time
 	Delay       time.Duration
 	Timeout     *time.Duration
