@@ -277,8 +277,8 @@ func durKey(min time.Duration, field func(*Config) *time.Duration) func(*Config,
 	}
 }
 
-// shortDuration prints a duration setting as people write it, as the
-// defaults are: 1h, 1h30m, 90s's 1m30s, 0; not 1h0m0s.
+// shortDuration prints a duration setting as the defaults are written and
+// people write it: 1h, 1h30m, 1m30s, 0; not 1h0m0s.
 func shortDuration(d time.Duration) string {
 	if d == 0 {
 		return "0"

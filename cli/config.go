@@ -90,14 +90,12 @@ func sayWhenWorkersApply(c *cli.Context, h *home, key string) {
 	if err != nil || len(live) == 0 {
 		return
 	}
-	switch key {
-	case "max-retries", "backoff-base", "job-timeout":
+	switch {
+	case run.EnqueueKey(key):
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: %s applies to the jobs enqueued from now on\n", key)
+	case run.StartKey(key):
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) keep the old %s until they start again (queuectl worker stop --wait, then start)\n", len(live), key)
 	default:
-		if run.StartKey(key) {
-			fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) keep the old %s until they start again (queuectl worker stop --wait, then start)\n", len(live), key)
-		} else {
-			fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) apply it within a heartbeat (%v), from their next run on\n", len(live), h.config.HeartbeatInterval)
-		}
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) apply it within a heartbeat, from their next run on\n", len(live))
 	}
 }

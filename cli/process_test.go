@@ -468,6 +468,10 @@ func TestConfigSetReachesRunningWorker(t *testing.T) {
 		return strings.Contains(out, "workers: 1")
 	})
 	hooked := filepath.Join(t.TempDir(), "hooked")
+	// Set first: the heartbeat that reads the keys below has read it.
+	if _, stderr, _ := h.run("config", "set", "max-retries", "5"); !strings.Contains(stderr, "max-retries applies to the jobs enqueued from now on") {
+		t.Errorf("config set max-retries with a worker running: stderr %q", stderr)
+	}
 	h.must("config", "set", "limit-nofile", "64")
 	_, stderr, code := h.run("config", "set", "on-dead", "echo $QUEUECTL_JOB_ID >> "+hooked)
 	if code != 0 || !strings.Contains(stderr, "1 running worker(s) apply it within a heartbeat") {
@@ -493,6 +497,9 @@ func TestConfigSetReachesRunningWorker(t *testing.T) {
 	h.must("enqueue", "--id", "nofile", "--command", "ulimit -n")
 	h.must("enqueue", "--id", "dies", "--max-retries", "1", "--command", "exit 3")
 	h.run("wait", "--timeout", "30s", "nofile", "dies")
+	if said("max-retries", "") {
+		t.Errorf("the worker said max-retries changed, which only an enqueue reads:\n%s", w.stderr)
+	}
 	if out := h.must("logs", "nofile"); strings.TrimSpace(out) != "64" {
 		t.Errorf("ulimit -n in a run after config set limit-nofile 64: %q", out)
 	}

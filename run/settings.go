@@ -11,16 +11,25 @@ import (
 // that `config set` reaches it within a heartbeat interval: what its runs
 // use (hooks, hook-timeout, the limit-* keys, stop-timeout, max-backoff)
 // applies from its next run, or its next run's end, on; log- and
-// env-retention at its next clean-up (pruneInterval). The keys that pace the worker's own loops are read once, when
-// it starts (startKeys). The keys an enqueue uses (max-retries,
-// backoff-base, job-timeout) are read by each enqueue.
+// env-retention at its next clean-up (pruneInterval). The keys that pace
+// the worker's own loops are read once, when it starts (startKeys). The
+// keys an enqueue uses are fixed on each job as it is enqueued
+// (enqueueKeys).
 
-// startKeys are the keys a worker reads only when it starts.
-var startKeys = []string{"lease", "heartbeat-interval", "poll-interval", "spool-rescan"}
+var (
+	// startKeys are the keys a worker reads only when it starts.
+	startKeys = []string{"lease", "heartbeat-interval", "poll-interval", "spool-rescan"}
+	// enqueueKeys are the keys each enqueue reads, for the job it stores.
+	enqueueKeys = []string{"max-retries", "backoff-base", "job-timeout"}
+)
 
 // StartKey reports whether a running worker keeps key's value until it
 // starts again.
 func StartKey(key string) bool { return slices.Contains(startKeys, key) }
+
+// EnqueueKey reports whether key is fixed on each job as it is enqueued,
+// not read by the worker that runs it.
+func EnqueueKey(key string) bool { return slices.Contains(enqueueKeys, key) }
 
 // settings is the configuration as the worker read it last.
 func (w *Worker) settings() claim.Config {
@@ -45,7 +54,8 @@ func (w *Worker) reload(ctx context.Context) {
 	if err != nil {
 		return
 	}
-	changed := c.Changed(w.settings())
+	// A key only an enqueue reads is no news of the worker's.
+	changed := slices.DeleteFunc(c.Changed(w.settings()), EnqueueKey)
 	if len(changed) == 0 {
 		return
 	}
