@@ -14,16 +14,7 @@ import (
 // The guard kills, once its pipe closes, the groups still listed, and no
 // group that ended (its number may be another's by then).
 func TestGuardKillsTheGroupsStillListed(t *testing.T) {
-	group := func() *exec.Cmd {
-		t.Helper()
-		cmd := exec.Command("sleep", "60")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd
-	}
+	group := func() *exec.Cmd { return sleepingGroup(t) }
 	live, ended := group(), group()
 	g, err := startGuard()
 	if err != nil {
@@ -66,16 +57,7 @@ func TestGuardIsNoAdoptedChild(t *testing.T) {
 // A run the guard holds says so; one no guard could take (the guard cannot
 // start) says not, so that its start is recorded before it runs.
 func TestRunStartedSaysWhetherGuarded(t *testing.T) {
-	group := func() int {
-		t.Helper()
-		cmd := exec.Command("sleep", "60")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		return cmd.Process.Pid
-	}
+	group := func() int { return sleepingGroup(t).Process.Pid }
 	dropGuard := func() { // no run of this test process is live between tests
 		guard.mu.Lock()
 		defer guard.mu.Unlock()
@@ -127,4 +109,17 @@ func TestUnguardedRunRecordsItsStartFirst(t *testing.T) {
 		}
 		rec.stop()
 	}
+}
+
+// sleepingGroup starts a sleep in a process group of its own, killed when
+// the test ends.
+func sleepingGroup(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd
 }
