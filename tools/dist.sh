@@ -47,7 +47,11 @@ stage() {
   cp docs/man/*.1 "$1/man/man1/"
   cp docs/man/*.5 "$1/man/man5/"
   cp "$work/queuectl.bash" "$work/queuectl.fish" packaging/completions/_queuectl "$1/completions/"
-  cp packaging/systemd/* "$1/systemd/"
+  # A tarball's programs go where hand-installed programs go, /usr/local/bin
+  # (the .deb puts them in /usr/bin): its units run them from there.
+  for unit in packaging/systemd/*; do
+    sed 's|=/usr/bin/queuectl |=/usr/local/bin/queuectl |' "$unit" > "$1/systemd/$(basename "$unit")"
+  done
   cp serve/monitoring/queuectl-dashboard.json serve/monitoring/queuectl-alerts.yml "$1/monitoring/"
 }
 
