@@ -30,7 +30,7 @@
 // Events (event.go) are how the worker speaks: one line per event on
 // stderr, or one JSON object per line.
 //
-// Tail follows one job from outside the worker (`queuectl run`), and Reach
-// is how such a follower (run, wait, logs -f) rides out a store it cannot
-// reach for a while, as the worker does.
+// Tail follows one job from outside the worker (`queuectl run`). Reach is
+// how the worker and such a follower (run, wait, logs -f) ride out a store
+// they cannot reach for a while, saying so once each way.
 package run

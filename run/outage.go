@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"errors"
-	"sync"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -18,54 +17,24 @@ import (
 // outage outlasts the lease, the runs are stopped before any other host
 // may take them for lost (fence): they run again once the store is back.
 
-// outage is whether the store is reachable, as the worker last found it.
-type outage struct {
-	mu    sync.Mutex
-	since time.Time     // zero: reachable
-	back  chan struct{} // closed when the store is reachable again
-}
-
 // storeDown reports whether err means that the store cannot be reached (or
-// refuses this worker); the first such error of an outage is said.
+// refuses this worker); the first such error of an outage is said (Reach).
+// Any other error is no outage, and no news of the store's return either.
 func (w *Worker) storeDown(err error) bool {
-	if !errors.Is(err, claim.ErrUnavailable) {
-		return false
-	}
-	o := &w.outage
-	o.mu.Lock()
-	first := o.since.IsZero()
-	if first {
-		o.since, o.back = time.Now(), make(chan struct{})
-	}
-	o.mu.Unlock()
-	if first {
-		w.emit(Event{Kind: EventUnreachable, Err: err.Error()})
-	}
-	return true
+	return errors.Is(err, claim.ErrUnavailable) && w.reach.Unreachable(err)
 }
 
 // storeUp notes that the store answered; the end of an outage is said.
-func (w *Worker) storeUp() {
-	o := &w.outage
-	o.mu.Lock()
-	since := o.since
-	if !since.IsZero() {
-		close(o.back)
-		o.since, o.back = time.Time{}, nil
-	}
-	o.mu.Unlock()
-	if !since.IsZero() {
-		w.emit(Event{Kind: EventReachable, Duration: time.Since(since)})
-	}
-}
+func (w *Worker) storeUp() { w.reach.Answered() }
 
 // storeBack returns a channel closed when the store is reachable again,
 // or nil when it is reachable now.
-func (w *Worker) storeBack() <-chan struct{} {
-	o := &w.outage
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	return o.back
+func (w *Worker) storeBack() <-chan struct{} { return w.reach.returned() }
+
+// sayReach makes the worker's Reach say an outage and its end as events.
+func (w *Worker) sayReach() {
+	w.reach.Lost = func(err error) { w.emit(Event{Kind: EventUnreachable, Err: err.Error()}) }
+	w.reach.Back = func(away time.Duration) { w.emit(Event{Kind: EventReachable, Duration: away}) }
 }
 
 // awaitStore waits, while the store is unreachable, until it is back, at

@@ -9,14 +9,14 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// Reach is whether the store answers, as a command that follows jobs from
-// outside the worker (run, wait, logs -f, Tail) last found it. Such a
-// command rides out an outage as the worker does (outage.go): the jobs it
-// follows run on meanwhile, so a store it cannot reach for a while is no
-// answer about them. It says once that the store is unreachable (Lost) and
-// once that it is back (Back), and meanwhile tries again with a backoff
-// (Due) until the store answers or its context ends. Safe for concurrent
-// use.
+// Reach is whether the store answers, as the worker (outage.go) or a
+// command that follows jobs from outside it (run, wait, logs -f, Tail)
+// last found it. Both ride out an outage: the jobs run on meanwhile, so a
+// store that cannot be reached for a while is no answer about them. Reach
+// says once that the store is unreachable (Lost) and once that it is back
+// (Back); meanwhile a follower tries again with a backoff (Due) until the
+// store answers or its context ends, and the worker's loops wait for its
+// return (returned). Safe for concurrent use.
 type Reach struct {
 	// Lost is called with the first error of each outage; may be nil.
 	Lost func(err error)
@@ -28,6 +28,7 @@ type Reach struct {
 	since time.Time     // zero: the store answers
 	next  time.Time     // while it does not: when to try again
 	wait  time.Duration // the backoff after the next failure
+	back  chan struct{} // while it does not: closed when it answers again
 }
 
 // Backoff of a follower that cannot reach the store: the first retry soon
@@ -51,7 +52,7 @@ func (r *Reach) Unreachable(err error) bool {
 	first := r.since.IsZero()
 	now := time.Now()
 	if first {
-		r.since, r.wait = now, reachRetryFirst
+		r.since, r.wait, r.back = now, reachRetryFirst, make(chan struct{})
 	}
 	r.next = now.Add(r.wait)
 	r.wait = min(2*r.wait, reachRetryMost)
@@ -66,7 +67,10 @@ func (r *Reach) Unreachable(err error) bool {
 func (r *Reach) Answered() {
 	r.mu.Lock()
 	since := r.since
-	r.since, r.wait = time.Time{}, 0
+	if !since.IsZero() {
+		close(r.back)
+	}
+	r.since, r.wait, r.back = time.Time{}, 0, nil
 	r.mu.Unlock()
 	if !since.IsZero() && r.Back != nil {
 		r.Back(time.Since(since))
@@ -79,6 +83,14 @@ func (r *Reach) Due() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.since.IsZero() || !time.Now().Before(r.next)
+}
+
+// returned returns a channel closed when the store answers again, or nil
+// (never ready) while it answers.
+func (r *Reach) returned() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.back
 }
 
 // Riding returns done for a wait that polls it (claim.Store.WaitUntil,

@@ -67,7 +67,7 @@ type Worker struct {
 	steer      steering // the runs in the slots, to stop one whose job is canceled
 	scale      *scaler  // how many slots claim (worker scale)
 	pauses     pauseNotes
-	outage     outage // whether the store answers (outage.go)
+	reach      Reach // whether the store answers (outage.go)
 	// claiming counts claims in flight, and claimed runs not yet in steer;
 	// unsure is set when a claim failed in a way that may have committed
 	// (the connection lost on COMMIT): the reaper then looks for a run of
@@ -90,6 +90,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	}
 	w.host = HostID()
 	w.id = newWorkerID(HostName(w.host))
+	w.sayReach()
 	w.cgroups = newCgroups(w.id, w.logf)
 	defer w.cgroups.close()
 	// The child subreaper of its jobs (children_linux.go): what a job
