@@ -478,6 +478,10 @@ func TestClaimAnswerLost(t *testing.T) {
 // says what is wrong and how to fix it, and exits 1: a server that went
 // away, a port where none listens, a role the server refuses, a database
 // that does not exist; and 2 for a URL that is not one (invalid input).
+// A follower (wait, logs -f, run) that starts so fails at once too, as
+// worker start does: it has nothing to follow yet, and a store it never
+// reached may be a mistake in --db. Only an outage that begins while it
+// follows is ridden out (TestFollowersRideOutOutage).
 func TestCommandsAgainstUnreachableServer(t *testing.T) {
 	admin := newPostgresHome(t)
 	admin.must("status") // the schema exists
@@ -521,7 +525,8 @@ func TestCommandsAgainstUnreachableServer(t *testing.T) {
 	for _, tc := range cases {
 		h := newHome(t)
 		h.db = tc.db
-		for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"}, {"worker", "start", "--no-spool"}} {
+		for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"}, {"worker", "start", "--no-spool"},
+			{"wait", "nojob", "--timeout", "30s"}, {"logs", "-f", "nojob"}, {"run", "--", "true"}} {
 			out, errText, code := h.run(args...)
 			what := tc.name + ": queuectl " + strings.Join(args, " ")
 			if code != tc.code || out != "" {
