@@ -118,8 +118,7 @@ const (
 // their cleanups ran (past go test's -timeout) left running: those whose
 // owner is gone. A cluster with no owner file is left alone.
 func (c *Cluster) sweep() {
-	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterPrefix+"*"))
-	for _, dir := range dirs {
+	for _, dir := range clusterDirs() {
 		mark, err := os.ReadFile(filepath.Join(dir, ownerFile))
 		if err != nil || !testenv.Gone(string(mark)) {
 			continue
@@ -128,6 +127,13 @@ func (c *Cluster) sweep() {
 		left.pgctl("stop", "-m", "immediate", "-w") // fails when it is not running: nothing to stop
 		os.RemoveAll(dir)
 	}
+}
+
+// clusterDirs returns the clusters' directories in the temporary
+// directory, of every test binary.
+func clusterDirs() []string {
+	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clusterPrefix+"*"))
+	return dirs
 }
 
 // DSN is the URL of the cluster's postgres database, as its superuser,

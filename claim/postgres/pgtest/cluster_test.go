@@ -3,6 +3,7 @@ package pgtest
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -40,5 +41,26 @@ func TestSweepRemovesOnlyClustersOfGoneOwners(t *testing.T) {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s: %v", d, err)
 		}
+	}
+}
+
+// TestSkipMarkerIsNoCluster: announceSkip's marker and a cluster's
+// directory, side by side in the temporary directory, are never taken for
+// each other: the sweep looks at the cluster alone.
+func TestSkipMarkerIsNoCluster(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	if err := os.WriteFile(skipMarker(), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cluster, err := os.MkdirTemp("", clusterPrefix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := clusterDirs(); !slices.Equal(got, []string{cluster}) {
+		t.Errorf("clusterDirs() = %q, want only the cluster %s", got, cluster)
+	}
+	markers, _ := filepath.Glob(filepath.Join(os.TempDir(), skipMarkerPrefix+"*"))
+	if !slices.Equal(markers, []string{skipMarker()}) {
+		t.Errorf("markers %q, want only %s", markers, skipMarker())
 	}
 }

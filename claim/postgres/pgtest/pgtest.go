@@ -44,8 +44,7 @@ func Server(tb testing.TB) string {
 // file that only the first of them creates. Without a terminal the hint
 // stays in each skipped test's output (-v).
 func announceSkip() {
-	marker := filepath.Join(os.TempDir(), fmt.Sprintf("queuectl-pgtest-skip-%d", os.Getppid()))
-	f, err := os.OpenFile(marker, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	f, err := os.OpenFile(skipMarker(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
 		return
 	}
@@ -56,6 +55,16 @@ func announceSkip() {
 	}
 	defer tty.Close()
 	fmt.Fprintf(tty, "\n*** %s ***\n\n", Hint)
+}
+
+// skipMarkerPrefix begins the name of announceSkip's markers, in the
+// temporary directory: not clusterPrefix, so that a marker is never taken
+// for a cluster's directory, nor a cluster's for a marker.
+const skipMarkerPrefix = "queuectl-pgskip-"
+
+// skipMarker is the marker of this `go test` command (announceSkip).
+func skipMarker() string {
+	return filepath.Join(os.TempDir(), fmt.Sprintf("%s%d", skipMarkerPrefix, os.Getppid()))
 }
 
 // DSN creates an empty schema in the test server and returns a DSN whose
