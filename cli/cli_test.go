@@ -71,15 +71,31 @@ func TestBadFlagOfEveryCommand(t *testing.T) {
 	}
 }
 
-// TestHelpWord: `queuectl help [COMMAND...]` is COMMAND's --help.
+// TestHelpWord: `queuectl help [COMMAND...]` is COMMAND's --help, also
+// after the global flags; a --json given there is ignored, as it is by
+// `queuectl --json status --help`.
 func TestHelpWord(t *testing.T) {
 	h := newHome(t)
-	for _, args := range [][]string{{"help"}, {"help", "db"}, {"help", "db", "backup"}, {"help", "run"}} {
-		want, _, _ := h.run(append(args[1:], "--help")...)
-		out, errText, code := h.run(args...)
+	for _, tc := range []struct{ args, as string }{
+		{"help", "--help"},
+		{"help db", "db --help"},
+		{"help db backup", "db backup --help"},
+		{"help run", "run --help"},
+		{"--json help status", "status --help"},
+		{"--json help", "--help"},
+		{"--json --help", "--help"},
+		{"--json status --help", "status --help"},
+		{"--json help dlq list", "dlq list --help"},
+		{"--json help hold", "hold --help"},
+		{"--json help worker start", "worker start --help"},
+		{"--home " + h.dir + " help status", "status --help"},
+		{"--db=" + h.location() + " --json help status", "status --help"},
+	} {
+		want, _, _ := h.run(strings.Fields(tc.as)...)
+		out, errText, code := h.run(strings.Fields(tc.args)...)
 		if code != 0 || out != want || !strings.Contains(out, "USAGE") {
-			t.Errorf("queuectl %s: exit %d, stdout %q; want %q as --help prints it\nstderr: %s",
-				strings.Join(args, " "), code, out, want, errText)
+			t.Errorf("queuectl %s: exit %d, stderr %q; want exit 0 and the help queuectl %s prints",
+				tc.args, code, errText, tc.as)
 		}
 	}
 }

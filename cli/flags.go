@@ -35,24 +35,32 @@ func reorderArgs(app *cli.App, args []string) []string {
 	global := flagSpec(app.Flags, "help", "h", "version", "v")
 	var lead, lowered []string
 	rest := args[1:]
-	i := 0
+	i, help := 0, false
 	for ; i < len(rest) && rest[i] != "--" && isFlag(rest[i]); i++ {
-		if name, _ := flagName(rest[i]); name == "json" {
+		name, inline := flagName(rest[i])
+		if name == "json" {
 			lowered = append(lowered, rest[i]) // a command's flag (lowered)
 			continue
 		}
+		help = help || name == "help" || name == "h"
 		lead = append(lead, rest[i])
-		if name, inline := flagName(rest[i]); global[name] && !inline && i+1 < len(rest) {
+		if global[name] && !inline && i+1 < len(rest) {
 			i++
 			lead = append(lead, rest[i])
 		}
 	}
 	if i == len(rest) {
+		if help {
+			// `queuectl --json --help`: the app's help, as a command's
+			// --help ignores the --json lowered to it (reorderLevel).
+			return append([]string{args[0]}, lead...)
+		}
 		return args
 	}
 	cmd := app.Command(rest[i])
 	if cmd == nil {
-		return args
+		// No such command: the app says so, not that it has no --json.
+		return append(append([]string{args[0]}, lead...), rest[i:]...)
 	}
 	var hoisted []string
 	tail := reorderLevel(cmd, global, rest[i+1:], &hoisted, lowered)
@@ -69,7 +77,8 @@ func reorderArgs(app *cli.App, args []string) []string {
 // command (`queuectl --json status`: SPEC §5 counts --json among the
 // global flags, for the commands whose output is data), goes to the
 // command that is run, in front of its own flags; one that does not take
-// it says so, as for any flag it lacks.
+// it says so, as for any flag it lacks, unless it is asked for its help,
+// which has no JSON form and drops it.
 func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoisted *[]string, lowered []string) []string {
 	own := flagSpec(cmd.Flags, "help", "h")
 	var flags, pos []string
@@ -110,12 +119,14 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 			*dest = append(*dest, args[i])
 		}
 	}
+	if help {
+		// urfave/cli would take an argument for a command to show help
+		// on; help has no JSON form, so a lowered --json is dropped.
+		return flags
+	}
 	if len(cmd.Subcommands) == 0 {
 		flags = append(slices.Clip(lowered), flags...)
 	} // else no subcommand was named: the group says so, not that it has no --json
-	if help {
-		return flags // urfave/cli would take an argument for a command to show help on
-	}
 	if ended || anyFlagLike(pos) {
 		flags = append(flags, "--")
 	}

@@ -36,6 +36,12 @@ func TestReorderArgs(t *testing.T) {
 		{"--json worker start", "worker start --json"},
 		{"--json", "--json"},
 		{"--json dlq nosuch", "dlq nosuch"},
+		{"--json --help", "--help"},
+		{"--json status --help", "status --help"},
+		{"--json hold a --help", "hold --help"},
+		{"--json worker start -h", "worker start -h"},
+		{"status --json --help", "status --json --help"},
+		{"--json nosuch", "nosuch"},
 		// A command typed in place of enqueue's JSON keeps its own flags.
 		{"enqueue ls -la", "enqueue -- ls -la"},
 		{"enqueue ls -la -q", "enqueue -- ls -la -q"},

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"sync"
 	"syscall"
 
@@ -46,7 +47,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		_, err := fmt.Fprint(c.App.Writer, shortUsage(c.App))
 		return err
 	}
-	if err := app.RunContext(soft, reorderArgs(app, helpArgs(args))); err != nil {
+	if err := app.RunContext(soft, reorderArgs(app, helpArgs(app, args))); err != nil {
 		code := exitCode(err, stderr)
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
@@ -83,14 +84,22 @@ var dropInterrupts = sync.OnceFunc(func() {
 })
 
 // helpArgs reads `queuectl help [COMMAND...]` as `queuectl [COMMAND...]
-// --help`. No command has a help subcommand (a job may be named help:
-// `queuectl cancel help`), but the program's first word is no job's, and
-// many tools take help there.
-func helpArgs(args []string) []string {
-	if len(args) < 2 || args[1] != "help" {
+// --help`, also after the app's flags (`queuectl --json help status`). No
+// command has a help subcommand (a job may be named help: `queuectl cancel
+// help`), but the program's first word is no job's, and many tools take
+// help there.
+func helpArgs(app *cli.App, args []string) []string {
+	global := flagSpec(app.Flags)
+	i := 1
+	for ; i < len(args) && args[i] != "--" && isFlag(args[i]); i++ {
+		if name, inline := flagName(args[i]); global[name] && !inline {
+			i++ // its value
+		}
+	}
+	if i >= len(args) || args[i] != "help" {
 		return args
 	}
-	return append(append([]string{args[0]}, args[2:]...), "--help")
+	return append(append(slices.Clip(args[:i]), args[i+1:]...), "--help")
 }
 
 // newApp defines the commands. hard is the context a worker's running jobs
