@@ -40,7 +40,7 @@ Example: queuectl queue set heavy --max-running 2`,
 			}),
 		}, {
 			Name:        "list",
-			Usage:       "list every queue with jobs or settings: its limit and its jobs per state",
+			Usage:       "list every queue with jobs, settings or a pause: its limit, its jobs per state and whether it is paused",
 			Description: "Example: queuectl queue list --json",
 			Flags:       []cli.Flag{jsonFlag},
 			Action: withHome(func(c *cli.Context, h *home) error {
@@ -51,7 +51,11 @@ Example: queuectl queue set heavy --max-running 2`,
 				if err != nil {
 					return err
 				}
-				return printer(c).Queues(counts, limits)
+				paused, err := h.store.Paused(c.Context)
+				if err != nil {
+					return err
+				}
+				return printer(c).Queues(counts, limits, paused)
 			}),
 		}, {
 			Name:        "rm",

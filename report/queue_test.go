@@ -16,20 +16,24 @@ func TestQueues(t *testing.T) {
 		"heavy":   {claim.Pending: 3, claim.Processing: 1, claim.Completed: 5},
 		"default": {claim.Pending: 1, claim.Dead: 2},
 	}
+	// mail is paused by name, later too before it has jobs or settings.
+	paused := []string{"later", "mail"}
 	tests := []struct {
 		name   string
 		counts map[string]map[claim.State]int
 		limits []claim.Queue
+		paused []string
 		json   bool
 	}{
-		{"text", counts, limits, false},
-		{"json", counts, limits, true},
-		{"empty json", nil, nil, true},
+		{"text", counts, limits, paused, false},
+		{"json", counts, limits, paused, true},
+		{"every queue paused text", counts, limits, []string{claim.AllQueues}, false},
+		{"empty json", nil, nil, nil, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			p, buf := printer(tt.json, false)
-			if err := p.Queues(tt.counts, tt.limits); err != nil {
+			if err := p.Queues(tt.counts, tt.limits, tt.paused); err != nil {
 				t.Fatal(err)
 			}
 			golden(t, buf.Bytes())

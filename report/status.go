@@ -149,7 +149,7 @@ func StatusJSON(s Status) StatusObject {
 		Dead: s.Counts[claim.Dead], Canceled: s.Counts[claim.Canceled], Held: s.Counts[claim.Held],
 		PendingReasons: pendingReasons(s.PendingReasons), Total: total(s.Counts),
 		SpoolWaiting: s.SpoolWaiting, Rejected: s.Rejected, Active: slots(s.Workers), Busy: s.Busy,
-		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe, Queues: QueuesJSON(s.QueueCounts, s.Queues),
+		Workers: WorkersJSON(s.Workers), SpoolUnsafe: s.SpoolUnsafe, Queues: QueuesJSON(s.QueueCounts, s.Queues, s.Paused),
 		PausedQueues: append([]string{}, s.Paused...),
 	}
 }

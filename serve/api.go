@@ -254,7 +254,12 @@ func (s *Server) apiQueues(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.QueuesJSON(counts, limits))
+	paused, err := s.store.Paused(ctx)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, report.QueuesJSON(counts, limits, paused))
 }
 
 // apiDLQ is `dlq list --json`.

@@ -34,8 +34,8 @@ func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) {
 }
 
 // apiQueueAction answers with the queues as GET /api/v1/queues (`queue
-// list --json`) shows them after the change; /api/v1/status says which
-// are paused.
+// list --json`) shows them after the change, each saying whether it is
+// paused.
 func (s *Server) apiQueueAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
