@@ -81,6 +81,9 @@ type Engine interface {
 	// a time: memory stays flat at any size. It stops at the first error,
 	// which it yields, or when the caller stops ranging.
 	Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error]
+	// CountIDPrefix counts the jobs whose id starts with prefix (a
+	// ValidID), up to limit: one range of the id index, read no further.
+	CountIDPrefix(ctx context.Context, prefix string, limit int) (int, error)
 	// QueueCounts returns the jobs per queue and state, without zeros.
 	QueueCounts(ctx context.Context) (map[string]map[State]int, error)
 	// Runs returns a job's runs, first attempt first; their Tails' Data

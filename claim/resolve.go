@@ -12,15 +12,22 @@ import (
 // or digit), and neither a shell nor make gives '@' a meaning there.
 const LastJob = "@last"
 
-// candidates bounds how many ids an ambiguous prefix's error lists.
-const candidates = 10
+// candidates bounds how many ids an ambiguous prefix's error lists, and
+// countBound how far it counts the others: a prefix such as "2" (generated
+// ids start with the date) may match every job, and counting a million
+// would cost a tenth of a second.
+const (
+	candidates = 10
+	countBound = 1000
+)
 
 // Resolve returns the id of the job ref names: the job whose id is ref, else
 // the one job whose id starts with ref, or the newest job for LastJob. Each
 // is one lookup of an index (the id's, or the enqueue order's), so it costs
 // the same at a million jobs as at ten. Errors: ErrNotFound when no job
 // matches (ref is no id, nor the start of one); ErrInvalid when several
-// ids start with ref (the error lists them).
+// ids start with ref (the error lists the first ten, and says how many
+// more match, up to countBound).
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	if ref == LastJob {
 		jobs, err := s.List(ctx, Filter{Newest: true, Limit: 1})
@@ -55,7 +62,16 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 	}
 	more := ""
 	if len(jobs) > candidates {
-		more = " …"
+		n, err := s.engine.CountIDPrefix(ctx, ref, countBound)
+		if err != nil {
+			return "", err
+		}
+		if n >= countBound {
+			more = fmt.Sprintf(" and at least %d more", countBound-candidates)
+		} else {
+			// max: a job removed between the two reads is still listed.
+			more = fmt.Sprintf(" and %d more", max(n, len(jobs))-candidates)
+		}
 	}
 	return "", invalidf("job id prefix %s is ambiguous: %s%s; type more of the id", ref, strings.Join(ids, " "), more)
 }

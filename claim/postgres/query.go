@@ -58,6 +58,17 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 	}
 }
 
+// CountIDPrefix counts the jobs whose id starts with prefix, up to limit.
+func (e *Engine) CountIDPrefix(ctx context.Context, prefix string, limit int) (int, error) {
+	var n int
+	err := e.pool.QueryRow(ctx, "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE id >= $1 AND id < $2 LIMIT $3) m",
+		prefix, claim.IDPrefixEnd(prefix), limit).Scan(&n)
+	if err != nil {
+		return 0, classify(fmt.Errorf("count jobs %s…: %w", prefix, err))
+	}
+	return n, nil
+}
+
 // listQuery builds a listing's statement.
 func listQuery(f claim.Filter) (string, []any) {
 	var where []string

@@ -55,6 +55,17 @@ func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, 
 	}
 }
 
+// CountIDPrefix counts the jobs whose id starts with prefix, up to limit.
+func (e *Engine) CountIDPrefix(ctx context.Context, prefix string, limit int) (int, error) {
+	var n int
+	err := e.queryRow(ctx, nil, "SELECT count(*) FROM (SELECT 1 FROM jobs WHERE id >= ? AND id < ? LIMIT ?)",
+		prefix, claim.IDPrefixEnd(prefix), limit).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("count jobs %s…: %w", prefix, err)
+	}
+	return n, nil
+}
+
 // listQuery builds the listing's statement; empty: nothing can match.
 func (e *Engine) listQuery(ctx context.Context, f claim.Filter) (q string, args []any, empty bool, err error) {
 	from, empty, err := e.listIndex(ctx, f)
