@@ -13,22 +13,24 @@ import (
 // wait for that with Wait. Every other ending of a marked job's run ends it
 // canceled too (see Engine), so a cancel committed while the job is
 // unfinished always wins. It returns the job as the change left it:
-// canceled, or processing with CancelAt set, and the jobs that died with
-// it. Canceling a canceled job changes nothing and is no error. Errors:
-// ErrNotFound; ErrConflict for a completed or dead job.
-func (s *Store) Cancel(ctx context.Context, id string) (Job, []Job, error) {
-	j, changed, err := s.engine.Cancel(ctx, CancelParams{ID: id, Now: s.Now()})
+// canceled, or processing with CancelAt set, the jobs that died with it,
+// and changed: whether this call changed it (false: it was canceled
+// already), read in the change's own transaction. Canceling a canceled job
+// changes nothing and is no error. Errors: ErrNotFound; ErrConflict for a
+// completed or dead job.
+func (s *Store) Cancel(ctx context.Context, id string) (j Job, died []Job, changed bool, err error) {
+	j, changed, err = s.engine.Cancel(ctx, CancelParams{ID: id, Now: s.Now()})
 	if err != nil {
-		return Job{}, nil, err
+		return Job{}, nil, false, err
 	}
 	if !changed && j.State != Canceled {
-		return Job{}, nil, fmt.Errorf("%w: job %s is %s already; only unfinished jobs can be canceled", ErrConflict, id, j.State)
+		return Job{}, nil, false, fmt.Errorf("%w: job %s is %s already; only unfinished jobs can be canceled", ErrConflict, id, j.State)
 	}
 	if !changed || j.State != Canceled {
-		return j, nil, nil
+		return j, nil, changed, nil
 	}
-	died, err := s.EndDependents(ctx, id, Canceled)
-	return j, died, err
+	died, err = s.EndDependents(ctx, id, Canceled)
+	return j, died, true, err
 }
 
 // CancelQueue cancels every pending, failed and processing job of queue as

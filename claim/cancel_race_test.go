@@ -79,7 +79,7 @@ func raceParticipant(ctx context.Context, path string, name string, out io.Write
 				continue
 			}
 			id := fmt.Sprintf("job-%05d", i)
-			j, _, err := s.Cancel(ctx, id)
+			j, _, _, err := s.Cancel(ctx, id)
 			switch {
 			case errors.Is(err, claim.ErrConflict):
 				say("cancel %s - conflict", id)

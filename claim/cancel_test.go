@@ -12,7 +12,7 @@ import (
 
 func mustCancel(tb testing.TB, s *claim.Store, id string) claim.Job {
 	tb.Helper()
-	j, _, err := s.Cancel(context.Background(), id)
+	j, _, _, err := s.Cancel(context.Background(), id)
 	if err != nil {
 		tb.Fatalf("Cancel(%s) = %v", id, err)
 	}
@@ -31,9 +31,9 @@ func TestCancelPendingAndFailed(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 		for _, id := range []string{"flaky", "waiting"} {
-			j := mustCancel(t, s, id)
-			if j.State != claim.Canceled || !j.FinishedAt.Equal(clk.Now()) || !j.CancelAt.Equal(clk.Now()) {
-				t.Errorf("Cancel(%s) = %+v, want canceled at once, finished and canceled now", id, j)
+			j, _, changed, err := s.Cancel(ctx, id)
+			if err != nil || !changed || j.State != claim.Canceled || !j.FinishedAt.Equal(clk.Now()) || !j.CancelAt.Equal(clk.Now()) {
+				t.Errorf("Cancel(%s) = %+v, changed %v, %v; want canceled at once, finished and canceled now", id, j, changed, err)
 			}
 		}
 		if j := mustGet(t, s, "flaky"); j.Runs != 1 || j.LastError != "exit status 1" {
@@ -48,10 +48,10 @@ func TestCancelPendingAndFailed(t *testing.T) {
 		}
 		// A canceled job holds its unique_key no more.
 		mustEnqueue(t, s, claim.NewJob{ID: "next", Command: "true", UniqueKey: "k"})
-		// Canceling again is no error and changes nothing.
+		// Canceling again is no error, changes nothing and says so.
 		clk.Advance(time.Second)
-		if j := mustCancel(t, s, "flaky"); j.State != claim.Canceled || j.FinishedAt.Equal(clk.Now()) {
-			t.Errorf("second Cancel = %+v, want canceled, unchanged", j)
+		if j, _, changed, err := s.Cancel(ctx, "flaky"); err != nil || changed || j.State != claim.Canceled || j.FinishedAt.Equal(clk.Now()) {
+			t.Errorf("second Cancel = %+v, changed %v, %v; want canceled, unchanged", j, changed, err)
 		}
 		counts, err := s.Counts(ctx)
 		if err != nil || counts[claim.Canceled] != 2 || counts[claim.Pending] != 1 {
@@ -71,7 +71,7 @@ func TestCancelErrors(t *testing.T) {
 		}
 		mustKill(t, s, "dead")
 		for id, want := range map[string]error{"done": claim.ErrConflict, "dead": claim.ErrConflict, "nosuch": claim.ErrNotFound} {
-			if _, _, err := s.Cancel(ctx, id); !errors.Is(err, want) {
+			if _, _, _, err := s.Cancel(ctx, id); !errors.Is(err, want) {
 				t.Errorf("Cancel(%s) = %v, want %v", id, err, want)
 			}
 		}

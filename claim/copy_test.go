@@ -88,7 +88,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 		fail(j, r)
 		must(s.HookDone(ctx, r, "on_dead failed: exit status 2"))
 	})
-	_, _, err = s.Cancel(ctx, "stopped")
+	_, _, _, err = s.Cancel(ctx, "stopped")
 	must(err)
 	if j, _ := mustClaim(t, s, c); j.ID != "crashed" { // left processing by a worker that is gone
 		t.Fatalf("populate: claimed %s, want crashed", j.ID)
@@ -372,7 +372,7 @@ func TestCopyRefusesNonEmpty(t *testing.T) {
 		if err := to.Remove(ctx, "mine"); err == nil {
 			t.Fatal("Remove(pending job) succeeded; want it refused")
 		}
-		if _, _, err := to.Cancel(ctx, "mine"); err != nil {
+		if _, _, _, err := to.Cancel(ctx, "mine"); err != nil {
 			t.Fatal(err)
 		}
 		if err := to.Remove(ctx, "mine"); err != nil {

@@ -107,7 +107,7 @@ func TestCountsFollowEveryChange(t *testing.T) {
 		}
 		checkCounts(t, s, "purge finished")
 		held := mustEnqueue(t, s, claim.NewJob{ID: "held", Command: "true", Queue: "builds"})
-		if _, err := s.Hold(ctx, held.ID); err != nil {
+		if _, _, err := s.Hold(ctx, held.ID); err != nil {
 			t.Fatal(err)
 		}
 		checkCounts(t, s, "hold")

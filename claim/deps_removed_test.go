@@ -96,7 +96,7 @@ func TestReDriveOfABlockedJobIsRefused(t *testing.T) {
 		}
 
 		// A canceled dependency: restart it, which re-arms its dependent.
-		if _, _, err := s.Cancel(ctx, "c"); err != nil {
+		if _, _, _, err := s.Cancel(ctx, "c"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.EndDependents(ctx, "c", claim.Canceled); err != nil {

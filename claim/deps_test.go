@@ -181,7 +181,7 @@ func TestAfterADeadJobIsRefused(t *testing.T) {
 		}
 		// A canceled job is not in the dead-letter queue: restart runs it.
 		mustEnqueue(t, s, claim.NewJob{ID: "c", Command: "true"})
-		if _, _, err := s.Cancel(t.Context(), "c"); err != nil {
+		if _, _, _, err := s.Cancel(t.Context(), "c"); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := s.Enqueue(t.Context(), job("d", "c")); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "job c is canceled") ||
@@ -230,7 +230,7 @@ func TestDependencyErrorNamesTheCause(t *testing.T) {
 		if _, err := s.EnqueueAll(ctx, []claim.NewJob{job("gate"), job("x", "gate"), slow, job("y", "slow")}); err != nil {
 			t.Fatal(err)
 		}
-		if _, _, err := s.Cancel(ctx, "gate"); err != nil {
+		if _, _, _, err := s.Cancel(ctx, "gate"); err != nil {
 			t.Fatal(err)
 		}
 		j, r := mustClaim(t, s, claimant(t, "w"))

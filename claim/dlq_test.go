@@ -319,7 +319,7 @@ func TestDropEnv(t *testing.T) {
 		run("old-done", false)
 		run("old-dead", true)
 		mustEnqueue(t, s, claim.NewJob{ID: "old-canceled", Command: "true", Env: secret})
-		if _, _, err := s.Cancel(ctx, "old-canceled"); err != nil {
+		if _, _, _, err := s.Cancel(ctx, "old-canceled"); err != nil {
 			t.Fatal(err)
 		}
 		clk.Advance(time.Hour)

@@ -20,9 +20,10 @@ func TestHoldAndRelease(t *testing.T) {
 		if _, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Second); err != nil {
 			t.Fatal(err)
 		}
-		for _, id := range []string{"a", "flaky", "a"} { // again: no error
-			if j, err := s.Hold(ctx, id); err != nil || j.State != claim.Held {
-				t.Fatalf("Hold(%s) = %s, %v; want held", id, j.State, err)
+		for i, id := range []string{"a", "flaky", "a"} { // again: no error, and no change
+			j, changed, err := s.Hold(ctx, id)
+			if err != nil || j.State != claim.Held || changed != (i < 2) {
+				t.Fatalf("Hold(%s) = %s, changed %v, %v; want held, changed %v", id, j.State, changed, err, i < 2)
 			}
 		}
 		clk.Advance(time.Hour)
@@ -42,13 +43,13 @@ func TestHoldAndRelease(t *testing.T) {
 		if counts[claim.Held] != 2 {
 			t.Errorf("Counts = %v, want 2 held", counts)
 		}
-		if _, err := s.Hold(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
+		if _, _, err := s.Hold(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
 			t.Errorf("Hold(processing b) = %v, want ErrConflict", err)
 		}
 		if _, err := s.ReleaseHeld(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
 			t.Errorf("ReleaseHeld(b) = %v, want ErrConflict", err)
 		}
-		if _, err := s.Hold(ctx, "nosuch"); !errors.Is(err, claim.ErrNotFound) {
+		if _, _, err := s.Hold(ctx, "nosuch"); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("Hold(nosuch) = %v, want ErrNotFound", err)
 		}
 		held, err := s.List(ctx, claim.Filter{State: claim.Held})
@@ -69,7 +70,7 @@ func TestHoldAndRelease(t *testing.T) {
 		}
 		// A held job can be canceled.
 		mustEnqueue(t, s, claim.NewJob{ID: "c", Command: "true"})
-		if _, err := s.Hold(ctx, "c"); err != nil {
+		if _, _, err := s.Hold(ctx, "c"); err != nil {
 			t.Fatal(err)
 		}
 		if j := mustCancel(t, s, "c"); j.State != claim.Canceled {
@@ -159,7 +160,7 @@ func TestPendingReasons(t *testing.T) {
 		// held one not at all; once its time has come, a job is runnable.
 		mustEnqueue(t, s, claim.NewJob{ID: "later-after", Command: "true", Delay: 30 * time.Minute, After: []string{"dep"}})
 		mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true", Delay: time.Hour})
-		if _, err := s.Hold(ctx, "kept"); err != nil {
+		if _, _, err := s.Hold(ctx, "kept"); err != nil {
 			t.Fatal(err)
 		}
 		wantCounts[claim.ReasonScheduled] = 2

@@ -98,7 +98,7 @@ func TestRunTails(t *testing.T) {
 		})
 		end("released", func(_ claim.Job, r claim.Run) error { return s.Release(ctx, r, "interrupted") })
 		end("canceled", func(j claim.Job, r claim.Run) error {
-			if _, _, err := s.Cancel(ctx, j.ID); err != nil {
+			if _, _, _, err := s.Cancel(ctx, j.ID); err != nil {
 				return err
 			}
 			return s.EndCanceled(ctx, r, intp(143))

@@ -65,10 +65,9 @@ func cancelJobs(c *cli.Context, h *home) error {
 	failed := eachJob(c, h, ids, func(id string) error {
 		// Canceling a canceled job changes nothing, and is no error; it
 		// is said so rather than as a cancel.
-		before, _ := h.store.Get(c.Context, id)
-		j, died, err := h.store.Cancel(c.Context, id)
+		j, died, changed, err := h.store.Cancel(c.Context, id)
 		switch {
-		case err == nil && before.State == claim.Canceled:
+		case err == nil && !changed:
 			out.did(j, "Job %s was canceled already", j.ID)
 		case err == nil:
 			said(j)

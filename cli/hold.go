@@ -30,11 +30,11 @@ Example: queuectl hold @last && queuectl release @last`,
 				return err
 			}
 			return eachJob(c, h, ids, func(id string) error {
-				before, _ := h.store.Get(c.Context, id)
-				if _, err := h.store.Hold(c.Context, id); err != nil {
+				_, changed, err := h.store.Hold(c.Context, id)
+				if err != nil {
 					return err
 				}
-				if before.State == claim.Held {
+				if !changed {
 					fmt.Fprintf(c.App.Writer, "Job %s was held already\n", id)
 					return nil
 				}

@@ -141,7 +141,7 @@ func (f *follower) stop() {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(f.c.Context), stopWait)
 	defer cancel()
-	_, _, err := f.h.store.Cancel(ctx, f.id)
+	_, _, _, err := f.h.store.Cancel(ctx, f.id)
 	if errors.Is(err, claim.ErrConflict) {
 		return // it finished meanwhile
 	}

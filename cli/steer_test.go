@@ -165,3 +165,62 @@ func TestRunInterruptedCancelsItsJob(t *testing.T) {
 		t.Errorf("job after Ctrl-C on run = %+v, want canceled, its run stopped", v)
 	}
 }
+
+// TestConcurrentHoldAndCancelSayWhatTheyDid: of several `hold` (then
+// `cancel`) processes given the same jobs at once, exactly one says it
+// held (canceled) each job, and the others that it was so already: the
+// words come from the store's answer to the change itself, not from a read
+// before it, which another process may have overtaken.
+func TestConcurrentHoldAndCancelSayWhatTheyDid(t *testing.T) {
+	t.Run("sqlite", func(t *testing.T) { concurrentHoldAndCancel(t, newHome(t)) })
+	t.Run("postgres", func(t *testing.T) { concurrentHoldAndCancel(t, newPostgresHome(t)) })
+}
+
+func concurrentHoldAndCancel(t *testing.T, h *qhome) {
+	const jobs, procs = 40, 4
+	var ids []string
+	var batch strings.Builder
+	for i := range jobs {
+		ids = append(ids, fmt.Sprintf("j%02d", i))
+		fmt.Fprintf(&batch, `{"id": %q, "command": "true", "delay": "1h"}`+"\n", ids[i])
+	}
+	enqueue := h.command("enqueue", "-q", "-")
+	enqueue.Stdin = strings.NewReader(batch.String())
+	if out, err := enqueue.CombinedOutput(); err != nil {
+		t.Fatalf("enqueue -: %v\n%s", err, out)
+	}
+	for _, tc := range []struct{ verb, did, already string }{
+		{"hold", "Held job %s", "Job %s was held already"},
+		{"cancel", "Canceled job %s", "Job %s was canceled already"},
+	} {
+		var ps []*proc
+		for range procs {
+			ps = append(ps, h.start(append([]string{tc.verb}, ids...)...))
+		}
+		var out strings.Builder
+		for _, p := range ps {
+			if code := p.exit(t, runLimit); code != 0 {
+				t.Fatalf("queuectl %s: exit %d\nstderr: %s", tc.verb, code, p.stderr)
+			}
+			out.WriteString(p.stdout.String())
+		}
+		lines := strings.Split(out.String(), "\n")
+		for _, id := range ids {
+			did, already := fmt.Sprintf(tc.did, id), fmt.Sprintf(tc.already, id)
+			if n, m := countLines(lines, did), countLines(lines, already); n != 1 || m != procs-1 {
+				t.Errorf("%d concurrent queuectl %s of job %s: %q said %d times, %q %d times; want once and %d times",
+					procs, tc.verb, id, did, n, already, m, procs-1)
+			}
+		}
+	}
+}
+
+func countLines(lines []string, line string) int {
+	n := 0
+	for _, l := range lines {
+		if l == line {
+			n++
+		}
+	}
+	return n
+}

@@ -111,7 +111,7 @@ func (s *Server) readCancel(ctx context.Context, r *bufio.Reader, id string, han
 	}
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	if _, _, err := s.Store.Cancel(cctx, id); err != nil && !errors.Is(err, jobs.ErrConflict) {
+	if _, _, _, err := s.Store.Cancel(cctx, id); err != nil && !errors.Is(err, jobs.ErrConflict) {
 		s.logf("enqueue socket: cancel job %s: %v", id, err)
 	}
 }

@@ -58,7 +58,7 @@ type Store interface {
 	// EnqueueEach stores jobs in one durable commit, each with its result.
 	EnqueueEach(ctx context.Context, nj []jobs.NewJob) ([]jobs.Result, error)
 	// Cancel cancels the job id (for a client of Run).
-	Cancel(ctx context.Context, id string) (jobs.Job, []jobs.Job, error)
+	Cancel(ctx context.Context, id string) (j jobs.Job, died []jobs.Job, changed bool, err error)
 }
 
 // Server stores the jobs clients hand it, in groups.

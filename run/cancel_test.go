@@ -79,7 +79,7 @@ func TestCancelStopsRunningJob(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer other.Close()
-	if j, _, err := other.Cancel(context.Background(), "long"); err != nil || j.State != claim.Processing {
+	if j, _, _, err := other.Cancel(context.Background(), "long"); err != nil || j.State != claim.Processing {
 		t.Fatalf("Cancel = %s, %v; want processing, marked", j.State, err)
 	}
 	j := waitState(t, other, "long")
@@ -109,7 +109,7 @@ func TestCancelKillsJobIgnoringTerm(t *testing.T) {
 	// Ignored signals stay ignored across exec: the sleeps ignore TERM too.
 	enqueue(t, s, claim.NewJob{ID: "stubborn", Command: "trap '' TERM; echo $$ > " + pidFile + "; while :; do sleep 1; done"})
 	pgid := pgidOf(t, pidFile)
-	if _, _, err := s.Cancel(context.Background(), "stubborn"); err != nil {
+	if _, _, _, err := s.Cancel(context.Background(), "stubborn"); err != nil {
 		t.Fatal(err)
 	}
 	if j := waitState(t, s, "stubborn"); j.State != claim.Canceled {
@@ -193,7 +193,7 @@ func BenchmarkCancelLatency(b *testing.B) {
 		pgid := pgidOf(b, pidFile)
 		b.StartTimer()
 		start := time.Now()
-		if _, _, err := other.Cancel(context.Background(), id); err != nil {
+		if _, _, _, err := other.Cancel(context.Background(), id); err != nil {
 			b.Fatal(err)
 		}
 		for syscall.Kill(-pgid, 0) == nil && groupAlive(pgid) {

@@ -67,7 +67,7 @@ func (s *Server) actionsFor(j claim.Job) []action {
 
 // hold is `hold ID`: the claim skips the job until it is released.
 func (s *Server) hold(ctx context.Context, id string) (bool, error) {
-	_, err := s.store.Hold(ctx, id)
+	_, _, err := s.store.Hold(ctx, id)
 	return false, err
 }
 
@@ -91,7 +91,7 @@ func (s *Server) retry(ctx context.Context, id string) (bool, error) {
 // running one is marked, and its worker stops its processes (the job page
 // follows it to canceled).
 func (s *Server) cancel(ctx context.Context, id string) (bool, error) {
-	_, died, err := s.store.Cancel(ctx, id)
+	_, died, _, err := s.store.Cancel(ctx, id)
 	if err != nil {
 		return false, err
 	}
