@@ -267,7 +267,7 @@ func (rec *startRecord) stop() {
 // its directory and environment. Canceling ctx stops its process group:
 // at once when run was fenced, with the stop-timeout's grace otherwise.
 func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mark string) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "/bin/sh", "-c", gateScript, "/bin/sh", j.Command)
+	cmd := exec.CommandContext(ctx, "/bin/sh", gatedArgs(j.Command)...)
 	cmd.Dir = j.Cwd
 	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
 	if w.Home != "" {
@@ -368,11 +368,28 @@ func jobStdin() io.Reader {
 // KILL once the run has ended.
 const leftoverGrace = time.Second
 
-// gateScript is the job's shell until the worker writes "go" to fd 3; then
-// the same shell runs the command (no second exec), with "shift" leaving its
-// positional parameters empty as under sh -c. EOF, when the worker died
-// first, ends it without running anything.
-const gateScript = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; eval "shift; $1"`
+// gate is the first command of the job's shell: it waits until the worker
+// writes "go" to fd 3. EOF, when the worker died first, ends the shell (125)
+// before anything of the job's command runs.
+const gate = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; `
+
+// gatedArgs are the arguments of /bin/sh that run command behind the gate,
+// in the same shell (no second exec). The command follows the gate on the
+// gate's line, so the shell runs it as /bin/sh -c would: $0 is /bin/sh,
+// there are no positional parameters, lines count from the command's first,
+// and diagnostics name nothing of the gate (through eval, dash said
+// "eval: nosuch: not found"). The shell parses that line whole before it
+// runs any of it: a syntax error in the command's first line ends the
+// shell at once (exit 2, as under sh -c), the gate unread and nothing run.
+// A command too long to share one argument with the gate (MAX_ARG_STRLEN)
+// comes as $1 to eval instead: it runs the same, but dash's diagnostics of
+// it begin "eval: ".
+func gatedArgs(command string) []string {
+	if len(gate)+len(command) <= claim.MaxArgLen {
+		return []string{"-c", gate + command}
+	}
+	return []string{"-c", gate + `eval "shift; $1"`, "/bin/sh", command}
+}
 
 // killGroup stops a job's process group: TERM, then KILL after stop-timeout.
 // It returns at once; the KILL is sent from a timer.

@@ -1,0 +1,120 @@
+package run
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// A job behind its gate says what `/bin/sh -c CMD` would say, word for
+// word: the shell's diagnostics name no wrapper of queuectl's (such as
+// "eval:"), count lines from the command's first, and $0 and the
+// positional parameters are those of /bin/sh -c.
+func TestJobRunsAsShDashC(t *testing.T) {
+	commands := []string{
+		"queuectl-test-no-such-command",
+		"echo one\nqueuectl-test-no-such-command two",
+		`echo "[$0] $# [$*]"; shift`,
+		"echo $LINENO\necho $LINENO",
+		"echo ok; (",
+		": ${queuectl_test_unset?is not set}",
+		"echo x > no/such/dir/file",
+		"cd no-such-dir; echo $((1/0))",
+	}
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	one := 1
+	for i, c := range commands {
+		enqueue(t, s, claim.NewJob{ID: fmt.Sprint("c", i), Command: c, Cwd: dir, MaxRetries: &one})
+	}
+	w := newWorker(t, s)
+	drain(t, w)
+
+	for i, c := range commands {
+		id := fmt.Sprint("c", i)
+		sh := exec.Command("/bin/sh", "-c", c)
+		sh.Dir = dir
+		var wantOut, wantErr bytes.Buffer
+		sh.Stdout, sh.Stderr = &wantOut, &wantErr
+		wantCode := 0
+		if err := sh.Run(); err != nil {
+			var exit *exec.ExitError
+			if !errors.As(err, &exit) {
+				t.Fatal(err)
+			}
+			wantCode = exit.ExitCode()
+		}
+		out, _ := os.ReadFile(filepath.Join(w.LogDir, id, "1.out"))
+		errOut, _ := os.ReadFile(filepath.Join(w.LogDir, id, "1.err"))
+		runs, err := s.Runs(context.Background(), id)
+		if err != nil || len(runs) != 1 || runs[0].ExitCode == nil {
+			t.Fatalf("job %q: runs %+v, %v; want one that exited", c, runs, err)
+		}
+		if string(out) != wantOut.String() || string(errOut) != wantErr.String() || *runs[0].ExitCode != wantCode {
+			t.Errorf("job %q: stdout %q, stderr %q, exit %d; want as /bin/sh -c: %q, %q, %d",
+				c, out, errOut, *runs[0].ExitCode, wantOut.String(), wantErr.String(), wantCode)
+		}
+	}
+}
+
+// A command as long as a job's may be (one argument of exec) runs, though
+// the gate's text would not fit beside it in that argument.
+func TestLongestCommandRuns(t *testing.T) {
+	s := mustOpenStore(t)
+	cmd := "echo long #"
+	cmd += strings.Repeat("x", claim.MaxArgLen-len(cmd))
+	enqueue(t, s, claim.NewJob{ID: "long", Command: cmd})
+	w := newWorker(t, s)
+	drain(t, w)
+
+	if j := get(t, s, "long"); j.State != claim.Completed {
+		t.Errorf("job is %s (%s), want completed", j.State, j.LastError)
+	}
+	if out, _ := os.ReadFile(filepath.Join(w.LogDir, "long", "1.out")); string(out) != "long\n" {
+		t.Errorf("stdout log = %q, want %q", out, "long\n")
+	}
+}
+
+// Nothing of a command runs before its gate opens: a gate closed unopened
+// (the worker died) ends the shell with 125, whichever way the command
+// reaches it, and "go" runs it.
+func TestGateHoldsTheCommand(t *testing.T) {
+	dir := t.TempDir()
+	for _, long := range []bool{false, true} {
+		for _, open := range []bool{false, true} {
+			mark := filepath.Join(dir, fmt.Sprintf("ran-%v-%v", long, open))
+			command := "touch " + mark
+			if long {
+				command += " #" + strings.Repeat("x", claim.MaxArgLen)[:claim.MaxArgLen-len(command)-2]
+			}
+			gate, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh := exec.Command("/bin/sh", gatedArgs(command)...)
+			sh.ExtraFiles = []*os.File{gate}
+			if err := sh.Start(); err != nil {
+				t.Fatal(err)
+			}
+			gate.Close()
+			if open {
+				w.Write([]byte("go\n"))
+			}
+			w.Close()
+			err = sh.Wait()
+			code := sh.ProcessState.ExitCode()
+			if ran := exists(mark); ran != open || (open && code != 0) || (!open && code != 125) {
+				t.Errorf("long %v, gate opened %v: exit %d (%v), command ran %v; want %v, exit 0 if opened, else 125",
+					long, open, code, err, ran, open)
+			}
+		}
+	}
+}
