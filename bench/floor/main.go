@@ -55,8 +55,8 @@ var variants = []struct {
 	{"store", parts{runs: true, storeOnly: true}},
 }
 
-// gateScript is the worker's (run/exec.go).
-const gateScript = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; eval "shift; $1"`
+// gate is the worker's (run/exec.go): the job's command follows it.
+const gate = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; `
 
 func main() {
 	jobs := flag.Int("jobs", 5000, "jobs a round")
@@ -226,7 +226,7 @@ func (s *store) next(done int64, p parts) (seq int64, cmd string, err error) {
 func (s *store) run(seq int64, cmd string, p parts) error {
 	c := exec.Command("/bin/sh", "-c", cmd)
 	if p.gate {
-		c = exec.Command("/bin/sh", "-c", gateScript, "/bin/sh", cmd)
+		c = exec.Command("/bin/sh", "-c", gate+cmd)
 	}
 	if p.pgid {
 		c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
