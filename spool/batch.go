@@ -198,7 +198,7 @@ func (s *session) load(tk taken, t *tally) (nj claim.NewJob, ok bool) {
 		return nj, true
 	case len(data) > MaxSize:
 		s.rejectCounted(path, tk.name, tooBigProblem(tk.name, int64(len(data))), t)
-	case complete(data):
+	case complete(data) || broken(data):
 		s.rejectCounted(path, tk.name, invalidProblem(tk.name, err), t)
 	case !tk.settled && time.Since(changedAt) < s.settle:
 		t.wait(changedAt, s.settle)

@@ -3,6 +3,7 @@ package spool
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/queuectl/queuectl/claim"
@@ -32,4 +33,24 @@ func Parse(name string, data []byte) (claim.NewJob, error) {
 // to parse but is complete is wrong; one that is not may still be written.
 func complete(data []byte) bool {
 	return json.Valid(bytes.TrimPrefix(data, bom))
+}
+
+// broken reports whether data went wrong before its end: an invalid
+// character, or more than white space after one whole value. No bytes a
+// writer appends can mend that, so such a file is rejected without waiting
+// for it to settle. Data that is only cut short (encoding/json's
+// "unexpected end of JSON input"), empty, white space or part of a byte
+// order mark may still be a file being written, and is not broken.
+func broken(data []byte) bool {
+	if bytes.HasPrefix(bom, data) {
+		return false // nothing yet, or part of a byte order mark
+	}
+	data = bytes.TrimPrefix(data, bom)
+	dec := json.NewDecoder(bytes.NewReader(data))
+	var v json.RawMessage
+	if err := dec.Decode(&v); err != nil {
+		var syntax *json.SyntaxError
+		return errors.As(err, &syntax) // else io.EOF or io.ErrUnexpectedEOF: cut short
+	}
+	return len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0
 }

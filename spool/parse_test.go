@@ -124,9 +124,61 @@ func TestParseTooBig(t *testing.T) {
 	}
 }
 
+// A file is rejected before it settles only when no writer could finish
+// it: broken is true of JSON wrong before its end, and of no part of what
+// a writer may still be appending to.
+func TestBroken(t *testing.T) {
+	tests := []struct {
+		data string
+		want bool
+	}{
+		{"not json\n", true},
+		{`{"command": "x",}`, true},
+		{`{"command": "a"} {"command": "b"}`, true},
+		{`{"command": "a"} x`, true},
+		{`{"command": "a"}}`, true},
+		{"\xff\xfe{\x00", true},
+		{`{"command" "x"}`, true},
+		{`{"command": "x"`, false},
+		{`{"command": "x"}`, false}, // complete: not broken, whatever Parse says
+		{`{"command": "x"} `, false},
+		{`{"command": "x"} {`, true},
+		{`{"command": tr`, false},
+		{`{"retries": 1`, false},
+		{`{"retries": -`, false},
+		{`{"retries": 1.`, false},
+		{`{"retries": 1e`, false},
+		{`{"command": "\u00`, false},
+		{"{\"command\": \"gr\xc3", false}, // cut inside a UTF-8 sequence
+		{"", false},
+		{" \n", false},
+		{"\xef", false}, // a byte order mark being written
+		{"\xef\xbb", false},
+		{"\xef\xbb\xbf", false},
+		{"\xef\xbb\xbf{", false},
+		{"\xef\xbbx", true},
+	}
+	for _, tt := range tests {
+		if got := broken([]byte(tt.data)); got != tt.want {
+			t.Errorf("broken(%q) = %v, want %v", tt.data, got, tt.want)
+		}
+	}
+	// No part of a good file, as a writer appends it, is broken.
+	files, _ := filepath.Glob(filepath.Join("testdata", "good", "*.json"))
+	for _, file := range files {
+		data := mustRead(t, file)
+		for n := range len(data) {
+			if broken(data[:n]) {
+				t.Errorf("broken(%q) = true, want false: its first %d bytes of %s", data[:n], n, file)
+			}
+		}
+	}
+}
+
 // FuzzParse checks that Parse never panics, that every error is an
 // ErrInvalid, that what it accepts passes Validate, and that it accepts
-// only complete JSON: the watcher relies on that to wait for partial writes.
+// only complete JSON, no part of which is broken: the watcher relies on
+// that to wait for partial writes.
 func FuzzParse(f *testing.F) {
 	for _, dir := range []string{"good", "bad"} {
 		files, _ := filepath.Glob(filepath.Join("testdata", dir, "*.json"))
@@ -154,6 +206,11 @@ func FuzzParse(f *testing.F) {
 		}
 		if len(data) > MaxSize {
 			t.Fatalf("Parse accepted %d bytes", len(data))
+		}
+		for n := range min(len(data), 4096) { // each prefix costs its length: only the first few KiB
+			if broken(data[:n]) {
+				t.Fatalf("broken(%q) = true, but Parse accepts %q, which a writer appending may be writing", data[:n], data)
+			}
 		}
 	})
 }

@@ -198,9 +198,10 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	if err != nil {
 		return taken{}, false // the next pass decides
 	}
-	if !settled && !complete(data) {
+	if !settled && !complete(data) && !broken(data) {
 		// Taking a file still being written would break a writer that
-		// appends by name, so an incomplete file is only looked at.
+		// appends by name, so an incomplete file is only looked at. A
+		// broken one no writer could finish is taken, to be rejected.
 		t.wait(changedAt, s.settle)
 		return taken{}, false
 	}

@@ -194,6 +194,36 @@ func TestWatcherWaitsForPartialWrite(t *testing.T) {
 	}
 }
 
+// A file that no writer could finish — JSON wrong before its end, as
+// `echo 'not json' > x.json` leaves — is rejected at once with what is
+// wrong; one only cut short still waits to settle. With an hour to settle,
+// only the content can tell them apart.
+func TestWatcherRejectsGarbageAtOnce(t *testing.T) {
+	w := newWatcher(t)
+	w.Settle = time.Hour
+	start(t, w)
+	cut := filepath.Join(w.Dirs.Spool, "cut.json")
+	if err := os.WriteFile(cut, []byte(`{"command": "echo cut"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	garbage := filepath.Join(w.Dirs.Spool, "garbage.json")
+	if err := os.WriteFile(garbage, []byte("not json\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reason := filepath.Join(w.Dirs.Rejected, "garbage.json"+reasonExt)
+	eventually(t, 10*time.Second, "garbage.json rejected", func() bool { return exists(reason) && !exists(garbage) })
+	first := strings.SplitN(string(mustRead(t, reason)), "\n", 2)[0]
+	if want := "garbage.json: job spec is not valid JSON at byte 2: "; !strings.HasPrefix(first, want) {
+		t.Errorf("reason of garbage.json begins %q, want %q", first, want)
+	}
+	// The cut file waits for its writer: another ingester's pass finds it
+	// waiting, still in the spool.
+	other := &Watcher{Dirs: w.Dirs, Store: w.Store, Settle: time.Hour}
+	if st, err := other.Pass(context.Background()); err != nil || st.Waiting != 1 || st.Rejected != 0 || !exists(cut) {
+		t.Errorf("Pass = %+v, %v, cut.json in the spool %v; want cut.json waiting there", st, err, exists(cut))
+	}
+}
+
 func TestWatcherRejectsBadFiles(t *testing.T) {
 	w := newWatcher(t)
 	w.Settle = 300 * time.Millisecond
@@ -213,7 +243,7 @@ func TestWatcherRejectsBadFiles(t *testing.T) {
 		return func(path string) error { return os.WriteFile(path, []byte(content), 0o600) }
 	}
 	cases := map[string]bad{
-		"syntax.json":    {write(`{"command": "x",}`), "not a complete JSON object"},
+		"syntax.json":    {write(`{"command": "x",}`), "not valid JSON at byte 17"},
 		"truncated.json": {write(`{"command": "x"`), "not a complete JSON object"},
 		"array.json":     {write(`["echo hi"]`), "must be a JSON object"},
 		"unknown.json":   {write(`{"comand": "echo"}`), `unknown field "comand"`},
