@@ -44,6 +44,8 @@
 // rename it. A file that is not yet a complete JSON value is left in place
 // until it has not changed for Settle, because `cp` is not atomic; it is
 // never taken while incomplete, so writers that append by name are safe.
+// A file whose JSON goes wrong before its end (an invalid character, data
+// after the value) is not waited for: no bytes appended could mend it.
 // Everything that cannot become a job — bad JSON or fields, over 1 MiB, not a
 // regular file, owned by another user, an id that exists — is moved to
 // rejected/ beside a <name>.reason file that says what is wrong and how to

@@ -13,8 +13,9 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// DefaultSettle is how long a file that is not yet a complete JSON object
-// may stay unchanged before it is rejected as truncated. It is long enough
+// DefaultSettle is how long a file that is not yet a complete JSON object,
+// and not broken before its end, may stay unchanged before it is rejected
+// as truncated. It is long enough
 // for cp over a slow disk; writers that need longer should write x.json.tmp
 // and rename it.
 const DefaultSettle = 5 * time.Second
@@ -28,7 +29,7 @@ type Watcher struct {
 	// Rescan is how often the spool is listed besides fsnotify events,
 	// which are only hints (config spool-rescan; 0: its default).
 	Rescan time.Duration
-	// Settle is how long an incomplete file must stay unchanged before it
+	// Settle is how long a file cut short must stay unchanged before it
 	// is rejected (0: DefaultSettle).
 	Settle time.Duration
 	// Events receives what the watcher does (spool/event.go), diagnostics
