@@ -85,8 +85,7 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	return err
 }
 
-// scheduleSettle is how long a schedule file cut short is waited for; a
-// broken one is not (see broken).
+// scheduleSettle is how long an incomplete schedule file is waited for.
 const scheduleSettle = DefaultSettle
 
 // read parses one schedule file. wait: it is still being written. A
@@ -118,7 +117,7 @@ func (d *ScheduleDir) read(path, name string, e fs.DirEntry) (ns claim.NewSchedu
 	if err != nil {
 		return ns, true, problem{}
 	}
-	if !complete(data) && !broken(data) && time.Since(changed(fi)) < scheduleSettle {
+	if !complete(data) && time.Since(changed(fi)) < scheduleSettle {
 		return ns, true, problem{}
 	}
 	parsed, err := claim.ParseScheduleFile(ns.Name, trimBOM(data))
