@@ -58,6 +58,9 @@ func reorderArgs(app *cli.App, args []string) []string {
 		return args
 	}
 	cmd := app.Command(rest[i])
+	if rest[i] == "--" {
+		return args // `queuectl --json -- status`: no command, as typed
+	}
 	if cmd == nil {
 		// No such command: the app says so, not that it has no --json.
 		return append(append([]string{args[0]}, lead...), rest[i:]...)

@@ -42,6 +42,7 @@ func TestReorderArgs(t *testing.T) {
 		{"--json worker start -h", "worker start -h"},
 		{"status --json --help", "status --json --help"},
 		{"--json nosuch", "nosuch"},
+		{"--json -- status", "--json -- status"},
 		// A command typed in place of enqueue's JSON keeps its own flags.
 		{"enqueue ls -la", "enqueue -- ls -la"},
 		{"enqueue ls -la -q", "enqueue -- ls -la -q"},
