@@ -40,7 +40,9 @@ func complete(data []byte) bool {
 // writer appends can mend that, so such a file is rejected without waiting
 // for it to settle. Data that is only cut short (encoding/json's
 // "unexpected end of JSON input"), empty, white space or part of a byte
-// order mark may still be a file being written, and is not broken.
+// order mark may still be a file being written, and is not broken; nor is
+// data that goes wrong at a zero byte, which may be a hole that a writer
+// out of order (or a preallocation) has yet to fill.
 func broken(data []byte) bool {
 	if bytes.HasPrefix(bom, data) {
 		return false // nothing yet, or part of a byte order mark
@@ -50,7 +52,12 @@ func broken(data []byte) bool {
 	var v json.RawMessage
 	if err := dec.Decode(&v); err != nil {
 		var syntax *json.SyntaxError
-		return errors.As(err, &syntax) // else io.EOF or io.ErrUnexpectedEOF: cut short
+		if !errors.As(err, &syntax) {
+			return false // io.EOF or io.ErrUnexpectedEOF: cut short
+		}
+		at := syntax.Offset - 1 // the byte it went wrong at
+		return at < 0 || at >= int64(len(data)) || data[at] != 0
 	}
-	return len(bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")) > 0
+	rest := bytes.TrimLeft(data[dec.InputOffset():], " \t\r\n")
+	return len(rest) > 0 && rest[0] != 0
 }

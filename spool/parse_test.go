@@ -157,6 +157,10 @@ func TestBroken(t *testing.T) {
 		{"\xef\xbb\xbf", false},
 		{"\xef\xbb\xbf{", false},
 		{"\xef\xbbx", true},
+		// a hole a writer out of order has yet to fill, or a preallocation
+		{"{\"command\": \"ec\x00\x00\x00\x00", false},
+		{"{\"command\": \"echo\"}\x00\x00", false},
+		{"\x00\x00\x00", false},
 	}
 	for _, tt := range tests {
 		if got := broken([]byte(tt.data)); got != tt.want {
