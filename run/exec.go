@@ -370,8 +370,9 @@ const leftoverGrace = time.Second
 
 // gate is the first command of the job's shell: it waits until the worker
 // writes "go" to fd 3. EOF, when the worker died first, ends the shell (125)
-// before anything of the job's command runs.
-const gate = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; `
+// before anything of the job's command runs. Its variable is in queuectl's
+// own namespace, so that it unsets none of the job's environment.
+const gate = `read -r QUEUECTL_GATE <&3 && [ "$QUEUECTL_GATE" = go ] || exit 125; exec 3<&-; unset QUEUECTL_GATE; `
 
 // gatedArgs are the arguments of /bin/sh that run command behind the gate,
 // in the same shell (no second exec). The command follows the gate on the

@@ -28,12 +28,14 @@ func TestJobRunsAsShDashC(t *testing.T) {
 		": ${queuectl_test_unset?is not set}",
 		"echo x > no/such/dir/file",
 		"cd no-such-dir; echo $((1/0))",
+		`echo "[$gate]"`, // a variable of the job's environment, whatever its name
 	}
 	s := mustOpenStore(t)
 	dir := t.TempDir()
 	one := 1
 	for i, c := range commands {
-		enqueue(t, s, claim.NewJob{ID: fmt.Sprint("c", i), Command: c, Cwd: dir, MaxRetries: &one})
+		enqueue(t, s, claim.NewJob{ID: fmt.Sprint("c", i), Command: c, Cwd: dir, MaxRetries: &one,
+			Env: map[string]string{"gate": "mine"}})
 	}
 	w := newWorker(t, s)
 	drain(t, w)
@@ -41,7 +43,7 @@ func TestJobRunsAsShDashC(t *testing.T) {
 	for i, c := range commands {
 		id := fmt.Sprint("c", i)
 		sh := exec.Command("/bin/sh", "-c", c)
-		sh.Dir = dir
+		sh.Dir, sh.Env = dir, append(os.Environ(), "gate=mine")
 		var wantOut, wantErr bytes.Buffer
 		sh.Stdout, sh.Stderr = &wantOut, &wantErr
 		wantCode := 0

@@ -56,7 +56,7 @@ var variants = []struct {
 }
 
 // gate is the worker's (run/exec.go): the job's command follows it.
-const gate = `read -r gate <&3 && [ "$gate" = go ] || exit 125; exec 3<&-; unset gate; `
+const gate = `read -r QUEUECTL_GATE <&3 && [ "$QUEUECTL_GATE" = go ] || exit 125; exec 3<&-; unset QUEUECTL_GATE; `
 
 func main() {
 	jobs := flag.Int("jobs", 5000, "jobs a round")
