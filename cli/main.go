@@ -52,6 +52,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
 		}
+		var in front.Interrupted
+		if code == exitInterrupted && errors.As(context.Cause(soft), &in) && in.Signal == syscall.SIGINT {
+			// Ended by Ctrl-C: die of it, so that a script waiting for this
+			// command stops too (a shell takes a command that exited 130
+			// for one that handled the signal, and goes on: front.Exit).
+			front.Die(syscall.SIGINT)
+		}
 		return code
 	}
 	return code

@@ -82,12 +82,10 @@ func (h *qhome) run(args ...string) (stdout, stderr string, code int) {
 		h.t.Fatalf("queuectl %s: still running after %v; killed\nstderr: %s", strings.Join(args, " "), runLimit, errb.String())
 	}
 	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
+	if err != nil && !errors.As(err, &ee) {
 		h.t.Fatalf("queuectl %v: %v", args, err)
 	}
-	return out.String(), errb.String(), code
+	return out.String(), errb.String(), shellCode(err)
 }
 
 // must runs queuectl and fails the test unless it exits 0.
@@ -142,11 +140,20 @@ func (p *proc) exit(t *testing.T, timeout time.Duration) int {
 	case <-time.After(timeout):
 		t.Fatalf("queuectl %v still running after %v\nstderr: %s", p.cmd.Args[1:], timeout, p.stderr)
 	}
+	return shellCode(p.err)
+}
+
+// shellCode is the exit code a shell reports for a process that ended
+// with err (cmd.Wait's): 128 + the signal for one a signal ended.
+func shellCode(err error) int {
 	var ee *exec.ExitError
-	if errors.As(p.err, &ee) {
-		return ee.ExitCode()
+	if !errors.As(err, &ee) {
+		return 0
 	}
-	return 0
+	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ee.ExitCode()
 }
 
 // ended reports whether p has exited, without waiting.

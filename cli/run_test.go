@@ -61,6 +61,45 @@ func TestRunInterrupted(t *testing.T) {
 	h.must("wait", "detached")
 }
 
+// TestCtrlCEndsAShellLoopOfRun: Ctrl-C reaches a script and the run it
+// waits for (the terminal's foreground process group); run cancels its job
+// and dies of SIGINT, so that the script stops too, as it would for the
+// command run stands in for. A run that exited 130 instead was taken by
+// bash for a command that handled the signal, and the loop went on. For
+// both programs: the front, which serves run when a worker does, and
+// queuectl-full.
+func TestCtrlCEndsAShellLoopOfRun(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		t.Run(prog, func(t *testing.T) {
+			g := newGate(t)
+			run := h.commandOf(prog, "run", "--id", prog+"-loop", "--shell", g.command())
+			script := `for i in 1 2 3; do "$@"; echo "rc=$?"; done; echo loop-done`
+			cmd := exec.Command("bash", append([]string{"-c", script, "bash", run.Path}, run.Args[1:]...)...)
+			cmd.Env = run.Env
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // a foreground group of its own
+			loop := h.startCmd(cmd)
+			g.waitStarted(t)
+			if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // Ctrl-C
+				t.Fatal(err)
+			}
+			code := loop.exit(t, 30*time.Second)
+			if out := loop.stdout.String(); strings.Contains(out, "rc=") || strings.Contains(out, "loop-done") || code != 130 {
+				t.Errorf("the loop after one Ctrl-C: exit %d, stdout %q; want it ended with the run (130), nothing more run\nstderr: %s",
+					code, out, loop.stderr)
+			}
+			waitFor(t, 30*time.Second, "the interrupted run's job to be canceled", func() bool {
+				return h.show(prog+"-loop").State == "canceled"
+			})
+		})
+	}
+}
+
 // TestRunEndsWithItsTerminalAndReader: run stands in for its command, so
 // what would end the command ends run and cancels its job: a hangup (run
 // then dies of SIGHUP, as the command would have), unless run started

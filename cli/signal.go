@@ -4,24 +4,30 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"syscall"
+
+	"github.com/queuectl/queuectl/front"
 )
 
 // stages returns the two contexts of SPEC §5's shutdown: soft is cancelled
-// by the first of sigs (stop claiming, finish running jobs), hard by the
+// by the first of sigs (stop claiming, finish running jobs; its cause is a
+// front.Interrupted), hard by the
 // second (stop running jobs). Both end with parent. stop undoes the signal
 // handling and waits for nothing: the goroutine it ends owns no resource.
 func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Context, stop func()) {
 	hard, cancelHard := context.WithCancel(parent)
-	soft, cancelSoft := context.WithCancel(hard)
+	soft, cancelSoft := context.WithCancelCause(hard)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, sigs...)
 	done := make(chan struct{})
 	go func() {
 		for n := 0; ; n++ {
 			select {
-			case <-ch:
+			case sig := <-ch:
 				if n == 0 {
-					cancelSoft()
+					// The signal is the cause: what ends on soft ends as
+					// that signal would have ended it (front.Exit).
+					cancelSoft(front.Interrupted{Signal: sig.(syscall.Signal)})
 				} else {
 					cancelHard()
 				}
@@ -33,7 +39,7 @@ func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Conte
 	return soft, hard, func() {
 		signal.Stop(ch)
 		close(done)
-		cancelSoft()
+		cancelSoft(nil)
 		cancelHard()
 	}
 }

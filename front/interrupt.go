@@ -118,13 +118,16 @@ func OutputGone(cause error) bool {
 }
 
 // Exit is how a run interrupted by cause ends, once its job is canceled:
-// as the command it stands in for would have. After a hangup it dies of
-// SIGHUP (sig, for Die once the caller has cleaned up); when its reader
-// went away it exits 141, what a shell reports for a process that SIGPIPE
-// ended (the runtime ends a process by SIGPIPE only on a write to its
-// standard output or error, so it is not re-raised); an output that could
-// not be written otherwise exits 1 with err to say; else 130, for Ctrl-C
-// and SIGTERM (SPEC §5).
+// as the command it stands in for would have. After Ctrl-C or a hangup it
+// dies of SIGINT or SIGHUP (sig, for Die once the caller has cleaned up),
+// which a shell reports as 130 or 129: a shell that waits for a command
+// ended by SIGINT stops too (a loop of `queuectl run` in a script ends at
+// the first Ctrl-C), where one that exits 130 is taken for a command that
+// handled it, and the loop goes on. When its reader went away it exits 141,
+// what a shell reports for a process that SIGPIPE ended (the runtime ends
+// a process by SIGPIPE only on a write to its standard output or error, so
+// it is not re-raised); an output that could not be written otherwise
+// exits 1 with err to say; else 130, for SIGTERM (SPEC §5).
 func Exit(cause error) (code int, sig syscall.Signal, err error) {
 	var out OutputError
 	if errors.As(cause, &out) {
@@ -133,8 +136,8 @@ func Exit(cause error) (code int, sig syscall.Signal, err error) {
 	var in Interrupted
 	errors.As(cause, &in)
 	switch in.Signal {
-	case syscall.SIGHUP:
-		return 128 + int(syscall.SIGHUP), syscall.SIGHUP, nil
+	case syscall.SIGHUP, syscall.SIGINT:
+		return 128 + int(in.Signal), in.Signal, nil
 	case syscall.SIGPIPE:
 		return 128 + int(syscall.SIGPIPE), 0, nil
 	}
