@@ -126,6 +126,25 @@ func writable(check string) error {
 	return nil
 }
 
+// inCwd is err, from a start that failed, or what is wrong with the job's
+// working directory cwd when that is why: the child's chdir and its exec
+// fail alike ("fork/exec /bin/sh: no such file or directory").
+func inCwd(err error, cwd string) error {
+	if cwd == "" {
+		return err
+	}
+	fi, serr := os.Stat(cwd)
+	switch {
+	case serr != nil:
+		return fmt.Errorf("working directory: %w", serr)
+	case !fi.IsDir():
+		return fmt.Errorf("working directory %s is not a directory", cwd)
+	case unix.Access(cwd, unix.X_OK) != nil:
+		return fmt.Errorf("working directory %s: permission denied", cwd)
+	}
+	return err
+}
+
 // envFault reports whether err from starting a process is the machine's
 // fault (no memory, no processes, no file descriptors) rather than the
 // job's (a cwd that does not exist, say).
@@ -195,7 +214,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	stdout.Close()
 	stderr.Close()
 	if err != nil {
-		return notStarted(run, err)
+		return notStarted(run, inCwd(err, j.Cwd))
 	}
 	conf, err := w.limit(cmd, limits, j, &r, born)
 	if err != nil {

@@ -120,3 +120,25 @@ func TestGateHoldsTheCommand(t *testing.T) {
 		}
 	}
 }
+
+// A job whose working directory is gone fails saying so, not that
+// /bin/sh is missing (the child's chdir and exec fail alike).
+func TestMissingCwdIsNamed(t *testing.T) {
+	s := mustOpenStore(t)
+	gone := filepath.Join(t.TempDir(), "gone")
+	if err := os.Mkdir(gone, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	one := 1
+	enqueue(t, s, claim.NewJob{ID: "cwd", Command: "pwd", Cwd: gone, MaxRetries: &one})
+	if err := os.Remove(gone); err != nil { // gone once enqueued: a build directory cleaned
+		t.Fatal(err)
+	}
+	w := newWorker(t, s)
+	drain(t, w)
+
+	j := get(t, s, "cwd")
+	if j.State != claim.Dead || !strings.Contains(j.LastError, "working directory: stat "+gone+": no such file or directory") {
+		t.Errorf("job is %s (%q), want dead for its working directory", j.State, j.LastError)
+	}
+}
