@@ -308,3 +308,91 @@ func jsonWord(a string) bool {
 	a = strings.TrimSpace(a)
 	return a == "" || a == "-" || a[0] == '{' || a[0] == '['
 }
+
+// repeatedFlag returns the error for a flag that keeps one value given
+// twice to one command (`list --state dead --state canceled`): urfave/cli
+// keeps the last and drops the other without a word, which filters a
+// listing otherwise than asked. It walks args as reorderArgs does; flags
+// that gather their values (--env, --after, worker start's --queue) and
+// switches may come as often as one likes.
+func repeatedFlag(app *cli.App, args []string) error {
+	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
+		return nil
+	}
+	var cmd *cli.Command
+	flags, seen, pos, path := app.Flags, map[string]string{}, 0, "queuectl"
+	for i := 1; i < len(args) && args[i] != "--"; i++ {
+		a := args[i]
+		if !isFlag(a) {
+			// A command, a subcommand, or an argument: flags after an
+			// argument are still the command's (reorderArgs).
+			var next *cli.Command
+			switch {
+			case cmd == nil:
+				next = app.Command(a)
+				if next == nil {
+					return nil // no such command: the app says so
+				}
+			case pos == 0:
+				next = subcommand(cmd, a)
+			}
+			if next != nil {
+				cmd, flags, seen, path = next, next.Flags, map[string]string{}, path+" "+next.Name
+				continue
+			}
+			if cmd.Name == "enqueue" && !jsonWord(a) {
+				return nil // a command typed for enqueue: its flags are its own
+			}
+			pos++
+			continue
+		}
+		name, value, inline := strings.TrimLeft(a, "-"), "", false
+		if k, v, ok := strings.Cut(name, "="); ok {
+			name, value, inline = k, v, true
+		}
+		f := flagNamed(flags, name)
+		if f == nil {
+			continue
+		}
+		if takesValue(f) && !inline && i+1 < len(args) {
+			i++
+			value = args[i]
+		}
+		if !oneValue(f) {
+			continue
+		}
+		main := f.Names()[0]
+		if first, ok := seen[main]; ok {
+			return withHint(usagef("--%s given twice (%q, then %q): it takes one value", main, first, value), "see: "+path+" --help")
+		}
+		seen[main] = value
+	}
+	return nil
+}
+
+func flagNamed(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+func takesValue(f cli.Flag) bool {
+	d, ok := f.(cli.DocGenerationFlag)
+	return !ok || d.TakesValue()
+}
+
+// oneValue reports whether f keeps one value, the last given.
+func oneValue(f cli.Flag) bool {
+	switch f := f.(type) {
+	case *cli.StringFlag, *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag,
+		*cli.PathFlag, *cli.DurationFlag, *cli.TimestampFlag:
+		return true
+	case *cli.GenericFlag:
+		_, ok := f.Value.(*durationValue)
+		return ok
+	}
+	return false
+}

@@ -82,3 +82,31 @@ func TestNearest(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeatedFlag(t *testing.T) {
+	app := newApp(context.Background())
+	for _, tc := range []struct{ in, want string }{
+		{"list --state dead --state canceled", `--state given twice ("dead", then "canceled")`},
+		{"list --queue a --json --queue=b", `--queue given twice ("a", then "b")`},
+		{"--json list --limit 2 --newest --limit 3", `--limit given twice ("2", then "3")`},
+		{"wait a --timeout 5m b --timeout 1m", `--timeout given twice ("5m", then "1m")`},
+		{"dlq list --limit 1 --limit 2", `--limit given twice ("1", then "2")`},
+		{"list --state dead", ""},
+		{"list --json --json", ""},                             // a switch
+		{"enqueue --env A=1 --env B=2 --command true", ""},     // gathers its values
+		{"worker start --queue a --queue b", ""},               // gathers its values
+		{"--home /a status --home /b", ""},                     // the app's, not the command's
+		{"enqueue ls --label x --label y", ""},                 // a command typed for enqueue
+		{"run --label a -- sh -c 'x --label b --label c'", ""}, // the job's
+		{"nosuch --state a --state b", ""},                     // the app says no such command
+		{"list --state a --state b --generate-bash-completion", ""},
+	} {
+		err := repeatedFlag(app, append([]string{"queuectl"}, fields(tc.in)...))
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("repeatedFlag(%q) = %v, want nil", tc.in, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("repeatedFlag(%q) = %v, want %s", tc.in, err, tc.want)
+		}
+	}
+}

@@ -47,7 +47,11 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		_, err := fmt.Fprint(c.App.Writer, shortUsage(c.App))
 		return err
 	}
-	if err := app.RunContext(soft, reorderArgs(app, helpArgs(app, args))); err != nil {
+	args = helpArgs(app, args)
+	if err := repeatedFlag(app, args); err != nil {
+		return exitCode(err, stderr)
+	}
+	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
 		code := exitCode(err, stderr)
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
