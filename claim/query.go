@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"iter"
+	"slices"
 )
 
 // Get returns the job with the given id, or ErrNotFound.
@@ -25,6 +26,24 @@ func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {
 	}
 	j.PendingReason = b.reason(j, s.Now())
 	return j, nil
+}
+
+// WithReasons sets the PendingReason of each pending job of jobs, as the
+// store is now: Get and List set it; the job a change returns (an enqueue,
+// a restart, a release) does not, for it costs a read of the queues.
+func (s *Store) WithReasons(ctx context.Context, jobs []Job) ([]Job, error) {
+	if !slices.ContainsFunc(jobs, func(j Job) bool { return j.State == Pending }) {
+		return jobs, nil
+	}
+	b, err := s.blockers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	for i := range jobs {
+		jobs[i].PendingReason = b.reason(jobs[i], now)
+	}
+	return jobs, nil
 }
 
 // Filter selects jobs for List. Zero fields select everything.

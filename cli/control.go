@@ -39,7 +39,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 	if c.IsSet("queue") == (len(ids) > 0) {
 		return withHint(usagef("give job ids or --queue"), "queuectl cancel ID...  or  queuectl cancel --queue Q")
 	}
-	out := &jobsOut{c: c}
+	out := &jobsOut{c: c, store: h.store}
 	var stopping []claim.Job // running jobs, marked: their workers stop them
 	said := func(j claim.Job) {
 		if j.State == claim.Canceled {
@@ -168,14 +168,14 @@ func restartJobs(c *cli.Context, h *home) error {
 		if err != nil {
 			return err
 		}
-		out := &jobsOut{c: c}
+		out := &jobsOut{c: c, store: h.store}
 		for _, j := range jobs {
 			out.did(j, "Restarting job %s", j.ID)
 		}
 		syncDead(c, h)
 		return out.end(nil)
 	}
-	out := &jobsOut{c: c}
+	out := &jobsOut{c: c, store: h.store}
 	err = eachJob(c, h, ids, func(id string) error {
 		j, err := h.store.Restart(c.Context, id)
 		if err != nil {

@@ -73,7 +73,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 	if c.Bool("all") == (len(ids) > 0) {
 		return withHint(usagef("give job ids or --all"), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
 	}
-	out := &jobsOut{c: c}
+	out := &jobsOut{c: c, store: h.store}
 	if c.Bool("all") {
 		return out.end(retryAll(c, h, out))
 	}

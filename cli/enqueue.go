@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"time"
 
@@ -60,7 +61,7 @@ func enqueueJobs(c *cli.Context, jobs []claim.NewJob) error {
 	} else if len(jobs) == 1 {
 		var r claim.Result
 		if r, handed = handOff(c, &jobs[0]); handed == nil {
-			return printEnqueued(c, []claim.Result{r})
+			return printEnqueued(c, nil, []claim.Result{r})
 		}
 	}
 	return withStore(func(c *cli.Context, h *home) error {
@@ -71,17 +72,47 @@ func enqueueJobs(c *cli.Context, jobs []claim.NewJob) error {
 		if err != nil {
 			return err
 		}
-		return printEnqueued(c, rs)
+		return printEnqueued(c, h, rs)
 	})(c)
 }
 
-func printEnqueued(c *cli.Context, rs []claim.Result) error {
+// printEnqueued prints rs; h is the store's home, or nil when the jobs
+// were handed to a worker (a --json listing then opens it for reasons).
+func printEnqueued(c *cli.Context, h *home, rs []claim.Result) error {
 	for _, r := range rs {
 		if r.Outcome == claim.Skipped && !c.Bool("json") {
 			logf(c)("skipped: job %s with unique key %q is %s", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 		}
 	}
+	if c.Bool("json") && slices.ContainsFunc(rs, func(r claim.Result) bool { return r.Job.State == claim.Pending }) {
+		// Why each pending job waits, as show says: a read of the queues
+		// that a job handed to a worker has not made.
+		reasons := func(c *cli.Context, h *home) error { return pendingReasons(c, h, rs) }
+		if h != nil {
+			if err := reasons(c, h); err != nil {
+				return err
+			}
+		} else if err := withStore(reasons)(c); err != nil {
+			return err
+		}
+	}
 	return printer(c).Enqueued(rs, c.Bool("quiet"))
+}
+
+// pendingReasons sets the PendingReason of rs's pending jobs.
+func pendingReasons(c *cli.Context, h *home, rs []claim.Result) error {
+	jobs := make([]claim.Job, len(rs))
+	for i := range rs {
+		jobs[i] = rs[i].Job
+	}
+	jobs, err := h.store.WithReasons(c.Context, jobs)
+	if err != nil {
+		return err
+	}
+	for i := range rs {
+		rs[i].Job.PendingReason = jobs[i].PendingReason
+	}
+	return nil
 }
 
 // jobsToEnqueue reads the job from exactly one of: argument, --command;

@@ -118,7 +118,11 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			}
 			switch {
 			case c.Bool("json"):
-				return printer(c).Job(j, nil)
+				js, err := h.store.WithReasons(c.Context, []claim.Job{j})
+				if err != nil {
+					return err
+				}
+				return printer(c).Job(js[0], nil)
 			case !changed:
 				fmt.Fprintf(c.App.Writer, "Job %s unchanged\n", id)
 			default:

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/queuectl/queuectl/claim"
@@ -11,8 +12,9 @@ import (
 // a line for each job it acted on, or with --json one array of those jobs
 // as they are once it is done (job objects, as list --json prints them).
 type jobsOut struct {
-	c    *cli.Context
-	jobs []claim.Job
+	c     *cli.Context
+	store *claim.Store // for the pending jobs' reasons, with --json
+	jobs  []claim.Job
 }
 
 // did records j and, without --json, prints the line format says of it.
@@ -29,7 +31,11 @@ func (o *jobsOut) end(err error) error {
 	if !o.c.Bool("json") {
 		return err
 	}
-	if perr := printer(o.c).Jobs(o.jobs); perr != nil {
+	jobs, rerr := o.store.WithReasons(o.c.Context, o.jobs)
+	if rerr != nil {
+		return errors.Join(err, rerr)
+	}
+	if perr := printer(o.c).Jobs(jobs); perr != nil {
 		return perr
 	}
 	return err
