@@ -20,6 +20,7 @@ type QueueObject struct {
 	Failed     int    `json:"failed"`
 	Dead       int    `json:"dead"`
 	Canceled   int    `json:"canceled"`
+	Held       int    `json:"held"`
 	Total      int    `json:"total"`
 	MaxRunning int    `json:"max_running"` // 0: no limit
 	Paused     bool   `json:"paused"`
@@ -44,7 +45,7 @@ func QueuesJSON(counts map[string]map[claim.State]int, limits []claim.Queue, pau
 		seen[q] = true
 		c := counts[q]
 		out = append(out, QueueObject{Queue: q, Pending: c[claim.Pending], Processing: c[claim.Processing],
-			Completed: c[claim.Completed], Failed: c[claim.Failed], Dead: c[claim.Dead], Canceled: c[claim.Canceled], Total: total(c),
+			Completed: c[claim.Completed], Failed: c[claim.Failed], Dead: c[claim.Dead], Canceled: c[claim.Canceled], Held: c[claim.Held], Total: total(c),
 			MaxRunning: max[q], Paused: all || slices.Contains(paused, q)})
 	}
 	for q := range counts {
@@ -63,9 +64,8 @@ func QueuesJSON(counts map[string]map[claim.State]int, limits []claim.Queue, pau
 }
 
 // Queues renders `queue list`: a table of every queue with jobs, settings
-// or a pause, its limit, its jobs per state and whether it is paused (yes
-// or no, last, so that the columns before it stay where they were); JSON:
-// QueuesJSON.
+// or a pause, its limit, its jobs in each state (their sum is TOTAL) and
+// whether it is paused; JSON: QueuesJSON.
 func (p Printer) Queues(counts map[string]map[claim.State]int, limits []claim.Queue, paused []string) error {
 	qs := QueuesJSON(counts, limits, paused)
 	if p.JSON {
@@ -73,10 +73,12 @@ func (p Printer) Queues(counts map[string]map[claim.State]int, limits []claim.Qu
 	}
 	rows := make([][]string, len(qs))
 	for i, q := range qs {
-		rows[i] = []string{q.Queue, limit(q.MaxRunning), strconv.Itoa(q.Pending), strconv.Itoa(q.Processing),
-			strconv.Itoa(q.Failed), strconv.Itoa(q.Completed), strconv.Itoa(q.Dead), strconv.Itoa(q.Total), yesNo(q.Paused)}
+		rows[i] = []string{q.Queue, limit(q.MaxRunning), strconv.Itoa(q.Pending), strconv.Itoa(q.Held), strconv.Itoa(q.Processing),
+			strconv.Itoa(q.Failed), strconv.Itoa(q.Completed), strconv.Itoa(q.Dead), strconv.Itoa(q.Canceled),
+			strconv.Itoa(q.Total), yesNo(q.Paused)}
 	}
-	return writeTable(p.Out, []string{"QUEUE", "MAX RUNNING", "PENDING", "PROCESSING", "FAILED", "COMPLETED", "DEAD", "TOTAL", "PAUSED"}, rows)
+	return writeTable(p.Out, []string{"QUEUE", "MAX RUNNING", "PENDING", "HELD", "PROCESSING", "FAILED", "COMPLETED", "DEAD",
+		"CANCELED", "TOTAL", "PAUSED"}, rows)
 }
 
 func yesNo(b bool) string {
