@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -212,7 +213,7 @@ func jobFlags() []cli.Flag {
 		&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
 		&cli.StringFlag{Name: "unique-key", Usage: "skip if a live job has this `KEY`"},
 		&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
-		&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
+		&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (a relative DIR is taken from the current directory)"},
 		&cli.StringSliceFlag{Name: "after", Usage: "wait until job `ID` completed (repeatable)"},
 		&cli.StringFlag{Name: "label", Usage: "free-form `LABEL`, shown by list and show (list --label L)"},
 	}
@@ -235,10 +236,23 @@ func resolveAfter(ctx context.Context, s *claim.Store, nj *claim.NewJob) error {
 	return nil
 }
 
+// absDir is the --cwd dir as the job keeps it: absolute, a relative one
+// taken from the current directory (a job spec's cwd must be absolute:
+// it runs where the worker is).
+func absDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir // refused as it is
+}
+
 // jobFromFlags makes the job of the job flags, to run command.
 func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
-		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: c.String("cwd"),
+		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: absDir(c.String("cwd")),
 		After: c.StringSlice("after"), Label: c.String("label")}
 	if c.IsSet("max-retries") {
 		n := c.Int("max-retries")

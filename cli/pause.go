@@ -76,6 +76,10 @@ Example: queuectl resume --queue mail`,
 				fmt.Fprintf(c.App.Writer, "Queue %s was not paused\n", q)
 				return nil
 			}
+			if perr == nil && q == claim.AllQueues && len(paused) == 0 {
+				fmt.Fprintln(c.App.Writer, "No queue was paused")
+				return nil
+			}
 			fmt.Fprintf(c.App.Writer, "Resumed %s\n", queueWords(q))
 			return nil
 		}),

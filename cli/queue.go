@@ -16,7 +16,7 @@ func queueCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:      "set",
 			Usage:     "limit how many jobs of a queue run at once, across every worker and host",
-			ArgsUsage: "NAME",
+			ArgsUsage: "NAME --max-running N",
 			Description: `At most N jobs of the queue run at once, whichever workers run them; 0: no
 limit. Stored in the database; running workers apply it at their next claim.
 

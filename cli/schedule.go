@@ -40,7 +40,7 @@ Example: queuectl schedule add nightly-db --cron '0 3 * * *' --command 'pg_dump 
 				&cli.StringFlag{Name: "timeout", Usage: "kill a run after `DURATION`"},
 				&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
 				&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
-				&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (absolute)"},
+				&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (a relative DIR is taken from the current directory)"},
 			},
 			Action: withHome(scheduleAdd),
 		}, {
