@@ -88,32 +88,27 @@ func printEnqueued(c *cli.Context, h *home, rs []claim.Result) error {
 	if c.Bool("json") && slices.ContainsFunc(rs, func(r claim.Result) bool { return r.Job.State == claim.Pending }) {
 		// Why each pending job waits, as show says: a read of the queues
 		// that a job handed to a worker has not made.
-		reasons := func(c *cli.Context, h *home) error { return pendingReasons(c, h, rs) }
+		reasons := func(c *cli.Context, h *home) error { pendingReasons(c, h, rs); return nil }
 		if h != nil {
-			if err := reasons(c, h); err != nil {
-				return err
-			}
+			reasons(c, h)
 		} else if err := withStore(reasons)(c); err != nil {
-			return err
+			// The job is stored: its output goes on without the reasons.
+			logf(c)("warning: why the pending jobs wait is left out: %v", err)
 		}
 	}
 	return printer(c).Enqueued(rs, c.Bool("quiet"))
 }
 
-// pendingReasons sets the PendingReason of rs's pending jobs.
-func pendingReasons(c *cli.Context, h *home, rs []claim.Result) error {
+// pendingReasons sets the PendingReason of rs's pending jobs (withReasons).
+func pendingReasons(c *cli.Context, h *home, rs []claim.Result) {
 	jobs := make([]claim.Job, len(rs))
 	for i := range rs {
 		jobs[i] = rs[i].Job
 	}
-	jobs, err := h.store.WithReasons(c.Context, jobs)
-	if err != nil {
-		return err
-	}
+	jobs = withReasons(c, h.store, jobs)
 	for i := range rs {
 		rs[i].Job.PendingReason = jobs[i].PendingReason
 	}
-	return nil
 }
 
 // jobsToEnqueue reads the job from exactly one of: argument, --command;

@@ -309,15 +309,25 @@ func jsonWord(a string) bool {
 	return a == "" || a == "-" || a[0] == '{' || a[0] == '['
 }
 
-// repeatedFlag returns the error for a flag that keeps one value given
-// twice to one command (`list --state dead --state canceled`): urfave/cli
-// keeps the last and drops the other without a word, which filters a
-// listing otherwise than asked. It walks args as reorderArgs does; flags
-// that gather their values (--env, --after, worker start's --queue) and
-// switches may come as often as one likes.
+// repeatedFlag returns the error for a flag that selects what a command
+// acts on (--state, --queue, --label of list, wait, cancel, restart, pause,
+// resume, dlq purge) given twice with two values: urfave/cli keeps the last
+// and drops the other without a word, so `list --state dead --state
+// canceled` listed the canceled jobs only, and `pause --queue a --queue b`
+// paused b alone. A setting given twice keeps its last value, the Unix way
+// (an alias's default overridden: `ql --limit 50`). It walks args as
+// reorderArgs does.
 func repeatedFlag(app *cli.App, args []string) error {
 	if len(args) < 2 || args[len(args)-1] == "--generate-bash-completion" {
 		return nil
+	}
+	for _, a := range args[1:] {
+		if a == "--" {
+			break
+		}
+		if a == "--help" || a == "-h" {
+			return nil // the help, whatever else was typed
+		}
 	}
 	var cmd *cli.Command
 	flags, seen, pos, path := app.Flags, map[string]string{}, 0, "queuectl"
@@ -352,23 +362,31 @@ func repeatedFlag(app *cli.App, args []string) error {
 		}
 		f := flagNamed(flags, name)
 		if f == nil {
+			f = flagNamed(app.Flags, name) // --home or --db after the command
+		}
+		if f == nil {
 			continue
 		}
 		if takesValue(f) && !inline && i+1 < len(args) {
 			i++
 			value = args[i]
 		}
-		if !oneValue(f) {
+		if cmd == nil || !selecting[cmd.Name] || !slices.Contains([]string{"state", "queue", "label"}, f.Names()[0]) {
 			continue
 		}
-		main := f.Names()[0]
-		if first, ok := seen[main]; ok {
-			return withHint(usagef("--%s given twice (%q, then %q): it takes one value", main, first, value), "see: "+path+" --help")
+		if first, ok := seen[name]; ok && first != value {
+			return withHint(usagef("--%s given twice (%q, then %q): it takes one", name, first, value),
+				"run the command once for each; see: "+path+" --help")
 		}
-		seen[main] = value
+		seen[name] = value
 	}
 	return nil
 }
+
+// selecting are the commands whose --state, --queue and --label choose
+// the jobs or queues they act on.
+var selecting = map[string]bool{"list": true, "wait": true, "cancel": true, "restart": true, "pause": true,
+	"resume": true, "purge": true}
 
 func flagNamed(flags []cli.Flag, name string) cli.Flag {
 	for _, f := range flags {
@@ -382,17 +400,4 @@ func flagNamed(flags []cli.Flag, name string) cli.Flag {
 func takesValue(f cli.Flag) bool {
 	d, ok := f.(cli.DocGenerationFlag)
 	return !ok || d.TakesValue()
-}
-
-// oneValue reports whether f keeps one value, the last given.
-func oneValue(f cli.Flag) bool {
-	switch f := f.(type) {
-	case *cli.StringFlag, *cli.IntFlag, *cli.Int64Flag, *cli.UintFlag, *cli.Uint64Flag, *cli.Float64Flag,
-		*cli.PathFlag, *cli.DurationFlag, *cli.TimestampFlag:
-		return true
-	case *cli.GenericFlag:
-		_, ok := f.Value.(*durationValue)
-		return ok
-	}
-	return false
 }

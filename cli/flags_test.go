@@ -88,17 +88,23 @@ func TestRepeatedFlag(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
 		{"list --state dead --state canceled", `--state given twice ("dead", then "canceled")`},
 		{"list --queue a --json --queue=b", `--queue given twice ("a", then "b")`},
-		{"--json list --limit 2 --newest --limit 3", `--limit given twice ("2", then "3")`},
-		{"wait a --timeout 5m b --timeout 1m", `--timeout given twice ("5m", then "1m")`},
-		{"dlq list --limit 1 --limit 2", `--limit given twice ("1", then "2")`},
+		{"--json list --label x --newest --label y", `--label given twice ("x", then "y")`},
+		{"pause --queue a --queue b", `--queue given twice ("a", then "b")`},
+		{"cancel --queue a --home /h --queue b", `--queue given twice ("a", then "b")`},
+		{"wait --queue a --queue b", `--queue given twice`},
+		{"purge --state dead --older-than 1h --state canceled", `--state given twice`},
 		{"list --state dead", ""},
-		{"list --json --json", ""},                             // a switch
-		{"enqueue --env A=1 --env B=2 --command true", ""},     // gathers its values
-		{"worker start --queue a --queue b", ""},               // gathers its values
-		{"--home /a status --home /b", ""},                     // the app's, not the command's
-		{"enqueue ls --label x --label y", ""},                 // a command typed for enqueue
-		{"run --label a -- sh -c 'x --label b --label c'", ""}, // the job's
-		{"nosuch --state a --state b", ""},                     // the app says no such command
+		{"list --state dead --state=dead", ""},            // the same twice
+		{"list --state dead --state canceled --help", ""}, // the help
+		{"list --limit 20 --limit 50", ""},                // a setting: the last wins (an alias's default)
+		{"serve --addr :1 --addr :2", ""},
+		{"enqueue --queue a --queue b --command true", ""}, // a setting of the job
+		{"list --json --json", ""},
+		{"enqueue --env A=1 --env B=2 --command true", ""},
+		{"worker start --queue a --queue b", ""},
+		{"enqueue ls --label x --label y", ""},
+		{"run --label a -- sh -c 'x --label b --label c'", ""},
+		{"nosuch --state a --state b", ""},
 		{"list --state a --state b --generate-bash-completion", ""},
 	} {
 		err := repeatedFlag(app, append([]string{"queuectl"}, fields(tc.in)...))

@@ -118,11 +118,7 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			}
 			switch {
 			case c.Bool("json"):
-				js, err := h.store.WithReasons(c.Context, []claim.Job{j})
-				if err != nil {
-					return err
-				}
-				return printer(c).Job(js[0], nil)
+				return printer(c).Job(withReasons(c, h.store, []claim.Job{j})[0], nil)
 			case !changed:
 				fmt.Fprintf(c.App.Writer, "Job %s unchanged\n", id)
 			default:

@@ -1,8 +1,10 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
@@ -31,12 +33,22 @@ func (o *jobsOut) end(err error) error {
 	if !o.c.Bool("json") {
 		return err
 	}
-	jobs, rerr := o.store.WithReasons(o.c.Context, o.jobs)
-	if rerr != nil {
-		return errors.Join(err, rerr)
-	}
-	if perr := printer(o.c).Jobs(jobs); perr != nil {
+	if perr := printer(o.c).Jobs(withReasons(o.c, o.store, o.jobs)); perr != nil {
 		return perr
 	}
 	return err
+}
+
+// withReasons is jobs with why each pending one waits (PendingReason), read
+// after the change they report was committed: a read that fails only
+// leaves the reasons out, with a warning, and never fails the change.
+func withReasons(c *cli.Context, s *claim.Store, jobs []claim.Job) []claim.Job {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), 10*time.Second)
+	defer cancel()
+	out, err := s.WithReasons(ctx, slices.Clone(jobs))
+	if err != nil {
+		logf(c)("warning: why the pending jobs wait is left out: %v", err)
+		return jobs
+	}
+	return out
 }

@@ -53,11 +53,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if err := app.RunContext(soft, reorderArgs(app, args)); err != nil {
 		code := exitCode(err, stderr)
+		var in front.Interrupted
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
-		}
-		var in front.Interrupted
-		if code == exitInterrupted && errors.As(context.Cause(soft), &in) && in.Signal == syscall.SIGINT {
+		} else if code == exitInterrupted && errors.As(context.Cause(soft), &in) && in.Signal == syscall.SIGINT {
 			// Ended by Ctrl-C: die of it, so that a script waiting for this
 			// command stops too (a shell takes a command that exited 130
 			// for one that handled the signal, and goes on: front.Exit).

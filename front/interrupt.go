@@ -146,8 +146,13 @@ func Exit(cause error) (code int, sig syscall.Signal, err error) {
 
 // Die ends the process by sig, as its default action would: with its
 // handler reset, the Go runtime does. It returns only if sig did not end
-// the process within a second.
+// the process within a second, and at once as the first process of a PID
+// namespace (a container without an init), which the kernel keeps from a
+// signal at its default action: the caller then exits with its code.
 func Die(sig syscall.Signal) {
+	if os.Getpid() == 1 {
+		return
+	}
 	signal.Reset(sig)
 	syscall.Kill(os.Getpid(), sig)
 	time.Sleep(time.Second)
