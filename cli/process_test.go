@@ -132,6 +132,18 @@ func (h *qhome) startCmd(cmd *exec.Cmd) *proc {
 	return p
 }
 
+// startServing starts a worker and waits for its enqueue socket, so that
+// enqueue and run go through the hand-off.
+func (h *qhome) startServing() *proc {
+	h.t.Helper()
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(h.t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	return w
+}
+
 // exit waits for the process to end and returns its exit code.
 func (p *proc) exit(t *testing.T, timeout time.Duration) int {
 	t.Helper()

@@ -70,11 +70,7 @@ func TestRunInterrupted(t *testing.T) {
 // queuectl-full.
 func TestCtrlCEndsAShellLoopOfRun(t *testing.T) {
 	h := newHome(t)
-	h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
 		t.Run(prog, func(t *testing.T) {
 			g := newGate(t)
@@ -115,13 +111,9 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 	signal.Notify(hup, syscall.SIGHUP)
 	defer signal.Stop(hup)
 	h := newHome(t)
-	h.start("worker", "start", "--no-spool")
 	// Up to its socket, so that every run here goes through the hand-off
 	// (the store path has TestRunFailsWhenItsOutputCannotBeWritten).
-	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
 		t.Run(prog, func(t *testing.T) {
 			g := newGate(t)

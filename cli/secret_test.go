@@ -148,11 +148,7 @@ func TestRunOverSocketStoresWhatWorkersLack(t *testing.T) {
 	h := newHome(t)
 	secret := "s3cr3t-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	t.Setenv("MY_SECRET_TOKEN", secret) // the worker's as well as the caller's
-	h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	for _, args := range [][]string{
 		{"run", "-q", "--", "sh", "-c", `echo "$QUEUECTL_JOB_ID"`},
 		{"run", "-q", "--id", "by-full", "--", "sh", "-c", `echo "$QUEUECTL_JOB_ID"`},
@@ -186,11 +182,7 @@ func TestRunUnsetsWhatTheCallerLacks(t *testing.T) {
 	// its words, which the caller has as the worker does.
 	t.Setenv("ODD NAME", "worker's")
 	t.Setenv("ODD", "kept")
-	h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
 		run := h.commandOf(prog, "run", "-q", "--", "sh", "-c", `echo "${ONLY_THE_WORKER-unset} $QUEUECTL_HOME ${ODD-unset} $(env | grep -c '^ODD NAME=')"`)
 		run.Env = slices.DeleteFunc(run.Env, func(kv string) bool {
@@ -332,11 +324,7 @@ func TestRunLeavesOutTheCallersStore(t *testing.T) {
 	}
 	check("run without a worker", "stored", p.stdout.String())
 
-	h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
 		run := h.commandOf(prog, "run", "--id", "by-"+prog, "--", "sh", "-c", script)
 		run.Env = append(run.Env, caller...)
