@@ -134,12 +134,12 @@ func (f *follower) end(j claim.Job, err error) error {
 		if f.own && (err != nil || !finished(j.State)) {
 			f.stop()
 		}
-		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.id, f.timeout)}
+		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.name, f.timeout)}
 	case err != nil && (f.c.Context.Err() != nil || front.IsInterruption(f.cause())):
 		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
 		} else {
-			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.id, f.id)
+			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.name, f.id)
 		}
 		return f.exit()
 	case err != nil:
@@ -230,13 +230,13 @@ func jobExit(j claim.Job) error {
 	case j.State == claim.Completed:
 		return nil
 	case j.State != claim.Dead:
-		return &exitStatus{exitFailure, fmt.Errorf("job %s was %s", j.ID, j.State)}
+		return &exitStatus{exitFailure, fmt.Errorf("job %s was %s", front.Named(j.ID, j.Label), j.State)}
 	case j.ExitCode != nil && *j.ExitCode > 0 && *j.ExitCode < 256:
 		return &exitStatus{*j.ExitCode, nil}
 	case j.LastError == "":
-		return &exitStatus{exitFailure, fmt.Errorf("job %s is dead", j.ID)}
+		return &exitStatus{exitFailure, fmt.Errorf("job %s is dead", front.Named(j.ID, j.Label))}
 	}
-	return &exitStatus{exitFailure, fmt.Errorf("job %s is dead: %s", j.ID, j.LastError)}
+	return &exitStatus{exitFailure, fmt.Errorf("job %s is dead: %s", front.Named(j.ID, j.Label), j.LastError)}
 }
 
 // runSpec makes the job of run's flags and arguments: in the caller's

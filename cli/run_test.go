@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -312,6 +313,32 @@ func TestRunMakesOneAttempt(t *testing.T) {
 	}
 	if j := h.show("twice"); j.Attempts != 2 {
 		t.Errorf("job after run --retries 2: %d attempts, want 2", j.Attempts)
+	}
+}
+
+// TestRunNamesItsJobsLabel: with --label, every notice run writes about
+// its job names the label beside the id (which target of make -j a line
+// is about), when run follows the job in the store as when its worker
+// follows it for run (front/pair_test.go).
+func TestRunNamesItsJobsLabel(t *testing.T) {
+	h := newHome(t)
+	// The worker serving the socket serves queue other only: run follows
+	// its job of queue work, run by the second worker, in the store.
+	h.start("worker", "start", "--no-spool", "--queue", "other")
+	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	h.start("worker", "start", "--no-spool", "--queue", "work")
+	_, stderr, code := h.run("run", "--queue", "work", "--label", "cc foo.o", "--", "sh", "-c", "echo no >&2; exit 4")
+	notices := regexp.MustCompile(`(?m)^queuectl: job .*$`).FindAllString(stderr, -1)
+	if code != 4 || len(notices) != 3 {
+		t.Fatalf("run --label of a failing command: exit %d, %d notices, want 4 and 3\nstderr:\n%s", code, len(notices), stderr)
+	}
+	for _, n := range notices {
+		if !regexp.MustCompile(`^queuectl: job \S+ \(cc foo\.o\)`).MatchString(n) {
+			t.Errorf("notice %q does not name the job's label", n)
+		}
 	}
 }
 

@@ -25,7 +25,8 @@ type follower struct {
 	h       *home
 	stream  *handoff.Stream
 	id      string
-	own     bool // the job is this run's, not one holding the same unique key
+	name    string // id, with the job's label (front.Named)
+	own     bool   // the job is this run's, not one holding the same unique key
 	timeout time.Duration
 
 	ctx    context.Context
@@ -39,7 +40,7 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 	if !own {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
-	return &follower{c: c, id: r.Job.ID, own: own, timeout: r.Job.Timeout, seen: newSeen()}
+	return &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen()}
 }
 
 func (f *follower) follow() (claim.Job, error) {
@@ -124,7 +125,7 @@ func (f *follower) disarm() {
 
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.Bool("quiet") {
-		logf(f.c)("job %s: "+format, append([]any{f.id}, a...)...)
+		logf(f.c)("job %s: "+format, append([]any{f.name}, a...)...)
 	}
 }
 
@@ -150,11 +151,11 @@ func (f *follower) stop() {
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.id)
+		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.name)
 	case errors.Is(err, claim.ErrUnavailable):
-		logf(f.c)("job %s goes on: the store is unreachable, so it could not be canceled (%v); once it is back: queuectl cancel %s", f.id, err, f.id)
+		logf(f.c)("job %s goes on: the store is unreachable, so it could not be canceled (%v); once it is back: queuectl cancel %s", f.name, err, f.id)
 	case err != nil:
-		logf(f.c)("job %s: cancel: %v", f.id, err)
+		logf(f.c)("job %s: cancel: %v", f.name, err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/front"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
@@ -38,7 +39,7 @@ func explain(c *cli.Context, h *home, j claim.Job) {
 	say := logf(c)
 	ctx := context.WithoutCancel(c.Context) // also after Ctrl-C or --timeout
 	if j.DeadBy != "" {
-		say("job %s is dead: %s", j.ID, j.LastError)
+		say("job %s is dead: %s", front.Named(j.ID, j.Label), j.LastError)
 		root, ok := rootCause(ctx, h, j)
 		if !ok || root.State != claim.Dead {
 			return
@@ -47,11 +48,11 @@ func explain(c *cli.Context, h *home, j claim.Job) {
 	}
 	runs, err := h.store.RunsWithTails(ctx, j.ID)
 	if err != nil || len(runs) == 0 {
-		say("job %s is dead: %s", j.ID, orText(j.LastError, "it never ran"))
+		say("job %s is dead: %s", front.Named(j.ID, j.Label), orText(j.LastError, "it never ran"))
 		return
 	}
 	r := runs[len(runs)-1]
-	say("job %s is dead: run %d %s", j.ID, r.Attempt, runEnd(r))
+	say("job %s is dead: run %d %s", front.Named(j.ID, j.Label), r.Attempt, runEnd(r))
 	errLog, outLog := run.Log{Run: r, Stderr: true}, run.Log{Run: r}
 	lines, err := errLog.LastLines(whyLines)
 	switch {

@@ -22,3 +22,13 @@ func Attempt(j jobs.Job, r jobs.Run) string {
 	}
 	return fmt.Sprintf("attempt %d", r.Attempt)
 }
+
+// Named names job id in run's notices: with its label, where it has one,
+// so that the lines of `make -j` say which target each is about
+// ("job ID (LABEL)").
+func Named(id, label string) string {
+	if label == "" {
+		return id
+	}
+	return id + " (" + label + ")"
+}

@@ -116,9 +116,21 @@ func TestFrontAndFull(t *testing.T) {
 		strings.Count(errs, "attempt 1 of 1 started") != 1 || !strings.Contains(errs, "is dead: run 1 exited 3") {
 		t.Fatalf("run of a failing command = %q, exit %d\nstderr:\n%s", out, code, errs)
 	}
+	// With a label, every notice about the job names it: which target of
+	// make -j a line is about.
+	_, errs, code = p.run(nil, "run", "--label", "cc foo.o", "--", "sh", "-c", "exit 4")
+	notices := regexp.MustCompile(`(?m)^queuectl: job .*$`).FindAllString(errs, -1)
+	if code != 4 || len(notices) != 3 {
+		t.Fatalf("run --label of a failing command: exit %d, %d notices\nstderr:\n%s", code, len(notices), errs)
+	}
+	for _, n := range notices {
+		if !regexp.MustCompile(`^queuectl: job \S+ \(cc foo\.o\)`).MatchString(n) {
+			t.Errorf("notice %q does not name the job's label", n)
+		}
+	}
 
 	out, errs, code = p.run(nil, "status")
-	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 1\b`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 2\b`).MatchString(out) {
 		t.Fatalf("status = %q, exit %d\n%s", out, code, errs)
 	}
 	if out, _, code := p.run(nil, "enqueue", "--help"); code != 0 || !strings.Contains(out, "queuectl enqueue - add a job") {

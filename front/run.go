@@ -26,6 +26,7 @@ type follower struct {
 	c      *call
 	s      *wire.Stream
 	id     string
+	name   string // id, with the job's label (Named)
 	res    Resume
 	ctx    context.Context
 	cancel context.CancelCauseFunc
@@ -51,7 +52,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 		return Full(c.args, &res), true
 	}
 	defer s.Close()
-	f := &follower{c: c, s: s, id: nj.ID, res: res, tout: s.Job.Timeout}
+	f := &follower{c: c, s: s, id: nj.ID, name: Named(nj.ID, nj.Label), res: res, tout: s.Job.Timeout}
 	f.ctx, f.cancel = context.WithCancelCause(ctx)
 	defer f.cancel(nil)
 	j, err := f.follow()
@@ -89,7 +90,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		if err != nil || !j.State.Finished() {
 			f.stop()
 		}
-		fmt.Fprintf(os.Stderr, "queuectl: error: job %s: an attempt ran out of its %v\n", f.id, f.tout)
+		fmt.Fprintf(os.Stderr, "queuectl: error: job %s: an attempt ran out of its %v\n", f.name, f.tout)
 		return 124
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
@@ -110,7 +111,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		f.s.Close()
 		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
-	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", j.ID, j.State)
+	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", f.name, j.State)
 	return 1
 }
 
@@ -178,7 +179,7 @@ func (f *follower) disarm() {
 
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.quiet {
-		fmt.Fprintf(os.Stderr, "queuectl: job %s: "+format+"\n", append([]any{f.id}, a...)...)
+		fmt.Fprintf(os.Stderr, "queuectl: job %s: "+format+"\n", append([]any{f.name}, a...)...)
 	}
 }
 
@@ -198,10 +199,10 @@ func (f *follower) stop() {
 		}
 	}
 	if errors.Is(err, wire.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
-		fmt.Fprintf(os.Stderr, "queuectl: job %s is canceled; its worker is still stopping its processes\n", f.id)
+		fmt.Fprintf(os.Stderr, "queuectl: job %s is canceled; its worker is still stopping its processes\n", f.name)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "queuectl: job %s: cancel: %v\n", f.id, err)
+	fmt.Fprintf(os.Stderr, "queuectl: job %s: cancel: %v\n", f.name, err)
 }
 
 // writer writes a stream of the running attempt, and counts what it wrote
