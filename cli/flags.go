@@ -97,6 +97,13 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 				flags = append(flags, a)
 				return append(flags, reorderLevel(sub, global, args[i+1:], hoisted, lowered)...)
 			}
+			if cmd.Name == "run" {
+				// `run grep -q x f`: the command's first word ends run's
+				// flags, as for env, nohup and sudo; what follows is the
+				// command's, flags and all.
+				pos, ended = append(pos, args[i:]...), true
+				break
+			}
 			pos = append(pos, a)
 			continue
 		}

@@ -49,6 +49,14 @@ func TestReorderArgs(t *testing.T) {
 		{"enqueue rm -f /tmp/x", "enqueue -- rm -f /tmp/x"},
 		{"enqueue -q rm -f /tmp/x", "enqueue -q -- rm -f /tmp/x"},
 		{"enqueue '{}' --nosuch", "enqueue --nosuch '{}'"},
+		// run's command ends run's flags at its first word: what follows
+		// is the command's, as for env, nohup and sudo.
+		{"run grep -q root /etc/passwd", "run -- grep -q root /etc/passwd"},
+		{"run -q xz --timeout 5 --version", "run -q -- xz --timeout 5 --version"},
+		{"run --label x echo --label y", "run --label x -- echo --label y"},
+		{"run echo hi", "run -- echo hi"},
+		{"run -q -- echo --x", "run -q -- echo --x"},
+		{"run --home /h -q ls -l", "--home /h run -q -- ls -l"},
 	} {
 		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]
 		if want := fields(tc.want); !slices.Equal(got, want) {

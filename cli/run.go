@@ -33,7 +33,8 @@ end CMD. Started with SIGINT ignored (a script's background command), run leaves
 as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
 a worker does: the job goes on, and run says once on stderr that the store is unreachable and
-once that it is back.
+once that it is back. run's own flags come before CMD: its first word ends them, and the
+flags after it are CMD's (run grep -q x f gives -q to grep), as with env and nohup.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 		Flags: append(runJobFlags(),

@@ -316,6 +316,18 @@ func TestRunMakesOneAttempt(t *testing.T) {
 	}
 }
 
+// TestRunCommandKeepsItsFlags: without --, the command's first word ends
+// run's flags: `run -q printf ... -q --label` runs printf with both, as
+// env and nohup would, instead of taking them for run's.
+func TestRunCommandKeepsItsFlags(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	out, stderr, code := h.run("run", "-q", "printf", "%s|%s", "-q", "--label")
+	if code != 0 || out != "-q|--label" {
+		t.Fatalf("run -q printf '%%s|%%s' -q --label: exit %d, stdout %q; want 0 and \"-q|--label\"\nstderr: %s", code, out, stderr)
+	}
+}
+
 // TestRunNamesItsJobsLabel: with --label, every notice run writes about
 // its job names the label beside the id (which target of make -j a line
 // is about), when run follows the job in the store as when its worker

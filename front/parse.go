@@ -17,6 +17,7 @@ type call struct {
 	name     string // enqueue or run
 	quiet    bool
 	queue    string
+	label    string   // run --label
 	command  *string  // enqueue --command, run --shell
 	spec     string   // enqueue's JSON argument
 	file     string   // enqueue -f: a regular file of one job
@@ -78,6 +79,8 @@ func parse(args []string) (call, bool) {
 			c.command = &v
 		case c.name == "enqueue" && (name == "file" || rest[0] == "-f"):
 			c.file, ok = value("file")
+		case c.name == "run" && name == "label":
+			c.label, ok = value(name)
 		case c.name == "run" && name == "shell":
 			var v string
 			v, ok = value(name)
@@ -141,7 +144,7 @@ func (c *call) job() (jobs.NewJob, bool) {
 		command = *c.command
 	}
 	one := 1
-	nj = jobs.NewJob{Command: command, Queue: c.queue, MaxRetries: &one}
+	nj = jobs.NewJob{Command: command, Queue: c.queue, MaxRetries: &one, Label: c.label}
 	if nj.Cwd, err = os.Getwd(); err != nil {
 		return nj, false
 	}

@@ -17,6 +17,11 @@ func TestParse(t *testing.T) {
 		{[]string{"run", "--", "make", "-j4"}, true},
 		{[]string{"run", "-q", "--queue", "heavy", "--", "true"}, true},
 		{[]string{"run", "--shell", "true"}, true},
+		{[]string{"run", "--label", "cc foo.o", "--", "cc", "-c", "foo.c"}, true},
+		{[]string{"run", "--label=x", "-q", "--", "true"}, true},
+		{[]string{"run", "--label", "x", "--label", "y", "--", "true"}, false},
+		{[]string{"enqueue", "--label", "x", "-c", "true"}, false},
+		{[]string{"run", "--label", "bad\x01", "--", "true"}, true}, // refused by job()
 		{[]string{"run", "true"}, false},
 		{[]string{"run", "--shell", "true", "--", "true"}, false},
 		{[]string{"run", "--"}, false},
@@ -51,6 +56,19 @@ func TestParse(t *testing.T) {
 		if _, got := parse(args); got != tt.serve {
 			t.Errorf("parse(%q) serves = %v, want %v", tt.args, got, tt.serve)
 		}
+	}
+}
+
+// TestRunLabel: the front's run job carries its --label, and a label
+// the full program refuses is left to it to say so.
+func TestRunLabel(t *testing.T) {
+	c, _ := parse([]string{"queuectl", "run", "--label", "cc foo.o", "--", "true"})
+	if nj, ok := c.job(); !ok || nj.Label != "cc foo.o" {
+		t.Errorf("run --label 'cc foo.o': job label %q (ok %v)", nj.Label, ok)
+	}
+	c, _ = parse([]string{"queuectl", "run", "--label", "bad\x01", "--", "true"})
+	if _, ok := c.job(); ok {
+		t.Errorf("run --label with a control character: the front made its job")
 	}
 }
 
