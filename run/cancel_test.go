@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -124,6 +125,53 @@ func TestCancelKillsJobIgnoringTerm(t *testing.T) {
 	}
 }
 
+// A canceled job's shell that dies of its TERM leaves a command that
+// traps it, cleaning up: that command keeps the stop's grace (stop-timeout,
+// an hour here), neither a second TERM nor a KILL a second later (what the
+// worker gives what a run leaves when it ended by itself).
+func TestCancelKeepsStopTimeoutForWhatTheShellLeaves(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Config.StopTimeout = time.Hour
+	startWorker(t, w)
+	dir := t.TempDir()
+	pidFile, innerFile, trace, fifo := filepath.Join(dir, "pgid"), filepath.Join(dir, "inner"), filepath.Join(dir, "trace"), filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	inner := fmt.Sprintf(`trap 'echo term >> %s; read x < %s; echo cleaned >> %s; exit 0' TERM; echo $$ > %s; while :; do sleep 0.05; done`,
+		trace, fifo, trace, innerFile)
+	enqueue(t, s, claim.NewJob{ID: "cleanup", Command: "echo $$ > " + pidFile + "; sh -c " + shellQuote(inner)})
+	pgid, innerPID := pgidOf(t, pidFile), pgidOf(t, innerFile)
+	if _, _, _, err := s.Cancel(context.Background(), "cleanup"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the job's shell to die of its TERM, and its command to trap it", func() bool {
+		p, ok := readProc(pgid)
+		data, _ := os.ReadFile(trace)
+		return (!ok || p.zombie) && string(data) == "term\n"
+	})
+	// Three times what a run's leftovers get once it ended by itself: the
+	// command must live on through all of it.
+	for end := time.Now().Add(3 * leftoverGrace); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if p, ok := readProc(innerPID); !ok || p.zombie {
+			t.Fatalf("the job's command, cleaning up after its TERM, was killed before stop-timeout")
+		}
+	}
+	f, err := os.OpenFile(fifo, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("done\n")
+	f.Close()
+	if j := waitState(t, s, "cleanup"); j.State != claim.Canceled {
+		t.Fatalf("job = %s, want canceled", j.State)
+	}
+	if data, _ := os.ReadFile(trace); string(data) != "term\ncleaned\n" {
+		t.Errorf("the command's trace = %q, want one TERM and its cleanup's end", data)
+	}
+}
+
 // Pending jobs canceled in a queue are never run, and the running one stops.
 func TestCancelQueueStopsItsRuns(t *testing.T) {
 	s := mustOpenStore(t)
@@ -215,3 +263,6 @@ func BenchmarkCancelLatency(b *testing.B) {
 	report(gone, "gone")
 	report(canceled, "canceled")
 }
+
+// shellQuote quotes s for /bin/sh as one word.
+func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }

@@ -298,14 +298,20 @@ func adoptedAny() bool {
 
 // stop sends TERM to pids, waits up to grace for them to exit, then KILLs
 // what is left; adopted ones are reaped.
-func stop(pids []int, grace time.Duration) {
+func stop(pids []int, grace time.Duration) { stopUntil(pids, 0, time.Now().Add(grace)) }
+
+// stopUntil sends TERM to pids but those of process group termed (0:
+// none), which had theirs, waits until deadline for them to exit, then
+// KILLs what is left; adopted ones are reaped.
+func stopUntil(pids []int, termed int, deadline time.Time) {
 	if len(pids) == 0 {
 		return
 	}
 	for _, pid := range pids {
-		syscall.Kill(pid, syscall.SIGTERM)
+		if p, ok := readProc(pid); !ok || termed == 0 || p.pgrp != termed {
+			syscall.Kill(pid, syscall.SIGTERM)
+		}
 	}
-	deadline := time.Now().Add(grace)
 	for len(pids) > 0 {
 		var left []int
 		for _, pid := range pids {

@@ -30,6 +30,7 @@ func runMark(workerID, jobID string, attempt int) string {
 func leftovers(pgid int, mark string, prefix, anywhere bool) []int { return nil }
 func ownGroup(pgid int, mark string, since time.Time) bool         { return true }
 func stop(pids []int, grace time.Duration)                         {}
+func stopUntil(pids []int, termed int, deadline time.Time)         {}
 func runStarted(pid int, mark string, conf *confinement) bool      { return false }
 func runEnded(pid int)                                             {}
 func orphans() []int                                               { return nil }

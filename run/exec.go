@@ -178,8 +178,9 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	}
 	defer open.Close()
 	mark := runMark(w.id, j.ID, r.Attempt)
+	var stopped stopTime
 	newCmd := func() *exec.Cmd {
-		cmd := w.command(ctx, run, j, r, mark)
+		cmd := w.command(ctx, run, j, r, mark, &stopped)
 		cmd.ExtraFiles = []*os.File{gate} // fd 3
 		cmd.Stdin, cmd.Stdout, cmd.Stderr = jobStdin(), stdout, stderr
 		return cmd
@@ -230,7 +231,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	open.Close()
 	err = waitChild(cmd)
 	record.stop()
-	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf)
+	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf, &stopped)
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
 	res.pgid, res.execAt = r.PGID, r.ExecAt
 	return res
@@ -282,10 +283,36 @@ func (rec *startRecord) stop() {
 	}
 }
 
+// stopTime is when a run was stopped (its group sent TERM, or KILL when
+// fenced), and until when its processes may take to end: what is left of
+// them once the job's shell has exited keeps that grace (endLeftovers).
+type stopTime struct {
+	mu       sync.Mutex
+	at       time.Time // zero: not stopped
+	deadline time.Time
+}
+
+func (s *stopTime) set(grace time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.at.IsZero() {
+		s.at = time.Now()
+		s.deadline = s.at.Add(grace)
+	}
+}
+
+// get returns whether the run was stopped, and its deadline.
+func (s *stopTime) get() (bool, time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.at.IsZero(), s.deadline
+}
+
 // command is the job's shell, behind the gate (fd 3, the caller's), with
 // its directory and environment. Canceling ctx stops its process group:
-// at once when run was fenced, with the stop-timeout's grace otherwise.
-func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mark string) *exec.Cmd {
+// at once when run was fenced, with the stop-timeout's grace otherwise;
+// stopped keeps when, for what the shell leaves.
+func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mark string, stopped *stopTime) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, "/bin/sh", gatedArgs(j.Command)...)
 	cmd.Dir = j.Cwd
 	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
@@ -300,9 +327,12 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 		if fencedBy(run) != nil {
 			// Another host may start the job again (5 s after the lease,
 			// or now): no grace for this run.
+			stopped.set(0)
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		}
-		return w.killGroup(cmd.Process.Pid)
+		grace := w.settings().StopTimeout
+		stopped.set(grace)
+		return w.killGroup(cmd.Process.Pid, grace)
 	}
 	return cmd
 }
@@ -329,10 +359,17 @@ func (w *Worker) limit(cmd *exec.Cmd, limits claim.Limits, j claim.Job, r *claim
 
 // endLeftovers ends, once the job's shell (pid) has exited, whatever the
 // job left behind: its group, and what left the group but came back to
-// this worker (the child subreaper). It reports whether the confinement
-// killed the job for its memory.
-func endLeftovers(pid int, mark string, conf *confinement) (oomKilled bool) {
-	stop(leftovers(pid, mark, false, false), leftoverGrace)
+// this worker (the child subreaper). A run that was stopped keeps its
+// stop's grace: its group has had its TERM (a shell that died of it
+// leaves a command that traps it, cleaning up) and is killed at the
+// stop's deadline, as the shell would have been. It reports whether the
+// confinement killed the job for its memory.
+func endLeftovers(pid int, mark string, conf *confinement, stopped *stopTime) (oomKilled bool) {
+	if was, deadline := stopped.get(); was {
+		stopUntil(leftovers(pid, mark, false, false), pid, deadline)
+	} else {
+		stop(leftovers(pid, mark, false, false), leftoverGrace)
+	}
 	oomKilled = conf.end()
 	runEnded(pid)
 	stop(orphans(), leftoverGrace)
@@ -411,13 +448,13 @@ func gatedArgs(command string) []string {
 	return []string{"-c", gate + `eval "shift; $1"`, "/bin/sh", command}
 }
 
-// killGroup stops a job's process group: TERM, then KILL after stop-timeout.
-// It returns at once; the KILL is sent from a timer.
-func (w *Worker) killGroup(pgid int) error {
+// killGroup stops a job's process group: TERM, then KILL after grace
+// (stop-timeout). It returns at once; the KILL is sent from a timer.
+func (w *Worker) killGroup(pgid int, grace time.Duration) error {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
 		return err
 	}
-	time.AfterFunc(w.settings().StopTimeout, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	time.AfterFunc(grace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	return nil
 }
 
