@@ -13,11 +13,8 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// errAttemptTimedOut ends a follow when an attempt outlives --timeout.
-var errAttemptTimedOut = errors.New("attempt timed out")
-
-// follower streams one job's runs to the caller, announces each attempt
-// on stderr, and watches --timeout. It follows the job on its worker's
+// follower streams one job's runs to the caller and announces each
+// attempt on stderr. It follows the job on its worker's
 // connection (stream), or in the store (h); when the worker stops
 // following, it goes on in the store, without writing again what it wrote.
 type follower struct {
@@ -31,8 +28,10 @@ type follower struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	timer  *time.Timer
 	seen   seen
+	// timedOut: the last run that ended was killed by the worker for
+	// outliving the job's timeout (timedOut).
+	timedOut bool
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -46,7 +45,6 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
-	defer f.disarm()
 	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
 	stderr := f.seen.writer(1, front.OutputWriter(f.c.App.ErrWriter, f.cancel))
 	if f.stream != nil {
@@ -68,17 +66,14 @@ func (f *follower) paused(queue string) {
 
 func (f *follower) cause() error { return context.Cause(f.ctx) }
 
-// event announces a run's start and end, and keeps a timer on the running
-// attempt. An attempt that failed after running its whole --timeout was
-// killed by its worker for it.
+// event announces a run's start and end, and notes whether the run that
+// ended timed out.
 func (f *follower) event(e run.TailEvent) {
-	f.disarm()
+	if e.Ended {
+		f.timedOut = timedOut(e.Run, f.timeout)
+	}
 	if f.seen.event(e.Run.Attempt, e.Ended) {
-		// Told already, by the worker that stopped following: only the timer.
-		if !e.Ended && f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
-		}
-		return
+		return // told already, by the worker that stopped following
 	}
 	if !e.Ended {
 		if e.Run.Host != run.HostID() {
@@ -87,16 +82,10 @@ func (f *follower) event(e run.TailEvent) {
 		} else {
 			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
-		if f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
-		}
 		return
 	}
 	switch e.Run.Outcome {
 	case claim.OutcomeFailed:
-		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
-			f.cancel(errAttemptTimedOut)
-		}
 		switch e.Job.State {
 		case claim.Dead:
 			f.announce("%s failed (%s); no attempts left", front.Attempt(e.Job, e.Run), e.Run.Error)
@@ -116,11 +105,10 @@ func (f *follower) event(e run.TailEvent) {
 	}
 }
 
-func (f *follower) disarm() {
-	if f.timer != nil {
-		f.timer.Stop()
-		f.timer = nil
-	}
+// timedOut reports whether run r, ended, failed because its worker killed
+// it for outliving timeout: it ran for all of it.
+func timedOut(r claim.Run, timeout time.Duration) bool {
+	return timeout > 0 && r.Outcome == claim.OutcomeFailed && r.EndedAt.Sub(r.StartedAt) >= timeout
 }
 
 func (f *follower) announce(format string, a ...any) {
