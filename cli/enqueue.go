@@ -22,7 +22,10 @@ func enqueueCommand() *cli.Command {
 		Usage:     "add a job to the queue",
 		ArgsUsage: "[JSON | -]",
 		Description: `Give the job as a JSON spec (argument, -f FILE, or - for stdin: one object,
-or JSON lines for a batch stored in one transaction), or with --command and flags.
+or JSON lines for a batch stored in one transaction), or with --command and flags. The job
+runs in its worker's directory and environment, with its cwd and env laid over them
+(--cwd, --env): it carries nothing of this shell's, as a spool file has no shell to carry;
+run, which stands in for running a command here, takes this directory and environment.
 
 Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
 		Flags: append(jobFlags(),

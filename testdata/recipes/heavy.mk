@@ -3,7 +3,8 @@
 # at most two compressions run at once, however many make -j builds, cron
 # jobs and scripts start them. Each `queuectl run` line writes its job's
 # output here and exits with the job's exit code, so make -j4 stops at the
-# first failure as it always does. The jobs run in this directory.
+# first failure as it always does. The jobs run in this directory; each is
+# labelled with its input, which run's notices name.
 Q        ?= queuectl
 COMPRESS ?= xz -k -f -9
 
@@ -13,4 +14,4 @@ LOGS := $(wildcard logs/*.log)
 all: $(LOGS:=.xz)
 
 %.log.xz: %.log
-	$(Q) run --queue heavy -- $(COMPRESS) $<
+	$(Q) run --queue heavy --label $< -- $(COMPRESS) $<
