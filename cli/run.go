@@ -120,6 +120,7 @@ func runAction(c *cli.Context) error {
 		f.h = h
 		if resuming {
 			f.seen.resume(res)
+			f.lines = &front.Lines{Open: res.Open} // as the front left the job's stderr
 		}
 		sayWhyItWaits(c.Context, h.store, r.Job, f.waiting, f.paused)
 		j, err := f.follow()
@@ -145,9 +146,11 @@ func (f *follower) end(j claim.Job, err error) error {
 		return f.exit() // the job ended, but not all its output was written
 	}
 	if j.State == claim.Dead && f.timedOut {
+		f.lines.Break()
 		return &exitStatus{exitTimeout, fmt.Errorf("job %s: its last attempt ran out of its %v", f.name, f.timeout)}
 	}
 	if j.State == claim.Dead && !f.c.Bool("quiet") {
+		f.lines.Break()
 		f.explain(j)
 	}
 	return jobExit(j)

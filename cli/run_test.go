@@ -342,6 +342,21 @@ func TestRunCommandKeepsItsFlags(t *testing.T) {
 	}
 }
 
+// TestRunNoticeStartsItsOwnLine: a notice of run's after a line the job
+// left open on stderr ("progress 50%") starts a line of its own; with
+// nothing of run's after it, the job's stderr is left as it wrote it.
+func TestRunNoticeStartsItsOwnLine(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool")
+	_, stderr, code := h.run("run", "--", "sh", "-c", `printf 'progress 50%%' >&2; exit 1`)
+	if code != 1 || !strings.Contains(stderr, "progress 50%\nqueuectl: job ") {
+		t.Errorf("run of a job leaving its stderr line open: exit %d, stderr:\n%s", code, stderr)
+	}
+	if _, stderr, code := h.run("run", "-q", "--", "sh", "-c", `printf 'no newline' >&2`); code != 0 || stderr != "no newline" {
+		t.Errorf("run -q of a job leaving its stderr line open: exit %d, stderr %q, want it as written", code, stderr)
+	}
+}
+
 // TestRunNamesItsJobsLabel: with --label, every notice run writes about
 // its job names the label beside the id (which target of make -j a line
 // is about), when run follows the job in the store as when its worker

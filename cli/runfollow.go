@@ -29,6 +29,7 @@ type follower struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
 	seen   seen
+	lines  *front.Lines // the job's stderr, for a notice after an open line
 	// timedOut: the last run that ended was killed by the worker for
 	// outliving the job's timeout (timedOut).
 	timedOut bool
@@ -46,7 +47,10 @@ func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
 	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
-	stderr := f.seen.writer(1, front.OutputWriter(f.c.App.ErrWriter, f.cancel))
+	// A line left open by the job's stderr stays so across follows.
+	f.lines = &front.Lines{W: front.OutputWriter(f.c.App.ErrWriter, f.cancel), Raw: f.c.App.ErrWriter,
+		Open: f.lines != nil && f.lines.Open}
+	stderr := f.seen.writer(1, f.lines)
 	if f.stream != nil {
 		return f.followStream(stdout, stderr)
 	}
@@ -113,6 +117,7 @@ func timedOut(r claim.Run, timeout time.Duration) bool {
 
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.Bool("quiet") {
+		f.lines.Break()
 		logf(f.c)("job %s: "+format, append([]any{f.name}, a...)...)
 	}
 }

@@ -116,6 +116,10 @@ func TestFrontAndFull(t *testing.T) {
 		strings.Count(errs, "attempt 1 of 1 started") != 1 || !strings.Contains(errs, "is dead: run 1 exited 3") {
 		t.Fatalf("run of a failing command = %q, exit %d\nstderr:\n%s", out, code, errs)
 	}
+	// A notice after a line the job left open on stderr starts its own.
+	if _, errs, _ := p.run(nil, "run", "--", "sh", "-c", `printf 'progress 50%%' >&2; exit 5`); !strings.Contains(errs, "progress 50%\nqueuectl: job ") || strings.Contains(errs, "\n\n") {
+		t.Errorf("run of a job leaving its stderr line open: stderr:\n%s", errs)
+	}
 	// With a label, every notice about the job names it: which target of
 	// make -j a line is about.
 	_, errs, code = p.run(nil, "run", "--label", "cc foo.o", "--", "sh", "-c", "exit 4")
@@ -130,7 +134,7 @@ func TestFrontAndFull(t *testing.T) {
 	}
 
 	out, errs, code = p.run(nil, "status")
-	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 2\b`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 3\b`).MatchString(out) {
 		t.Fatalf("status = %q, exit %d\n%s", out, code, errs)
 	}
 	if out, _, code := p.run(nil, "enqueue", "--help"); code != 0 || !strings.Contains(out, "queuectl enqueue - add a job") {

@@ -17,13 +17,14 @@ const ResumeEnv = "QUEUECTL_FRONT_RESUME"
 // this call's), and, for run, writes only what the front did not: runs
 // whose start (Started) or end (Ended) it told, and bytes of each run's
 // stdout (stream 0) and stderr (1) it wrote (Wrote: attempt, stream,
-// bytes).
+// bytes), and whether it left a line of the job's stderr open (Open).
 type Resume struct {
 	ID      string
 	Start   time.Time
 	Started []int      `json:",omitempty"`
 	Ended   []int      `json:",omitempty"`
 	Wrote   [][3]int64 `json:",omitempty"`
+	Open    bool       `json:",omitempty"`
 }
 
 func (r *Resume) env() string {

@@ -27,7 +27,8 @@ type follower struct {
 	res    Resume
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-	remote bool // a run started on another host: the full program says so
+	lines  *Lines // the job's stderr, for a notice after an open line
+	remote bool   // a run started on another host: the full program says so
 }
 
 // run hands nj over for run and follows it to its end.
@@ -56,7 +57,8 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 
 func (f *follower) follow() (jobs.Job, error) {
 	defer f.s.InterruptWhen(f.ctx)()
-	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, OutputWriter(os.Stderr, f.cancel)),
+	f.lines = &Lines{W: OutputWriter(os.Stderr, f.cancel), Raw: os.Stderr}
+	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, f.lines),
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
@@ -87,6 +89,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return f.exit() // the job ended, but not all its output was written
 	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
+		f.res.Open = f.lines.Open
 		return Full(f.c.args, &f.res)
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
@@ -97,6 +100,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return 0
 	case j.State == jobs.Dead:
 		f.s.Close()
+		f.res.Open = f.lines.Open
 		return Full(f.c.args, &f.res) // says why it died (124: it timed out), and exits as it did
 	}
 	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", f.name, j.State)
@@ -153,6 +157,7 @@ func (f *follower) event(e wire.Event) {
 
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.quiet {
+		f.lines.Break()
 		fmt.Fprintf(os.Stderr, "queuectl: job %s: "+format+"\n", append([]any{f.name}, a...)...)
 	}
 }
