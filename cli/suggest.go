@@ -86,6 +86,9 @@ func commandNotFound(code *int) func(*cli.Context, string) {
 		hint := "see: " + help
 		if near := nearest(name, names); near != "" {
 			hint = fmt.Sprintf("did you mean %s? (%s lists every command)", near, help)
+		} else if top := c.App.Command(name); c.Command != nil && top != nil && !top.Hidden {
+			// `queue pause heavy`: a command of the app's, not of the group's.
+			hint = fmt.Sprintf("%s is a command of its own: see queuectl %s --help", name, name)
 		}
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: error: no command %q\nqueuectl: hint: %s\n", name, hint)
 		*code = exitUsage
