@@ -108,8 +108,8 @@ func (e Event) String() string {
 	case EventCanceled:
 		return fmt.Sprintf("%s canceled: run %d stopped after %s (%s)", run, e.Run, seconds(e.Duration), why(e))
 	case EventPaused:
-		return fmt.Sprintf("paused: %s; no new job starts there until `queuectl resume%s` (running jobs go on)",
-			pausedWords(e.Queues), resumeFlag(e.Queues))
+		return fmt.Sprintf("paused: %s; no new job starts there until `%s` (running jobs go on)",
+			pausedWords(e.Queues), resumeCommand(e.Queues))
 	case EventResumed:
 		return fmt.Sprintf("resumed: %s", pausedWords(e.Queues))
 	case EventStopping:

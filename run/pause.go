@@ -50,9 +50,13 @@ func pausedWords(queues []string) string {
 	return "queue " + strings.Join(queues, ", ")
 }
 
-func resumeFlag(queues []string) string {
-	if len(queues) == 1 && queues[0] != claim.AllQueues {
-		return " --queue " + queues[0]
+// resumeCommand is the command that resumes queues: resume takes one
+// --queue (given twice it is refused), so several queues are several
+// commands; a bare resume would resume every queue, also those paused on
+// purpose.
+func resumeCommand(queues []string) string {
+	if len(queues) == 0 || slices.Contains(queues, claim.AllQueues) {
+		return "queuectl resume"
 	}
-	return ""
+	return "queuectl resume --queue " + strings.Join(queues, " && queuectl resume --queue ")
 }
