@@ -21,12 +21,14 @@ const whyLines = 10
 const whyJobs = 3
 
 // explainDead says on stderr why the dead jobs among jobs died, the first
-// whyJobs of them: what explain says of each.
+// whyJobs of them: what explain says of each. A root cause is told once,
+// also when it is waited for beside the jobs it killed.
 func explainDead(c *cli.Context, h *home, jobs []claim.Job) {
+	told := map[string]bool{}
 	n := 0
 	for _, j := range jobs {
-		if j.State == claim.Dead && n < whyJobs {
-			explain(c, h, j)
+		if j.State == claim.Dead && n < whyJobs && !told[j.ID] {
+			explainOnce(c, h, j, told)
 			n++
 		}
 	}
@@ -36,16 +38,24 @@ func explainDead(c *cli.Context, h *home, jobs []claim.Job) {
 // last run's exit and the last lines of its stderr. A job dead through a
 // dependency names the root cause, and says the same of it.
 func explain(c *cli.Context, h *home, j claim.Job) {
+	explainOnce(c, h, j, map[string]bool{})
+}
+
+// explainOnce is explain that says nothing of a job in told, and adds
+// those it says why died.
+func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool) {
 	say := logf(c)
 	ctx := context.WithoutCancel(c.Context) // also after Ctrl-C or --timeout
 	if j.DeadBy != "" {
 		say("job %s is dead: %s", front.Named(j.ID, j.Label), j.LastError)
+		told[j.ID] = true
 		root, ok := rootCause(ctx, h, j)
-		if !ok || root.State != claim.Dead {
+		if !ok || root.State != claim.Dead || told[root.ID] {
 			return
 		}
 		j = root
 	}
+	told[j.ID] = true
 	runs, err := h.store.RunsWithTails(ctx, j.ID)
 	if err != nil || len(runs) == 0 {
 		say("job %s is dead: %s", front.Named(j.ID, j.Label), orText(j.LastError, "it never ran"))
