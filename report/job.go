@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -118,7 +119,8 @@ func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 }
 
 // jobHeader heads the job list's table.
-// REASON is why a pending job cannot run now; RUNNING FOR how long a
+// REASON is why a pending job cannot run now, or when a failed one
+// retries; RUNNING FOR how long a
 // processing job has run (since its claim, its last change).
 var jobHeader = []string{"ID", "STATE", "REASON", "ATTEMPTS", "QUEUE", "PRIORITY", "LABEL", "UPDATED", "RUNNING FOR", "COMMAND"}
 
@@ -130,7 +132,7 @@ func (p Printer) tableBlock(b *batch) {
 	}
 	rows := make([][]string, len(b.jobs))
 	for i, j := range b.jobs {
-		rows[i] = []string{j.ID, p.state(string(j.State)), orNone(j.PendingReason), Attempts(j), j.Queue,
+		rows[i] = []string{j.ID, p.state(string(j.State)), p.reason(j), Attempts(j), j.Queue,
 			strconv.Itoa(j.Priority), orNone(j.Label), p.age(j.UpdatedAt), p.runningFor(j), command(j.Command)}
 	}
 	var header []string
@@ -140,6 +142,20 @@ func (p Printer) tableBlock(b *batch) {
 	out := bytes.NewBuffer(b.out)
 	b.err = writeRows(out, header, rows)
 	b.out = out.Bytes()
+}
+
+// reason is job j's REASON cell: why it waits when pending; when it
+// retries when failed ("retry in 28s", an age as the table's others), or
+// that its retry is due. "-" otherwise. Only the table says the retry:
+// JSON carries next_retry_at, and pending_reason is for pending jobs.
+func (p Printer) reason(j claim.Job) string {
+	if j.State != claim.Failed {
+		return orNone(j.PendingReason)
+	}
+	if d := j.RunAfter.Sub(p.now()); d >= time.Second {
+		return "retry in " + coarse(d)
+	}
+	return "retry due"
 }
 
 // runningFor is how long processing job j has run: since its claim, the

@@ -247,6 +247,30 @@ func TestFailedJobJSONHasNextRetryAt(t *testing.T) {
 	}
 }
 
+// A failed job's REASON says when it retries, as an age; once due, that it
+// is due. Its JSON keeps pending_reason for pending jobs (next_retry_at
+// says it there).
+func TestFailedJobReasonSaysRetry(t *testing.T) {
+	for _, tt := range []struct {
+		after time.Duration
+		want  string
+	}{{28*time.Second + 400*time.Millisecond, "retry in 28s"}, {10 * time.Minute, "retry in 10m"}, {-time.Second, "retry due"}} {
+		j := claim.Job{ID: "flaky", Command: "exit 7", State: claim.Failed, Attempts: 1, MaxRetries: 2,
+			Queue: "default", RunAfter: now.Add(tt.after), UpdatedAt: ago(time.Second)}
+		p, buf := printer(false, false)
+		if err := p.Jobs([]claim.Job{j}); err != nil {
+			t.Fatal(err)
+		}
+		row := strings.Split(buf.String(), "\n")[1]
+		if !regexp.MustCompile(`^flaky +failed +` + tt.want + ` +1/2 `).MatchString(row) {
+			t.Errorf("Jobs(failed job, retry at now%+v) row = %q, want REASON %q", tt.after, row, tt.want)
+		}
+		if o := JobJSON(j); o.PendingReason != "" {
+			t.Errorf("JobJSON(failed job).PendingReason = %q, want none", o.PendingReason)
+		}
+	}
+}
+
 // A streamed list longer than a block writes its header once and every
 // row, and its JSON is the array WriteJSON writes for the whole list.
 func TestJobStreamOfManyBlocks(t *testing.T) {
