@@ -21,8 +21,10 @@ func logsCommand() *cli.Command {
 after a header line. -f follows the job through its retries until it ends, and exits as wait
 does: 0 completed, 1 dead; a store that goes away meanwhile is waited out, as wait does. A
 job that has not run yet, or ended without running, has no logs: exit 3, as for a job that
-does not exist, saying which (with -f: wait for its first run; with --json: [], its runs as
-they stand, exit 0).
+does not exist, saying which (with -f: wait for its first run, warning on stderr as wait does
+when it cannot start: no live worker serves its queue, its queue is paused, it is held,
+scheduled more than a minute ahead, or waits on such a job; with --json: [], its runs as they
+stand, exit 0).
 
 Example: queuectl logs nightly-db -f --stderr`,
 		Flags: []cli.Flag{
@@ -329,13 +331,19 @@ func (l *logPrinter) started() (claim.Job, []claim.Run, error) {
 	ctx := l.c.Context
 	var j claim.Job
 	var runs []claim.Run
+	// Meanwhile it says what wait would of the job: no worker serves its
+	// queue, it is paused, held, scheduled later, waits on such a job.
+	w := &jobWatch{h: l.h, out: l.c.App.ErrWriter}
 	err := l.wait(func() (bool, error) {
 		var err error
 		if j, err = l.h.store.Get(ctx, l.id); err != nil {
 			return false, err
 		}
-		runs, err = l.h.store.RunsWithTails(ctx, l.id)
-		return len(runs) > 0 || finished(j.State), err
+		if runs, err = l.h.store.RunsWithTails(ctx, l.id); err != nil || len(runs) > 0 || finished(j.State) {
+			return err == nil, err
+		}
+		w.look(ctx, []claim.Job{j})
+		return false, nil
 	})
 	return j, runs, err
 }

@@ -24,9 +24,11 @@ func waitCommand() *cli.Command {
 		ArgsUsage: "ID... | --queue Q | --all",
 		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
 when no live worker serves the jobs' queues, or jobs wait in a paused queue (and again when
-that changes); on a terminal,
-shows how many are done. --queue Q and --all wait for the jobs of queue Q, or every job,
-unfinished when wait starts (jobs enqueued later are not waited for). A dead job: its last
+that changes), and once of each job that cannot move for a while: held (with the release to
+give), scheduled past the --timeout or more than a minute ahead, or waiting on a job that is
+held, scheduled so, or in a paused queue. On a terminal, shows how many are done. --queue Q
+and --all wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs
+enqueued later are not waited for). A dead job: its last
 run's exit and the last lines of its stderr (or, dead through a dependency, those of the job
 that caused it), on stderr. --json: the jobs as they ended, or stand at a timeout, as one
 array on stdout. A store that goes away meanwhile (a PostgreSQL server restarting) is waited
@@ -148,11 +150,14 @@ func unfinished(ids []string, jobs []claim.Job) string {
 
 // watchJobs blocks until every job in ids has finished and returns them.
 // On the way it says on stderr when no live worker serves the queues of the
-// jobs still to run (a wait that would never end), and again when that
-// changes; on a terminal it keeps a progress line. A store it cannot reach
+// jobs still to run (a wait that would never end), or they wait in paused
+// queues, and again when that changes; and once of each job that cannot
+// move for a while (held, scheduled later, waiting on such a job: stall).
+// On a terminal it keeps a progress line. A store it cannot reach
 // for a while it rides out (run.Reach), saying so: the jobs go on.
 func watchJobs(ctx context.Context, c *cli.Context, h *home, ids []string) ([]claim.Job, error) {
 	w := &jobWatch{h: h, out: c.App.ErrWriter, progress: isTerminal(c.App.ErrWriter)}
+	w.deadline, _ = ctx.Deadline()
 	defer w.clear()
 	say := func(format string, a ...any) { w.clear(); logf(c)(format, a...) }
 	r := reach(say, "the jobs go on, and wait waits for the store to come back")
@@ -213,11 +218,13 @@ const wholeLook = 250 * time.Millisecond
 type jobWatch struct {
 	h        *home
 	out      io.Writer
-	progress bool      // out is a terminal: keep a progress line
-	shown    bool      // a progress line is on the screen
-	checked  time.Time // when the workers were last looked at
-	unserved string    // the queues no live worker served at that look
-	paused   string    // the paused queues jobs waited in at that look
+	progress bool              // out is a terminal: keep a progress line
+	shown    bool              // a progress line is on the screen
+	checked  time.Time         // when the workers were last looked at
+	unserved string            // the queues no live worker served at that look
+	paused   string            // the paused queues jobs waited in at that look
+	stalled  map[string]string // the jobs that could not move at that look: stall.key by id
+	deadline time.Time         // when the wait gives up; zero: never
 }
 
 // workerCheck bounds how often wait lists the workers: it wakes on every
@@ -246,6 +253,7 @@ func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
 		w.checked = time.Now()
 		w.checkServed(ctx, queues)
 		w.checkPaused(ctx, claimable)
+		w.checkStalls(ctx, jobs)
 	}
 	if w.progress && len(jobs) > 0 {
 		var parts []string

@@ -1,0 +1,103 @@
+package cli
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+)
+
+// startWorker starts a worker of 2 slots and waits for it to register, so
+// that what wait says is not about a missing worker.
+func startWorker(h *qhome) {
+	h.t.Helper()
+	h.start("worker", "start", "--no-spool", "--count", "2")
+	waitFor(h.t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+}
+
+// TestWaitWarnsOfStalledJobs: wait says once, on stderr, of each job that
+// cannot move for a while, though a worker serves its queue: held (and
+// the release to give), scheduled more than a minute ahead or past the
+// wait's --timeout, waiting on a held job. A job due within the wait is
+// not named.
+func TestWaitWarnsOfStalledJobs(t *testing.T) {
+	h := newHome(t)
+	startWorker(h)
+	h.must("enqueue", "--id", "held1", "--delay", "5m", "--command", "echo held")
+	h.must("hold", "held1")
+	h.must("enqueue", "--id", "waitheld", "--after", "held1", "--command", "echo wh")
+	h.must("enqueue", "--id", "later1", "--delay", "10m", "--command", "true")
+	h.must("enqueue", "--id", "pastwait", "--delay", "40s", "--command", "true")
+	h.must("enqueue", "--id", "soon1", "--delay", "1s", "--command", "true")
+	out, errText, code := h.run("wait", "held1", "waitheld", "later1", "pastwait", "soon1", "--timeout", "4s")
+	if code != 124 || out != "" {
+		t.Errorf("wait: exit %d, stdout %q; want 124, nothing\nstderr: %s", code, out, errText)
+	}
+	for _, want := range []string{
+		`queuectl: warning: job held1 is held\nqueuectl: hint: queuectl release held1\n`,
+		`queuectl: warning: job waitheld waits on held1, which is held\nqueuectl: hint: queuectl release held1\n`,
+		`queuectl: warning: job later1 is scheduled for (\d{4}-\d\d-\d\d )?\d\d:\d\d \(in 10m\)\n`,
+		`queuectl: warning: job pastwait is scheduled for (\d{4}-\d\d-\d\d )?\d\d:\d\d \(in (39|40)s\)\n`,
+	} {
+		if n := len(regexp.MustCompile(want).FindAllString(errText, -1)); n != 1 {
+			t.Errorf("wait said %q %d times, want once:\n%s", want, n, errText)
+		}
+	}
+	if strings.Contains(errText, "soon1") || strings.Contains(errText, "no live worker") {
+		t.Errorf("wait warned of a job due within it, or of the worker:\n%s", errText)
+	}
+
+	// --all too, and many at once are counted past the first few.
+	for _, id := range []string{"h2", "h3", "h4"} {
+		h.must("enqueue", "--id", id, "--delay", "5m", "--command", "true")
+		h.must("hold", id)
+	}
+	_, errText, code = h.run("wait", "--all", "--timeout", "1s")
+	if code != 124 || !strings.Contains(errText, "queuectl: warning: job waitheld waits on held1, which is held\n") ||
+		!strings.Contains(errText, "queuectl: warning: 4 more of the jobs cannot run for a while either\n") {
+		t.Errorf("wait --all: exit %d, stderr:\n%s\nwant 124, the first 3 named, 4 more counted", code, errText)
+	}
+}
+
+// TestLogsFollowWarnsOfStalledJob: logs -f of a job that has not started
+// says why it cannot, as wait does, again when that changes, and keeps
+// stdout for the job's output.
+func TestLogsFollowWarnsOfStalledJob(t *testing.T) {
+	h := newHome(t)
+	startWorker(h)
+	h.must("enqueue", "--id", "held1", "--delay", "5m", "--command", "echo held")
+	h.must("hold", "held1")
+	h.must("enqueue", "--id", "waitheld", "--after", "held1", "--command", "echo wh")
+	p := h.start("logs", "-f", "waitheld")
+	waitFor(t, 30*time.Second, "logs -f to say the job waits on a held one", func() bool {
+		return strings.Contains(p.stderr.String(), "queuectl: warning: job waitheld waits on held1, which is held\n"+
+			"queuectl: hint: queuectl release held1\n")
+	})
+	h.must("release", "held1")
+	waitFor(t, 30*time.Second, "logs -f to say what holds it now", func() bool {
+		return regexp.MustCompile(`queuectl: warning: job waitheld waits on held1, which is scheduled for .* \(in 5m\)\n`).
+			MatchString(p.stderr.String())
+	})
+	h.must("edit", "held1", "--run-at", time.Now().UTC().Format(time.RFC3339))
+	if code := p.exit(t, 60*time.Second); code != 0 || p.stdout.String() != "wh\n" {
+		t.Errorf("logs -f: exit %d, stdout %q; want 0, %q\nstderr: %s", code, p.stdout, "wh\n", p.stderr)
+	}
+	if n := strings.Count(p.stderr.String(), "which is held"); n != 1 {
+		t.Errorf("logs -f said the job waits on a held one %d times, want once:\n%s", n, p.stderr)
+	}
+}
+
+// TestLogsFollowQuietForARunnableJob: logs -f of a job that runs at once
+// says nothing on stderr.
+func TestLogsFollowQuietForARunnableJob(t *testing.T) {
+	h := newHome(t)
+	startWorker(h)
+	h.must("enqueue", "--id", "first", "--delay", "2s", "--command", "echo hi")
+	p := h.start("logs", "-f", "first")
+	if code := p.exit(t, 60*time.Second); code != 0 || p.stdout.String() != "hi\n" || p.stderr.String() != "" {
+		t.Errorf("logs -f: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, p.stdout, p.stderr, "hi\n")
+	}
+}
