@@ -77,7 +77,16 @@ func (c *shared[T]) get(ctx context.Context) (T, error) {
 }
 
 // refresh reads the value and keeps it unless invalidate came meanwhile.
+// A caller that found no fresh value may reach it just after another
+// read kept one (its flight over, so not shared): that one serves it.
 func (c *shared[T]) refresh(gen uint64, sec int64) (any, error) {
+	c.mu.Lock()
+	if c.gen == gen && c.ok && c.sec >= sec {
+		v := c.val
+		c.mu.Unlock()
+		return v, nil
+	}
+	c.mu.Unlock()
 	c.loads.Add(1)
 	ctx, cancel := context.WithTimeout(context.Background(), readTimeout)
 	defer cancel()
