@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,82 @@ import (
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 )
+
+// apiRoute is one endpoint of the API. A GET's params are the query
+// parameters it takes: knownParams refuses any other with 400, so that a
+// misspelt filter is told, never answered with every job.
+type apiRoute struct {
+	method, path string
+	params       []string
+	serve        func(*Server, http.ResponseWriter, *http.Request)
+}
+
+// apiRoutes are the API's endpoints, in the order the not-found hint
+// lists them.
+var apiRoutes = []apiRoute{
+	{"GET", "/api/v1/status", nil, (*Server).apiStatus},
+	{"GET", "/api/v1/jobs", filterParams, (*Server).apiJobs},
+	{"GET", "/api/v1/jobs/{id}", nil, (*Server).apiJob},
+	{"GET", "/api/v1/jobs/{id}/runs", nil, (*Server).apiRuns},
+	{"GET", "/api/v1/jobs/{id}/runs/{attempt}/{stream}", nil, (*Server).runLog},
+	{"GET", "/api/v1/workers", nil, (*Server).apiWorkers},
+	{"GET", "/api/v1/queues", nil, (*Server).apiQueues},
+	{"GET", "/api/v1/dlq", nil, (*Server).apiDLQ},
+	{"GET", "/api/v1/rejected", nil, (*Server).apiRejected},
+	{"GET", "/api/v1/schedules", nil, (*Server).apiSchedules},
+	{"GET", "/api/v1/csrf", nil, (*Server).apiCSRF},
+	{"POST", "/api/v1/jobs/{id}/{action}", nil, (*Server).apiJobAction},
+	{"POST", "/api/v1/queues/{name}/{action}", nil, (*Server).apiQueueAction},
+	{"POST", "/api/v1/rejected/{name}/{action}", nil, (*Server).apiRejectedAction},
+	{"POST", "/api/v1/schedules/{name}/{action}", nil, (*Server).apiScheduleAction},
+}
+
+// filterParams are the query parameters of a job listing (parseFilter).
+var filterParams = []string{"state", "queue", "label", "prefix", "limit", "newest", "after"}
+
+// shown is how a route's path reads in a message: /api/v1/jobs/ID.
+var shown = strings.NewReplacer("{id}", "ID", "{attempt}", "N", "{stream}", "stdout|stderr", "{name}", "NAME", "{action}", "ACTION")
+
+// knownParams serves GET requests with next when every query parameter is
+// one e takes, and answers 400 naming the others.
+func (s *Server) knownParams(e apiRoute, next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		var unknown []string
+		for k := range r.URL.Query() {
+			if !slices.Contains(e.params, k) {
+				unknown = append(unknown, strconv.Quote(k))
+			}
+		}
+		if len(unknown) == 0 {
+			next(w, r)
+			return
+		}
+		slices.Sort(unknown)
+		what := "parameter"
+		if len(unknown) > 1 {
+			what += "s"
+		}
+		endpoint := e.method + " " + shown.Replace(e.path)
+		hint := endpoint + " takes no parameters"
+		if len(e.params) > 0 {
+			hint = endpoint + " takes " + strings.Join(e.params, ", ") + " (docs/dashboard.md)"
+		}
+		s.fail(w, r, http.StatusBadRequest, usagef("unknown %s %s of %s", what, strings.Join(unknown, ", "), endpoint), hint)
+	}
+}
+
+// endpoints is the not-found hint: every endpoint of the API.
+func endpoints() string {
+	var gets, posts []string
+	for _, e := range apiRoutes {
+		if e.method == http.MethodGet {
+			gets = append(gets, shown.Replace(e.path))
+		} else {
+			posts = append(posts, shown.Replace(e.path))
+		}
+	}
+	return "endpoints: GET " + strings.Join(gets, ", ") + "; POST " + strings.Join(posts, ", ") + "; see docs/dashboard.md"
+}
 
 // errorObject is the JSON body of every API error: what went wrong and,
 // where the fix is known, the fix — the CLI's `error:` and `hint:` lines.
@@ -104,7 +181,7 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, report.StatusJSON(st))
 }
 
-// apiJobs is `list --json` with ?state, ?queue, ?prefix, ?limit (default
+// apiJobs is `list --json` with ?state, ?queue, ?label, ?prefix, ?limit (default
 // and most 1000), ?newest and ?after (a job's seq, or its id with
 // ?prefix). The next page's address is in the Link header (rel="next").
 func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +206,7 @@ func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
 // parseFilter reads a job listing's query parameters. limit is the default
 // page size and most the largest one allowed.
 func parseFilter(q url.Values, limit, most int) (claim.Filter, error) {
-	f := claim.Filter{Queue: q.Get("queue"), IDPrefix: q.Get("prefix"), Limit: limit, Newest: q.Get("newest") != ""}
+	f := claim.Filter{Queue: q.Get("queue"), Label: q.Get("label"), IDPrefix: q.Get("prefix"), Limit: limit, Newest: q.Get("newest") != ""}
 	if st := q.Get("state"); st != "" {
 		var err error
 		if f.State, err = claim.ParseState(st); err != nil {
@@ -295,6 +372,5 @@ func (s *Server) apiCSRF(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiNotFound(w http.ResponseWriter, r *http.Request) {
-	s.fail(w, r, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s", r.Method, r.URL.Path),
-		"endpoints: /api/v1/status, /api/v1/jobs, /api/v1/jobs/ID, /api/v1/workers, /api/v1/queues, /api/v1/dlq")
+	s.fail(w, r, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s", r.Method, r.URL.Path), endpoints())
 }

@@ -34,6 +34,7 @@ func finished(t *testing.T, h *home) {
 func TestAPIIsTheCLIJSON(t *testing.T) {
 	h := newHome(t)
 	finished(t, h)
+	h.enqueue(t, claim.NewJob{ID: "tagged", Command: "true", Queue: "later", Label: "nightly"})
 	ts := h.serve(t, serve.Options{})
 	for _, tc := range []struct {
 		path string
@@ -41,6 +42,8 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 	}{
 		{"/api/v1/status", []string{"status", "--json"}},
 		{"/api/v1/jobs", []string{"list", "--json"}},
+		{"/api/v1/jobs?label=nightly", []string{"list", "--label", "nightly", "--json"}},
+		{"/api/v1/jobs?label=nightly&queue=later&newest=1&limit=5", []string{"list", "--label", "nightly", "--queue", "later", "--newest", "--limit", "5", "--json"}},
 		{"/api/v1/jobs?state=dead", []string{"list", "--state", "dead", "--json"}},
 		{"/api/v1/jobs?queue=later", []string{"list", "--queue", "later", "--json"}},
 		{"/api/v1/jobs/bad", []string{"show", "--json", "bad"}},
@@ -103,6 +106,66 @@ func TestAPIErrorsMatchExitCodes(t *testing.T) {
 		if tc.args != nil {
 			if _, code := h.cli(t, tc.args...); code != tc.exit {
 				t.Errorf("queuectl %s exit %d, want %d (as HTTP %d)", strings.Join(tc.args, " "), code, tc.exit, tc.status)
+			}
+		}
+	}
+}
+
+// TestAPIRefusesUnknownParameters: a parameter an endpoint does not know
+// (a misspelt filter) is a 400 naming it, never a silent answer with
+// everything; the hint lists the parameters the endpoint takes.
+func TestAPIRefusesUnknownParameters(t *testing.T) {
+	h := newHome(t)
+	finished(t, h)
+	ts := h.serve(t, serve.Options{})
+	for _, tc := range []struct{ path, param, hint string }{
+		{"/api/v1/jobs?bogus=1", "bogus", "label"},
+		{"/api/v1/jobs?state=dead&lable=nightly", "lable", "label"},
+		{"/api/v1/status?bogus=1", "bogus", "no parameters"},
+		{"/api/v1/jobs/bad?state=dead", "state", "no parameters"},
+		{"/api/v1/jobs/bad/runs?x=1", "x", "no parameters"},
+		{"/api/v1/jobs/bad/runs/1/stderr?x=1", "x", "no parameters"},
+		{"/api/v1/workers?x=1", "x", "no parameters"},
+		{"/api/v1/queues?x=1", "x", "no parameters"},
+		{"/api/v1/dlq?state=failed", "state", "no parameters"},
+		{"/api/v1/rejected?x=1", "x", "no parameters"},
+		{"/api/v1/schedules?x=1", "x", "no parameters"},
+		{"/api/v1/csrf?x=1", "x", "no parameters"},
+	} {
+		resp, body := get(t, ts.URL+tc.path)
+		var e struct{ Error, Hint string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Errorf("GET %s: body %q is no {\"error\", \"hint\"} (%v)", tc.path, body, err)
+		}
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Error, `"`+tc.param+`"`) || !strings.Contains(e.Hint, tc.hint) {
+			t.Errorf("GET %s = %d %s, want 400 naming %q, hint with %q", tc.path, resp.StatusCode, body, tc.param, tc.hint)
+		}
+	}
+	// The parameters an endpoint knows still work, as do none.
+	for _, path := range []string{"/api/v1/jobs?state=dead&queue=default&label=x&prefix=b&limit=5&newest=1&after=b", "/api/v1/status", "/api/v1/jobs/bad/runs/1/stderr"} {
+		if resp, body := get(t, ts.URL+path); resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d %s, want 200", path, resp.StatusCode, body)
+		}
+	}
+}
+
+// TestAPINotFoundListsEndpoints: the hint of an unknown address names
+// every endpoint there is.
+func TestAPINotFoundListsEndpoints(t *testing.T) {
+	h := newHome(t)
+	ts := h.serve(t, serve.Options{})
+	for _, path := range []string{"/api/v1/", "/api/v1/nothing"} {
+		resp, body := get(t, ts.URL+path)
+		var e struct{ Error, Hint string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil || resp.StatusCode != http.StatusNotFound {
+			t.Fatalf("GET %s = %d %q (%v), want 404 with a hint", path, resp.StatusCode, body, err)
+		}
+		for _, want := range []string{"/api/v1/status", "/api/v1/jobs", "/api/v1/jobs/ID", "/api/v1/jobs/ID/runs",
+			"/api/v1/jobs/ID/runs/N/stdout", "/api/v1/workers", "/api/v1/queues", "/api/v1/dlq", "/api/v1/rejected",
+			"/api/v1/schedules", "/api/v1/csrf", "POST /api/v1/jobs/ID/ACTION", "/api/v1/queues/NAME/ACTION",
+			"/api/v1/rejected/NAME/ACTION", "/api/v1/schedules/NAME/ACTION"} {
+			if !strings.Contains(e.Hint, want) {
+				t.Errorf("GET %s: hint %q does not name %s", path, e.Hint, want)
 			}
 		}
 	}

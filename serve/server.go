@@ -119,21 +119,13 @@ func (s *Server) routes() {
 	m.HandleFunc("GET /schedules", s.schedulesPage)
 	m.HandleFunc("POST /schedules/{name}/{action}", s.scheduleAction)
 
-	m.HandleFunc("GET /api/v1/status", s.apiStatus)
-	m.HandleFunc("GET /api/v1/jobs", s.apiJobs)
-	m.HandleFunc("GET /api/v1/jobs/{id}", s.apiJob)
-	m.HandleFunc("GET /api/v1/jobs/{id}/runs", s.apiRuns)
-	m.HandleFunc("GET /api/v1/jobs/{id}/runs/{attempt}/{stream}", s.runLog)
-	m.HandleFunc("GET /api/v1/workers", s.apiWorkers)
-	m.HandleFunc("GET /api/v1/queues", s.apiQueues)
-	m.HandleFunc("GET /api/v1/dlq", s.apiDLQ)
-	m.HandleFunc("GET /api/v1/rejected", s.apiRejected)
-	m.HandleFunc("POST /api/v1/rejected/{name}/{action}", s.apiRejectedAction)
-	m.HandleFunc("POST /api/v1/queues/{name}/{action}", s.apiQueueAction)
-	m.HandleFunc("GET /api/v1/schedules", s.apiSchedules)
-	m.HandleFunc("POST /api/v1/schedules/{name}/{action}", s.apiScheduleAction)
-	m.HandleFunc("GET /api/v1/csrf", s.apiCSRF)
-	m.HandleFunc("POST /api/v1/jobs/{id}/{action}", s.apiJobAction)
+	for _, e := range apiRoutes {
+		serve := func(w http.ResponseWriter, r *http.Request) { e.serve(s, w, r) }
+		if e.method == http.MethodGet {
+			serve = s.knownParams(e, serve)
+		}
+		m.HandleFunc(e.method+" "+e.path, serve)
+	}
 	m.HandleFunc("/api/", s.apiNotFound)
 
 	m.Handle("GET /metrics", s.metrics)
