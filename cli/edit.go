@@ -2,11 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,9 +24,18 @@ func editCommand() *cli.Command {
 		Name:      "edit",
 		Usage:     "change a job that has not started: command, priority, queue, run time, env, max retries, label",
 		ArgsUsage: "ID",
-		Description: `With flags, sets those fields (--env K=V sets one variable, repeatable). Without, opens
-the job's fields as JSON in $VISUAL or $EDITOR (else vi) and applies what was saved. Only a
-pending or held job can be edited; once it runs, exit 4 (an edit never races a claim: one wins).
+		Description: `With flags, sets those fields (--env K=V sets one variable, repeatable). With --file,
+sets the fields a JSON file gives, as the editor shows them (- reads stdin). With neither,
+opens the job's fields as JSON in $VISUAL or $EDITOR (else vi) and applies what was saved;
+that needs a terminal on stdin and stdout, and without one edit exits 2: give the change as
+flags or --file. A field left out is unchanged.
+
+The editor's buffer has no env, whose values are secret, unless --with-env puts them in; an
+"env" field, when there, is the job's whole environment. A saved buffer that is not a valid
+job changes nothing and is kept: the error names its file, to fix and give back with --file.
+
+Only a pending or held job can be edited; once it runs, exit 4 (an edit never races a claim:
+one wins).
 
 Example: queuectl edit @last --priority 5 --label urgent`,
 		Flags: []cli.Flag{
@@ -32,6 +46,8 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
 			&cli.IntFlag{Name: "max-retries", Usage: "`N` runs before the job is dead"},
 			&cli.StringFlag{Name: "label", Usage: "free-form `LABEL`"},
+			&cli.StringFlag{Name: "file", Usage: "set the fields of the JSON in `PATH`, as the editor shows them (-: stdin)"},
+			&cli.BoolFlag{Name: "with-env", Usage: "show the job's env, values and all, in the editor, to edit it there"},
 			jsonFlag,
 		},
 		Action: withHome(func(c *cli.Context, h *home) error {
@@ -43,20 +59,7 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			if err != nil {
 				return err
 			}
-			e, set, err := editFromFlags(c)
-			changed := true
-			if err == nil && !set {
-				e, changed, err = editInEditor(c, h, id)
-			}
-			if err != nil {
-				return err
-			}
-			var j claim.Job
-			if changed {
-				j, err = h.store.Edit(c.Context, id, e)
-			} else {
-				j, err = h.store.Get(c.Context, id)
-			}
+			j, changed, err := editJob(c, h, id)
 			if err != nil {
 				return err
 			}
@@ -71,6 +74,37 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			return nil
 		}),
 	}
+}
+
+// editJob edits job id as the flags, --file or the editor say, and returns
+// the job; changed is false when the editor saved the buffer as it was.
+func editJob(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err error) {
+	e, set, err := editFromFlags(c)
+	switch {
+	case err != nil:
+		return j, false, err
+	case set && c.IsSet("file"):
+		return j, false, withHint(usagef("--file and change flags: give one or the other"), "queuectl edit "+id+" --file PATH")
+	case set:
+		j, err = h.store.Edit(c.Context, id, e)
+		return j, true, err
+	case c.IsSet("file"):
+		var data []byte
+		if name := c.String("file"); name == "-" {
+			data, err = io.ReadAll(c.App.Reader)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err == nil {
+			e, err = parseEdit(data)
+		}
+		if err != nil {
+			return j, false, fmt.Errorf("edit --file: %w; job %s unchanged", err, id)
+		}
+		j, err = h.store.Edit(c.Context, id, e)
+		return j, true, err
+	}
+	return editInEditor(c, h, id)
 }
 
 // editFromFlags reads edit's flags; set is false when none is given.
@@ -115,62 +149,145 @@ func editFromFlags(c *cli.Context) (e claim.Edit, set bool, err error) {
 }
 
 // editable is what `edit` opens in the editor: the fields it can change.
+// Env is there only with --with-env: its values are secret (SPEC §6).
 type editable struct {
-	Command    string            `json:"command"`
-	Priority   int               `json:"priority"`
-	Queue      string            `json:"queue"`
-	RunAt      *time.Time        `json:"run_at,omitempty"`
-	Env        map[string]string `json:"env"`
-	MaxRetries int               `json:"max_retries"`
-	Label      string            `json:"label"`
+	Command    string             `json:"command"`
+	Priority   int                `json:"priority"`
+	Queue      string             `json:"queue"`
+	RunAt      *time.Time         `json:"run_at,omitempty"`
+	Env        *map[string]string `json:"env,omitempty"`
+	MaxRetries int                `json:"max_retries"`
+	Label      string             `json:"label"`
 }
 
-// editInEditor opens job id's editable fields in the user's editor and
-// returns the edit of what was saved.
-func editInEditor(c *cli.Context, h *home, id string) (e claim.Edit, changed bool, err error) {
-	j, err := h.store.Get(c.Context, id)
+// parseEdit reads an edit from the JSON of an editable: a field left out
+// (or null) is unchanged, env is the job's whole environment. Errors, all
+// ErrInvalid, name the field in the buffer's terms.
+func parseEdit(data []byte) (claim.Edit, error) {
+	var e claim.Edit
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(data, &fields); err != nil {
+		if syn := (*json.SyntaxError)(nil); errors.As(err, &syn) {
+			line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))
+			return e, fmt.Errorf("%w: not JSON at line %d: %v", claim.ErrInvalid, line, syn)
+		}
+		return e, fmt.Errorf("%w: not a JSON object of the job's fields ({\"command\": …})", claim.ErrInvalid)
+	}
+	known := []string{"command", "priority", "queue", "run_at", "env", "max_retries", "label"}
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
+		if !slices.Contains(known, k) {
+			return e, fmt.Errorf("%w: unknown field %q: the fields are %s", claim.ErrInvalid, k, strings.Join(known, ", "))
+		}
+	}
+	var err error
+	var runAt *string
+	var env *map[string]string
+	for _, f := range []error{
+		fieldOf(fields, "command", "a string", &e.Command),
+		fieldOf(fields, "priority", "a whole number", &e.Priority),
+		fieldOf(fields, "queue", "a string", &e.Queue),
+		fieldOf(fields, "run_at", "an RFC 3339 time such as 2026-11-21T03:00:00Z", &runAt),
+		fieldOf(fields, "env", `an object of "NAME": "value" strings`, &env),
+		fieldOf(fields, "max_retries", "a whole number", &e.MaxRetries),
+		fieldOf(fields, "label", "a string", &e.Label),
+	} {
+		err = cmp.Or(err, f)
+	}
+	if err != nil {
+		return e, err
+	}
+	if runAt != nil {
+		t, err := time.Parse(time.RFC3339, *runAt)
+		if err != nil {
+			return e, fmt.Errorf("%w: run_at %q must be an RFC 3339 time such as 2026-11-21T03:00:00Z", claim.ErrInvalid, *runAt)
+		}
+		e.RunAt = &t
+	}
+	if env != nil {
+		e.Env, e.ReplaceEnv = *env, true
+	}
+	return e, nil
+}
+
+// fieldOf decodes the field name of fields into *v, left nil when the
+// field is not there or null; the error says the field must be want.
+func fieldOf[T any](fields map[string]json.RawMessage, name, want string, v **T) error {
+	raw, ok := fields[name]
+	if !ok {
+		return nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return fmt.Errorf("%w: %s must be %s", claim.ErrInvalid, name, want)
+	}
+	return nil
+}
+
+// editInEditor opens job id's editable fields in the user's editor, on the
+// terminal, and applies what was saved. A saved buffer that does not parse,
+// or that the job refuses, is kept, and the error names its file.
+func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err error) {
+	if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
+		// As git commit without -m: an editor on a pipe only garbles it.
+		return j, false, withHint(usagef("edit %s without change flags opens an editor, and stdin or stdout is not a terminal", id),
+			"give the change as flags: queuectl edit "+id+" --priority N (or --command, --queue, --run-at, --env K=V, --max-retries, --label), or as JSON: --file PATH")
+	}
+	j, err = h.store.Get(c.Context, id)
 	if err == nil {
 		err = claim.EditableError(j) // said before the editor opens, not after
 	}
 	if err != nil {
-		return claim.Edit{}, false, err
+		return j, false, err
 	}
-	v := editable{Command: j.Command, Priority: j.Priority, Queue: j.Queue, Env: j.Env, MaxRetries: j.MaxRetries, Label: j.Label}
+	v := editable{Command: j.Command, Priority: j.Priority, Queue: j.Queue, MaxRetries: j.MaxRetries, Label: j.Label}
 	if !j.RunAt.IsZero() {
 		v.RunAt = &j.RunAt
 	}
+	if c.Bool("with-env") {
+		env := j.Env
+		if env == nil {
+			env = map[string]string{} // "env": {}, to fill in
+		}
+		v.Env = &env
+	}
 	data, _ := json.MarshalIndent(v, "", "  ")
+	data = append(data, '\n')
 	dir, err := os.MkdirTemp("", "queuectl-edit-")
 	if err != nil {
-		return claim.Edit{}, false, err
+		return j, false, err
 	}
-	defer os.RemoveAll(dir)
+	kept := false
+	defer func() {
+		if !kept {
+			os.RemoveAll(dir)
+		}
+	}()
 	file := filepath.Join(dir, id+".json")
-	if err := os.WriteFile(file, append(data, '\n'), 0o600); err != nil {
-		return claim.Edit{}, false, err
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return j, false, err
 	}
 	editor := firstNonEmpty(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	cmd := exec.CommandContext(c.Context, "/bin/sh", "-c", editor+` "$1"`, "sh", file)
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.ErrWriter, c.App.ErrWriter
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
 	if err := cmd.Run(); err != nil {
-		return claim.Edit{}, false, withHint(fmt.Errorf("editor %s: %w; job %s unchanged", editor, err, id), "set $EDITOR, or give flags: queuectl edit ID --priority 5")
+		return j, false, withHint(fmt.Errorf("editor %s: %w; job %s unchanged", editor, err, id), "set $EDITOR, or give flags: queuectl edit ID --priority 5")
 	}
 	saved, err := os.ReadFile(file)
 	if err != nil {
-		return claim.Edit{}, false, err
+		return j, false, err
 	}
-	if bytes.Equal(saved, append(data, '\n')) {
-		return claim.Edit{}, false, nil // saved as it was, or not saved: nothing to change
+	if bytes.Equal(saved, data) {
+		return j, false, nil // saved as it was, or not saved: nothing to change
 	}
-	var out editable
-	dec := json.NewDecoder(bytes.NewReader(saved))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&out); err != nil {
-		return claim.Edit{}, false, fmt.Errorf("%w: the edited job: %v; job %s unchanged", claim.ErrInvalid, err, id)
+	e, err := parseEdit(saved)
+	if err == nil {
+		j, err = h.store.Edit(c.Context, id, e)
 	}
-	e = claim.Edit{Command: &out.Command, Priority: &out.Priority, Queue: &out.Queue, Env: out.Env, ReplaceEnv: true,
-		MaxRetries: &out.MaxRetries, Label: &out.Label, RunAt: out.RunAt}
-	return e, true, nil
+	if errors.Is(err, claim.ErrInvalid) {
+		kept = true
+		return j, false, withHint(fmt.Errorf("the edited job: %w; job %s unchanged, the edit kept in %s", err, id, file),
+			"fix it, then: queuectl edit "+id+" --file "+shellQuote([]string{file}))
+	}
+	return j, err == nil, err
 }
 
 func firstNonEmpty(ss ...string) string {

@@ -344,7 +344,8 @@ func (w *jobWatch) clear() {
 	}
 }
 
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether s, a reader or a writer, is a terminal.
+func isTerminal(s any) bool {
+	f, ok := s.(*os.File)
 	return ok && isatty.IsTerminal(f.Fd())
 }
