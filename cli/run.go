@@ -26,8 +26,8 @@ func runCommand() *cli.Command {
 otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
 and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
-the last one's exit code. --timeout limits each attempt: the worker stops one that runs out
-of time, a failed attempt; when the last one did, run exits 124, as timeout(1). Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
+the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
+is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do a hangup (but under nohup) and a closed output pipe, as they would
 end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
 as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null. A store
@@ -129,10 +129,15 @@ func runAction(c *cli.Context) error {
 }
 
 // end is run's exit once its job is followed to j (or err): it cancels its
-// own job when interrupted (but with --detach-on-interrupt). A job whose
-// last attempt ran out of its --timeout ends run with 124, as timeout(1).
+// own job when interrupted (but with --detach-on-interrupt) or timed out.
 func (f *follower) end(j claim.Job, err error) error {
 	switch {
+	case errors.Is(f.cause(), errAttemptTimedOut):
+		if f.own && (err != nil || !finished(j.State)) {
+			f.stop()
+		}
+		f.lines.Break()
+		return &exitStatus{exitTimeout, fmt.Errorf("job %s: an attempt ran out of its %v", f.name, f.timeout)}
 	case err != nil && (f.c.Context.Err() != nil || front.IsInterruption(f.cause())):
 		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
@@ -144,10 +149,6 @@ func (f *follower) end(j claim.Job, err error) error {
 		return err
 	case front.OutputGone(f.cause()):
 		return f.exit() // the job ended, but not all its output was written
-	}
-	if j.State == claim.Dead && f.timedOut {
-		f.lines.Break()
-		return &exitStatus{exitTimeout, fmt.Errorf("job %s: its last attempt ran out of its %v", f.name, f.timeout)}
 	}
 	if j.State == claim.Dead && !f.c.Bool("quiet") {
 		f.lines.Break()

@@ -13,8 +13,11 @@ import (
 	"github.com/urfave/cli/v2"
 )
 
-// follower streams one job's runs to the caller and announces each
-// attempt on stderr. It follows the job on its worker's
+// errAttemptTimedOut ends a follow when an attempt outlives --timeout.
+var errAttemptTimedOut = errors.New("attempt timed out")
+
+// follower streams one job's runs to the caller, announces each attempt
+// on stderr, and watches --timeout. It follows the job on its worker's
 // connection (stream), or in the store (h); when the worker stops
 // following, it goes on in the store, without writing again what it wrote.
 type follower struct {
@@ -28,11 +31,9 @@ type follower struct {
 
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	timer  *time.Timer
 	seen   seen
 	lines  *front.Lines // the job's stderr, for a notice after an open line
-	// timedOut: the last run that ended was killed by the worker for
-	// outliving the job's timeout (timedOut).
-	timedOut bool
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -46,6 +47,7 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
+	defer f.disarm()
 	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
 	// A line left open by the job's stderr stays so across follows.
 	f.lines = &front.Lines{W: front.OutputWriter(f.c.App.ErrWriter, f.cancel), Raw: f.c.App.ErrWriter,
@@ -70,14 +72,17 @@ func (f *follower) paused(queue string) {
 
 func (f *follower) cause() error { return context.Cause(f.ctx) }
 
-// event announces a run's start and end, and notes whether the run that
-// ended timed out.
+// event announces a run's start and end, and keeps a timer on the running
+// attempt. An attempt that failed after running its whole --timeout was
+// killed by its worker for it.
 func (f *follower) event(e run.TailEvent) {
-	if e.Ended {
-		f.timedOut = timedOut(e.Run, f.timeout)
-	}
+	f.disarm()
 	if f.seen.event(e.Run.Attempt, e.Ended) {
-		return // told already, by the worker that stopped following
+		// Told already, by the worker that stopped following: only the timer.
+		if !e.Ended && f.timeout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+		}
+		return
 	}
 	if !e.Ended {
 		if e.Run.Host != run.HostID() {
@@ -86,10 +91,16 @@ func (f *follower) event(e run.TailEvent) {
 		} else {
 			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
+		if f.timeout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+		}
 		return
 	}
 	switch e.Run.Outcome {
 	case claim.OutcomeFailed:
+		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
+			f.cancel(errAttemptTimedOut)
+		}
 		switch e.Job.State {
 		case claim.Dead:
 			f.announce("%s failed (%s); no attempts left", front.Attempt(e.Job, e.Run), e.Run.Error)
@@ -109,10 +120,11 @@ func (f *follower) event(e run.TailEvent) {
 	}
 }
 
-// timedOut reports whether run r, ended, failed because its worker killed
-// it for outliving timeout: it ran for all of it.
-func timedOut(r claim.Run, timeout time.Duration) bool {
-	return timeout > 0 && r.Outcome == claim.OutcomeFailed && r.EndedAt.Sub(r.StartedAt) >= timeout
+func (f *follower) disarm() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
+	}
 }
 
 func (f *follower) announce(format string, a ...any) {

@@ -12,6 +12,9 @@ import (
 	"github.com/queuectl/queuectl/handoff/wire"
 )
 
+// errTimedOut ends a follow when an attempt outlives the job's timeout.
+var errTimedOut = errors.New("attempt timed out")
+
 // stopWait bounds how long run waits, once interrupted or timed out, for
 // its job's worker to stop the job's processes (as the full program).
 const stopWait = 5 * time.Second
@@ -27,6 +30,8 @@ type follower struct {
 	res    Resume
 	ctx    context.Context
 	cancel context.CancelCauseFunc
+	timer  *time.Timer
+	tout   time.Duration
 	lines  *Lines // the job's stderr, for a notice after an open line
 	remote bool   // a run started on another host: the full program says so
 }
@@ -48,7 +53,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 		return Full(c.args, &res), true
 	}
 	defer s.Close()
-	f := &follower{c: c, s: s, id: nj.ID, name: Named(nj.ID, nj.Label), res: res}
+	f := &follower{c: c, s: s, id: nj.ID, name: Named(nj.ID, nj.Label), res: res, tout: s.Job.Timeout}
 	f.ctx, f.cancel = context.WithCancelCause(ctx)
 	defer f.cancel(nil)
 	j, err := f.follow()
@@ -56,6 +61,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 }
 
 func (f *follower) follow() (jobs.Job, error) {
+	defer f.disarm()
 	defer f.s.InterruptWhen(f.ctx)()
 	f.lines = &Lines{W: OutputWriter(os.Stderr, f.cancel), Raw: os.Stderr}
 	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, f.lines),
@@ -82,6 +88,13 @@ func (f *follower) follow() (jobs.Job, error) {
 // end is run's exit once its job is followed to j (or err).
 func (f *follower) end(j jobs.Job, err error) int {
 	switch {
+	case errors.Is(context.Cause(f.ctx), errTimedOut):
+		if err != nil || !j.State.Finished() {
+			f.stop()
+		}
+		f.lines.Break()
+		fmt.Fprintf(os.Stderr, "queuectl: error: job %s: an attempt ran out of its %v\n", f.name, f.tout)
+		return 124
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
 		return f.exit()
@@ -101,7 +114,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 	case j.State == jobs.Dead:
 		f.s.Close()
 		f.res.Open = f.lines.Open
-		return Full(f.c.args, &f.res) // says why it died (124: it timed out), and exits as it did
+		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
 	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", f.name, j.State)
 	return 1
@@ -119,9 +132,10 @@ func (f *follower) exit() int {
 	return code
 }
 
-// event announces a run's start and end, as the full program's follower
-// does.
+// event announces a run's start and end, and keeps a timer on the running
+// attempt, as the full program's follower does.
 func (f *follower) event(e wire.Event) {
+	f.disarm()
 	if f.remote {
 		return
 	}
@@ -134,11 +148,17 @@ func (f *follower) event(e wire.Event) {
 		}
 		f.res.Started = append(f.res.Started, a)
 		f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
+		if f.tout > 0 {
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout)), func() { f.cancel(errTimedOut) })
+		}
 		return
 	}
 	f.res.Ended = append(f.res.Ended, a)
 	switch e.Run.Outcome {
 	case jobs.OutcomeFailed:
+		if f.tout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.tout {
+			f.cancel(errTimedOut)
+		}
 		switch e.Job.State {
 		case jobs.Dead:
 			f.announce("%s failed (%s); no attempts left", Attempt(e.Job, e.Run), e.Run.Error)
@@ -152,6 +172,13 @@ func (f *follower) event(e wire.Event) {
 		f.announce("run %d was lost with its worker; it runs again as the same attempt", a)
 	case jobs.OutcomeInterrupted:
 		f.announce("run %d was interrupted (%s); it runs again as the same attempt", a, e.Run.Error)
+	}
+}
+
+func (f *follower) disarm() {
+	if f.timer != nil {
+		f.timer.Stop()
+		f.timer = nil
 	}
 }
 
