@@ -38,7 +38,6 @@ type JobObject struct {
 	Label         string            `json:"label,omitempty"`
 	Worker        string            `json:"worker,omitempty"`
 	LeaseUntil    string            `json:"lease_until,omitempty"`
-	StartedAt     string            `json:"started_at,omitempty"`
 	LastError     string            `json:"last_error,omitempty"`
 	ExitCode      *int              `json:"exit_code,omitempty"`
 	CreatedAt     string            `json:"created_at"`
@@ -69,9 +68,6 @@ func JobJSON(j claim.Job) JobObject {
 	}
 	if j.State == claim.Failed {
 		o.NextRetryAt = o.RunAfter // the name a reader of a failed job looks for
-	}
-	if j.State == claim.Processing {
-		o.StartedAt = stamp(j.UpdatedAt) // its claim: what RUNNING FOR counts from (runningFor)
 	}
 	o.WaitingOn = j.WaitingOn
 	o.OnSuccess, o.OnFailure, o.OnDead = j.Hooks.OnSuccess, j.Hooks.OnFailure, j.Hooks.OnDead

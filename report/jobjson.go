@@ -47,7 +47,6 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	w.optStr("label", o.Label)
 	w.optStr("worker", o.Worker)
 	w.optStr("lease_until", o.LeaseUntil)
-	w.optStr("started_at", o.StartedAt)
 	w.optStr("last_error", o.LastError)
 	if o.ExitCode != nil {
 		w.int("exit_code", *o.ExitCode)

@@ -34,8 +34,6 @@
 //	cwd, unique_key
 //	worker       id of the worker holding it (while processing)
 //	lease_until  while processing
-//	started_at   while processing: when its current run was claimed, what
-//	             the tables' RUNNING FOR counts from
 //	last_error, exit_code (a number; 0 is shown), finished_at
 //	cancel_requested_at  when `cancel` was asked of it (while processing:
 //	             its worker is stopping it)
