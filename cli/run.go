@@ -120,7 +120,9 @@ func runAction(c *cli.Context) error {
 		f.h = h
 		if resuming {
 			f.seen.resume(res)
-			f.lines = &front.Lines{Open: res.Open} // as the front left the job's stderr
+			// As the front left the job's stderr; its notices may come
+			// before follow writes any (sayWhyItWaits).
+			f.lines = &front.Lines{Raw: c.App.ErrWriter, Open: res.Open}
 		}
 		sayWhyItWaits(c.Context, h.store, r.Job, f.waiting, f.paused)
 		j, err := f.follow()

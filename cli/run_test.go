@@ -343,6 +343,30 @@ func TestRunNoticeStartsItsOwnLine(t *testing.T) {
 	}
 }
 
+// TestRunResumedWithAnOpenLine: the full program, resuming a run the front
+// began with the job's stderr line left open, ends that line before its
+// first notice, even one it writes before following the job (a paused
+// queue's).
+func TestRunResumedWithAnOpenLine(t *testing.T) {
+	h := newHome(t)
+	h.must("pause", "--queue", "pq")
+	h.startServing()
+	cmd := h.commandOf("queuectl-full", "run", "--queue", "pq", "--", "echo", "hi")
+	resume := fmt.Sprintf(`{"ID":"resumed","Start":%q,"Open":true}`, time.Now().Format(time.RFC3339Nano))
+	cmd.Env = append(cmd.Env, "QUEUECTL_FRONT_RESUME="+resume)
+	r := h.startCmd(cmd)
+	waitFor(t, 30*time.Second, "run to say the queue is paused", func() bool {
+		return strings.Contains(r.stderr.String(), "waits: queue pq is paused")
+	})
+	h.must("resume", "--queue", "pq")
+	if code := r.exit(t, time.Minute); code != 0 || r.stdout.String() != "hi\n" {
+		t.Fatalf("resumed run: exit %d, stdout %q\nstderr: %s", code, r.stdout, r.stderr)
+	}
+	if !strings.HasPrefix(r.stderr.String(), "\nqueuectl: job resumed: waits: queue pq is paused\n") {
+		t.Errorf("resumed run's stderr does not end the open line first:\n%q", r.stderr)
+	}
+}
+
 // TestRunNamesItsJobsLabel: with --label, every notice run writes about
 // its job names the label beside the id (which target of make -j a line
 // is about), when run follows the job in the store as when its worker
