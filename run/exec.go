@@ -366,7 +366,9 @@ func (w *Worker) limit(cmd *exec.Cmd, limits claim.Limits, j claim.Job, r *claim
 // confinement killed the job for its memory.
 func endLeftovers(pid int, mark string, conf *confinement, stopped *stopTime) (oomKilled bool) {
 	if was, deadline := stopped.get(); was {
-		stopUntil(leftovers(pid, mark, false, false), pid, deadline)
+		// What left the group had no TERM yet: it gets leftoverGrace at
+		// least, as before, however little of the stop's grace is left.
+		stopUntil(leftovers(pid, mark, false, false), pid, later(deadline, time.Now().Add(leftoverGrace)))
 	} else {
 		stop(leftovers(pid, mark, false, false), leftoverGrace)
 	}
@@ -488,4 +490,12 @@ func mergeEnv(base []string, env map[string]string, r claim.Run) []string {
 		}
 	}
 	return append(out, "QUEUECTL_JOB_ID="+r.JobID, fmt.Sprintf("QUEUECTL_ATTEMPT=%d", r.Attempt))
+}
+
+// later returns the later of a and b.
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
