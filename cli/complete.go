@@ -128,6 +128,10 @@ func walk(app *cli.App, words []string) *completion {
 		case s.nargs == 0 && s.command(word) != nil:
 			s.cmd = s.command(word)
 			s.flags = s.cmd.Flags
+		case s.cmd != nil && s.cmd.Name == "run":
+			// The command's first word ends run's flags (reorderArgs):
+			// what follows is the command's, as after "--".
+			s.dashdash = 1
 		default:
 			s.nargs++
 		}

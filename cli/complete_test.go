@@ -165,3 +165,21 @@ func TestCompletionCreatesNoHome(t *testing.T) {
 		t.Errorf("completion created the home %s (stat: %v)", h.dir, err)
 	}
 }
+
+// TestCompleteRunsCommandWords: after run's command word, what is typed is
+// the command's (reorderArgs): files, never run's flags or values.
+func TestCompleteRunsCommandWords(t *testing.T) {
+	app := newApp(context.Background())
+	for _, words := range [][]string{{"run", "grep", "-"}, {"run", "-q", "grep", "--queue", ""}, {"run", "cat", "no"}} {
+		var b strings.Builder
+		complete(context.Background(), app, words, &b)
+		if got := b.String(); got != ":files\n" {
+			t.Errorf("complete %q = %q, want the :files directive alone", words, got)
+		}
+	}
+	var b strings.Builder
+	complete(context.Background(), app, []string{"run", "-"}, &b)
+	if !strings.Contains(b.String(), "--retries") {
+		t.Errorf("complete run - = %q, want run's flags", b.String())
+	}
+}
