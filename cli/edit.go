@@ -95,7 +95,9 @@ func editJob(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err
 		} else {
 			data, err = os.ReadFile(name)
 		}
-		if err == nil {
+		if err != nil {
+			err = fmt.Errorf("%w: %v", claim.ErrInvalid, err) // bad input, as a file enqueue cannot read
+		} else {
 			e, err = parseEdit(data)
 		}
 		if err != nil {
@@ -226,17 +228,17 @@ func fieldOf[T any](fields map[string]json.RawMessage, name, want string, v **T)
 // terminal, and applies what was saved. A saved buffer that does not parse,
 // or that the job refuses, is kept, and the error names its file.
 func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err error) {
-	if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
-		// As git commit without -m: an editor on a pipe only garbles it.
-		return j, false, withHint(usagef("edit %s without change flags opens an editor, and stdin or stdout is not a terminal", id),
-			"give the change as flags: queuectl edit "+id+" --priority N (or --command, --queue, --run-at, --env K=V, --max-retries, --label), or as JSON: --file PATH")
-	}
 	j, err = h.store.Get(c.Context, id)
 	if err == nil {
 		err = claim.EditableError(j) // said before the editor opens, not after
 	}
 	if err != nil {
 		return j, false, err
+	}
+	if !isTerminal(c.App.Reader) || !isTerminal(c.App.Writer) {
+		// As git commit without -m: an editor on a pipe only garbles it.
+		return j, false, withHint(usagef("edit %s without change flags opens an editor, and stdin or stdout is not a terminal", id),
+			"give the change as flags: queuectl edit "+id+" --priority N (or --command, --queue, --run-at, --env K=V, --max-retries, --label), or as JSON: --file PATH")
 	}
 	v := editable{Command: j.Command, Priority: j.Priority, Queue: j.Queue, MaxRetries: j.MaxRetries, Label: j.Label}
 	if !j.RunAt.IsZero() {
