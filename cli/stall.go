@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
 )
 
 // stall is why a job cannot move for a while, though a worker serves its
@@ -108,30 +109,15 @@ func (s *stalls) at(t time.Time) string {
 	if y, m, d := local.Date(); y != s.now.Local().Year() || m != s.now.Local().Month() || d != s.now.Local().Day() {
 		layout = "2006-01-02 15:04"
 	}
-	return local.Format(layout) + " (in " + ahead(t.Sub(s.now)) + ")"
-}
-
-// ahead is d in the units of list's ages (s, m, h up to 48h, d), rounded
-// to the nearest: beside a clock time, 9m59.9s rounded down to "9m" reads
-// as a mistake.
-func ahead(d time.Duration) string {
-	unit, name := time.Second, "s"
-	switch {
-	case d >= 48*time.Hour:
-		unit, name = 24*time.Hour, "d"
-	case d >= time.Hour:
-		unit, name = time.Hour, "h"
-	case d >= time.Minute:
-		unit, name = time.Minute, "m"
-	}
-	return fmt.Sprintf("%d%s", (d+unit/2)/unit, name)
+	// The age list's tables show, from this look's clock.
+	return local.Format(layout) + " (" + report.Printer{Now: func() time.Time { return s.now }}.Age(t) + ")"
 }
 
 // checkStalls warns of the jobs not finished that cannot move for a while
 // (stall), once each, and again when why changes; when many do at once,
 // it names whyJobs of them and counts the rest.
 func (w *jobWatch) checkStalls(ctx context.Context, jobs []claim.Job) {
-	s := newStalls(context.WithoutCancel(ctx), w.h.store, jobs, w.deadline)
+	s := newStalls(ctx, w.h.store, jobs, w.deadline) // a read cut short by the wait's end is no news
 	said := map[string]string{}
 	var fresh []string
 	for _, j := range jobs {
