@@ -144,7 +144,7 @@ func (f *follower) end(j claim.Job, err error) error {
 		if f.own && !f.c.Bool("detach-on-interrupt") {
 			f.stop()
 		} else {
-			logf(f.c)("job %s goes on; follow it with: queuectl logs -f %s", f.name, f.id)
+			f.notice("job %s goes on; follow it with: queuectl logs -f %s", f.name, f.id)
 		}
 		return f.exit()
 	case err != nil:

@@ -129,9 +129,14 @@ func (f *follower) disarm() {
 
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.Bool("quiet") {
-		f.lines.Break()
-		logf(f.c)("job %s: "+format, append([]any{f.name}, a...)...)
+		f.notice("job %s: "+format, append([]any{f.name}, a...)...)
 	}
+}
+
+// notice writes one of run's lines on stderr, on a line of its own.
+func (f *follower) notice(format string, a ...any) {
+	f.lines.Break()
+	logf(f.c)(format, a...)
 }
 
 // stopWait bounds how long run waits, once interrupted or timed out, for
@@ -156,11 +161,11 @@ func (f *follower) stop() {
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded):
-		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.name)
+		f.notice("job %s is canceled; its worker is still stopping its processes", f.name)
 	case errors.Is(err, claim.ErrUnavailable):
-		logf(f.c)("job %s goes on: the store is unreachable, so it could not be canceled (%v); once it is back: queuectl cancel %s", f.name, err, f.id)
+		f.notice("job %s goes on: the store is unreachable, so it could not be canceled (%v); once it is back: queuectl cancel %s", f.name, err, f.id)
 	case err != nil:
-		logf(f.c)("job %s: cancel: %v", f.name, err)
+		f.notice("job %s: cancel: %v", f.name, err)
 	}
 }
 

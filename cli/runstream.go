@@ -86,10 +86,10 @@ func (f *follower) stopStream() {
 		}
 	}
 	if errors.Is(err, handoff.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
-		logf(f.c)("job %s is canceled; its worker is still stopping its processes", f.name)
+		f.notice("job %s is canceled; its worker is still stopping its processes", f.name)
 		return
 	}
-	logf(f.c)("job %s: cancel: %v", f.name, err)
+	f.notice("job %s: cancel: %v", f.name, err)
 }
 
 // seen is what a follower wrote of each run: when the worker stops

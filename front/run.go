@@ -92,8 +92,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		if err != nil || !j.State.Finished() {
 			f.stop()
 		}
-		f.lines.Break()
-		fmt.Fprintf(os.Stderr, "queuectl: error: job %s: an attempt ran out of its %v\n", f.name, f.tout)
+		f.notice("error: job %s: an attempt ran out of its %v", f.name, f.tout)
 		return 124
 	case err != nil && f.ctx.Err() != nil:
 		f.stop()
@@ -105,7 +104,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		f.res.Open = f.lines.Open
 		return Full(f.c.args, &f.res)
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
+		f.notice("error: %v", err)
 		return 1
 	}
 	switch {
@@ -116,7 +115,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		f.res.Open = f.lines.Open
 		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
-	fmt.Fprintf(os.Stderr, "queuectl: error: job %s was %s\n", f.name, j.State)
+	f.notice("error: job %s was %s", f.name, j.State)
 	return 1
 }
 
@@ -124,7 +123,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 func (f *follower) exit() int {
 	code, sig, err := Exit(context.Cause(f.ctx))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "queuectl: error: %v\n", err)
+		f.notice("error: %v", err)
 	}
 	if sig != 0 {
 		Die(sig)
@@ -182,10 +181,15 @@ func (f *follower) disarm() {
 	}
 }
 
+// notice writes one of run's lines on stderr, on a line of its own.
+func (f *follower) notice(format string, a ...any) {
+	f.lines.Break()
+	fmt.Fprintf(os.Stderr, "queuectl: "+format+"\n", a...)
+}
+
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.quiet {
-		f.lines.Break()
-		fmt.Fprintf(os.Stderr, "queuectl: job %s: "+format+"\n", append([]any{f.name}, a...)...)
+		f.notice("job %s: "+format, append([]any{f.name}, a...)...)
 	}
 }
 
@@ -205,10 +209,10 @@ func (f *follower) stop() {
 		}
 	}
 	if errors.Is(err, wire.ErrHandover) && errors.Is(err, os.ErrDeadlineExceeded) {
-		fmt.Fprintf(os.Stderr, "queuectl: job %s is canceled; its worker is still stopping its processes\n", f.name)
+		f.notice("job %s is canceled; its worker is still stopping its processes", f.name)
 		return
 	}
-	fmt.Fprintf(os.Stderr, "queuectl: job %s: cancel: %v\n", f.name, err)
+	f.notice("job %s: cancel: %v", f.name, err)
 }
 
 // writer writes a stream of the running attempt, and counts what it wrote
