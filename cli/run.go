@@ -103,7 +103,7 @@ func runAction(c *cli.Context) error {
 		if err := nj.Validate(); err != nil {
 			return err
 		}
-		if err := checkWorkers(c, nj.Queue, live); err != nil {
+		if err := checkWorkers(c, nj, live); err != nil {
 			return err
 		}
 		r, err := h.store.Enqueue(c.Context, nj)
@@ -288,11 +288,10 @@ func withExplicit(env, explicit map[string]string) map[string]string {
 func shellQuote(words []string) string { return front.ShellQuote(words) }
 
 // checkWorkers says at once, as wait does, when no live worker serves
-// queue, and refuses to go on with --no-wait-for-worker.
-func checkWorkers(c *cli.Context, queue string, live []claim.WorkerInfo) error {
-	if queue == "" {
-		queue = claim.DefaultQueue
-	}
+// nj's queue (naming nj by its label, if any), and refuses to go on with
+// --no-wait-for-worker.
+func checkWorkers(c *cli.Context, nj claim.NewJob, live []claim.WorkerInfo) error {
+	queue := cmp.Or(nj.Queue, claim.DefaultQueue)
 	if served(queue, live) {
 		return nil
 	}
@@ -300,7 +299,11 @@ func checkWorkers(c *cli.Context, queue string, live []claim.WorkerInfo) error {
 	if c.Bool("no-wait-for-worker") {
 		return withHint(fmt.Errorf("no live worker serves queue %s", queue), hint)
 	}
-	logf(c)("warning: no live worker serves queue %s; the job waits until one does", queue)
+	job := "the job"
+	if nj.Label != "" {
+		job += " (" + nj.Label + ")" // which of make -j's targets
+	}
+	logf(c)("warning: no live worker serves queue %s; %s waits until one does", queue, job)
 	logf(c)("hint: %s", hint)
 	return nil
 }

@@ -391,6 +391,12 @@ func TestRunNamesItsJobsLabel(t *testing.T) {
 			t.Errorf("notice %q does not name the job's label", n)
 		}
 	}
+	// So does the warning that no worker serves its queue, said before
+	// the job has an id.
+	r := h.start("run", "--queue", "nobody", "--label", "cc bar.o", "--", "true")
+	waitFor(t, 30*time.Second, "run to warn that no worker serves queue nobody", func() bool {
+		return strings.Contains(r.stderr.String(), "queuectl: warning: no live worker serves queue nobody; the job (cc bar.o) waits until one does\n")
+	})
 }
 
 // TestRunSaysItWaitsForALimitedQueue: while queue heavy runs its 2 jobs of
