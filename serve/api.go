@@ -55,9 +55,13 @@ var shown = strings.NewReplacer("{id}", "ID", "{attempt}", "N", "{stream}", "std
 func (s *Server) knownParams(e apiRoute, next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var unknown []string
-		for k := range r.URL.Query() {
+		for k, vs := range r.URL.Query() {
 			if !slices.Contains(e.params, k) {
 				unknown = append(unknown, strconv.Quote(k))
+			} else if len(vs) > 1 && slices.ContainsFunc(vs, func(v string) bool { return v != vs[0] }) {
+				// As list refuses --state given twice with two values.
+				s.fail(w, r, http.StatusBadRequest, usagef("%s is given %d values (%s); give one", k, len(vs), strings.Join(vs, ", ")), "")
+				return
 			}
 		}
 		if len(unknown) == 0 {

@@ -141,6 +141,14 @@ func TestAPIRefusesUnknownParameters(t *testing.T) {
 			t.Errorf("GET %s = %d %s, want 400 naming %q, hint with %q", tc.path, resp.StatusCode, body, tc.param, tc.hint)
 		}
 	}
+	// A filter given twice with two values is refused, as list refuses it;
+	// the same value twice is that value.
+	for path, want := range map[string]int{"/api/v1/jobs?state=dead&state=completed": http.StatusBadRequest,
+		"/api/v1/jobs?label=a&label=a": http.StatusOK} {
+		if resp, body := get(t, ts.URL+path); resp.StatusCode != want || (want != http.StatusOK && !strings.Contains(body, "state is given 2 values")) {
+			t.Errorf("GET %s = %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+	}
 	// The parameters an endpoint knows still work, as do none.
 	for _, path := range []string{"/api/v1/jobs?state=dead&queue=default&label=x&prefix=b&limit=5&newest=1&after=b", "/api/v1/status", "/api/v1/jobs/bad/runs/1/stderr"} {
 		if resp, body := get(t, ts.URL+path); resp.StatusCode != http.StatusOK {
