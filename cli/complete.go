@@ -218,7 +218,9 @@ func (s *completion) arguments(ctx context.Context) []string {
 		return keys
 	case s.cmd.Name == "completion":
 		return []string{"bash", "zsh", "fish"}
-	case s.cmd.Name == "enqueue", s.cmd.Name == "run":
+	case s.cmd.Name == "run":
+		return []string{":commands"} // its first word, which ends its flags (walk)
+	case s.cmd.Name == "enqueue":
 		return []string{":files"}
 	}
 	return nil

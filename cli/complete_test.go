@@ -109,6 +109,8 @@ func TestCompletionNeverRuns(t *testing.T) {
 				{"queuectl run -- ech", "echo"},
 				{"queuectl run -- sleep ", ""},
 				{"queuectl run -- cat no", "notes.txt"},
+				{"queuectl run ech", "echo"},
+				{"queuectl run -q cat no", "notes.txt"},
 				{"queuectl run --queue x -- sh -c 'exit 3' --", ""},
 				{"queuectl enqueue --", "--command"},
 				{"queuectl enqueue --command true ", ""},
@@ -135,8 +137,8 @@ func TestCompletionNeverRuns(t *testing.T) {
 	// candidates, and nothing run. After "--" it may instead be a command's
 	// own last word: the call fails (exit 2), saying that nothing ran and
 	// how to run such a command, rather than seem to have run it.
-	if out := h.must("run", "--generate-bash-completion"); !strings.Contains(out, ":files") {
-		t.Errorf("run --generate-bash-completion printed %q, want the :files directive", out)
+	if out := h.must("run", "--generate-bash-completion"); !strings.Contains(out, ":commands") {
+		t.Errorf("run --generate-bash-completion printed %q, want the :commands directive", out)
 	}
 	for _, args := range [][]string{
 		{"run", "--", "--generate-bash-completion"},
@@ -175,6 +177,13 @@ func TestCompleteRunsCommandWords(t *testing.T) {
 		complete(context.Background(), app, words, &b)
 		if got := b.String(); got != ":files\n" {
 			t.Errorf("complete %q = %q, want the :files directive alone", words, got)
+		}
+	}
+	for _, words := range [][]string{{"run", ""}, {"run", "-q", "gr"}} {
+		var b strings.Builder
+		complete(context.Background(), app, words, &b)
+		if got := b.String(); got != ":commands\n" {
+			t.Errorf("complete %q = %q, want the :commands directive: run's first word is a command", words, got)
 		}
 	}
 	var b strings.Builder
