@@ -40,11 +40,11 @@ one wins).
 Example: queuectl edit @last --priority 5 --label urgent`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},
-			&cli.IntFlag{Name: "priority", Usage: "`N`: higher runs first"},
+			&cli.IntFlag{Name: "priority", Usage: "`N`: higher runs first", DefaultText: "unchanged"},
 			&cli.StringFlag{Name: "queue", Usage: "queue `NAME`"},
 			&cli.StringFlag{Name: "run-at", Usage: "not before `TIME` (RFC 3339)"},
 			&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
-			&cli.IntFlag{Name: "max-retries", Usage: "`N` runs before the job is dead"},
+			&cli.IntFlag{Name: "max-retries", Usage: "`N` runs before the job is dead", DefaultText: "unchanged"},
 			&cli.StringFlag{Name: "label", Usage: "free-form `LABEL`"},
 			&cli.StringFlag{Name: "file", Usage: "set the fields of the JSON in `PATH`, as the editor shows them (-: stdin)"},
 			&cli.BoolFlag{Name: "with-env", Usage: "show the job's env, values and all, in the editor, to edit it there"},
