@@ -22,18 +22,17 @@ func waitCommand() *cli.Command {
 		Name:      "wait",
 		Usage:     "block until jobs are completed, dead or canceled",
 		ArgsUsage: "ID... | --queue Q | --all",
-		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr
-when no live worker serves the jobs' queues, or jobs wait in a paused queue (and again when
-that changes), and once of each job that cannot move for a while: held (with the release to
-give), scheduled past the --timeout or more than a minute ahead, or waiting on a job that is
-held, scheduled so, or in a paused queue. On a terminal, shows how many are done. --queue Q
-and --all wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs
-enqueued later are not waited for). A dead job: its last
-run's exit and the last lines of its stderr (or, dead through a dependency, those of the job
-that caused it), on stderr. --json: the jobs as they ended, or stand at a timeout, as one
-array on stdout. A store that goes away meanwhile (a PostgreSQL server restarting) is waited
-out, as a worker does: wait says once on stderr that it is unreachable and once that it is
-back, and --timeout still applies.
+		Description: `Exit 0 when all completed, 1 when any is dead or canceled, 124 on timeout. Warns on stderr when
+no live worker serves the jobs' queues, or jobs wait in a paused queue (and again when that
+changes), and once of each job that cannot move for a while: held (with the release to give),
+scheduled past the --timeout or more than a minute ahead, or waiting on a job that is held,
+scheduled so, or in a paused queue. On a terminal, shows how many are done. --queue Q and --all
+wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs enqueued later
+are not waited for). A dead job: its last run's exit and the last lines of its stderr (or, dead
+through a dependency, those of the job that caused it), on stderr. --json: the jobs as they
+ended, or stand at a timeout, as one array on stdout. A store that goes away meanwhile (a
+PostgreSQL server restarting) is waited out, as a worker does: wait says once on stderr that it
+is unreachable and once that it is back, and --timeout still applies.
 
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m
 Example: queuectl wait --queue nightly --timeout 1h`,
