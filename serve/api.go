@@ -210,7 +210,13 @@ func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
 // parseFilter reads a job listing's query parameters. limit is the default
 // page size and most the largest one allowed.
 func parseFilter(q url.Values, limit, most int) (claim.Filter, error) {
-	f := claim.Filter{Queue: q.Get("queue"), Label: q.Get("label"), IDPrefix: q.Get("prefix"), Limit: limit, Newest: q.Get("newest") != ""}
+	f := claim.Filter{Queue: q.Get("queue"), Label: q.Get("label"), IDPrefix: q.Get("prefix"), Limit: limit}
+	if v := q.Get("newest"); v != "" {
+		var err error
+		if f.Newest, err = strconv.ParseBool(v); err != nil {
+			return f, usagef("newest %q: want 1 or 0 (true or false)", v)
+		}
+	}
 	if st := q.Get("state"); st != "" {
 		var err error
 		if f.State, err = claim.ParseState(st); err != nil {

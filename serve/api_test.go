@@ -149,6 +149,18 @@ func TestAPIRefusesUnknownParameters(t *testing.T) {
 			t.Errorf("GET %s = %d %s, want %d", path, resp.StatusCode, body, want)
 		}
 	}
+	// newest is a boolean: 0 is oldest first, as no newest; a word it is
+	// not is refused.
+	for path, want := range map[string]int{"/api/v1/jobs?newest=0": http.StatusOK, "/api/v1/jobs?newest=false": http.StatusOK,
+		"/api/v1/jobs?newest=yes": http.StatusBadRequest} {
+		if resp, body := get(t, ts.URL+path); resp.StatusCode != want {
+			t.Errorf("GET %s = %d %s, want %d", path, resp.StatusCode, body, want)
+		}
+	}
+	_, oldest := get(t, ts.URL+"/api/v1/jobs")
+	if _, zero := get(t, ts.URL+"/api/v1/jobs?newest=0"); zero != oldest {
+		t.Errorf("GET /api/v1/jobs?newest=0 = %s, want the jobs oldest first, as without newest: %s", zero, oldest)
+	}
 	// The parameters an endpoint knows still work, as do none.
 	for _, path := range []string{"/api/v1/jobs?state=dead&queue=default&label=x&prefix=b&limit=5&newest=1&after=b", "/api/v1/status", "/api/v1/jobs/bad/runs/1/stderr"} {
 		if resp, body := get(t, ts.URL+path); resp.StatusCode != http.StatusOK {
