@@ -132,11 +132,12 @@ func (h *qhome) startCmd(cmd *exec.Cmd) *proc {
 	return p
 }
 
-// startServing starts a worker and waits for its enqueue socket, so that
-// enqueue and run go through the hand-off.
-func (h *qhome) startServing() *proc {
+// startServing starts a worker (with flags, e.g. --queue other) and waits
+// for its enqueue socket, so that enqueue and run go through the hand-off
+// (to it: a worker started after it finds the socket served).
+func (h *qhome) startServing(flags ...string) *proc {
 	h.t.Helper()
-	w := h.start("worker", "start", "--no-spool")
+	w := h.start(append([]string{"worker", "start", "--no-spool"}, flags...)...)
 	waitFor(h.t, 30*time.Second, "the worker's socket", func() bool {
 		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
 		return err == nil

@@ -185,11 +185,7 @@ func TestRunEndsWithItsTerminalAndReader(t *testing.T) {
 // the store, the socket's worker serving another queue.
 func TestRunFailsWhenItsOutputCannotBeWritten(t *testing.T) {
 	h := newHome(t)
-	h.start("worker", "start", "--no-spool", "--queue", "other")
-	waitFor(t, 30*time.Second, "the first worker's enqueue socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing("--queue", "other")
 	h.start("worker", "start", "--no-spool", "--queue", "out")
 	full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
 	if err != nil {
@@ -211,13 +207,9 @@ func TestRunFailsWhenItsOutputCannotBeWritten(t *testing.T) {
 // worker, and names that run as the same attempt, not "attempt 2 of 1".
 func TestRunAfterItsWorkerIsLost(t *testing.T) {
 	h := newHome(t)
-	first := h.start("worker", "start", "--no-spool")
 	// run hands the job to it: the front follows it on its connection, and
 	// queuectl-full in the store once the connection is gone.
-	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	first := h.startServing()
 	g := newGate(t)
 	again := filepath.Join(t.TempDir(), "again")
 	r := h.start("run", "--id", "lost", "--shell", fmt.Sprintf("if [ -e %s ]; then echo again; exit 0; fi; touch %s; %s", again, again, g.command()))
@@ -375,11 +367,7 @@ func TestRunNamesItsJobsLabel(t *testing.T) {
 	h := newHome(t)
 	// The worker serving the socket serves queue other only: run follows
 	// its job of queue work, run by the second worker, in the store.
-	h.start("worker", "start", "--no-spool", "--queue", "other")
-	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing("--queue", "other")
 	h.start("worker", "start", "--no-spool", "--queue", "work")
 	_, stderr, code := h.run("run", "--queue", "work", "--label", "cc foo.o", "--", "sh", "-c", "echo no >&2; exit 4")
 	notices := regexp.MustCompile(`(?m)^queuectl: job .*$`).FindAllString(stderr, -1)
@@ -413,19 +401,9 @@ func TestRunSaysItWaitsForALimitedQueue(t *testing.T) {
 	})
 	t.Run("store", func(t *testing.T) {
 		h := newHome(t)
-		h.start("worker", "start", "--queue", "other", "--no-spool")
-		waitSocket(t, h)
+		h.startServing("--queue", "other")
 		h.start("worker", "start", "--count", "4", "--queue", "heavy", "--no-spool")
 		waitsForALimitedQueue(t, h)
-	})
-}
-
-// waitSocket waits until a worker serves the home's enqueue socket.
-func waitSocket(t *testing.T, h *qhome) {
-	t.Helper()
-	waitFor(t, 30*time.Second, "a worker to serve the socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
 	})
 }
 
@@ -459,11 +437,7 @@ func waitsForALimitedQueue(t *testing.T, h *qhome) {
 // once, by both programs, and goes on when the queue is resumed.
 func TestRunSaysItWaitsForAPausedQueue(t *testing.T) {
 	h := newHome(t)
-	h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker's enqueue socket", func() bool {
-		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
-		return err == nil
-	})
+	h.startServing()
 	h.must("pause", "--queue", "mail")
 	var runs []*proc
 	for _, prog := range []string{"queuectl", "queuectl-full"} {
@@ -489,8 +463,7 @@ func TestRunSaysItWaitsForAPausedQueue(t *testing.T) {
 // ran it.
 func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
 	h := newHome(t)
-	w := h.start("worker", "start", "--no-spool")
-	waitSocket(t, h)
+	w := h.startServing()
 	g := newGate(t)
 	r := h.start("run", "--id", "moved", "--shell", g.command()+"; exit 5")
 	g.waitStarted(t)
@@ -525,8 +498,7 @@ func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
 // their own: no SQLite connection, no fsync, no query of the client's.
 func TestHotPathOpensNoStore(t *testing.T) {
 	h := newHome(t)
-	h.start("worker", "start", "--no-spool")
-	waitSocket(t, h)
+	h.startServing()
 	for _, args := range [][]string{
 		{"enqueue", "-q", "--command", "echo hot"},
 		{"run", "-q", "--", "echo", "hot"},
