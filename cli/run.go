@@ -120,9 +120,7 @@ func runAction(c *cli.Context) error {
 		f.h = h
 		if resuming {
 			f.seen.resume(res)
-			// As the front left the job's stderr; its notices may come
-			// before follow writes any (sayWhyItWaits).
-			f.lines = &front.Lines{Raw: c.App.ErrWriter, Open: res.Open}
+			f.lines.Open = res.Open // as the front left the job's stderr
 		}
 		sayWhyItWaits(c.Context, h.store, r.Job, f.waiting, f.paused)
 		j, err := f.follow()

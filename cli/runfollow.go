@@ -41,7 +41,8 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 	if !own {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
-	return &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen()}
+	return &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen(),
+		lines: &front.Lines{Raw: c.App.ErrWriter}}
 }
 
 func (f *follower) follow() (claim.Job, error) {
@@ -49,9 +50,7 @@ func (f *follower) follow() (claim.Job, error) {
 	defer f.cancel(nil)
 	defer f.disarm()
 	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
-	// A line left open by the job's stderr stays so across follows.
-	f.lines = &front.Lines{W: front.OutputWriter(f.c.App.ErrWriter, f.cancel), Raw: f.c.App.ErrWriter,
-		Open: f.lines != nil && f.lines.Open}
+	f.lines.W = front.OutputWriter(f.c.App.ErrWriter, f.cancel) // this follow's: it cancels this f.ctx
 	stderr := f.seen.writer(1, f.lines)
 	if f.stream != nil {
 		return f.followStream(stdout, stderr)

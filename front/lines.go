@@ -20,10 +20,9 @@ func (l *Lines) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// Break ends the line the job's stderr left open, if any: a nil Lines
-// has none.
+// Break ends the line the job's stderr left open, if any.
 func (l *Lines) Break() {
-	if l != nil && l.Open {
+	if l.Open {
 		l.Open = false
 		l.Raw.Write([]byte("\n"))
 	}
