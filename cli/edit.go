@@ -267,7 +267,7 @@ func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool
 	if err := os.WriteFile(file, data, 0o600); err != nil {
 		return j, false, err
 	}
-	editor := firstNonEmpty(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
+	editor := cmp.Or(os.Getenv("VISUAL"), os.Getenv("EDITOR"), "vi")
 	cmd := exec.CommandContext(c.Context, "/bin/sh", "-c", editor+` "$1"`, "sh", file)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
 	if err := cmd.Run(); err != nil {
@@ -290,13 +290,4 @@ func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool
 			"fix it, then: queuectl edit "+id+" --file "+shellQuote([]string{file}))
 	}
 	return j, err == nil, err
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if s != "" {
-			return s
-		}
-	}
-	return ""
 }

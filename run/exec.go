@@ -283,21 +283,20 @@ func (rec *startRecord) stop() {
 	}
 }
 
-// stopTime is when a run was stopped (its group sent TERM, or KILL when
-// fenced), and until when its processes may take to end: what is left of
-// them once the job's shell has exited keeps that grace (endLeftovers).
+// stopTime is until when a stopped run (its group sent TERM, or KILL when
+// fenced) may take to end: what is left of its processes
+// once the job's shell has exited keeps that grace (endLeftovers).
 type stopTime struct {
 	mu       sync.Mutex
-	at       time.Time // zero: not stopped
-	deadline time.Time
+	deadline time.Time // zero: not stopped
 }
 
+// set keeps the first stop's deadline, grace from now.
 func (s *stopTime) set(grace time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.at.IsZero() {
-		s.at = time.Now()
-		s.deadline = s.at.Add(grace)
+	if s.deadline.IsZero() {
+		s.deadline = time.Now().Add(grace)
 	}
 }
 
@@ -305,7 +304,7 @@ func (s *stopTime) set(grace time.Duration) {
 func (s *stopTime) get() (bool, time.Time) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return !s.at.IsZero(), s.deadline
+	return !s.deadline.IsZero(), s.deadline
 }
 
 // command is the job's shell, behind the gate (fd 3, the caller's), with
