@@ -30,7 +30,9 @@ the last one's exit code. --timeout limits each attempt: when one runs out of ti
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do a hangup (but under nohup) and a closed output pipe, as they would
 end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
-as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null. A store
+as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null, and
+run never reads its own, so a loop over lines (while read f; do queuectl run -- cc -c "$f";
+done < list) gets them all: give a job input in its command, --shell 'CMD < FILE'. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
 a worker does: the job goes on, and run says once on stderr that the store is unreachable and
 once that it is back. run's own flags come before CMD: its first word ends them, and the

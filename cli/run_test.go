@@ -308,6 +308,24 @@ func TestRunMakesOneAttempt(t *testing.T) {
 	}
 }
 
+// TestRunLeavesItsStdinToItsCaller: run never reads its stdin (a job's is
+// /dev/null), so a shell loop over lines that calls run for each, through
+// the front program or the full one, gets every line.
+func TestRunLeavesItsStdinToItsCaller(t *testing.T) {
+	h := newHome(t)
+	h.startServing()
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		cmd := h.command()
+		cmd.Args = []string{needTool(t, "bash"), "-c", `while read -r w; do ` + prog + ` run -q -- echo "got $w" || exit; done`}
+		cmd.Path = cmd.Args[0]
+		cmd.Stdin = strings.NewReader("a\nb\nc\n")
+		out, err := cmd.Output()
+		if want := "got a\ngot b\ngot c\n"; err != nil || string(out) != want {
+			t.Errorf("a while-read loop of %s run over 3 lines: %v, stdout %q; want %q", prog, err, out, want)
+		}
+	}
+}
+
 // TestRunCommandKeepsItsFlags: without --, the command's first word ends
 // run's flags: `run -q printf ... -q --label` runs printf with both, as
 // env and nohup would, instead of taking them for run's.
