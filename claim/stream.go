@@ -77,7 +77,18 @@ func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error],
 			flush()
 		}
 	}
+	// Why each pending job waits, as Get tells it, from the queues' pauses
+	// and limits read once for the whole stream; unread, its own fields'
+	// reasons only, as Enqueue gives.
+	b, err := s.blockers(ctx)
+	if err != nil {
+		b = blockers{}
+	}
 	err = s.engine.EnqueueStream(ctx, chunks, func(rs []Result) error {
+		now := s.Now()
+		for k := range rs {
+			rs[k].Job.PendingReason = b.reason(rs[k].Job, now)
+		}
 		if inOrder(order) {
 			return each(rs)
 		}

@@ -3,8 +3,10 @@ package claim_test
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -121,6 +123,53 @@ func TestEnqueueStreamOutcomes(t *testing.T) {
 			if g != want {
 				t.Errorf("result %d = %q, want %q", i, g, want)
 			}
+		}
+	})
+}
+
+// TestEnqueueStreamSaysWhyJobsWait: each pending job of a stream carries
+// the reason Get gives it: scheduled, waiting, paused, or none.
+func TestEnqueueStreamSaysWhyJobsWait(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s := db.open(t)
+		if err := s.Pause(ctx, "p"); err != nil {
+			t.Fatal(err)
+		}
+		batch := []claim.NewJob{
+			{ID: "now", Command: "true"},
+			{ID: "later", Command: "true", RunAt: s.Now().Add(time.Hour)},
+			{ID: "after", Command: "true", After: []string{"now"}},
+			{ID: "paused", Command: "true", Queue: "p"},
+		}
+		got := map[string]string{}
+		seq := func(yield func(claim.NewJob, error) bool) {
+			for _, nj := range batch {
+				if !yield(nj, nil) {
+					return
+				}
+			}
+		}
+		_, err := s.EnqueueStream(ctx, seq, func(rs []claim.Result) error {
+			for _, r := range rs {
+				got[r.Job.ID] = r.Job.PendingReason
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, nj := range batch {
+			j, err := s.Get(ctx, nj.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[nj.ID] != j.PendingReason {
+				t.Errorf("job %s: the stream's reason %q, Get's %q", nj.ID, got[nj.ID], j.PendingReason)
+			}
+		}
+		if want := (map[string]string{"now": "", "later": "scheduled", "after": "waiting", "paused": "paused"}); !maps.Equal(got, want) {
+			t.Errorf("reasons = %v, want %v", got, want)
 		}
 	})
 }
