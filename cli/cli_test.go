@@ -496,6 +496,21 @@ func TestWaitWarnsWithoutWorker(t *testing.T) {
 	other.signal(t, syscall.SIGTERM)
 }
 
+// TestPauseTakesItsQueueAsAFlag: `pause heavy` is refused, before any
+// queue is paused, with the command that pauses heavy.
+func TestPauseTakesItsQueueAsAFlag(t *testing.T) {
+	h := newHome(t)
+	for _, verb := range []string{"pause", "resume"} {
+		_, stderr, code := h.run(verb, "heavy")
+		if want := "queuectl: hint: queuectl " + verb + " --queue heavy\n"; code != 2 || !strings.Contains(stderr, want) {
+			t.Errorf("%s heavy: exit %d, stderr %q; want 2 and %q", verb, code, stderr, want)
+		}
+	}
+	if out := h.must("status"); !strings.Contains(out, "paused: -") {
+		t.Errorf("status after a refused pause: %s; want nothing paused", out)
+	}
+}
+
 // TestWaitWarnsOfPausedQueue: a job waiting in a paused queue starts on
 // no worker until resume: wait says so, and says when it is resumed.
 func TestWaitWarnsOfPausedQueue(t *testing.T) {

@@ -22,7 +22,7 @@ claiming at once. --wait returns once no job of the queue runs.
 Example: queuectl pause --queue mail --wait`,
 		Flags: []cli.Flag{queueFlag, &cli.BoolFlag{Name: "wait", Usage: "return once nothing of it runs"}},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			if _, err := args(c, 0, 0); err != nil {
+			if err := noQueueArg(c); err != nil {
 				return err
 			}
 			q := queueArg(c)
@@ -60,7 +60,7 @@ is paused.
 Example: queuectl resume --queue mail`,
 		Flags: []cli.Flag{queueFlag},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			if _, err := args(c, 0, 0); err != nil {
+			if err := noQueueArg(c); err != nil {
 				return err
 			}
 			q := queueArg(c)
@@ -134,4 +134,16 @@ func warnUnknownQueue(c *cli.Context, q string, known []string) {
 		msg += fmt.Sprintf(" (did you mean %s? queuectl resume --queue %s; queuectl pause --queue %s)", near, q, near)
 	}
 	fmt.Fprintln(c.App.ErrWriter, msg)
+}
+
+// noQueueArg refuses arguments to pause and resume, whose queue is given
+// with --queue: a queue given as an argument is named in the hint.
+func noQueueArg(c *cli.Context) error {
+	if c.NArg() == 1 && !c.IsSet("queue") {
+		q := c.Args().First()
+		return withHint(usagef("the queue is given with --queue, not as an argument: %s", q),
+			"queuectl "+c.Command.Name+" --queue "+shellQuote([]string{q}))
+	}
+	_, err := args(c, 0, 0)
+	return err
 }
