@@ -62,6 +62,26 @@ func TestWaitWarnsOfStalledJobs(t *testing.T) {
 	}
 }
 
+// TestWaitWarnsOfAPausedDependency: a job of a served queue that waits on
+// a job of a paused one is stalled by that pause, which wait names, with
+// the resume to give, once; its dependency's own pause is said as such.
+func TestWaitWarnsOfAPausedDependency(t *testing.T) {
+	h := newHome(t)
+	startWorker(h)
+	h.must("pause", "--queue", "pq")
+	h.must("enqueue", "--id", "inpq", "--queue", "pq", "--command", "true")
+	h.must("enqueue", "--id", "afterpq", "--after", "inpq", "--command", "true")
+	_, errText, code := h.run("wait", "afterpq", "--timeout", "2s")
+	want := "queuectl: warning: job afterpq waits on inpq, whose queue pq is paused\nqueuectl: hint: queuectl resume --queue pq\n"
+	if code != 124 || strings.Count(errText, want) != 1 {
+		t.Errorf("wait afterpq: exit %d, stderr:\n%s\nwant 124 and once %q", code, errText, want)
+	}
+	h.must("resume", "--queue", "pq")
+	if out, errText, code := h.run("wait", "afterpq", "--timeout", "60s"); code != 0 || strings.Contains(errText, "warning") {
+		t.Errorf("wait afterpq after resume: exit %d, stdout %q, stderr:\n%s\nwant 0, no warning", code, out, errText)
+	}
+}
+
 // TestLogsFollowWarnsOfStalledJob: logs -f of a job that has not started
 // says why it cannot, as wait does, again when that changes, and keeps
 // stdout for the job's output.
