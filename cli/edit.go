@@ -111,24 +111,9 @@ func editJob(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err
 
 // editFromFlags reads edit's flags; set is false when none is given.
 func editFromFlags(c *cli.Context) (e claim.Edit, set bool, err error) {
-	str := func(name string) *string {
-		if !c.IsSet(name) {
-			return nil
-		}
-		set = true
-		v := c.String(name)
-		return &v
-	}
-	num := func(name string) *int {
-		if !c.IsSet(name) {
-			return nil
-		}
-		set = true
-		v := c.Int(name)
-		return &v
-	}
+	str := func(name string) *string { return given(c, name, c.String, &set) }
 	e.Command, e.Queue, e.Label = str("command"), str("queue"), str("label")
-	e.Priority, e.MaxRetries = num("priority"), num("max-retries")
+	e.Priority, e.MaxRetries = given(c, "priority", c.Int, &set), given(c, "max-retries", c.Int, &set)
 	if s := str("run-at"); s != nil {
 		t, err := time.Parse(time.RFC3339, *s)
 		if err != nil {
@@ -148,6 +133,17 @@ func editFromFlags(c *cli.Context) (e claim.Edit, set bool, err error) {
 		e.Env[k] = v
 	}
 	return e, set, nil
+}
+
+// given is flag name's value, read with get, when the flag was given (and
+// then *set is true); nil when it was not.
+func given[T any](c *cli.Context, name string, get func(string) T, set *bool) *T {
+	if !c.IsSet(name) {
+		return nil
+	}
+	*set = true
+	v := get(name)
+	return &v
 }
 
 // editable is what `edit` opens in the editor: the fields it can change.
