@@ -326,6 +326,32 @@ func TestRunLeavesItsStdinToItsCaller(t *testing.T) {
 	}
 }
 
+// TestRelativeHomeReachesTheJobsWhole: a home named by a relative path
+// reaches the worker's jobs as an absolute one, so that a queuectl in a
+// job, run in a directory of its own, enqueues into the same queue.
+func TestRelativeHomeReachesTheJobsWhole(t *testing.T) {
+	h := newHome(t)
+	relative := func(args ...string) *exec.Cmd {
+		cmd := h.command(args...)
+		cmd.Dir = filepath.Dir(h.dir)
+		cmd.Env = append(cmd.Env, "QUEUECTL_HOME="+filepath.Base(h.dir))
+		return cmd
+	}
+	h.startCmd(relative("worker", "start", "--no-spool"))
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	out, err := relative("run", "-q", "--cwd", t.TempDir(), "--", "sh", "-c",
+		`echo "$QUEUECTL_HOME"; queuectl enqueue -q --id inner --command true`).CombinedOutput()
+	if want := h.dir + "\ninner\n"; err != nil || string(out) != want {
+		t.Fatalf("run of a job enqueueing another, the home relative: %v, output %q; want %q", err, out, want)
+	}
+	if _, errText, code := h.run("wait", "inner", "--timeout", "60s"); code != 0 {
+		t.Errorf("wait for the job's own job in the home: exit %d\n%s", code, errText)
+	}
+}
+
 // TestRunCommandKeepsItsFlags: without --, the command's first word ends
 // run's flags: `run -q printf ... -q --label` runs printf with both, as
 // env and nohup would, instead of taking them for run's.
