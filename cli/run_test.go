@@ -265,6 +265,22 @@ func TestRunCancelsItsJob(t *testing.T) {
 		t.Errorf("job after Ctrl-C of its run: %s, want canceled", j.State)
 	}
 
+	// Ctrl-\ ends run the same way, in both programs, exiting as a shell
+	// reports a process SIGQUIT ended, without the runtime's goroutine dump.
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		g := newGate(t)
+		id := "quit-" + prog
+		r := h.startCmd(h.commandOf(prog, "run", "--id", id, "--shell", g.command()))
+		g.waitStarted(t)
+		r.signal(t, syscall.SIGQUIT)
+		if code := r.exit(t, 30*time.Second); code != 131 || strings.Contains(r.stderr.String(), "goroutine") {
+			t.Fatalf("%s run: exit %d after SIGQUIT, want 131 and no dump\nstderr: %s", prog, code, r.stderr)
+		}
+		if j := h.show(id); j.State != "canceled" {
+			t.Errorf("job after Ctrl-\\ of its %s run: %s, want canceled", prog, j.State)
+		}
+	}
+
 	// Two attempts, so that the job is not finished when its first one
 	// times out: run cancels it. (With one, the worker's own timeout may
 	// end it dead first, which is as good an end.)

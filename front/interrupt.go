@@ -19,6 +19,7 @@ import (
 var (
 	InterruptIgnored = signal.Ignored(syscall.SIGINT)
 	hangupIgnored    = signal.Ignored(syscall.SIGHUP)
+	quitIgnored      = signal.Ignored(syscall.SIGQUIT)
 )
 
 // Interrupted is the cause of a context that Interrupts ended: the signal
@@ -29,11 +30,12 @@ func (i Interrupted) Error() string { return "interrupted: " + i.Signal.String()
 
 // Interrupts returns a context that ends, with an Interrupted cause, when
 // `run` must stop following its job as if the command it stands in for
-// had been stopped: SIGTERM; Ctrl-C (SIGINT) and SIGHUP, the terminal
-// gone, unless the process started with the signal ignored, as the
-// command would have: under nohup, SIGHUP; as a background command of a
-// non-interactive shell (`cmd &` in a script), SIGINT, so that a Ctrl-C
-// meant for the script's foreground leaves it and its job running.
+// had been stopped: SIGTERM; Ctrl-C (SIGINT), Ctrl-\ (SIGQUIT) and SIGHUP,
+// the terminal gone, unless the process started with the signal ignored,
+// as the command would have: under nohup, SIGHUP; as a background command
+// of a non-interactive shell (`cmd &` in a script), SIGINT and SIGQUIT, so
+// that a Ctrl-C meant for the script's foreground leaves it and its job
+// running.
 // SIGPIPE is caught too, only so that a write to a closed pipe fails with
 // EPIPE instead of killing the process: the reader of the job's output
 // gone is told by OutputWriter, from a write of that output, not by the
@@ -46,6 +48,9 @@ func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	}
 	if !hangupIgnored {
 		sigs = append(sigs, syscall.SIGHUP)
+	}
+	if !quitIgnored {
+		sigs = append(sigs, syscall.SIGQUIT)
 	}
 	ch := make(chan os.Signal, 4)
 	signal.Notify(ch, sigs...)
@@ -114,7 +119,8 @@ func IsInterruption(cause error) bool {
 // written: then run fails (Exit) even when its job had finished.
 func OutputGone(cause error) bool {
 	var in Interrupted
-	return errors.As(cause, new(OutputError)) || errors.As(cause, &in) && in.Signal != syscall.SIGINT && in.Signal != syscall.SIGTERM
+	return errors.As(cause, new(OutputError)) || errors.As(cause, &in) &&
+		in.Signal != syscall.SIGINT && in.Signal != syscall.SIGTERM && in.Signal != syscall.SIGQUIT
 }
 
 // Exit is how a run interrupted by cause ends, once its job is canceled:
@@ -126,8 +132,9 @@ func OutputGone(cause error) bool {
 // handled it, and the loop goes on. When its reader went away it exits 141,
 // what a shell reports for a process that SIGPIPE ended (the runtime ends
 // a process by SIGPIPE only on a write to its standard output or error, so
-// it is not re-raised); an output that could not be written otherwise
-// exits 1 with err to say; else 130, for SIGTERM (SPEC §5).
+// it is not re-raised); after Ctrl-\ it exits 131, as a shell reports a
+// process that SIGQUIT ended; an output that could not be written
+// otherwise exits 1 with err to say; else 130, for SIGTERM (SPEC §5).
 func Exit(cause error) (code int, sig syscall.Signal, err error) {
 	var out OutputError
 	if errors.As(cause, &out) {
@@ -138,8 +145,10 @@ func Exit(cause error) (code int, sig syscall.Signal, err error) {
 	switch in.Signal {
 	case syscall.SIGHUP, syscall.SIGINT:
 		return 128 + int(in.Signal), in.Signal, nil
-	case syscall.SIGPIPE:
-		return 128 + int(syscall.SIGPIPE), 0, nil
+	case syscall.SIGPIPE, syscall.SIGQUIT:
+		// SIGQUIT re-raised would end the process in the runtime's
+		// goroutine dump: the code a shell gives a process it ended says it.
+		return 128 + int(in.Signal), 0, nil
 	}
 	return 130, 0, nil
 }
