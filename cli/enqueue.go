@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -169,6 +170,10 @@ func commandTyped(c *cli.Context) error {
 	if jsonWord(a[0]) {
 		return nil
 	}
+	if len(a) == 1 && specFile(a[0]) {
+		return withHint(usagef("enqueue takes a job as JSON, not a file's name: %s", singleQuote(a[0])),
+			"queuectl enqueue -f "+singleQuote(a[0]))
+	}
 	cmd := strings.Join(a, " ")
 	run := "queuectl run -- " + cmd
 	if len(a) == 1 {
@@ -176,6 +181,25 @@ func commandTyped(c *cli.Context) error {
 	}
 	return withHint(usagef("enqueue takes a job as JSON, and %s is a command", singleQuote(cmd)),
 		"queuectl enqueue --command "+singleQuote(cmd)+"  or, to run it and wait here: "+run)
+}
+
+// specFile reports whether name is a file of job specs, by its name
+// (.json) or its first character ({): what enqueue -f takes.
+func specFile(name string) bool {
+	f, err := os.Open(name)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return false
+	}
+	if strings.HasSuffix(name, ".json") || strings.HasSuffix(name, ".jsonl") {
+		return true
+	}
+	head := make([]byte, 512)
+	n, _ := f.Read(head)
+	return bytes.HasPrefix(bytes.TrimSpace(head[:n]), []byte("{"))
 }
 
 // singleQuote quotes s for a shell as one word.
