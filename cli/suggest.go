@@ -37,6 +37,15 @@ func nearest(typed string, candidates []string) string {
 			return c
 		}
 	}
+	// A singular for a plural, three edits apart, alone or as the last
+	// word: retry for retries or max-retries.
+	if stem, ok := strings.CutSuffix(typed, "y"); ok && len(stem) >= 3 {
+		for _, c := range candidates {
+			if c == stem+"ies" || strings.HasSuffix(c, "-"+stem+"ies") {
+				return c
+			}
+		}
+	}
 	return ""
 }
 
