@@ -114,6 +114,26 @@ func checkBackupJobs(t *testing.T, h *qhome, want string) {
 	}
 }
 
+// TestDBOfAnotherFile: --db naming a file that is no SQLite database (a
+// wrong path, most often) says so and where to look before it advises a
+// restore, and leaves the file as it was.
+func TestDBOfAnotherFile(t *testing.T) {
+	h := newHome(t)
+	path := filepath.Join(t.TempDir(), "notes.db")
+	text := []byte("not a database, just notes\n")
+	if err := os.WriteFile(path, text, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := h.run("--db", path, "status")
+	want := "queuectl: error: " + path + " is not a SQLite database"
+	if code != 1 || !strings.HasPrefix(stderr, want) || !strings.Contains(stderr, "check --db and $QUEUECTL_DB") {
+		t.Errorf("status --db %s: exit %d, stderr %q; want 1 and %q, then where to look", path, code, stderr, want)
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, text) {
+		t.Errorf("the file after status: %q, %v; want it as it was", got, err)
+	}
+}
+
 // A corrupt store ends a worker and watch, exit 1, saying what to do,
 // instead of keeping them up logging "malformed" at every try.
 func TestCorruptStoreStopsWorker(t *testing.T) {

@@ -280,7 +280,10 @@ func (e *Engine) fault(err error) error {
 	if rerr := e.Check(); errors.Is(rerr, claim.ErrReplaced) {
 		return rerr
 	}
-	if code := se.Code() & 0xff; code == sqlite3.SQLITE_CORRUPT || code == sqlite3.SQLITE_NOTADB {
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_NOTADB:
+		return notADatabase{e.path, err}
+	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%w: restore a backup (queuectl db restore): %s: %v", claim.ErrCorrupt, e.path, err)
 	}
 	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
@@ -291,6 +294,23 @@ func (e *Engine) fault(err error) error {
 	}
 	return err
 }
+
+// notADatabase is a store whose file is no SQLite database: most often
+// --db names some other file, over which restoring a backup is the last
+// thing to advise first. It is ErrCorrupt all the same: a long-running
+// process stops on it.
+type notADatabase struct {
+	path string
+	err  error
+}
+
+func (e notADatabase) Error() string {
+	return e.path + " is not a SQLite database (" + e.err.Error() + "): check --db and $QUEUECTL_DB; " +
+		"if it held your queue, it is corrupt: restore a backup (queuectl db restore)"
+}
+
+func (e notADatabase) Is(target error) bool { return target == claim.ErrCorrupt }
+func (e notADatabase) Unwrap() error        { return e.err }
 
 // noSpace reports whether the file system holding dir has no space left
 // for this user.
