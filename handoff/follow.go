@@ -86,7 +86,8 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 	feed := Feed{Stdout: streamWriter{out, false}, Stderr: streamWriter{out, true},
 		Event:   func(e Event) { e.Job.Env = nil; out.write(frame{Event: &e}) },
 		Waiting: func(q jobs.Queue) { out.write(frame{Waiting: &q}) },
-		Paused:  func(q string) { out.write(frame{Paused: q}) }}
+		Paused:  func(q string) { out.write(frame{Paused: q}) },
+		Stalled: func(st Stall) { out.write(frame{Stalled: &st}) }}
 	end, err := s.Follow(ctx, j, feed)
 	switch {
 	case err == nil:

@@ -57,6 +57,8 @@ type (
 	Stream = wire.Stream
 	// Brief is what the small queuectl prints of a job it enqueued.
 	Brief = wire.Brief
+	// Stall is why a followed job cannot move for a while.
+	Stall = wire.Stall
 
 	request       = wire.Request
 	answer[J any] = wire.Answer[J]
@@ -95,7 +97,7 @@ var (
 	})
 	followPrint = sync.OnceValue(func() string {
 		return typesPrint(reflect.TypeFor[request](), reflect.TypeFor[jobs.Job](),
-			reflect.TypeFor[jobs.Run](), reflect.TypeFor[jobs.Queue]())
+			reflect.TypeFor[jobs.Run](), reflect.TypeFor[jobs.Queue](), reflect.TypeFor[frame]())
 	})
 )
 

@@ -101,6 +101,8 @@ func (s *Stream) Next(feed Feed) (j jobs.Job, done bool, err error) {
 		feed.Waiting(*fr.Waiting)
 	case fr.Paused != "":
 		feed.Paused(fr.Paused)
+	case fr.Stalled != nil:
+		feed.Stalled(*fr.Stalled)
 	case fr.Stdout != nil:
 		_, err = feed.Stdout.Write(fr.Stdout)
 	case fr.Stderr != nil:

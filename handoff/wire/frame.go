@@ -15,7 +15,8 @@ import (
 // uses, and skip the rest:
 //   - a job's ID, State, UniqueKey, MaxRetries, Timeout and RunAfter;
 //   - a run's Attempt, Host, StartedAt, EndedAt, Outcome and Error;
-//   - a queue's Name, MaxRunning and Running.
+//   - a queue's Name, MaxRunning and Running;
+//   - a stall's Why and Hint.
 // TestParseFrame and FuzzParseFrame hold them to json.Unmarshal into
 // types of those fields only.
 
@@ -33,6 +34,7 @@ func parseFrame(line []byte, fr *Frame) error {
 			{"Event", func() error { return pointer(p, &fr.Event, p.event) }},
 			{"Waiting", func() error { return pointer(p, &fr.Waiting, p.queue) }},
 			{"Paused", func() error { return p.str(&fr.Paused) }},
+			{"Stalled", func() error { return pointer(p, &fr.Stalled, p.stall) }},
 			{"End", func() error { return pointer(p, &fr.End, p.job) }},
 			{"Handover", func() error { return p.str(&fr.Handover) }},
 		}
@@ -87,6 +89,13 @@ func (p *parser) queue(q *jobs.Queue) error {
 		field{"Name", func() error { return p.str(&q.Name) }},
 		field{"MaxRunning", func() error { return integer(p, &q.MaxRunning) }},
 		field{"Running", func() error { return integer(p, &q.Running) }},
+	)
+}
+
+func (p *parser) stall(s *Stall) error {
+	return p.fields(
+		field{"Why", func() error { return p.str(&s.Why) }},
+		field{"Hint", func() error { return p.str(&s.Hint) }},
 	)
 }
 

@@ -37,10 +37,15 @@ type (
 		Run   briefRun
 		Ended bool
 	}
+	briefStall struct {
+		Why, Hint string
+	}
 	briefFrame struct {
 		Stdout, Stderr []byte
 		Event          *briefEvent
 		Waiting        *briefQueue
+		Paused         string
+		Stalled        *briefStall
 		End            *briefJob
 		Handover       string
 	}
@@ -61,7 +66,10 @@ func runOf(r jobs.Run) briefRun {
 }
 
 func frameOf(fr Frame) briefFrame {
-	b := briefFrame{Stdout: fr.Stdout, Stderr: fr.Stderr, Handover: fr.Handover}
+	b := briefFrame{Stdout: fr.Stdout, Stderr: fr.Stderr, Paused: fr.Paused, Handover: fr.Handover}
+	if fr.Stalled != nil {
+		b.Stalled = &briefStall{fr.Stalled.Why, fr.Stalled.Hint}
+	}
 	if fr.Event != nil {
 		b.Event = &briefEvent{jobOf(fr.Event.Job), runOf(fr.Event.Run), fr.Event.Ended}
 	}
@@ -120,6 +128,7 @@ func framesOf(s string, n int) [][]byte {
 		Frame{Stdout: []byte(s)}, Frame{Stderr: []byte(s + s)},
 		Frame{Event: &Event{Job: j, Run: r, Ended: n%2 == 0}},
 		Frame{Waiting: &jobs.Queue{Name: s, MaxRunning: n, Running: n + 1, UpdatedAt: at}},
+		Frame{Paused: s}, Frame{Stalled: &Stall{Why: s, Hint: s + s}}, Frame{Stalled: &Stall{Why: s}},
 		Frame{End: &j}, Frame{Handover: s},
 	}
 	var lines [][]byte
@@ -163,6 +172,8 @@ func TestParseFrame(t *testing.T) {
 		`{"Event":{"Run":{"StartedAt":"2026-11-28T19:00:00\u005a"}}}`, `{"Event":{"Run":{"startedat":"2026-11-28T19:00:00+01:00"}}}`,
 		`{"Event":{"Job":{"Timeout":-5,"MaxRetries":null,"RunAfter":"2026-11-28T19:00:00.123456789Z"}}}`,
 		`{"Waiting":{"Name":"q","MaxRunning":2,"Running":2}}`, `{"Waiting":{"maxrunning":2,"running":"2"}}`, `{"Waiting":[]}`,
+		`{"Paused":"q"}`, `{"Paused":1}`, `{"Stalled":{"Why":"is held","Hint":"queuectl release a"}}`,
+		`{"Stalled":null}`, `{"Stalled":{"why":"x","Hint":1}}`, `{"Stalled":"x"}`,
 		`{"End":{"ID":"a","State":"completed"}}`, `{"End":null}`, `{"End":"x"}`, `{"Handover":"why"}`, `{"Handover":1}`,
 		`{"Job":{"ID":"a","Timeout":1000000000,"Limits":"garbage"},"Outcome":"created"}`, `{"Job":{"ſtate":"s","K":1}}`,
 		`{"x":[1,-0.5e+3,0,{"y":[[]]},"\u00e9\ud83c\udf89\ud800x\/\b\f\n\r\t\"\\"]}`, `{"x":01}`, `{"x":1,}`,

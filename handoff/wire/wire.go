@@ -59,7 +59,7 @@ type Answer[J any] struct {
 // (handoff's TestFingerprints says which value to write).
 const (
 	EnqueueFingerprint = "264b6fc2228a7912"
-	FollowFingerprint  = "117cc07c4459e656"
+	FollowFingerprint  = "25d6440c37925e8b"
 )
 
 // Fingerprint is what a client sends.
@@ -95,6 +95,17 @@ type Feed struct {
 	// Paused tells that the job waits because its queue is paused (by
 	// name, or with every queue).
 	Paused func(queue string)
+	// Stalled tells why the job cannot move for a while (Stall), or why
+	// no longer when that changes.
+	Stalled func(Stall)
+}
+
+// Stall is why a followed job cannot move for a while, though a worker
+// serves its queue: it is held, scheduled past soon, or waits on a job
+// that cannot move.
+type Stall struct {
+	Why  string // after "job ID ": "is held", "waits on a, which is held"
+	Hint string // the command that moves it; "" when none
 }
 
 // Frame is one line from worker to client.
@@ -104,6 +115,7 @@ type Frame struct {
 	Event    *Event      `json:",omitempty"`
 	Waiting  *jobs.Queue `json:",omitempty"`
 	Paused   string      `json:",omitempty"` // the job's queue, paused
+	Stalled  *Stall      `json:",omitempty"`
 	End      *jobs.Job   `json:",omitempty"` // the job, finished: the last frame
 	Handover string      `json:",omitempty"` // why the worker stops following: the last frame
 }
