@@ -29,6 +29,10 @@ type Tail struct {
 	Poll time.Duration
 	// Event is called when a run starts and when it ends; may be nil.
 	Event func(TailEvent)
+	// Look, when set, is called with the job after each read of it that
+	// did not find it finished, in Follow's goroutine: what may be said
+	// of a job that waits, from what was read anyway.
+	Look func(claim.Job)
 	// Nudge, when set, says that the job changed: it is read at once,
 	// without waiting for Every or Poll (Nudges, in the worker's process).
 	// Then the store's Changes are not watched: in a busy worker every
@@ -94,6 +98,9 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 				return j, nil
 			default:
 				look = again
+				if t.Look != nil {
+					t.Look(j)
+				}
 			}
 		}
 		select {
