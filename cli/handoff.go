@@ -90,15 +90,17 @@ func envFor(h *home) func(context.Context, string, map[string]string) map[string
 
 // followFor follows a job for a client of handoff.Run, in the worker's
 // process: as run's store path does (follower), but woken at once by the
-// worker's own events.
+// worker's own events. It tells the client why the job waits (runWaits),
+// from its looks at the job.
 func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, handoff.Feed) (claim.Job, error) {
 	return func(ctx context.Context, j claim.Job, feed handoff.Feed) (claim.Job, error) {
 		nudge, unwatch := nudges.Watch(j.ID)
 		defer unwatch()
-		sayWhyItWaits(ctx, h.store, j, feed.Waiting, feed.Paused)
+		waits := &runWaits{waiting: feed.Waiting, paused: feed.Paused, stalled: feed.Stalled}
 		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Nudge: nudge,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
-			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
+			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) },
+			Look:  func(j claim.Job) { waits.look(ctx, h.store, j) }}
 		return t.Follow(ctx, j.ID)
 	}
 }

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -124,7 +123,6 @@ func runAction(c *cli.Context) error {
 			f.seen.resume(res)
 			f.lines.Open = res.Open // as the front left the job's stderr
 		}
-		sayWhyItWaits(c.Context, h.store, r.Job, f.waiting, f.paused)
 		j, err := f.follow()
 		return f.end(j, err)
 	})(c)
@@ -181,52 +179,6 @@ func (f *follower) explain(j claim.Job) {
 		explain(c, h, j)
 		return nil
 	})(f.c)
-}
-
-// queueFull returns j's queue when j waits for one of its slots: its
-// queue runs as many jobs as its limit, and j, read after the queue,
-// has not started. Any error is no answer: the message is only news.
-func queueFull(ctx context.Context, s *claim.Store, j claim.Job) (claim.Queue, bool) {
-	if j.State != claim.Pending {
-		return claim.Queue{}, false
-	}
-	qs, err := s.Queues(ctx)
-	if err != nil {
-		return claim.Queue{}, false
-	}
-	for _, q := range qs {
-		if q.Name == j.Queue && q.MaxRunning > 0 && q.Running >= q.MaxRunning {
-			now, err := s.Get(ctx, j.ID)
-			return q, err == nil && now.State == claim.Pending
-		}
-	}
-	return claim.Queue{}, false
-}
-
-// queuePaused reports whether j waits because its queue, or every queue,
-// is paused: j, read after the pauses, has not started. Any error is no
-// answer, as for queueFull.
-func queuePaused(ctx context.Context, s *claim.Store, j claim.Job) bool {
-	if j.State != claim.Pending {
-		return false
-	}
-	paused, err := s.Paused(ctx)
-	if err != nil || len(claim.PausedOf(paused, []string{j.Queue})) == 0 {
-		return false
-	}
-	now, err := s.Get(ctx, j.ID)
-	return err == nil && now.State == claim.Pending
-}
-
-// sayWhyItWaits tells run's caller, once, that its job waits for its
-// queue: at its limit (waiting) or paused. The worker's follower of a job
-// handed to it (followFor) and run's own follower in the store both do.
-func sayWhyItWaits(ctx context.Context, s *claim.Store, j claim.Job, waiting func(claim.Queue), paused func(string)) {
-	if q, full := queueFull(ctx, s, j); full {
-		waiting(q)
-	} else if queuePaused(ctx, s, j) {
-		paused(j.Queue)
-	}
 }
 
 // jobExit is run's exit for a finished job: its last attempt's exit code

@@ -34,6 +34,7 @@ type follower struct {
 	timer  *time.Timer
 	seen   seen
 	lines  *front.Lines // the job's stderr, for a notice after an open line
+	waits  runWaits     // what was said of the job's waiting, on the worker's connection or here
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -41,8 +42,10 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 	if !own {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
-	return &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen(),
+	f := &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen(),
 		lines: &front.Lines{Raw: c.App.ErrWriter}}
+	f.waits = runWaits{waiting: f.waiting, paused: f.paused, stalled: f.stalled}
+	return f
 }
 
 func (f *follower) follow() (claim.Job, error) {
@@ -57,6 +60,7 @@ func (f *follower) follow() (claim.Job, error) {
 	}
 	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
 		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event,
+		Look:  func(j claim.Job) { f.waits.look(f.ctx, f.h.store, j) },
 		Reach: reach(f.announce, "the job goes on, and run follows it again once the store is back")}
 	return t.Follow(f.ctx, f.id)
 }
@@ -67,6 +71,17 @@ func (f *follower) waiting(q claim.Queue) {
 
 func (f *follower) paused(queue string) {
 	f.announce("waits: queue %s is paused", queue)
+}
+
+// stalled warns, as wait does, that the job cannot move for a while.
+func (f *follower) stalled(st handoff.Stall) {
+	if f.c.Bool("quiet") {
+		return
+	}
+	f.notice("warning: job %s %s", f.name, st.Why)
+	if st.Hint != "" {
+		f.notice("hint: %s", st.Hint)
+	}
 }
 
 func (f *follower) cause() error { return context.Cause(f.ctx) }

@@ -53,7 +53,7 @@ func runStreamed(c *cli.Context, s *handoff.Stream) error {
 // (handoff.ErrHandover).
 func (f *follower) followStream(stdout, stderr io.Writer) (claim.Job, error) {
 	defer f.stream.InterruptWhen(f.ctx)()
-	feed := handoff.Feed{Stdout: stdout, Stderr: stderr, Waiting: f.waiting, Paused: f.paused,
+	feed := handoff.Feed{Stdout: stdout, Stderr: stderr, Waiting: f.waits.limited, Paused: f.waits.pausedQueue, Stalled: f.stalled,
 		Event: func(e handoff.Event) { f.event(run.TailEvent{Job: e.Job, Run: e.Run, Ended: e.Ended}) }}
 	for {
 		j, done, err := f.stream.Next(feed)
@@ -78,7 +78,7 @@ func (f *follower) stopStream() {
 	drop := func(error) {}
 	feed := handoff.Feed{Stdout: f.seen.writer(0, front.OutputWriter(f.c.App.Writer, drop)),
 		Stderr:  f.seen.writer(1, front.OutputWriter(f.c.App.ErrWriter, drop)),
-		Waiting: func(claim.Queue) {}, Paused: func(string) {}, Event: func(handoff.Event) {}}
+		Waiting: func(claim.Queue) {}, Paused: func(string) {}, Stalled: func(handoff.Stall) {}, Event: func(handoff.Event) {}}
 	for err == nil {
 		var done bool
 		if _, done, err = s.Next(feed); done {

@@ -68,8 +68,9 @@ func (f *follower) follow() (jobs.Job, error) {
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
-		Paused: func(queue string) { f.announce("waits: queue %s is paused", queue) },
-		Event:  f.event}
+		Paused:  func(queue string) { f.announce("waits: queue %s is paused", queue) },
+		Stalled: f.stalled,
+		Event:   f.event}
 	for {
 		j, done, err := f.s.Next(feed)
 		switch {
@@ -187,6 +188,18 @@ func (f *follower) notice(format string, a ...any) {
 	fmt.Fprintf(os.Stderr, "queuectl: "+format+"\n", a...)
 }
 
+// stalled warns, as the full program does, that the job cannot move for
+// a while (wire.Stall).
+func (f *follower) stalled(st wire.Stall) {
+	if f.c.quiet {
+		return
+	}
+	f.notice("warning: job %s %s", f.name, st.Why)
+	if st.Hint != "" {
+		f.notice("hint: %s", st.Hint)
+	}
+}
+
 func (f *follower) announce(format string, a ...any) {
 	if !f.c.quiet {
 		f.notice("job %s: "+format, append([]any{f.name}, a...)...)
@@ -201,7 +214,7 @@ func (f *follower) stop() {
 	// Output that cannot be written (what stopped it) is dropped.
 	drop := func(error) {}
 	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, drop)), Stderr: f.writer(1, OutputWriter(os.Stderr, drop)),
-		Waiting: func(jobs.Queue) {}, Paused: func(string) {}, Event: func(wire.Event) {}}
+		Waiting: func(jobs.Queue) {}, Paused: func(string) {}, Stalled: func(wire.Stall) {}, Event: func(wire.Event) {}}
 	for err == nil {
 		var done bool
 		if _, done, err = f.s.Next(feed); done {
