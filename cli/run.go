@@ -27,8 +27,8 @@ and exits with its exit code. It makes one attempt, as running CMD itself would,
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
-leaves it running); so do Ctrl-\ (exit 131), a hangup (but under nohup) and a closed output
-pipe, as they would end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
+leaves it running); so do a hangup (but under nohup) and a closed output pipe, as they would
+end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
 as CMD would. A job canceled elsewhere ends run with 1. The job's stdin is /dev/null, and
 run never reads its own, so a loop over lines (while read f; do queuectl run -- cc -c "$f";
 done < list) gets them all: give a job input in its command, --shell 'CMD < FILE'. A store
@@ -104,11 +104,17 @@ func runAction(c *cli.Context) error {
 		if err := nj.Validate(); err != nil {
 			return err
 		}
-		if err := checkWorkers(c, nj, live); err != nil {
-			return err
+		// A job the worker may have stored already (the front's, resumed
+		// here) may have run, and even ended: whether it waits for a worker
+		// is known once it is read.
+		stored := errors.Is(handed, handoff.ErrUnknown)
+		if !stored {
+			if err := checkWorkers(c, nj, live); err != nil {
+				return err
+			}
 		}
 		r, err := h.store.Enqueue(c.Context, nj)
-		if err != nil && errors.Is(handed, handoff.ErrUnknown) {
+		if err != nil && stored {
 			var rs []claim.Result
 			if rs, err = handedAfterAll(c, h, nj, start, err); err == nil {
 				r = rs[0]
@@ -116,6 +122,11 @@ func runAction(c *cli.Context) error {
 		}
 		if err != nil {
 			return err
+		}
+		if stored && !finished(r.Job.State) {
+			if err := checkWorkers(c, nj, live); err != nil {
+				return err
+			}
 		}
 		f := newFollower(c, r)
 		f.h = h
@@ -241,7 +252,9 @@ func shellQuote(words []string) string { return front.ShellQuote(words) }
 
 // checkWorkers says at once, as wait does, when no live worker serves
 // nj's queue (naming nj by its label, if any), and refuses to go on with
-// --no-wait-for-worker.
+// --no-wait-for-worker. runAction asks it of a job not yet stored, or of
+// one stored already that has not ended: a job that ended waits for no
+// worker.
 func checkWorkers(c *cli.Context, nj claim.NewJob, live []claim.WorkerInfo) error {
 	queue := cmp.Or(nj.Queue, claim.DefaultQueue)
 	if served(queue, live) {

@@ -574,3 +574,66 @@ func TestHotPathOpensNoStore(t *testing.T) {
 		}
 	}
 }
+
+// TestRunQuietOfWorkersOnceItsJobEnded: a run whose worker stops (worker
+// stop) while its job runs, and whose end the full program takes over
+// only once that worker is gone, does not warn that no live worker serves
+// the job's queue: the job ended, and waits for none.
+func TestRunQuietOfWorkersOnceItsJobEnded(t *testing.T) {
+	h := newHome(t)
+	w := h.startServing("--count", "2")
+	// The front program, beside a queuectl-full that starts only once
+	// fullGate opens: what the front leaves to it, it takes over after the
+	// worker has exited.
+	dir := t.TempDir()
+	front, full := filepath.Join(dir, "queuectl"), filepath.Join(dir, "queuectl-full")
+	bin, err := exec.LookPath("queuectl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(bin, front); err != nil {
+		data, err := os.ReadFile(bin)
+		if err == nil {
+			err = os.WriteFile(front, data, 0o700)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	realFull, err := exec.LookPath("queuectl-full")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fullGate := filepath.Join(dir, "open")
+	script := fmt.Sprintf("#!/bin/sh\nwhile [ ! -e %s ]; do sleep 0.02; done\nexec %s \"$@\"\n", fullGate, realFull)
+	if err := os.WriteFile(full, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+
+	g := newGate(t)
+	cmd := h.command("run", "--label", "ended", "--shell", g.command()+"; exit 4")
+	cmd.Path, cmd.Args[0] = front, front
+	r := h.startCmd(cmd)
+	waitReport(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(g.started)
+		return err == nil
+	}, func() string { return fmt.Sprintf("ended %v (%v), stdout %q, stderr %q", ended(r), r.err, r.stdout, r.stderr) })
+	h.must("worker", "stop")
+	waitFor(t, 30*time.Second, "the worker to stop softly", func() bool {
+		return strings.Contains(w.stderr.String(), "running job(s) finish")
+	})
+	g.release(t)
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Fatalf("worker exit %d, want 0\nstderr: %s", code, w.stderr)
+	}
+	if err := os.WriteFile(fullGate, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.exit(t, 30*time.Second); code != 4 {
+		t.Fatalf("run exit %d, want the job's 4\nstderr: %s", code, r.stderr)
+	}
+	stderr := r.stderr.String()
+	if strings.Contains(stderr, "no live worker") || !regexp.MustCompile(`queuectl: job \S+ \(ended\) is dead: run 1 exited 4\n`).MatchString(stderr) {
+		t.Errorf("run of a job that ended, taken over once its worker was gone, warned of workers or did not say why it died:\n%s", stderr)
+	}
+}
