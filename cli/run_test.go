@@ -617,7 +617,9 @@ func TestRunQuietOfWorkersOnceItsJobEnded(t *testing.T) {
 	waitReport(t, 30*time.Second, "the job to start", func() bool {
 		_, err := os.Stat(g.started)
 		return err == nil
-	}, func() string { return fmt.Sprintf("ended %v (%v), stdout %q, stderr %q", ended(r), r.err, r.stdout, r.stderr) })
+	}, func() string {
+		return fmt.Sprintf("ended %v (%v), stdout %q, stderr %q", ended(r), r.err, r.stdout, r.stderr)
+	})
 	h.must("worker", "stop")
 	waitFor(t, 30*time.Second, "the worker to stop softly", func() bool {
 		return strings.Contains(w.stderr.String(), "running job(s) finish")
