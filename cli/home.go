@@ -123,6 +123,13 @@ func homePathsOf(home, db string) (dir, dbPath string, err error) {
 	if err := claim.CheckLocation(dbPath); err != nil {
 		return "", "", err
 	}
+	if claim.EngineFor(dbPath) == claim.EngineSQLite {
+		// a file's path, which a job, in a directory of its own, is given
+		// (front.HomePaths)
+		if dbPath, err = filepath.Abs(dbPath); err != nil {
+			return "", "", err
+		}
+	}
 	return dir, dbPath, nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
 	"github.com/queuectl/queuectl/claim/jobs"
@@ -18,10 +17,11 @@ var ErrNoUserHome = errors.New("no home directory")
 
 // HomePaths resolves the home directory (home, $QUEUECTL_HOME, else
 // ~/.queuectl) and the database (db, $QUEUECTL_DB, $QUEUECTL_DB_PATH, else
-// HOME/queue.db), as --home and --db say. Paths come back absolute: a
-// worker gives them to its jobs (QUEUECTL_HOME, QUEUECTL_DB), which run
-// in directories of their own, and a queuectl there must reach the same
-// queue.
+// HOME/queue.db), as --home and --db say. The home comes back absolute,
+// and so does the database in it: a worker gives them to its jobs
+// (QUEUECTL_HOME, QUEUECTL_DB), which run in directories of their own,
+// and a queuectl there must reach the same queue (the full program makes
+// a SQLite --db absolute too, once it knows it is one).
 func HomePaths(home, db string) (dir, dbPath string, err error) {
 	dir = home
 	if dir == "" {
@@ -44,14 +44,8 @@ func HomePaths(home, db string) (dir, dbPath string, err error) {
 	if dir, err = filepath.Abs(dir); err != nil {
 		return "", "", err
 	}
-	switch {
-	case dbPath == "":
+	if dbPath == "" {
 		dbPath = filepath.Join(dir, "queue.db")
-	case !strings.Contains(dbPath, "://") && !strings.Contains(dbPath, "="):
-		// a file's path, not a PostgreSQL URL or keyword=value string
-		if dbPath, err = filepath.Abs(dbPath); err != nil {
-			return "", "", err
-		}
 	}
 	return dir, dbPath, nil
 }
