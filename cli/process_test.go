@@ -377,6 +377,41 @@ func TestWorkerKilledMidJobIsRecovered(t *testing.T) {
 	}
 }
 
+// TestDrainRecoversRunOfKilledWorker: a worker is killed (kill -9) while
+// it runs a job, and the next `worker start --drain` (a nightly cron) finds
+// the job processing under a dead worker. The drain recovers the run, runs
+// the job again, and only then exits 0, saying nothing of a canceled
+// context.
+func TestDrainRecoversRunOfKilledWorker(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	runs, first := filepath.Join(dir, "runs"), filepath.Join(dir, "first")
+	h.must("enqueue", "--id", "nightly", "--command",
+		fmt.Sprintf("echo run >> %s; [ -e %s ] || { touch %s; sleep 1000; }", runs, first, first))
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(t, 10*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(first)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, 5*time.Second)
+
+	_, stderr, code := h.run("worker", "start", "--drain", "--no-spool")
+	if code != 0 {
+		t.Fatalf("worker start --drain: exit %d, want 0\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, "job nightly: run 1 lost with worker") || strings.Contains(stderr, "context canceled") {
+		t.Errorf("the draining worker did not say it recovered the run, or said a canceled context:\n%s", stderr)
+	}
+	j := h.show("nightly")
+	if j.State != "completed" || j.Attempts != 1 || len(j.Runs) != 2 || j.Runs[0].Outcome != "lost" {
+		t.Errorf("after the drain: state %s attempts %d runs %d; want completed, 1, 2 with the first lost\n%s", j.State, j.Attempts, len(j.Runs), stderr)
+	}
+	if got := lines(t, runs); got["run"] != 2 {
+		t.Errorf("runs has %v, want the job run twice", got)
+	}
+}
+
 func TestJobsWaitForAWorker(t *testing.T) {
 	h := newHome(t)
 	for i := 0; i < 5; i++ {

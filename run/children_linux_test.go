@@ -77,7 +77,7 @@ func TestLostRunEscapeeIsKilled(t *testing.T) {
 	w := newWorker(t, s)
 	w.host = HostID()
 	w.id = "reaper"
-	w.reapOnce(context.Background())
+	w.reapOnce(context.Background(), context.Background())
 	if j := get(t, s, "lost-0"); j.State != claim.Pending {
 		t.Errorf("job lost-0: %s, want pending", j.State)
 	}

@@ -85,7 +85,7 @@ func TestRunDiesBeforeItsStartIsRecorded(t *testing.T) {
 
 	w := newWorker(t, s)
 	w.host = HostID()
-	w.reapOnce(context.Background())
+	w.reapOnce(context.Background(), context.Background())
 	drain(t, w)
 	// The second run took 2s: the first run's subshell, had it lived,
 	// would have written its end meanwhile.

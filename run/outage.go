@@ -73,7 +73,7 @@ func (w *Worker) giveBack(hard context.Context, r claim.Run) {
 		next, err := w.Store.Recover(ctx, f)
 		if err == nil {
 			w.storeUp()
-			w.recovered(ctx, f, next)
+			w.recovered(ctx, hard, f, next)
 		}
 		cancel()
 		switch {

@@ -19,12 +19,12 @@ const reapInterval = time.Second
 // the owning worker process on this host is gone, and on any host once the
 // lease has lapsed. It kills what is left of a lost run's process group
 // before making the job runnable, so that no orphan keeps writing while the
-// job runs again.
-func (w *Worker) reap(ctx context.Context) {
+// job runs again. hard ends the hooks of jobs that died of lost runs.
+func (w *Worker) reap(ctx, hard context.Context) {
 	t := time.NewTicker(reapInterval)
 	defer t.Stop()
 	for {
-		w.reapOnce(ctx)
+		w.reapOnce(ctx, hard)
 		select {
 		case <-ctx.Done():
 			return
@@ -33,7 +33,21 @@ func (w *Worker) reap(ctx context.Context) {
 	}
 }
 
-func (w *Worker) reapOnce(ctx context.Context) {
+// reapBound bounds a reaper pass once it has begun to kill: the kills are
+// waited for (killWait), then each recovery is stored.
+const reapBound = killWait + 30*time.Second
+
+// reapOnce recovers the runs that are lost now, once. ctx ends the look
+// for them, not a pass that found some: once it kills, a pass stores the
+// recoveries even if the worker stops meanwhile (a signal, a drain that
+// ended), or the killed runs would stay processing until another reaper
+// came, and the stop would read as a store error. It reports whether it
+// could look and recovered every lost run it found: a draining worker ends
+// only after such a pass. Passes (the reaper's, draining slots') take
+// turns.
+func (w *Worker) reapOnce(ctx, hard context.Context) bool {
+	w.reaping.Lock()
+	defer w.reaping.Unlock()
 	unseen := w.unsure.CompareAndSwap(true, false)
 	runs, err := w.Store.InFlight(ctx)
 	if err != nil {
@@ -43,79 +57,100 @@ func (w *Worker) reapOnce(ctx context.Context) {
 		if ctx.Err() == nil && !w.storeDown(err) {
 			w.logf("reaper: %v", err)
 		}
-		return
+		return false
 	}
 	w.storeUp()
 	unseen = unseen && w.reapUnseen()
 	now := w.Store.Now()
 	var lost []claim.InFlight
-	var groups []int
 	for _, f := range runs {
-		if !w.lost(f, now, unseen) {
-			continue
-		}
-		lost = append(lost, f)
-		if f.Host == w.host {
-			mark := runMark(f.WorkerID, f.JobID, f.Attempt)
-			if pgid := w.lostGroup(ctx, f); pgid > 0 && ownGroup(pgid, mark, f.StartedAt) {
-				syscall.Kill(-pgid, syscall.SIGKILL)
-				groups = append(groups, pgid)
-			}
-			// What left the group (a setsid daemon) went to init when its
-			// worker died; its QUEUECTL_RUN mark still names the run.
-			for _, pid := range leftovers(0, mark, false, true) {
-				syscall.Kill(pid, syscall.SIGKILL)
-			}
+		if w.lost(f, now, unseen) {
+			lost = append(lost, f)
 		}
 	}
-	// Every group is killed first and then waited for together: a dead
-	// worker's runs are recovered in one wait, however many it held.
-	waitGone(groups, killWait)
-	if len(groups) > 0 {
-		// A worker of this host died: its slots' cgroups go too.
-		w.cgroups.sweep()
-	}
-	for _, f := range lost {
-		// A run of this host left its files here, and nothing writes them
-		// any more: their ends are kept as a finished run's are. A run of
-		// another host keeps none; its files are there.
-		if f.Host == w.host {
-			f.Tails = readTails(f.Run)
+	ok := true
+	if len(lost) > 0 {
+		pass, cancel := context.WithTimeout(context.WithoutCancel(ctx), reapBound)
+		defer cancel()
+		if stopLost(pass, w.Store, w.host, lost) {
+			// A worker of this host died: its slots' cgroups go too.
+			w.cgroups.sweep()
 		}
-		next, err := w.Store.Recover(ctx, f)
-		switch {
-		case errors.Is(err, claim.ErrLost):
-			// Another reaper, or the worker itself, got there first.
-		case err != nil:
-			if !w.storeDown(err) {
-				w.logf("reaper: %v", err)
+		for _, f := range lost {
+			next, err := recoverLost(pass, w.Store, w.host, f)
+			switch {
+			case errors.Is(err, claim.ErrLost):
+				// Another reaper, or the worker itself, got there first.
+			case err != nil:
+				ok = false
+				if !w.storeDown(err) {
+					w.logf("reaper: %v", err)
+				}
+			default:
+				w.recovered(pass, hard, f, next)
 			}
-		default:
-			w.recovered(ctx, f, next)
 		}
 	}
 	w.reapWorkers(ctx, now)
+	return ok
+}
+
+// stopLost kills what is left of the lost runs of host's workers (of
+// another host's, nothing can be reached from here): each run's process
+// group, and what left it carrying the run's mark. Every group is killed
+// first and then waited for together: a dead worker's runs are recovered
+// in one wait, however many it held. It reports whether it killed a group.
+func stopLost(ctx context.Context, s *claim.Store, host string, lost []claim.InFlight) bool {
+	var groups []int
+	for _, f := range lost {
+		if f.Host != host {
+			continue
+		}
+		mark := runMark(f.WorkerID, f.JobID, f.Attempt)
+		if pgid := lostGroup(ctx, s, f); pgid > 0 && ownGroup(pgid, mark, f.StartedAt) {
+			syscall.Kill(-pgid, syscall.SIGKILL)
+			groups = append(groups, pgid)
+		}
+		// What left the group (a setsid daemon) went to init when its
+		// worker died; its QUEUECTL_RUN mark still names the run.
+		for _, pid := range leftovers(0, mark, false, true) {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	waitGone(groups, killWait)
+	return len(groups) > 0
+}
+
+// recoverLost makes the job of a lost run, stopped by stopLost, runnable
+// again (claim.Store.Recover) and returns its new state. A run of host
+// left its files here, and nothing writes them any more: their ends are
+// kept as a finished run's are. A run of another host keeps none; its
+// files are there.
+func recoverLost(ctx context.Context, s *claim.Store, host string, f claim.InFlight) (claim.State, error) {
+	if f.Host == host {
+		f.Tails = readTails(f.Run)
+	}
+	return s.Recover(ctx, f)
 }
 
 // recovered says how a lost run's job ended up, and does what its new
 // state asks (dead/ file, hooks, dependents).
-func (w *Worker) recovered(ctx context.Context, f claim.InFlight, next claim.State) {
+func (w *Worker) recovered(ctx, hard context.Context, f claim.InFlight, next claim.State) {
 	switch {
 	case next == claim.Dead:
 		w.emit(Event{Kind: EventDead, Job: f.JobID, Run: f.Attempt, Err: fmt.Sprintf("worker lost %d times", claim.MaxLost)})
 		w.dead(ctx, f.JobID)
-		w.lostDead(ctx, f)
+		w.lostDead(ctx, hard, f)
 	case next == claim.Canceled: // its worker died stopping it for a cancel
 		w.emit(Event{Kind: EventCanceled, Job: f.JobID, Run: f.Attempt, Err: "worker lost"})
-		w.endDependents(ctx, ctx, f.JobID, next)
+		w.endDependents(ctx, hard, f.JobID, next)
 	default:
 		w.emit(Event{Kind: EventLost, Job: f.JobID, Run: f.Attempt, Worker: f.WorkerID, PID: f.PID, Host: f.Host})
 	}
 }
 
-// lost reports whether a run in flight is lost: its worker is gone from
-// this host, or its lease has lapsed (on another host's clock, with a
-// grace), or it is this worker's and, unseen, no slot holds it.
+// lost reports whether a run in flight is lost: its worker is gone
+// (runGone), or it is this worker's and, unseen, no slot holds it.
 func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool) bool {
 	if f.WorkerID == w.id {
 		if unseen && !w.steer.holds(claim.RunID{JobID: f.JobID, Attempt: f.Attempt}) {
@@ -125,9 +160,16 @@ func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool) bool {
 			return false
 		}
 	}
-	localGone := f.Host == w.host && !alive(f.PID)
+	return runGone(f, w.host, now)
+}
+
+// runGone reports whether the worker of a run in flight is gone, seen from
+// host: on this host, its process is gone; on any, its lease has lapsed (on
+// another host's clock, with a grace).
+func runGone(f claim.InFlight, host string, now time.Time) bool {
+	localGone := f.Host == host && !alive(f.PID)
 	expires := f.LeaseUntil
-	if f.Host != w.host {
+	if f.Host != host {
 		expires = expires.Add(otherHostGrace)
 	}
 	return localGone || !now.Before(expires)
@@ -148,14 +190,15 @@ func (w *Worker) reapUnseen() bool {
 	return true
 }
 
-// lostDead fires the on_dead hook of a job that died of lost runs.
-func (w *Worker) lostDead(ctx context.Context, f claim.InFlight) {
+// lostDead fires the on_dead hook of a job that died of lost runs (hard
+// ends it).
+func (w *Worker) lostDead(ctx, hard context.Context, f claim.InFlight) {
 	j, err := w.Store.Get(ctx, f.JobID)
 	if err != nil {
 		return
 	}
-	w.fireHooks(ctx, hookEvent{job: j, run: f.Run, state: claim.Dead, err: j.LastError}, w.hooksFor(j, claim.Dead, false))
-	w.endDependents(ctx, ctx, j.ID, claim.Dead)
+	w.fireHooks(hard, hookEvent{job: j, run: f.Run, state: claim.Dead, err: j.LastError}, w.hooksFor(j, claim.Dead, false))
+	w.endDependents(ctx, hard, j.ID, claim.Dead)
 }
 
 // killWait bounds how long a reaper waits for killed runs' processes to be
@@ -164,11 +207,11 @@ const killWait = 5 * time.Second
 
 // lostGroup returns the process group of a lost run, 0 if none was
 // recorded: the job's shell never started.
-func (w *Worker) lostGroup(ctx context.Context, f claim.InFlight) int {
+func lostGroup(ctx context.Context, s *claim.Store, f claim.InFlight) int {
 	pgid := f.PGID
 	// f may have been listed before its group was recorded; its worker is
 	// gone now, so the record is final.
-	if runs, err := w.Store.Runs(ctx, f.JobID); err == nil {
+	if runs, err := s.Runs(ctx, f.JobID); err == nil {
 		for _, r := range runs {
 			if r.Attempt == f.Attempt {
 				pgid = r.PGID

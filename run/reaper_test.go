@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,6 +18,12 @@ import (
 // under a PID 1 that does not reap. It returns the group leaders.
 func lostRuns(t *testing.T, s *claim.Store, n int) []*exec.Cmd {
 	t.Helper()
+	return lostRunsOf(t, s, n, "sleep 1000")
+}
+
+// lostRunsOf is lostRuns of jobs whose command, once recovered, is command.
+func lostRunsOf(t *testing.T, s *claim.Store, n int, command string) []*exec.Cmd {
+	t.Helper()
 	ctx := context.Background()
 	gone := exec.Command("true")
 	if err := gone.Run(); err != nil {
@@ -26,7 +33,7 @@ func lostRuns(t *testing.T, s *claim.Store, n int) []*exec.Cmd {
 	c := claim.Claimant{WorkerID: "gone-worker", Host: host, PID: gone.Process.Pid, Lease: time.Hour, LogDir: t.TempDir()}
 	var leaders []*exec.Cmd
 	for i := 0; i < n; i++ {
-		enqueue(t, s, claim.NewJob{ID: fmt.Sprintf("lost-%d", i), Command: "sleep 1000"})
+		enqueue(t, s, claim.NewJob{ID: fmt.Sprintf("lost-%d", i), Command: command})
 		_, r, err := s.Claim(ctx, c)
 		if err != nil {
 			t.Fatal(err)
@@ -57,7 +64,7 @@ func TestLostRunsRecoveredTogether(t *testing.T) {
 	w.id = "reaper"
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	w.reapOnce(ctx)
+	w.reapOnce(ctx, ctx)
 	for i, cmd := range leaders {
 		if j := get(t, s, fmt.Sprintf("lost-%d", i)); j.State != claim.Pending || j.Lost != 1 || j.Attempts != 0 {
 			t.Errorf("job lost-%d after one reaper pass: state %s, lost %d, attempts %d; want pending, 1, 0", i, j.State, j.Lost, j.Attempts)
@@ -65,5 +72,54 @@ func TestLostRunsRecoveredTogether(t *testing.T) {
 		if err := cmd.Wait(); err == nil {
 			t.Errorf("the group of lost-%d was not killed", i)
 		}
+	}
+}
+
+// A draining worker recovers the runs of a worker of this host that died
+// (kill -9 before a nightly drain), runs their jobs, and only then ends;
+// the run of another host's worker, whose lease holds, it leaves to that
+// worker and does not wait for. Its end cuts no recovery short: no
+// warning is said.
+func TestDrainRecoversLostRuns(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx := context.Background()
+	leaders := lostRunsOf(t, s, 1, "true")
+	enqueue(t, s, claim.NewJob{ID: "elsewhere", Command: "true"})
+	other := claim.Claimant{WorkerID: "other-host-worker", Host: "other-host/0123", PID: 1, Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t, s)
+	var warnings []string
+	var mu sync.Mutex
+	w.Events = func(e Event) {
+		t.Log(e)
+		if e.Kind == EventWarning {
+			mu.Lock()
+			warnings = append(warnings, e.Err)
+			mu.Unlock()
+		}
+	}
+	soft, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	if err := w.Run(soft, ctx); err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	if soft.Err() != nil {
+		t.Fatalf("the drain did not end on its own within 30s (it waits for another host's run?)")
+	}
+	if pgid := leaders[0].Process.Pid; liveGroups([]int{pgid})[pgid] {
+		t.Errorf("the lost run's group was not killed")
+	}
+	if j := get(t, s, "lost-0"); j.State != claim.Completed || j.Lost != 1 || j.Attempts != 1 {
+		t.Errorf("lost-0 after the drain: state %s, lost %d, attempts %d; want completed, 1, 1", j.State, j.Lost, j.Attempts)
+	}
+	if j := get(t, s, "elsewhere"); j.State != claim.Processing {
+		t.Errorf("elsewhere after the drain: state %s; want processing (another host's worker holds its lease)", j.State)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warnings) > 0 {
+		t.Errorf("the drain said warnings %q, want none", warnings)
 	}
 }

@@ -122,7 +122,7 @@ func TestReaperKeepsTailsOfLocalRun(t *testing.T) {
 	}
 	w := newWorker(t, s)
 	w.host, w.id = HostID(), "reaper"
-	w.reapOnce(context.Background())
+	w.reapOnce(context.Background(), context.Background())
 	runs, err = s.RunsWithTails(context.Background(), "lost-0")
 	if err != nil || len(runs) != 1 || runs[0].Outcome != claim.OutcomeLost || runs[0].Tails == nil {
 		t.Fatalf("RunsWithTails(lost-0) = %+v, %v; want one lost run with tails", runs, err)

@@ -96,7 +96,7 @@ func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.C
 	b.tasks.Go(func() { w.sayStopping(soft, hard) })
 	b.tasks.Go(func() { w.watchFile(soft, stop) })
 	b.tasks.Go(func() { w.dispatch(soft, stop, b.changes) })
-	b.tasks.Go(func() { w.reap(soft) })
+	b.tasks.Go(func() { w.reap(soft, hard) })
 	b.tasks.Go(func() { w.prune(soft) })
 	b.tasks.Go(func() { w.schedule(soft, stop) })
 	return b, nil

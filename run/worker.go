@@ -37,8 +37,10 @@ type Worker struct {
 	// same reason: `run` stores none of its caller's, and a worker given
 	// --db has none in its environment.
 	DB string
-	// Drain makes Run return once nothing in its queues is runnable or
-	// waiting for a retry, and its slots are idle.
+	// Drain makes Run return once its slots are idle, the runs of dead
+	// workers are recovered, and nothing in its queues is runnable or
+	// waiting for a retry. A run of a live worker, or of another host's
+	// whose lease holds, is not waited for.
 	Drain bool
 	// OnDead is called after a job dies (dead/ files); may be nil.
 	OnDead func(ctx context.Context, j claim.Job)
@@ -74,7 +76,8 @@ type Worker struct {
 	// this worker that no slot holds (reapUnseen).
 	claiming atomic.Int32
 	unsure   atomic.Bool
-	cgroups  *cgroups // the slots' cgroups (cgroups_linux.go)
+	reaping  sync.Mutex // held by a reaper pass (reapOnce)
+	cgroups  *cgroups   // the slots' cgroups (cgroups_linux.go)
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
@@ -193,7 +196,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			w.claimFailed(err)
 		}
 		if errors.Is(err, claim.ErrNoJob) || (err != nil && soft.Err() != nil) {
-			if w.Drain && w.drained(soft) {
+			if w.Drain && w.drained(soft, hard) {
 				stop()
 				return false
 			}
@@ -261,10 +264,12 @@ func (w *Worker) idle(soft context.Context, woken <-chan struct{}) {
 }
 
 // drained reports whether a draining worker may stop: none of its slots is
-// running a job (a failure could bring it back for a retry), and nothing in
-// its queues is runnable or waiting for a retry.
-func (w *Worker) drained(ctx context.Context) bool {
-	if w.running.Load() > 0 {
+// running a job (a failure could bring it back for a retry), a reaper pass
+// has recovered the runs of dead workers (a crash before a nightly drain
+// must not leave their jobs processing for ever), and nothing in its queues
+// is runnable or waiting for a retry, recovered jobs included.
+func (w *Worker) drained(ctx, hard context.Context) bool {
+	if w.running.Load() > 0 || !w.reapOnce(ctx, hard) {
 		return false
 	}
 	more, err := w.Store.HasWork(ctx, w.Queues)

@@ -130,7 +130,7 @@ func TestReaperRecoversRunOfDeadProcess(t *testing.T) {
 	}
 	w := newWorker(t, s)
 	w.host, w.id = host, "reaper"
-	w.reapOnce(context.Background())
+	w.reapOnce(context.Background(), context.Background())
 
 	j := get(t, s, "orphaned")
 	if j.State != claim.Pending || j.Attempts != 0 || j.Lost != 1 {
@@ -148,7 +148,7 @@ func TestReaperLeavesLiveLeasedRunAlone(t *testing.T) {
 	}
 	w := newWorker(t, s)
 	w.host, w.id = host, "reaper"
-	w.reapOnce(context.Background())
+	w.reapOnce(context.Background(), context.Background())
 	if j := get(t, s, "busy"); j.State != claim.Processing {
 		t.Errorf("state %s, want processing: its worker is alive and its lease current", j.State)
 	}
