@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
@@ -18,6 +20,8 @@ func cancelCommand() *cli.Command {
 		ArgsUsage: "ID... | --queue Q",
 		Description: `A running job's whole process group gets TERM, then KILL after stop-timeout, from
 the worker that runs it; cancel returns once it is stopped (--no-wait: at once).
+A running job whose worker is gone (killed, crashed) cancel stops itself: it kills
+what is left of the run's processes and ends the job canceled, worker or none.
 A canceled job never runs again unless restarted. Exit 3 for an unknown job,
 4 for a completed or dead one.
 
@@ -98,6 +102,7 @@ func diedWith(c *cli.Context, h *home, died []claim.Job) {
 // --no-wait, and returns failed (the exit status of the ids that could not
 // be canceled) when that works.
 func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, failed error) error {
+	running = cancelOrphaned(c, h, out, running)
 	if len(running) == 0 {
 		return failed
 	}
@@ -130,6 +135,51 @@ func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, f
 		out.did(j, "Canceled job %s: its processes are stopped", j.ID)
 	}
 	return failed
+}
+
+// cancelOrphaned ends at once the cancels of running jobs whose workers
+// are gone (killed, crashed), which no worker would stop before one
+// started and recovered their runs: it recovers them itself, as a reaper
+// does, killing what is left of their processes first (run.RecoverGone).
+// It returns the jobs still running in live workers, for those to stop.
+func cancelOrphaned(c *cli.Context, h *home, out *jobsOut, running []claim.Job) []claim.Job {
+	if len(running) == 0 {
+		return nil
+	}
+	ids := make([]string, len(running))
+	for i, j := range running {
+		ids[i] = j.ID
+	}
+	// Once it kills, the recovery is stored, whatever the terminal does.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), time.Minute)
+	defer cancel()
+	states, err := run.RecoverGone(ctx, h.store, ids)
+	if err != nil {
+		logf(c)("warning: recover the runs of dead workers: %v", err)
+	}
+	var left []claim.Job
+	for _, j := range running {
+		state, ok := states[j.ID]
+		if !ok {
+			left = append(left, j)
+			continue
+		}
+		if state != claim.Canceled {
+			// Unreachable by the store's rules (a marked job ends canceled).
+			logf(c)("job %s: its dead worker's run is recovered, and the job is %s, not canceled", j.ID, state)
+			continue
+		}
+		died, err := h.store.EndDependents(ctx, j.ID, claim.Canceled)
+		if err != nil {
+			logf(c)("job %s is canceled, but the jobs waiting for it: %v", j.ID, err)
+		}
+		diedWith(c, h, died)
+		if now, err := h.store.Get(ctx, j.ID); err == nil {
+			j = now
+		}
+		out.did(j, "Canceled job %s: its worker was gone; its processes are stopped", j.ID)
+	}
+	return left
 }
 
 func restartCommand() *cli.Command {

@@ -149,6 +149,44 @@ func TestCancelSurvivesWorkerKill(t *testing.T) {
 	}
 }
 
+// A worker is SIGKILLed while it runs two jobs, and no worker runs when
+// they are canceled: cancel (and cancel --no-wait) recovers each run
+// itself, as a reaper would, and the jobs end canceled at once, their
+// process groups gone, instead of waiting for a worker that may never
+// start.
+func TestCancelOfKilledWorkersJobs(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	for _, id := range []string{"a", "b"} {
+		h.must("enqueue", "--id", id, "--command", fmt.Sprintf(
+			`(trap '' TERM; exec sleep 300) & echo $$ > %s; wait`, filepath.Join(dir, id)))
+	}
+	w := h.start("worker", "start", "--no-spool", "--count", "2")
+	pgids := []int{readPGID(t, filepath.Join(dir, "a")), readPGID(t, filepath.Join(dir, "b"))}
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, 5*time.Second)
+
+	for _, c := range []struct{ args []string }{{[]string{"cancel", "a"}}, {[]string{"cancel", "--no-wait", "b"}}} {
+		p := h.start(c.args...)
+		if code := p.exit(t, 30*time.Second); code != 0 {
+			t.Fatalf("%v exited %d\n%s", c.args, code, p.stderr)
+		}
+		id := c.args[len(c.args)-1]
+		if want := "Canceled job " + id + ": its worker was gone; its processes are stopped\n"; p.stdout.String() != want {
+			t.Errorf("%v said %q on stdout, %q on stderr; want %q", c.args, p.stdout, p.stderr, want)
+		}
+		v := h.show(id)
+		if v.State != "canceled" || len(v.Runs) != 1 || v.Runs[0].Outcome != "lost" {
+			t.Errorf("job %s = %+v, want canceled with its one run lost", id, v)
+		}
+	}
+	for _, pgid := range pgids {
+		if groupAlive(pgid) {
+			t.Errorf("process group %d outlived the cancel", pgid)
+		}
+	}
+}
+
 // Ctrl-C on `run` cancels its job: the worker stops it, and run exits 130.
 func TestRunInterruptedCancelsItsJob(t *testing.T) {
 	h := newHome(t)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"syscall"
 	"time"
 
@@ -131,6 +132,43 @@ func recoverLost(ctx context.Context, s *claim.Store, host string, f claim.InFli
 		f.Tails = readTails(f.Run)
 	}
 	return s.Recover(ctx, f)
+}
+
+// RecoverGone recovers, as a worker's reaper does, the runs in flight of
+// the jobs ids whose workers are gone (of this host: their process; of
+// another: their lease, with the grace for its clock): what is left of
+// each run's processes on this host is killed first (SPEC §6), then its
+// job is made runnable again, or canceled where `cancel` marked it. It
+// returns the new state of each job whose run it recovered; a run of a
+// live worker, or one another reaper recovered first, is left out. A
+// cancel uses it so that stopping a job whose worker was killed waits for
+// no worker to start. The cgroups a dead worker's slots left are not its
+// to see: the next worker of that cgroup sweeps them.
+func RecoverGone(ctx context.Context, s *claim.Store, ids []string) (map[string]claim.State, error) {
+	runs, err := s.InFlight(ctx)
+	if err != nil {
+		return nil, err
+	}
+	host, now := HostID(), s.Now()
+	var lost []claim.InFlight
+	for _, f := range runs {
+		if slices.Contains(ids, f.JobID) && runGone(f, host, now) {
+			lost = append(lost, f)
+		}
+	}
+	stopLost(ctx, s, host, lost)
+	states := map[string]claim.State{}
+	for _, f := range lost {
+		next, err := recoverLost(ctx, s, host, f)
+		if errors.Is(err, claim.ErrLost) {
+			continue
+		}
+		if err != nil {
+			return states, err
+		}
+		states[f.JobID] = next
+	}
+	return states, nil
 }
 
 // recovered says how a lost run's job ended up, and does what its new

@@ -123,3 +123,39 @@ func TestDrainRecoversLostRuns(t *testing.T) {
 		t.Errorf("the drain said warnings %q, want none", warnings)
 	}
 }
+
+// RecoverGone (what `cancel` runs when a job's worker was killed) kills
+// what is left of the dead worker's runs before it recovers them, ends a
+// job marked for cancel canceled, and leaves alone a run that another
+// host's worker holds under a live lease.
+func TestRecoverGoneKillsThenRecovers(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx := context.Background()
+	leaders := lostRuns(t, s, 2)
+	if _, _, _, err := s.Cancel(ctx, "lost-0"); err != nil {
+		t.Fatal(err)
+	}
+	enqueue(t, s, claim.NewJob{ID: "elsewhere", Command: "true"})
+	other := claim.Claimant{WorkerID: "other-host-worker", Host: "other-host/0123", PID: 1, Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	states, err := RecoverGone(ctx, s, []string{"lost-0", "lost-1", "elsewhere"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]claim.State{"lost-0": claim.Canceled, "lost-1": claim.Pending}
+	if fmt.Sprint(states) != fmt.Sprint(want) {
+		t.Errorf("RecoverGone = %v, want %v", states, want)
+	}
+	for i, cmd := range leaders {
+		if pgid := cmd.Process.Pid; liveGroups([]int{pgid})[pgid] {
+			t.Errorf("the group of lost-%d was not killed", i)
+		}
+	}
+	for id, state := range map[string]claim.State{"lost-0": claim.Canceled, "lost-1": claim.Pending, "elsewhere": claim.Processing} {
+		if j := get(t, s, id); j.State != state {
+			t.Errorf("job %s: state %s, want %s", id, j.State, state)
+		}
+	}
+}
