@@ -146,10 +146,19 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c), AwaySaid: true}
 	go func() { scheduling <- sd.Run(watching) }()
 	var nudges run.Nudges
-	events := func(e run.Event) { log.worker(e); nudges.Fire(e) }
+	endServe := func() {}
+	events := func(e run.Event) {
+		if e.Kind == run.EventStart {
+			// The socket is served once the worker is registered (Run
+			// emits its start in the caller's goroutine): a client that
+			// finds it finds a live worker in the store too.
+			endServe = serveEnqueues(c, h, c.StringSlice("queue"), &nudges)
+		}
+		log.worker(e)
+		nudges.Fire(e)
+	}
 	w := &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
 		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events}
-	endServe := serveEnqueues(c, h, w.Queues, &nudges)
 	err = w.Run(soft, hard)
 	endServe()
 	endWatch()
