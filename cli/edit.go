@@ -51,11 +51,7 @@ Example: queuectl edit @last --priority 5 --label urgent`,
 			jsonFlag,
 		},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			a, err := args(c, 1, 1)
-			if err != nil {
-				return err
-			}
-			id, err := h.store.Resolve(c.Context, a[0])
+			id, err := oneID(c, h)
 			if err != nil {
 				return err
 			}

@@ -140,11 +140,7 @@ Example: queuectl show --json nightly-db`,
 		Flags: []cli.Flag{jsonFlag,
 			&cli.BoolFlag{Name: "env", Usage: "show the values of the job's env, not only their names"}},
 		Action: withHome(func(c *cli.Context, h *home) error {
-			a, err := args(c, 1, 1)
-			if err != nil {
-				return err
-			}
-			id, err := h.store.Resolve(c.Context, a[0])
+			id, err := oneID(c, h)
 			if err != nil {
 				return err
 			}
@@ -163,4 +159,14 @@ Example: queuectl show --json nightly-db`,
 			return p.Job(j, runs)
 		}),
 	}
+}
+
+// oneID is the id of the one job a command takes (show, edit), from its
+// argument: a whole id or a unique prefix of one.
+func oneID(c *cli.Context, h *home) (string, error) {
+	a, err := args(c, 1, 1)
+	if err != nil {
+		return "", err
+	}
+	return h.store.Resolve(c.Context, a[0])
 }
