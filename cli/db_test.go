@@ -3,11 +3,9 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -116,13 +114,7 @@ func TestDBCopyLeftProcessing(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "ran")
 	h.must("enqueue", "--id", "long", "--env", "M="+marker,
 		"--command", `if [ -e "$M" ]; then echo again; else touch "$M"; exec sleep 600; fi`)
-	w := h.start("worker", "start", "--no-spool", "--quiet")
-	waitFor(t, 30*time.Second, "the job to start", func() bool {
-		_, err := os.Stat(marker)
-		return err == nil
-	})
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, 30*time.Second)
+	h.killMidJob(marker, "--no-spool", "--quiet")
 
 	h.must("db", "copy", "--to", target)
 	h.db = target

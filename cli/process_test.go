@@ -145,6 +145,21 @@ func (h *qhome) startServing(flags ...string) *proc {
 	return w
 }
 
+// killMidJob starts a worker (with flags), waits for the file marker its
+// job creates once it runs, and kills the worker with SIGKILL: a crash
+// with a run in hand. It returns the dead worker, to name it.
+func (h *qhome) killMidJob(marker string, flags ...string) *proc {
+	h.t.Helper()
+	w := h.start(append([]string{"worker", "start"}, flags...)...)
+	waitFor(h.t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(marker)
+		return err == nil
+	})
+	w.signal(h.t, syscall.SIGKILL)
+	w.exit(h.t, 30*time.Second)
+	return w
+}
+
 // exit waits for the process to end and returns its exit code.
 func (p *proc) exit(t *testing.T, timeout time.Duration) int {
 	t.Helper()
@@ -347,13 +362,7 @@ func TestWorkerKilledMidJobIsRecovered(t *testing.T) {
 	out, started := filepath.Join(dir, "out"), filepath.Join(dir, "started")
 	h.must("enqueue", "--id", "slow", "--command",
 		fmt.Sprintf("touch %s; sleep 2; echo done >> %s", started, out))
-	w := h.start("worker", "start", "--no-spool")
-	waitFor(t, 10*time.Second, "the job to start", func() bool {
-		_, err := os.Stat(started)
-		return err == nil
-	})
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, 5*time.Second)
+	w := h.killMidJob(started, "--no-spool")
 
 	recovered := time.Now()
 	w2 := h.start("worker", "start", "--no-spool")
@@ -388,13 +397,7 @@ func TestDrainRecoversRunOfKilledWorker(t *testing.T) {
 	runs, first := filepath.Join(dir, "runs"), filepath.Join(dir, "first")
 	h.must("enqueue", "--id", "nightly", "--command",
 		fmt.Sprintf("echo run >> %s; [ -e %s ] || { touch %s; sleep 1000; }", runs, first, first))
-	w := h.start("worker", "start", "--no-spool")
-	waitFor(t, 10*time.Second, "the job to start", func() bool {
-		_, err := os.Stat(first)
-		return err == nil
-	})
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, 5*time.Second)
+	h.killMidJob(first, "--no-spool")
 
 	_, stderr, code := h.run("worker", "start", "--drain", "--no-spool")
 	if code != 0 {
