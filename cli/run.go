@@ -28,13 +28,13 @@ config max-retries says: --max-retries N (or --retries N) makes up to N, and run
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do Ctrl-\ (exit 131), a hangup (but under nohup) and a closed output
-pipe, as they would end CMD. Started with SIGINT ignored (a script's background command), run leaves Ctrl-C alone,
-as CMD would. A job canceled elsewhere ends run with 1. While the job waits, run says why on
-stderr, once: its queue is at its limit (queue set --max-running) or paused, or, as wait
-says it, the job is held, scheduled more than a few seconds ahead, or waits on such a job
-(again when that changes). The job's stdin is /dev/null, and
-run never reads its own, so a loop over lines (while read f; do queuectl run -- cc -c "$f";
-done < list) gets them all: give a job input in its command, --shell 'CMD < FILE'. A store
+pipe, as they would end CMD. Started with SIGINT ignored (a script's background command), run
+leaves Ctrl-C alone, as CMD would. A job canceled elsewhere ends run with 1. While the job
+waits, run says why on stderr, once: its queue is at its limit (queue set --max-running) or
+paused, or, as wait says it, the job is held, scheduled more than a few seconds ahead, or waits
+on such a job (again when that changes). The job's stdin is /dev/null, and run never reads its
+own, so a loop over lines (while read f; do queuectl run -- cc -c "$f"; done < list) gets them
+all: give a job input in its command, --shell 'CMD < FILE'. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
 a worker does: the job goes on, and run says once on stderr that the store is unreachable and
 once that it is back. run's own flags come before CMD: its first word ends them, and the
