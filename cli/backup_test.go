@@ -132,6 +132,10 @@ func TestDBOfAnotherFile(t *testing.T) {
 	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, text) {
 		t.Errorf("the file after status: %q, %v; want it as it was", got, err)
 	}
+	// Nothing is made beside it either: no record of the store, no WAL.
+	if beside, _ := filepath.Glob(path + "?*"); len(beside) > 0 {
+		t.Errorf("status --db %s left %v beside it", path, beside)
+	}
 }
 
 // A corrupt store ends a worker and watch, exit 1, saying what to do,

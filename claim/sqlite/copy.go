@@ -21,6 +21,10 @@ func OpenReadOnly(ctx context.Context, path string) (*Engine, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	e := &Engine{path: path, pin: pin, readOnly: true}
+	if err := e.isDatabase(); err != nil {
+		pin.Close()
+		return nil, err
+	}
 	if err := e.connect(); err != nil {
 		pin.Close()
 		return nil, fmt.Errorf("open database: %w", err)

@@ -15,6 +15,7 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -113,11 +114,36 @@ func Open(path string) (*Engine, error) {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	e := &Engine{path: path, pin: pin}
+	if err := e.isDatabase(); err != nil {
+		pin.Close()
+		return nil, err
+	}
 	if err := e.connect(); err != nil {
 		pin.Close()
 		return nil, fmt.Errorf("open database: %w", err)
 	}
 	return e, nil
+}
+
+// sqliteHeader is how every SQLite database file begins.
+const sqliteHeader = "SQLite format 3\x00"
+
+// isDatabase returns a notADatabase error when the pinned file holds
+// something else than a database: read before the connection opens, which
+// would lay a WAL guard's record (and SQLite its WAL) beside the file a
+// wrong --db names. An empty file is a database still to be made.
+func (e *Engine) isDatabase() error {
+	head := make([]byte, len(sqliteHeader))
+	n, err := e.pin.ReadAt(head, 0)
+	switch {
+	case n == 0 && errors.Is(err, io.EOF):
+		return nil
+	case n == len(head) && string(head) == sqliteHeader:
+		return nil
+	case err != nil && !errors.Is(err, io.EOF):
+		return fmt.Errorf("read %s: %w", e.path, err)
+	}
+	return notADatabase{e.path, errors.New("no SQLite header")}
 }
 
 // connect identifies the pinned file and makes the connection pool.
