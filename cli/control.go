@@ -117,24 +117,48 @@ func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, f
 		ids[i] = j.ID
 	}
 	if live, err := liveWorkers(c.Context, h); err == nil && len(live) == 0 {
-		logf(c)("no worker is running: %s is stopped once a worker starts and recovers its run", strings.Join(ids, " "))
+		logf(c)("no worker is running: %s is recovered once its run's lease on its host runs out", strings.Join(ids, " "))
 	}
-	jobs, err := h.store.Wait(c.Context, ids, h.config.PollInterval)
+	err := awaitStopped(c, h, out, running)
 	if errors.Is(err, context.Canceled) {
 		return &exitStatus{exitInterrupted, nil}
 	}
 	if err != nil {
 		return err
 	}
-	for _, j := range jobs {
-		if j.State != claim.Canceled {
-			// Unreachable by the store's rules (a marked job always ends
-			// canceled); said rather than hidden if it ever happens.
-			return fmt.Errorf("job %s ended %s, not canceled", j.ID, j.State)
-		}
-		out.did(j, "Canceled job %s: its processes are stopped", j.ID)
-	}
 	return failed
+}
+
+// awaitStopped waits until the workers running jobs have stopped them. A
+// worker that dies meanwhile (killed while it waited for a job that
+// ignores TERM) stops nothing more: at every poll interval, the runs of
+// gone workers are recovered here (cancelOrphaned), as before the wait.
+func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) error {
+	looked := time.Now()
+	return h.store.WaitUntil(c.Context, h.config.PollInterval, func() (bool, error) {
+		if time.Since(looked) >= h.config.PollInterval {
+			looked = time.Now()
+			running = cancelOrphaned(c, h, out, running)
+		}
+		var left []claim.Job
+		for _, j := range running {
+			j, err := h.store.Get(c.Context, j.ID)
+			switch {
+			case err != nil:
+				return false, err
+			case !j.State.Finished():
+				left = append(left, j)
+			case j.State != claim.Canceled:
+				// Unreachable by the store's rules (a marked job always
+				// ends canceled); said rather than hidden if it ever happens.
+				return false, fmt.Errorf("job %s ended %s, not canceled", j.ID, j.State)
+			default:
+				out.did(j, "Canceled job %s: its processes are stopped", j.ID)
+			}
+		}
+		running = left
+		return len(running) == 0, nil
+	})
 }
 
 // cancelOrphaned ends at once the cancels of running jobs whose workers
