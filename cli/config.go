@@ -30,12 +30,15 @@ func configCommand() *cli.Command {
 					return err
 				}
 				vals, err := h.store.ConfigValues(c.Context)
+				if err != nil {
+					return err
+				}
 				for _, v := range vals {
 					if v.Key == key.Name {
-						fmt.Fprintln(c.App.Writer, v.Value)
+						return printer(c).ConfigValue(v)
 					}
 				}
-				return err
+				return nil
 			}),
 		}, {
 			Name:      "set",
