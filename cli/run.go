@@ -109,9 +109,12 @@ func runAction(c *cli.Context) error {
 		}
 		// A job the worker may have stored already (the front's, resumed
 		// here) may have run, and even ended: whether it waits for a worker
-		// is known once it is read.
+		// is known once it is read. --no-wait-for-worker refuses a job of
+		// its own before it is stored; the warning waits until the store
+		// took the job, so that a job refused for its input (an unknown
+		// --after, a missing --cwd) is not said to wait for a worker.
 		stored := errors.Is(handed, handoff.ErrUnknown)
-		if !stored {
+		if !stored && c.Bool("no-wait-for-worker") {
 			if err := checkWorkers(c, nj, live); err != nil {
 				return err
 			}
@@ -126,7 +129,7 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if stored && !finished(r.Job.State) {
+		if !finished(r.Job.State) {
 			if err := checkWorkers(c, nj, live); err != nil {
 				return err
 			}
@@ -255,9 +258,9 @@ func shellQuote(words []string) string { return front.ShellQuote(words) }
 
 // checkWorkers says at once, as wait does, when no live worker serves
 // nj's queue (naming nj by its label, if any), and refuses to go on with
-// --no-wait-for-worker. runAction asks it of a job not yet stored, or of
-// one stored already that has not ended: a job that ended waits for no
-// worker.
+// --no-wait-for-worker. runAction asks it of a job the store took that
+// has not ended (a job that ended waits for no worker), and, with
+// --no-wait-for-worker, of its own job before storing it.
 func checkWorkers(c *cli.Context, nj claim.NewJob, live []claim.WorkerInfo) error {
 	queue := cmp.Or(nj.Queue, claim.DefaultQueue)
 	if served(queue, live) {
