@@ -102,9 +102,28 @@ func waitedFor(c *cli.Context, h *home) ([]string, error) {
 		}
 	}
 	if len(ids) == 0 {
+		if q := c.String("queue"); q != "" && unknownQueue(c, h, q) {
+			return nil, nil
+		}
 		logf(c)("no unfinished job to wait for")
 	}
 	return ids, nil
+}
+
+// unknownQueue says on stderr, and reports, that no job, setting or pause
+// names queue q, with the nearest queue that one does: wait --queue of a
+// typo would otherwise pass for a queue whose jobs are done, and a script
+// go on while they run. Not an error: a queue's jobs may all be purged.
+func unknownQueue(c *cli.Context, h *home, q string) bool {
+	known := knownQueues(c.Context, h.store)
+	if known == nil || slices.Contains(known, q) {
+		return false
+	}
+	logf(c)("warning: no job, setting or pause names queue %s", q)
+	if near := nearest(q, known); near != "" {
+		logf(c)("hint: did you mean %s? queuectl wait --queue %s", near, near)
+	}
+	return true
 }
 
 // endedAs is wait's verdict on finished jobs: nil when all completed, exit 1
