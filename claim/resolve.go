@@ -77,14 +77,20 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 }
 
 // ResolveAll is Resolve of every ref, in order; it stops at the first error.
+// A job named twice (by its id and a prefix of it, or by @last) is in the
+// result once, where it was first named.
 func (s *Store) ResolveAll(ctx context.Context, refs []string) ([]string, error) {
-	out := make([]string, len(refs))
-	for i, ref := range refs {
+	out := make([]string, 0, len(refs))
+	seen := make(map[string]bool, len(refs))
+	for _, ref := range refs {
 		id, err := s.Resolve(ctx, ref)
 		if err != nil {
 			return nil, err
 		}
-		out[i] = id
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
 	}
 	return out, nil
 }
