@@ -120,6 +120,9 @@ func ParseState(s string) (State, error) { return jobs.ParseState(s) }
 // ParseSpec decodes one JSON job spec (jobs.ParseSpec).
 func ParseSpec(data []byte) (NewJob, error) { return jobs.ParseSpec(data) }
 
+// SpecFields names the fields of a job spec (jobs.SpecFields).
+func SpecFields() []string { return jobs.SpecFields() }
+
 // ParseBatch decodes one JSON object or JSON lines (jobs.ParseBatch).
 func ParseBatch(data []byte) ([]NewJob, error) { return jobs.ParseBatch(data) }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -194,9 +195,22 @@ func SpecError(err error) error {
 		return invalidf("job spec is not valid JSON at byte %d: %v", syntaxErr.Offset, err)
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
-		return invalidf("unknown field %s; known fields: id, command, max_retries, backoff_base, priority, queue, run_at, delay, timeout, env, cwd, unique_key, label, after, on_success, on_failure, on_dead, limits", field)
+		known := slices.DeleteFunc(SpecFields(), func(f string) bool { return f == "dead" })
+		return invalidf("unknown field %s; known fields: %s", field, strings.Join(known, ", "))
 	}
 	return invalidf("job spec: %v", err)
+}
+
+// SpecFields returns the names of the fields a job spec may have, in the
+// order of SPEC §3, "dead" (of a dead/ file) last: what ParseSpec accepts,
+// and what the job file format's documentation must describe.
+func SpecFields() []string {
+	t := reflect.TypeFor[spec]()
+	fields := make([]string, 0, t.NumField())
+	for i := range t.NumField() {
+		fields = append(fields, t.Field(i).Tag.Get("json"))
+	}
+	return fields
 }
 
 // jsonKind names the JSON a Go field type takes, for error messages.

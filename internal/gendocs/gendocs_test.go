@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/cli"
 )
 
@@ -93,4 +94,22 @@ func need(t *testing.T, tool string) string {
 		t.Skipf("%s not found", tool)
 	}
 	return p
+}
+
+// queuectl-spec(5), written by hand in spec.md, and docs/job-spec.md
+// describe every field the job parser accepts: a field added to the parser
+// fails here until both say what it does.
+func TestJobSpecPagesNameEveryField(t *testing.T) {
+	ref, err := os.ReadFile(filepath.Join(root, "docs", "job-spec.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range claim.SpecFields() {
+		if !strings.Contains(spec, "\n**"+f+"**") && !strings.Contains(spec, ", **"+f+"**") {
+			t.Errorf("internal/gendocs/spec.md (queuectl-spec(5)) does not describe the job field %q", f)
+		}
+		if !strings.Contains(string(ref), "`"+f+"`") && !strings.Contains(string(ref), "`\""+f+"\"`") {
+			t.Errorf("docs/job-spec.md does not describe the job field %q", f)
+		}
+	}
 }
