@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -13,7 +14,7 @@ func configCommand() *cli.Command {
 	return &cli.Command{
 		Name:        "config",
 		Usage:       "read and change settings (stored in the database)",
-		Description: "Example: queuectl config set max-retries 5",
+		Description: "Example: queuectl config set max-retries 5\n\n" + settingsHelp(),
 		Subcommands: []*cli.Command{{
 			Name:        "get",
 			Usage:       "print one setting's value, or all settings",
@@ -72,6 +73,34 @@ apply once a worker starts again. queuectl config list shows every key.`,
 			Action:      withHome(configList),
 		}},
 	}
+}
+
+// settingsHelp lists every key with its default and what it does, so that
+// config --help, queuectl-config(1) and docs/commands.md name them all.
+func settingsHelp() string {
+	var b strings.Builder
+	b.WriteString("The settings, with their defaults (durations: Go syntax or whole seconds; config list shows\n" +
+		"the values in force):\n")
+	const keyWidth, defWidth, width = 20, 6, 80
+	for _, k := range claim.ConfigKeys {
+		def := k.Default
+		if def == "" {
+			def = "none"
+		}
+		line := fmt.Sprintf("   %-*s%-*s", keyWidth, k.Name, defWidth, def)
+		for _, word := range strings.Fields(k.Help) {
+			if len(line)+1+len(word) > width && len(strings.TrimSpace(line)) > len(k.Name)+len(def)+1 {
+				b.WriteString(strings.TrimRight(line, " ") + "\n")
+				line = strings.Repeat(" ", 3+keyWidth+defWidth)
+			}
+			if !strings.HasSuffix(line, "  ") {
+				line += " "
+			}
+			line += word
+		}
+		b.WriteString(line + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func configList(c *cli.Context, h *home) error {
