@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -64,10 +65,65 @@ func TestMonitoringUsesServedMetrics(t *testing.T) {
 	}
 }
 
-// promtool accepts the alerting rules, and its unit tests of them
-// (queuectl-alerts_test.yml: each alert fires on what it is for, and not
-// before its time) pass.
-func TestAlertRules(t *testing.T) {
+// promtool accepts every query of the Grafana dashboard, each as the
+// expression of a recording rule: a query that is no valid PromQL fails
+// here, as an alert rule's does below. Grafana's variables become what
+// Grafana would put there: a regexp for $instance, a range for
+// $__rate_interval.
+func TestDashboardQueries(t *testing.T) {
+	promtool := needPromtool(t)
+	data, err := os.ReadFile("monitoring/queuectl-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(data, &dash); err != nil {
+		t.Fatalf("queuectl-dashboard.json: %v", err)
+	}
+	type rule struct {
+		Record string `json:"record"`
+		Expr   string `json:"expr"`
+	}
+	var rules []rule
+	variable := regexp.MustCompile(`\$\{?(__[a-z_]*interval|[A-Za-z_]+)\}?`)
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			expr := variable.ReplaceAllStringFunc(tg.Expr, func(v string) string {
+				if strings.HasSuffix(strings.Trim(v, "${}"), "interval") {
+					return "5m"
+				}
+				return ".*"
+			})
+			rules = append(rules, rule{Record: fmt.Sprintf("dashboard:query%d", len(rules)+1), Expr: expr})
+		}
+	}
+	if len(rules) == 0 {
+		t.Fatal("queuectl-dashboard.json has no queries")
+	}
+	// JSON is YAML: promtool reads this as a rule file.
+	file, _ := json.Marshal(map[string]any{"groups": []any{map[string]any{"name": "dashboard", "rules": rules}}})
+	path := filepath.Join(t.TempDir(), "dashboard-rules.yml")
+	if err := os.WriteFile(path, file, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(promtool, "check", "rules", path).CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "SUCCESS") {
+		for i, r := range rules {
+			t.Logf("dashboard:query%d = %s", i+1, r.Expr)
+		}
+		t.Errorf("promtool check rules (the dashboard's queries): %v\n%s", err, out)
+	}
+}
+
+// needPromtool finds promtool, and fails under CI=true where it must be
+// installed.
+func needPromtool(t *testing.T) string {
+	t.Helper()
 	promtool, err := exec.LookPath("promtool")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -75,6 +131,14 @@ func TestAlertRules(t *testing.T) {
 		}
 		t.Skip("promtool not found (Debian: apt-get install prometheus)")
 	}
+	return promtool
+}
+
+// promtool accepts the alerting rules, and its unit tests of them
+// (queuectl-alerts_test.yml: each alert fires on what it is for, and not
+// before its time) pass.
+func TestAlertRules(t *testing.T) {
+	promtool := needPromtool(t)
 	for _, args := range [][]string{
 		{"check", "rules", "queuectl-alerts.yml"},
 		{"test", "rules", "queuectl-alerts_test.yml"},
