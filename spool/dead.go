@@ -17,7 +17,9 @@ import (
 
 // deadFile is dead/<id>.json: the job spec, valid to drop back into the
 // spool (only the fields of SPEC §3), plus the "dead" object that
-// claim.ParseSpec accepts and reads as a request to re-drive.
+// claim.ParseSpec accepts and reads as a request to re-drive. Its "after"
+// is left out: the jobs it waited for had completed when it ran, and in
+// another home their ids would name nothing.
 type deadFile struct {
 	ID          string            `json:"id"`
 	Command     string            `json:"command"`
@@ -30,6 +32,9 @@ type deadFile struct {
 	Env         map[string]string `json:"env,omitempty"`
 	Cwd         string            `json:"cwd,omitempty"`
 	UniqueKey   string            `json:"unique_key,omitempty"`
+	Label       string            `json:"label,omitempty"`
+	claim.Hooks                   // on_success, on_failure, on_dead
+	Limits      *claim.Limits     `json:"limits,omitempty"`
 	Dead        deadInfo          `json:"dead"`
 }
 
@@ -78,7 +83,11 @@ func logOf(r claim.Run, stderr bool) string {
 func newDeadFile(j claim.Job, runs []claim.Run) deadFile {
 	f := deadFile{ID: j.ID, Command: j.Command, MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase,
 		Priority: j.Priority, Queue: j.Queue, Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey,
+		Label: j.Label, Hooks: j.Hooks,
 		Dead: deadInfo{Attempts: j.Attempts, LastError: j.LastError, ExitCode: j.ExitCode, Logs: []deadLog{}}}
+	if !j.Limits.IsZero() {
+		f.Limits = &j.Limits
+	}
 	if !j.RunAt.IsZero() {
 		f.RunAt = j.RunAt.UTC().Format(time.RFC3339)
 	}

@@ -20,7 +20,9 @@ func mustKill(t *testing.T, s *claim.Store, id string) (claim.Job, []claim.Run) 
 	one := 1
 	timeout := 90 * time.Second
 	_, err := s.Enqueue(ctx, claim.NewJob{ID: id, Command: "echo x >&2 && exit 3", MaxRetries: &one, Priority: 7,
-		Queue: "nightly", Env: map[string]string{"A": "b"}, Timeout: &timeout, UniqueKey: "k-" + id})
+		Queue: "nightly", Env: map[string]string{"A": "b"}, Timeout: &timeout, UniqueKey: "k-" + id,
+		Label: "nightly " + id, Hooks: claim.Hooks{OnFailure: "echo failed", OnDead: "echo dead"},
+		Limits: claim.Limits{Memory: 1 << 30, NoFile: 256}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +92,8 @@ func TestWriteDead(t *testing.T) {
 		t.Fatalf("Parse(dead file) = %v", err)
 	}
 	if nj.ID != "flaky" || nj.Command != "echo x >&2 && exit 3" || *nj.MaxRetries != 1 || nj.Priority != 7 || nj.Queue != "nightly" ||
-		nj.Env["A"] != "b" || *nj.Timeout != 90*time.Second || nj.UniqueKey != "k-flaky" || !nj.Redrive {
+		nj.Env["A"] != "b" || *nj.Timeout != 90*time.Second || nj.UniqueKey != "k-flaky" || !nj.Redrive ||
+		nj.Label != "nightly flaky" || nj.Hooks != j.Hooks || nj.Limits != j.Limits {
 		t.Errorf("Parse(dead file) = %+v", nj)
 	}
 }
