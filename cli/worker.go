@@ -16,7 +16,7 @@ import (
 func workerCommand(hard context.Context) *cli.Command {
 	return &cli.Command{
 		Name:        "worker",
-		Usage:       "run jobs (start), or stop running workers (stop)",
+		Usage:       "run jobs (start), change a running worker's slots (scale), or stop running workers (stop)",
 		Description: "Example: queuectl worker start --count 4",
 		Subcommands: []*cli.Command{{
 			Name:  "start",
