@@ -112,7 +112,7 @@ func statusOf(err error) int {
 		return http.StatusNotFound
 	case errors.Is(err, claim.ErrConflict):
 		return http.StatusConflict
-	case errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, claim.ErrUnavailable):
 		return http.StatusServiceUnavailable
 	case errors.As(err, new(*logRefused)):
 		return http.StatusForbidden
@@ -130,6 +130,10 @@ func usagef(format string, args ...any) error {
 // hintFor is the fix for the common errors: where to look, in the API and
 // in the CLI, for what the request named.
 func hintFor(err error, r *http.Request) string {
+	var h interface{ Hint() string }
+	if errors.Is(err, claim.ErrUnavailable) && errors.As(err, &h) {
+		return h.Hint() // what to check, as the CLI says it
+	}
 	what, list := "jobs", "GET /api/v1/jobs (queuectl list)"
 	switch p := strings.TrimPrefix(r.URL.Path, "/api/v1"); {
 	case strings.HasPrefix(p, "/rejected"):
