@@ -97,6 +97,11 @@ func (p Printer) Age(t time.Time) string { return p.age(t) }
 // (RUNNING FOR): "-" for a job that is not running.
 func (p Printer) RunningFor(j claim.Job) string { return p.runningFor(j) }
 
+// Reason is the table word for why pending job j waits, or when failed
+// job j runs again ("retry in 28s", "retry due"), as list's REASON says
+// it: "-" for any other job.
+func (p Printer) Reason(j claim.Job) string { return p.reason(j) }
+
 // When is t for the eye, "2026-11-21T05:45:00Z (3m ago)", or "".
 func (p Printer) When(t time.Time) string { return p.when(t) }
 

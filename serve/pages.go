@@ -133,18 +133,25 @@ func joinComma(ss []string) string {
 	return out
 }
 
-// jobRow is a job as a table row shows it, in the CLI's words.
+// jobRow is a job as a table row shows it, in the CLI's words: Retry says
+// when a failed job runs again ("" for any other), RunningFor how long a
+// processing one has run ("-" for any other).
 type jobRow struct {
 	claim.Job
-	Attempts string
-	Updated  string
+	Attempts   string
+	Updated    string
+	Retry      string
+	RunningFor string
 }
 
 func (s *Server) jobRows(jobs []claim.Job) []jobRow {
 	p := s.printer()
 	rows := make([]jobRow, len(jobs))
 	for i, j := range jobs {
-		rows[i] = jobRow{Job: j, Attempts: report.Attempts(j), Updated: p.Age(j.UpdatedAt)}
+		rows[i] = jobRow{Job: j, Attempts: report.Attempts(j), Updated: p.Age(j.UpdatedAt), RunningFor: p.RunningFor(j)}
+		if j.State == claim.Failed {
+			rows[i].Retry = p.Reason(j)
+		}
 	}
 	return rows
 }
