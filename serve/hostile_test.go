@@ -123,3 +123,20 @@ func TestRangeOnRawLog(t *testing.T) {
 		}
 	}
 }
+
+// TestUnknownPage: a mistyped address answers 404 with the dashboard's
+// error page, its navigation and the pages there are, not a bare line.
+func TestUnknownPage(t *testing.T) {
+	h := newHome(t)
+	ts := h.serve(t, serve.Options{})
+	for _, path := range []string{"/job/nightly", "/overview", "/jobs/nightly/runs"} {
+		resp, body := get(t, ts.URL+path, "Accept", "text/html")
+		if resp.StatusCode != http.StatusNotFound || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") ||
+			!strings.Contains(body, `<a href="/jobs"`) || !strings.Contains(body, "no page "+path) {
+			t.Errorf("GET %s = %s %s, want 404 with the error page naming it:\n%s", path, resp.Status, resp.Header.Get("Content-Type"), body)
+		}
+	}
+	if resp, _ := get(t, ts.URL+"/jobs"); resp.StatusCode != http.StatusOK {
+		t.Errorf("GET /jobs = %s", resp.Status)
+	}
+}

@@ -107,6 +107,7 @@ func (s *Server) routes() {
 	m.HandleFunc("POST /login", s.login)
 
 	m.HandleFunc("GET /{$}", s.overviewPage)
+	m.HandleFunc("/", s.pageNotFound)
 	m.HandleFunc("GET /jobs", s.jobsPage)
 	m.HandleFunc("GET /jobs/{id}", s.jobPage)
 	m.HandleFunc("GET /jobs/{id}/events", s.jobEvents)
@@ -227,6 +228,13 @@ func (s *Server) csrfOK(r *http.Request) bool {
 func wantsHTML(r *http.Request) bool {
 	return !strings.HasPrefix(r.URL.Path, "/api/") && r.URL.Path != "/metrics" &&
 		strings.Contains(r.Header.Get("Accept"), "text/html")
+}
+
+// pageNotFound answers an address that is no page with the error
+// page, whose navigation leads on, rather than a bare line of text.
+func (s *Server) pageNotFound(w http.ResponseWriter, r *http.Request) {
+	s.fail(w, r, http.StatusNotFound, errors.New("no page "+r.URL.Path),
+		"the pages are / (overview), /jobs, /jobs/ID, /dlq, /rejected and /schedules; the API is under /api/v1/")
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
