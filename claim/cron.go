@@ -39,7 +39,13 @@ func ParseCron(expr, tz string) (Cron, error) {
 	if spec, ok := s.(*cron.SpecSchedule); ok {
 		spec.Location = loc
 	}
-	return Cron{Expr: expr, TZ: tz, loc: loc, s: s}, nil
+	c := Cron{Expr: expr, TZ: tz, loc: loc, s: s}
+	// robfig/cron answers "never" with the zero time, which is always past:
+	// taken as a due time, it would make a job at every look.
+	if c.Next(time.Now()).IsZero() {
+		return Cron{}, invalidf("cron %q never falls due: no date has that day of the month in those months (such as 30 February); check the day-of-month and month fields", expr)
+	}
+	return c, nil
 }
 
 // Next returns the first due time after t.

@@ -59,6 +59,8 @@ func TestParseCronErrors(t *testing.T) {
 	for _, tt := range []struct{ expr, tz string }{
 		{"61 * * * *", ""}, {"* * *", ""}, {"@sometimes", ""}, {"0 3 * * *", "Mars/Olympus"},
 		{"CRON_TZ=UTC 0 3 * * *", ""}, {"* * * * * *", ""},
+		// Valid fields that no date matches: cron never runs them.
+		{"0 0 30 2 *", ""}, {"0 0 31 4,6,9,11 *", "UTC"},
 	} {
 		if _, err := claim.ParseCron(tt.expr, tt.tz); !errors.Is(err, claim.ErrInvalid) {
 			t.Errorf("ParseCron(%q, %q) = %v, want ErrInvalid", tt.expr, tt.tz, err)

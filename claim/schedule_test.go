@@ -131,6 +131,7 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 		for _, ns := range []claim.NewSchedule{
 			{Name: "bad name", Cron: "@daily", Job: claim.NewJob{Command: "true"}},
 			{Name: "x", Cron: "0 25 * * *", Job: claim.NewJob{Command: "true"}},
+			{Name: "x", Cron: "0 0 30 2 *", Job: claim.NewJob{Command: "true"}},
 			{Name: "x", Cron: "@daily", TZ: "Nowhere/Special", Job: claim.NewJob{Command: "true"}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: ""}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", ID: "fixed"}},
