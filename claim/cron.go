@@ -32,6 +32,12 @@ func ParseCron(expr, tz string) (Cron, error) {
 		}
 		loc = l
 	}
+	// robfig/cron makes any @every under a second (0s, -1h) every second.
+	if d, ok := strings.CutPrefix(expr, "@every "); ok {
+		if every, err := time.ParseDuration(strings.TrimSpace(d)); err == nil && every < time.Second {
+			return Cron{}, invalidf("cron %q: the interval must be at least 1s, such as @every 10m", expr)
+		}
+	}
 	s, err := cron.ParseStandard(expr)
 	if err != nil {
 		return Cron{}, invalidf("cron %q: %v; write 5 fields (minute hour day month weekday) such as \"0 3 * * *\", or @hourly, @daily, @weekly, @every 10m", expr, err)

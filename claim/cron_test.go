@@ -61,6 +61,8 @@ func TestParseCronErrors(t *testing.T) {
 		{"CRON_TZ=UTC 0 3 * * *", ""}, {"* * * * * *", ""},
 		// Valid fields that no date matches: cron never runs them.
 		{"0 0 30 2 *", ""}, {"0 0 31 4,6,9,11 *", "UTC"},
+		// An interval under a second, which robfig/cron makes one second.
+		{"@every 0s", ""}, {"@every -1h", ""}, {"@every 500ms", ""},
 	} {
 		if _, err := claim.ParseCron(tt.expr, tt.tz); !errors.Is(err, claim.ErrInvalid) {
 			t.Errorf("ParseCron(%q, %q) = %v, want ErrInvalid", tt.expr, tt.tz, err)
