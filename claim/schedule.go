@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -168,6 +169,12 @@ func (s *Store) SyncFileSchedules(ctx context.Context, defs []NewSchedule, waiti
 // time after now. Each fire is one transaction that moves the schedule's
 // next due time only if it still holds the value read, so of any number of
 // workers in any number of processes exactly one makes the job.
+//
+// A schedule this process cannot read (its time zone is unknown to this
+// host's time zone data, or a stored expression an older release took
+// that this one refuses) makes no job, and the others fire all the same:
+// the error, wrapping ErrInvalid, names each such schedule. A store error
+// ends the pass.
 func (s *Store) FireDue(ctx context.Context) ([]Fired, time.Time, error) {
 	now := s.Now()
 	all, err := s.Schedules(ctx)
@@ -176,36 +183,39 @@ func (s *Store) FireDue(ctx context.Context) ([]Fired, time.Time, error) {
 	}
 	var fired []Fired
 	var earliest time.Time
+	var unreadable []error
 	for _, sc := range all {
 		if sc.Paused {
 			continue
 		}
 		next := sc.NextDue
 		if !next.After(now) {
-			f, ok, err := s.fire(ctx, sc, now)
+			var err error
+			if next, err = dueAfter(sc.Cron, sc.TZ, now); err != nil {
+				unreadable = append(unreadable, fmt.Errorf("schedule %s makes no jobs: %w", sc.Name, err))
+				continue
+			}
+			f, ok, err := s.fire(ctx, sc, now, next)
+			if errors.Is(err, ErrInvalid) {
+				unreadable = append(unreadable, fmt.Errorf("schedule %s makes no jobs: %w", sc.Name, err))
+				continue
+			}
 			if err != nil {
 				return fired, earliest, err
 			}
 			if ok {
 				fired = append(fired, f)
 			}
-			if next, err = dueAfter(sc.Cron, sc.TZ, now); err != nil {
-				continue
-			}
 		}
 		if earliest.IsZero() || next.Before(earliest) {
 			earliest = next
 		}
 	}
-	return fired, earliest, nil
+	return fired, earliest, errors.Join(unreadable...)
 }
 
 // fire makes sc's job for its due time, unless another worker did.
-func (s *Store) fire(ctx context.Context, sc Schedule, now time.Time) (Fired, bool, error) {
-	next, err := dueAfter(sc.Cron, sc.TZ, now)
-	if err != nil {
-		return Fired{}, false, fmt.Errorf("schedule %s: %w", sc.Name, err)
-	}
+func (s *Store) fire(ctx context.Context, sc Schedule, now, next time.Time) (Fired, bool, error) {
 	nj, err := scheduledJob(sc, sc.NextDue)
 	if err != nil {
 		return Fired{}, false, err

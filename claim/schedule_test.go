@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 func mustAddSchedule(tb testing.TB, s *claim.Store, name, cron, command string) claim.Schedule {
@@ -329,6 +330,69 @@ func TestScheduleFiresOnceAcrossProcesses(t *testing.T) {
 		}
 		if len(jobs) != len(created) {
 			t.Errorf("%d jobs stored, %d created fires reported", len(jobs), len(created))
+		}
+	})
+}
+
+// zoneHelperEnv names the database into which TestScheduleZoneHelperProcess
+// adds a schedule in a time zone its ZONEINFO has and its parent's lacks.
+const zoneHelperEnv = "QUEUECTL_ZONE_TEST_HELPER_DB"
+
+// TestScheduleZoneHelperProcess adds schedule "a-elsewhere" in the time
+// zone Test/Elsewhere, as a host whose time zone data has it would.
+func TestScheduleZoneHelperProcess(t *testing.T) {
+	location := os.Getenv(zoneHelperEnv)
+	if location == "" {
+		t.Skip("adds a schedule for TestFireDueGoesOnPastAnUnreadableSchedule")
+	}
+	s := mustOpenPath(t, location)
+	s.Now = func() time.Time { return t0 }
+	if _, err := s.AddSchedule(t.Context(), claim.NewSchedule{Name: "a-elsewhere", Cron: "* * * * *",
+		TZ: "Test/Elsewhere", Job: claim.NewJob{Command: "true"}}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFireDueGoesOnPastAnUnreadableSchedule: a schedule added on a host
+// whose time zone data knows its zone, fired where it is unknown, makes no
+// job and is named in the error, and the schedules after it fire all the
+// same.
+func TestFireDueGoesOnPastAnUnreadableSchedule(t *testing.T) {
+	if os.Getenv(zoneHelperEnv) != "" {
+		t.Skip("inside a helper process")
+	}
+	utc, err := os.ReadFile("/usr/share/zoneinfo/UTC")
+	if err != nil {
+		testenv.Missing(t, "no time zone data: %v (apt-get install tzdata)", err)
+	}
+	if _, err := time.LoadLocation("Test/Elsewhere"); err == nil {
+		t.Skip("this process knows the zone Test/Elsewhere")
+	}
+	zoneinfo := t.TempDir()
+	if err := os.MkdirAll(zoneinfo+"/Test", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(zoneinfo+"/Test/Elsewhere", utc, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t)
+		cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestScheduleZoneHelperProcess$", "-test.count=1")
+		cmd.Env = append(os.Environ(), zoneHelperEnv+"="+db.location, "ZONEINFO="+zoneinfo)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("helper: %v\n%s", err, out)
+		}
+		mustAddSchedule(t, s, "z-here", "* * * * *", "true")
+		clk.Advance(time.Minute)
+		fired, next, err := s.FireDue(t.Context())
+		if !errors.Is(err, claim.ErrInvalid) || !strings.Contains(fmt.Sprint(err), "schedule a-elsewhere makes no jobs") {
+			t.Errorf("FireDue error = %v, want ErrInvalid naming a-elsewhere", err)
+		}
+		if len(fired) != 1 || fired[0].Schedule != "z-here" || fired[0].Outcome != claim.Created {
+			t.Errorf("FireDue fired %+v, want z-here's job created", fired)
+		}
+		if want := t0.Add(2 * time.Minute); !next.Equal(want) {
+			t.Errorf("FireDue next = %v, want %v", next, want)
 		}
 	})
 }

@@ -121,7 +121,7 @@ func checkDuplicateKeys(data []byte) error {
 func scheduledJob(sc Schedule, due time.Time) (NewJob, error) {
 	nj, err := ParseSpec([]byte(sc.Spec))
 	if err != nil {
-		return NewJob{}, fmt.Errorf("schedule %s: stored spec: %w", sc.Name, err)
+		return NewJob{}, fmt.Errorf("stored spec: %w", err)
 	}
 	var b [2]byte
 	rand.Read(b[:])

@@ -13,14 +13,18 @@ import (
 // or resumed meanwhile. Every worker does this; the store makes each due
 // time one job, whichever worker gets there first.
 func (w *Worker) schedule(ctx context.Context, stop context.CancelFunc) {
+	var said string // a schedule that cannot fire is said once, not at every look
 	for {
 		fired, next, err := w.Store.FireDue(ctx)
 		switch {
 		case claim.Unusable(err):
 			w.fail(err, stop)
 			return
-		case err != nil && ctx.Err() == nil && !w.storeDown(err):
+		case err == nil:
+			said = ""
+		case ctx.Err() == nil && !w.storeDown(err) && err.Error() != said:
 			w.logf("schedules: %v", err)
+			said = err.Error()
 		}
 		for _, f := range fired {
 			w.sayFired(f)
