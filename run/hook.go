@@ -136,16 +136,22 @@ func hookEnv(ev hookEvent) []string {
 	if ev.exitCode != nil {
 		code = strconv.Itoa(*ev.exitCode)
 	}
-	return []string{
+	env := []string{
 		"QUEUECTL_JOB_ID=" + ev.job.ID,
 		"QUEUECTL_STATE=" + string(ev.state),
 		"QUEUECTL_ATTEMPT=" + strconv.Itoa(ev.run.Attempt),
 		"QUEUECTL_EXIT_CODE=" + code,
-		"QUEUECTL_STDOUT=" + ev.run.StdoutPath,
-		"QUEUECTL_STDERR=" + ev.run.StderrPath,
 		"QUEUECTL_ERROR=" + ev.err,
 		"QUEUECTL_COMMAND=" + ev.job.Command,
 	}
+	// A stream that printed nothing has no file: its variable is left out,
+	// so that a hook can test for it instead of reading a missing file.
+	for name, path := range map[string]string{"QUEUECTL_STDOUT": ev.run.StdoutPath, "QUEUECTL_STDERR": ev.run.StderrPath} {
+		if fi, err := os.Lstat(path); path != "" && err == nil && fi.Mode().IsRegular() {
+			env = append(env, name+"="+path)
+		}
+	}
+	return env
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -40,9 +40,9 @@ func readFile(tb testing.TB, path string) string {
 }
 
 // hookScript appends one line per hook run to dir/events: the hook's name
-// and the variables the worker set.
+// and the variables the worker set ("-" for a log file it did not name).
 func hookScript(dir, name string) string {
-	return `printf '%s %s %s %s %s %s\n' ` + name + ` "$QUEUECTL_JOB_ID" "$QUEUECTL_STATE" "$QUEUECTL_ATTEMPT" "$QUEUECTL_EXIT_CODE" "$(basename "$QUEUECTL_STDOUT")" >> ` + filepath.Join(dir, "events")
+	return `printf '%s %s %s %s %s %s\n' ` + name + ` "$QUEUECTL_JOB_ID" "$QUEUECTL_STATE" "$QUEUECTL_ATTEMPT" "$QUEUECTL_EXIT_CODE" "$(basename "${QUEUECTL_STDOUT:--}")" >> ` + filepath.Join(dir, "events")
 }
 
 func TestHooksRunAfterEachEvent(t *testing.T) {
@@ -59,9 +59,10 @@ func TestHooksRunAfterEachEvent(t *testing.T) {
 	got := strings.Split(strings.TrimSpace(readFile(t, filepath.Join(dir, "events"))), "\n")
 	want := map[string]bool{
 		"success ok completed 1 0 1.out": true,
-		"failure bad failed 1 3 1.out":   true,
-		"failure bad dead 2 3 2.out":     true,
-		"dead bad dead 2 3 2.out":        true,
+		// exit 3 printed nothing, so its runs have no log file to name.
+		"failure bad failed 1 3 -": true,
+		"failure bad dead 2 3 -":   true,
+		"dead bad dead 2 3 -":      true,
 	}
 	if len(got) != len(want) {
 		t.Fatalf("hook runs:\n%s\nwant the %d of %v", strings.Join(got, "\n"), len(want), want)
@@ -74,6 +75,26 @@ func TestHooksRunAfterEachEvent(t *testing.T) {
 	// on_failure of a run comes before on_dead of the death it caused.
 	if i, j := strings.Index(strings.Join(got, "\n"), "failure bad dead"), strings.Index(strings.Join(got, "\n"), "dead bad dead"); i > j {
 		t.Errorf("on_dead ran before the last on_failure:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// TestHookLogVariablesNameOnlyFilesThatExist: QUEUECTL_STDOUT and
+// QUEUECTL_STDERR are set only for a stream that printed something, as a
+// stream that printed nothing leaves no file.
+func TestHookLogVariablesNameOnlyFilesThatExist(t *testing.T) {
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	w := newWorker(t, s)
+	w.Config.Hooks.OnSuccess = `{ for f in "${QUEUECTL_STDOUT-unset}" "${QUEUECTL_STDERR-unset}"; do
+		if [ "$f" = unset ] || [ -f "$f" ]; then echo "$(basename "$f")"; else echo "missing $f"; fi; done; } > ` + filepath.Join(dir, "$QUEUECTL_JOB_ID")
+	enqueue(t, s, claim.NewJob{ID: "out", Command: "echo hi"})
+	enqueue(t, s, claim.NewJob{ID: "err", Command: "echo oops >&2"})
+	enqueue(t, s, claim.NewJob{ID: "quiet", Command: "true"})
+	drain(t, w)
+	for id, want := range map[string]string{"out": "1.out\nunset\n", "err": "unset\n1.err\n", "quiet": "unset\nunset\n"} {
+		if got := readFile(t, filepath.Join(dir, id)); got != want {
+			t.Errorf("job %s: hook saw QUEUECTL_STDOUT, QUEUECTL_STDERR as %q, want %q", id, got, want)
+		}
 	}
 }
 
