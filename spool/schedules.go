@@ -35,6 +35,14 @@ type ScheduleDir struct {
 	// AwaySaid: another part of the process (a worker) says when the store
 	// is unavailable and when it is back; not said here again.
 	AwaySaid bool
+	// Grace is how long a file schedule's file may be missing before the
+	// schedule is removed (0: at the first pass that misses it; Run makes
+	// it DefaultSettle). An editor that saves by renaming the old file
+	// away and writing a new one leaves the name empty for a moment:
+	// removed then and added again, the schedule would lose its pause.
+	Grace time.Duration
+
+	missing map[string]time.Time // file schedules without a file: since when (store clock)
 }
 
 // Pass reads schedules/ once and brings the store in line with it. It
@@ -76,13 +84,56 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 			files[ns.Name] = path
 		}
 	}
-	refused, err := d.Store.SyncFileSchedules(ctx, defs, waiting)
+	gone, err := d.graceful(ctx, files, waiting)
+	if err != nil {
+		return err
+	}
+	refused, err := d.Store.SyncFileSchedules(ctx, defs, append(waiting, gone...))
 	for sched, why := range refused {
 		if _, err := rej.reject(files[sched], filepath.Base(files[sched]), invalidProblem(filepath.Base(files[sched]), why)); err != nil {
 			d.logf("%v", err)
 		}
 	}
 	return err
+}
+
+// graceful returns the file schedules whose file has been missing for less
+// than Grace: they stay as they are for now. present names the schedules
+// with a file this pass read, waiting those whose file is being written.
+func (d *ScheduleDir) graceful(ctx context.Context, present map[string]string, waiting []string) ([]string, error) {
+	if d.Grace <= 0 {
+		return nil, nil
+	}
+	have, err := d.Store.Schedules(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d.missing == nil {
+		d.missing = map[string]time.Time{}
+	}
+	now := d.Store.Now()
+	seen := map[string]bool{}
+	for _, name := range waiting {
+		seen[name] = true
+	}
+	var keep []string
+	for _, sc := range have {
+		if _, ok := present[sc.Name]; !sc.File || ok || seen[sc.Name] {
+			delete(d.missing, sc.Name)
+			continue
+		}
+		since, ok := d.missing[sc.Name]
+		if !ok {
+			since = now
+			d.missing[sc.Name] = now
+		}
+		if now.Sub(since) < d.Grace {
+			keep = append(keep, sc.Name)
+		} else {
+			delete(d.missing, sc.Name)
+		}
+	}
+	return keep, nil
 }
 
 // scheduleSettle is how long an incomplete schedule file is waited for.
@@ -144,6 +195,9 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 	if rescan <= 0 {
 		rescan = claim.DefaultConfig().SpoolRescan
 	}
+	if d.Grace <= 0 {
+		d.Grace = scheduleSettle
+	}
 	var events <-chan fsnotify.Event
 	if err := d.Dirs.Make(); err == nil {
 		if fw, err := fsnotify.NewWatcher(); err == nil {
@@ -173,10 +227,17 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		} else if err == nil {
 			said = ""
 		}
+		// A file that went missing is looked for again once its grace is
+		// over, whatever the rescan interval.
+		var graceOver <-chan time.Time
+		if len(d.missing) > 0 {
+			graceOver = time.After(d.Grace)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-t.C:
+		case <-graceOver:
 		case _, ok := <-events:
 			if !ok {
 				events = nil

@@ -1,0 +1,79 @@
+package spool
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuectl/queuectl/claim"
+)
+
+// TestScheduleFileSavedByRenameKeepsItsPause: an editor that saves by
+// renaming the old file away and writing a new one (vim does) leaves
+// schedules/NAME.json missing for a moment. A pass that sees that moment
+// keeps the schedule, paused as it was, and takes the new file as an edit;
+// a file that stays away removes its schedule once the grace is over.
+func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
+	s := mustOpenStore(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	home := t.TempDir()
+	d := &ScheduleDir{Dirs: DirsOf(home), Store: s, Grace: 5 * time.Second}
+	ctx := t.Context()
+	file := filepath.Join(d.Dirs.Schedules, "nightly.json")
+	write := func(command string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "`+command+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pass := func() []claim.Schedule {
+		t.Helper()
+		if err := d.Pass(ctx); err != nil {
+			t.Fatalf("Pass = %v", err)
+		}
+		list, err := s.Schedules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	if err := d.Dirs.Make(); err != nil {
+		t.Fatal(err)
+	}
+	write("make backup")
+	if list := pass(); len(list) != 1 {
+		t.Fatalf("schedules = %+v, want nightly", list)
+	}
+	if _, err := s.PauseSchedule(ctx, "nightly", true); err != nil {
+		t.Fatal(err)
+	}
+
+	// The save: the old file renamed away, a pass, the new file written.
+	if err := os.Rename(file, file+"~"); err != nil {
+		t.Fatal(err)
+	}
+	if list := pass(); len(list) != 1 || !list[0].Paused {
+		t.Fatalf("while the file was renamed away, schedules = %+v, want nightly still paused", list)
+	}
+	write("make backup --full")
+	os.Remove(file + "~")
+	list := pass()
+	if len(list) != 1 || !list[0].Paused || !strings.Contains(list[0].Spec, "--full") {
+		t.Fatalf("after the save, schedules = %+v, want nightly paused with the new command", list)
+	}
+
+	// Removed for good: kept through the grace, gone after it.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if list := pass(); len(list) != 1 {
+		t.Fatalf("just after rm, schedules = %+v, want nightly kept for the grace", list)
+	}
+	now = now.Add(5 * time.Second)
+	if list := pass(); len(list) != 0 {
+		t.Errorf("once the file was gone for the grace, schedules = %+v, want none", list)
+	}
+}
