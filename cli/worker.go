@@ -26,16 +26,17 @@ share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running
 Second: stop running jobs, put them back to pending, exit 130. A worker started with SIGINT
 ignored (as 'queuectl worker start &' in a script is) leaves SIGINT alone.
 
---drain (for cron) exits 0 once nothing is runnable: it first recovers the runs of workers
-that died (killed, crashed: on this host at once, of another host once their lease has
-lapsed) and runs their jobs again. A job another host's worker runs under a live lease is
-not waited for.
+--drain (for cron) exits 0 once nothing is runnable and no failed job waits for its retry
+(jobs scheduled for later, and those of paused queues, are not waited for): it first
+recovers the runs of workers that died (killed, crashed: on this host at once, of another
+host once their lease has lapsed) and runs their jobs again. A job another host's worker
+runs under a live lease is not waited for.
 
 Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Flags: []cli.Flag{
 				&cli.IntFlag{Name: "count", Aliases: []string{"n"}, Value: 1, Usage: "`N` jobs to run at once"},
 				&cli.StringSliceFlag{Name: "queue", Usage: "run only jobs of queue `Q` (repeatable)"},
-				&cli.BoolFlag{Name: "drain", Usage: "exit 0 once nothing is runnable, dead workers' runs recovered first"},
+				&cli.BoolFlag{Name: "drain", Usage: "exit 0 once no job is runnable or waiting for its retry, dead workers' runs recovered first"},
 				&cli.BoolFlag{Name: "no-spool", Usage: "do not ingest the spool directory"},
 				logFlags()[0], logFlags()[1],
 			},
