@@ -36,6 +36,7 @@ type metrics struct {
 type snapshot struct {
 	jobs                                    map[string]map[claim.State]int
 	dueSince                                map[string]time.Time
+	paused                                  []string // claim.Store.Paused
 	at                                      time.Time
 	waiting, rejected, workers, slots, busy int
 }
@@ -147,7 +148,7 @@ func (m *metrics) read(ctx context.Context) error {
 	for _, w := range st.Workers {
 		slots += w.Slots
 	}
-	m.snap = snapshot{jobs: st.QueueCounts, dueSince: due, at: m.s.now(), waiting: st.SpoolWaiting, rejected: st.Rejected,
+	m.snap = snapshot{jobs: st.QueueCounts, dueSince: due, paused: st.Paused, at: m.s.now(), waiting: st.SpoolWaiting, rejected: st.Rejected,
 		workers: len(st.Workers), slots: slots, busy: st.Counts[claim.Processing]}
 	return nil
 }
@@ -169,6 +170,17 @@ func (m *metrics) write(p *promText) {
 			wait = max(0, m.snap.at.Sub(due).Seconds())
 		}
 		p.sample("queuectl_queue_wait_seconds", wait, "queue", queue)
+	}
+	// Beside the wait, so that an alert on it can leave out a queue paused
+	// on purpose (queuectl-alerts.yml).
+	p.family("queuectl_queue_paused", "gauge", "1 while the queue is paused (queuectl pause), else 0.")
+	all := slices.Contains(m.snap.paused, claim.AllQueues)
+	for _, queue := range slices.Sorted(maps.Keys(m.snap.jobs)) {
+		paused := 0.0
+		if all || slices.Contains(m.snap.paused, queue) {
+			paused = 1
+		}
+		p.sample("queuectl_queue_paused", paused, "queue", queue)
 	}
 	p.family("queuectl_runs_total", "counter", "Runs ended since this server started, by outcome.")
 	for _, o := range slices.Sorted(maps.Keys(m.runs)) {

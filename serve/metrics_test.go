@@ -1,15 +1,18 @@
 package serve_test
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/serve"
 )
 
@@ -104,5 +107,43 @@ func TestMetrics(t *testing.T) {
 		if got := value(t, fams, "queuectl_queue_wait_seconds", "queue", "default"); got != 0 {
 			t.Errorf("queuectl_queue_wait_seconds{queue=default} = %v, want 0", got)
 		}
+		if got := value(t, fams, "queuectl_queue_paused", "queue", "later"); got != 0 {
+			t.Errorf("queuectl_queue_paused{queue=later} = %v before any pause, want 0", got)
+		}
+	}
+	// A paused queue says so, beside its wait; so does every queue while
+	// all are paused.
+	ctx := context.Background()
+	if err := h.store.Pause(ctx, "later"); err != nil {
+		t.Fatal(err)
+	}
+	fams := scrapeUntil(t, ts.URL, "queuectl_queue_paused{queue=later} to be 1", func(fams map[string]*dto.MetricFamily) bool {
+		return value(t, fams, "queuectl_queue_paused", "queue", "later") == 1
+	})
+	if got := value(t, fams, "queuectl_queue_paused", "queue", "default"); got != 0 {
+		t.Errorf("queuectl_queue_paused{queue=default} = %v, want 0", got)
+	}
+	if err := h.store.Pause(ctx, claim.AllQueues); err != nil {
+		t.Fatal(err)
+	}
+	scrapeUntil(t, ts.URL, "queuectl_queue_paused{queue=default} to be 1 with every queue paused", func(fams map[string]*dto.MetricFamily) bool {
+		return value(t, fams, "queuectl_queue_paused", "queue", "default") == 1
+	})
+}
+
+// scrapeUntil scrapes until ok holds of what it read, and returns that:
+// a scrape answers from a read at most a second or two old (shared).
+func scrapeUntil(t *testing.T, base, what string, ok func(map[string]*dto.MetricFamily) bool) map[string]*dto.MetricFamily {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		fams := scrape(t, base)
+		if ok(fams) {
+			return fams
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("waited 20s for %s", what)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 }
