@@ -140,3 +140,27 @@ func TestUnknownPage(t *testing.T) {
 		t.Errorf("GET /jobs = %s", resp.Status)
 	}
 }
+
+// TestJobPageOfNoSuchRun: a job page asked for a run the job does not have
+// answers 404 (400 for no number), as the log endpoint does, instead of
+// showing the last run as if it were that one.
+func TestJobPageOfNoSuchRun(t *testing.T) {
+	h := newHome(t)
+	finished(t, h) // bad: 2 runs
+	ts := h.serve(t, serve.Options{})
+	for _, tc := range []struct {
+		query  string
+		status int
+		says   string
+	}{
+		{"?attempt=2", http.StatusOK, "broken"},
+		{"?attempt=3", http.StatusNotFound, "job bad has no run 3 (it has 2)"},
+		{"?attempt=0", http.StatusNotFound, "job bad has no run 0 (it has 2)"},
+		{"?attempt=last", http.StatusBadRequest, `attempt &#34;last&#34; is not a number`},
+	} {
+		resp, body := get(t, ts.URL+"/jobs/bad"+tc.query, "Accept", "text/html")
+		if resp.StatusCode != tc.status || !strings.Contains(body, tc.says) {
+			t.Errorf("GET /jobs/bad%s = %s, want %d saying %q:\n%s", tc.query, resp.Status, tc.status, tc.says, body)
+		}
+	}
+}

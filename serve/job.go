@@ -66,9 +66,20 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 		v.Stream = "stderr"
 	}
 	if a := q.Get("attempt"); a != "" {
-		if n, err := strconv.Atoi(a); err == nil && n >= 1 && n <= len(runs) {
-			v.Attempt = n
+		// As the log endpoint does: a run the job does not have is no
+		// page, rather than the last run shown as if it were that one.
+		n, err := strconv.Atoi(a)
+		switch {
+		case err != nil:
+			err = usagef("attempt %q is not a number", a)
+		case n < 1 || n > len(runs):
+			err = fmt.Errorf("%w: job %s has no run %d (it has %d)", claim.ErrNotFound, j.ID, n, len(runs))
 		}
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+		v.Attempt = n
 	}
 	p := s.printer()
 	for _, f := range p.JobFields(j) {
