@@ -33,6 +33,7 @@ func generate(app *cli.App) map[string][]byte {
 		ref.WriteString(r.String())
 	}
 	man("queuectl-spec", "5", spec)
+	man("queuectl-full", "1", fullPage())
 	files["docs/commands.md"] = []byte(ref.String())
 	return files
 }
@@ -85,6 +86,23 @@ func overviewPage(app *cli.App) string {
 		see = append(see, "**queuectl-"+cmd.Name+"**(1)")
 	}
 	w.line(strings.Join(append(see, "**queuectl-spec**(5)"), ", "))
+	return w.String()
+}
+
+// fullPage is queuectl-full(1): the program installed beside queuectl,
+// which every installed binary has a page for.
+func fullPage() string {
+	w := &doc{level: 1, man: true}
+	w.heading(0, "NAME")
+	w.line("queuectl-full - the whole queuectl program")
+	w.heading(0, "SYNOPSIS")
+	w.line("**queuectl-full** [*global options*] *command* [*options*] [*arguments*]")
+	w.heading(0, "DESCRIPTION")
+	w.line("**queuectl** hands **enqueue** and **run** to a running worker itself, and runs " +
+		"**queuectl-full**, found beside it or on PATH, with the same arguments for everything else. " +
+		"Both take the same commands and options, described in **queuectl**(1); install them together.")
+	w.heading(0, "SEE ALSO")
+	w.line("**queuectl**(1)")
 	return w.String()
 }
 
