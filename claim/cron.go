@@ -3,6 +3,10 @@ package claim
 import (
 	"strings"
 	"time"
+	// The IANA time zone database, for a host that has none (a minimal
+	// container, tzdata not installed): --tz and a schedule file's "tz"
+	// work anywhere. The host's own data, when there is some, comes first.
+	_ "time/tzdata"
 
 	"github.com/robfig/cron/v3"
 )

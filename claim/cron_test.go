@@ -2,6 +2,9 @@ package claim_test
 
 import (
 	"errors"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -67,5 +70,46 @@ func TestParseCronErrors(t *testing.T) {
 		if _, err := claim.ParseCron(tt.expr, tt.tz); !errors.Is(err, claim.ErrInvalid) {
 			t.Errorf("ParseCron(%q, %q) = %v, want ErrInvalid", tt.expr, tt.tz, err)
 		}
+	}
+}
+
+// zonelessHelperEnv marks the process TestCronZonesWithoutSystemData runs
+// with the host's time zone data hidden.
+const zonelessHelperEnv = "QUEUECTL_ZONELESS_TEST_HELPER"
+
+// TestCronZonesWithoutSystemData: a host with no time zone data (a minimal
+// container, tzdata not installed) still reads a schedule's --tz: the
+// program carries its own copy of the IANA database. The check runs in a
+// process of its own, in a mount namespace where /usr/share/zoneinfo is an
+// empty directory, and with no Go installation to find.
+func TestCronZonesWithoutSystemData(t *testing.T) {
+	if os.Getenv(zonelessHelperEnv) != "" {
+		if entries, _ := os.ReadDir("/usr/share/zoneinfo"); len(entries) > 0 {
+			t.Fatalf("the helper sees %d entries in /usr/share/zoneinfo, want none", len(entries))
+		}
+		c, err := claim.ParseCron("0 3 * * *", "Europe/Paris")
+		if err != nil {
+			t.Fatalf("ParseCron with --tz Europe/Paris and no system zone data: %v", err)
+		}
+		// 03:00 in Paris on a winter day is 02:00 UTC.
+		if got := c.Next(time.Date(2026, 1, 10, 12, 0, 0, 0, time.UTC)); !got.Equal(time.Date(2026, 1, 11, 2, 0, 0, 0, time.UTC)) {
+			t.Errorf("next run = %v, want 2026-01-11 02:00 UTC", got.UTC())
+		}
+		return
+	}
+	if os.Geteuid() != 0 {
+		testenv.Missing(t, "hiding the host's time zone data takes a mount namespace, which takes root")
+	}
+	unshare := testenv.LookPath(t, "unshare", "util-linux")
+	empty := t.TempDir()
+	cmd := exec.CommandContext(t.Context(), unshare, "--mount", "--propagation", "private", "sh", "-c",
+		`mount --bind "$1" /usr/share/zoneinfo && exec "$2" -test.run='^TestCronZonesWithoutSystemData$' -test.count=1 -test.v`,
+		"sh", empty, os.Args[0])
+	// Nor may it find the copy a Go installation has: GOROOT names an empty
+	// directory, as on a host with no Go.
+	cmd.Env = append(os.Environ(), zonelessHelperEnv+"=1", "ZONEINFO=", "GOROOT="+empty)
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--- PASS: TestCronZonesWithoutSystemData") {
+		t.Fatalf("the check with no time zone data on the host: %v\n%s", err, out)
 	}
 }
