@@ -90,7 +90,7 @@ func homeCheck(h *home) report.Check {
 			Fix: "queuectl worker start creates it (or pass --home DIR)"}
 	}
 	for _, p := range front.PrivatePaths(h.dir, h.db, false) {
-		err := spool.CheckPrivate(p.Path, p.What, p.Follow)
+		err := p.Check()
 		var u *spool.UnsafeError
 		if errors.As(err, &u) {
 			return report.Check{Name: "home", Status: report.CheckFail, Detail: fmt.Sprintf("%s %s: %s", p.What, p.Path, u.Problem), Fix: u.Fix}

@@ -644,3 +644,61 @@ func TestDatabaseFileOnlyDeletedUnderIdleWorker(t *testing.T) {
 	}
 	checkIntegrity(t, filepath.Join(h.dir, "queue.db"))
 }
+
+// A database given with --db in a directory that another user may write
+// to is refused by every command, with the fix: whoever may write there
+// can swap the file, or plant its WAL, between queuectl's checks of it and
+// SQLite's open, and so make you run commands. A sticky directory such as
+// /tmp does not help: it keeps no one from planting a -wal or -shm that is
+// not there yet.
+func TestDatabaseDirectoryOthersMayWriteRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mode  os.FileMode
+		owned bool // given to a second user
+		want  string
+	}{
+		{"writable by all", 0o777, false, "it is writable by group or others (mode 0777)"},
+		{"sticky and writable by all", 0o777 | os.ModeSticky, false, "it is writable by group or others (mode 0777)"},
+		{"writable by its group", 0o770, false, "it is writable by group or others (mode 0770)"},
+		{"owned by another user", 0o755, true, "it is owned by uid "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newHome(t)
+			dir := filepath.Join(t.TempDir(), "shared")
+			if err := os.Mkdir(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			db := filepath.Join(dir, "jobs.db")
+			marker := filepath.Join(t.TempDir(), "pwned")
+			// A job that must not run from a store others may swap.
+			h.must("--db", db, "enqueue", "--id", "y", "--command", "touch "+marker)
+			if tc.owned {
+				uid, _ := secondUser(t)
+				if err := os.Chown(dir, uid, uid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := os.Chmod(dir, tc.mode); err != nil {
+				t.Fatal(err)
+			}
+			problem := "database directory " + dir + ": " + tc.want
+			fix := "mkdir -m 700 DIR && mv " + db + "* DIR/, then pass --db DIR/jobs.db"
+			for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"},
+				{"worker", "start", "--drain", "--no-spool"}, {"ingest"}, {"dlq", "list"}} {
+				_, errText, code := h.run(append([]string{"--db", db}, args...)...)
+				if code != 1 || !strings.HasPrefix(errText, "queuectl: error: refusing "+problem) ||
+					!strings.Contains(errText, "queuectl: hint: "+fix) {
+					t.Errorf("queuectl --db %s %s: exit %d, stderr %q; want 1, refusing %s, and the hint %q",
+						db, strings.Join(args, " "), code, errText, problem, fix)
+				}
+			}
+			if out, _, code := h.run("--db", db, "doctor"); code != 1 || !strings.Contains(out, problem) || !strings.Contains(out, "fix: "+fix) {
+				t.Errorf("queuectl doctor: exit %d, stdout %q; want 1, %q and its fix", code, out, problem)
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Errorf("a job ran from a store in a directory others may write to")
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package front
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -89,7 +90,7 @@ func Private(dir string) bool {
 // checks its spool directory too.
 func CheckHome(dir, db string, withSpool bool) error {
 	for _, p := range PrivatePaths(dir, db, withSpool) {
-		if err := private.CheckPrivate(p.Path, p.What, p.Follow); err != nil {
+		if err := p.Check(); err != nil {
 			return err
 		}
 	}
@@ -99,31 +100,50 @@ func CheckHome(dir, db string, withSpool bool) error {
 // PrivatePath is a path of a home that must be the user's alone.
 type PrivatePath struct {
 	Path, What string
-	Follow     bool // a symbolic link is allowed (the home, a --db elsewhere)
+	Follow     bool   // a symbolic link is allowed (the home, a --db elsewhere)
+	Fix        string // when set, the fix instead of private.CheckPrivate's
+}
+
+// Check is private.CheckPrivate of p, with p's own fix when it has one.
+func (p PrivatePath) Check() error {
+	err := private.CheckPrivate(p.Path, p.What, p.Follow)
+	var unsafe *private.UnsafeError
+	if p.Fix != "" && errors.As(err, &unsafe) {
+		unsafe.Fix = p.Fix
+	}
+	return err
 }
 
 // PrivatePaths lists what CheckHome checks, the spool when withSpool says so.
 func PrivatePaths(dir, db string, withSpool bool) []PrivatePath {
 	checks := []PrivatePath{
-		{dir, "home", true},
-		{filepath.Join(dir, private.RejectedDir), "rejected directory", false},
-		{filepath.Join(dir, private.DeadDir), "dead directory", false},
-		{filepath.Join(dir, private.SchedulesDir), "schedules directory", false},
-		{filepath.Join(dir, "logs"), "logs directory", false},
-		{filepath.Join(dir, wire.SocketName), "enqueue socket", false},
+		{Path: dir, What: "home", Follow: true},
+		{Path: filepath.Join(dir, private.RejectedDir), What: "rejected directory"},
+		{Path: filepath.Join(dir, private.DeadDir), What: "dead directory"},
+		{Path: filepath.Join(dir, private.SchedulesDir), What: "schedules directory"},
+		{Path: filepath.Join(dir, "logs"), What: "logs directory"},
+		{Path: filepath.Join(dir, wire.SocketName), What: "enqueue socket"},
 	}
 	if withSpool {
-		checks = append(checks, PrivatePath{filepath.Join(dir, private.SpoolDir), "spool directory", false})
+		checks = append(checks, PrivatePath{Path: filepath.Join(dir, private.SpoolDir), What: "spool directory"})
 	}
 	// The database may live outside the home (--db); its own path may be a
-	// link then, its companions never.
+	// link then, its companions never. Its directory must be private too:
+	// whoever may write there can swap the file, or plant its WAL, between
+	// the checks below and SQLite's open of it, and make you run commands.
 	if jobs.EngineFor(db) != jobs.EngineSQLite {
 		return checks
 	}
 	inHome := filepath.Dir(db) == filepath.Clean(dir)
-	checks = append(checks, PrivatePath{db, "database file", !inHome})
+	if !inHome {
+		parent := filepath.Dir(db)
+		checks = append(checks, PrivatePath{Path: parent, What: "database directory", Follow: true,
+			Fix: fmt.Sprintf("mkdir -m 700 DIR && mv %s* DIR/, then pass --db DIR/%s (or give no --db, for the home's queue.db)",
+				private.Quote(db), private.Quote(filepath.Base(db)))})
+	}
+	checks = append(checks, PrivatePath{Path: db, What: "database file", Follow: !inHome})
 	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
-		checks = append(checks, PrivatePath{db + suffix, "database file", false})
+		checks = append(checks, PrivatePath{Path: db + suffix, What: "database file"})
 	}
 	return checks
 }
