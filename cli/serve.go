@@ -76,7 +76,7 @@ func serveHome(c *cli.Context, h *home) error {
 // runServer serves until ctx ends, then shuts down: open event streams
 // end at once, other requests get five seconds to finish.
 func runServer(ctx context.Context, s *serve.Server, ln net.Listener) error {
-	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, ConnContext: s.ConnContext}
 	srv.RegisterOnShutdown(s.Close)
 	stopped := make(chan error, 1)
 	go func() {

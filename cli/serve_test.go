@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/testenv"
 )
 
 // TestServe: `queuectl serve` answers with the data of `status --json`,
@@ -167,5 +169,54 @@ func TestRestoreEndsWhatReadsTheOldStore(t *testing.T) {
 		if code := p.exit(t, 30*time.Second); code != 1 || !strings.Contains(p.stderr.String(), "database file replaced") {
 			t.Errorf("queuectl %v after db restore: exit %d, want 1, saying the file was replaced\nstderr: %s", p.cmd.Args[1:], code, p.stderr)
 		}
+	}
+}
+
+// Without a token, serve answers only the user who runs it: every local
+// user can reach 127.0.0.1, and the home's logs and actions are this
+// user's alone. Another user gets 403 saying why, for the API and the
+// pages alike; the user who serves is answered as before.
+func TestServeRefusesAnotherLocalUser(t *testing.T) {
+	uid, name := secondUser(t)
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		testenv.Missing(t, "no curl to connect as another user: %v", err)
+	}
+	h := newHome(t)
+	h.must("enqueue", "--id", "one", "--command", "echo s3cret-output")
+	h.must("worker", "start", "--drain", "--no-spool")
+	p := h.start("serve", "--addr", "127.0.0.1:0")
+	var base string
+	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
+	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
+		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	})
+	for _, path := range []string{"/api/v1/jobs/one/runs/1/stdout", "/api/v1/csrf", "/", "/metrics"} {
+		cmd := exec.Command(curl, "-s", "-w", "\n%{http_code}", base+path)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("curl %s as %s: %v", path, name, err)
+		}
+		want := fmt.Sprintf("this connection is from uid %d (%s), and without --token-file serve answers only", uid, name)
+		if !strings.HasSuffix(string(out), "\n403") || !strings.Contains(string(out), want) || strings.Contains(string(out), "s3cret-output") {
+			t.Errorf("GET %s as %s:\n%s\nwant 403 saying %q", path, name, out, want)
+		}
+	}
+	resp, err := http.Get(base + "/api/v1/jobs/one/runs/1/stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || string(body) != "s3cret-output\n" {
+		t.Errorf("GET the log as the user who serves: %d %q, want 200 and the output", resp.StatusCode, body)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("serve after SIGTERM: exit %d, want 0\n%s", code, p.stderr)
 	}
 }

@@ -8,7 +8,8 @@
 // token is given); with Token set every request must carry it, as a bearer
 // header or the cookie the login form sets. Every POST carries the CSRF
 // token, and requests whose Host is not the loopback name they were sent
-// to are refused when no token is set (DNS rebinding). Templates escape
+// to are refused when no token is set (DNS rebinding), as are, on Linux,
+// connections of another local user (ConnContext). Templates escape
 // every value; logs are served as text/plain with nosniff, and only from
 // the home's logs/ directory, never through a symlink.
 package serve
@@ -150,6 +151,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if s.token == "" && !loopbackHost(r.Host) {
 		s.fail(w, r, http.StatusForbidden, errors.New("host "+r.Host+" is not this machine's loopback address"),
 			"open the dashboard as http://127.0.0.1:PORT/, or serve with --token-file")
+		return
+	}
+	if s.token == "" && s.refuseOtherUser(w, r) {
 		return
 	}
 	if s.token != "" && !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/assets/") {
