@@ -194,7 +194,7 @@ func TestServeRefusesAnotherLocalUser(t *testing.T) {
 		}
 		return base != ""
 	})
-	for _, path := range []string{"/api/v1/jobs/one/runs/1/stdout", "/api/v1/csrf", "/", "/metrics"} {
+	for _, path := range []string{"/api/v1/jobs/one/runs/1/stdout", "/api/v1/csrf", "/", "/jobs/one", "/api/v1/jobs"} {
 		cmd := exec.Command(curl, "-s", "-w", "\n%{http_code}", base+path)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
 		out, err := cmd.Output()
@@ -205,6 +205,12 @@ func TestServeRefusesAnotherLocalUser(t *testing.T) {
 		if !strings.HasSuffix(string(out), "\n403") || !strings.Contains(string(out), want) || strings.Contains(string(out), "s3cret-output") {
 			t.Errorf("GET %s as %s:\n%s\nwant 403 saying %q", path, name, out, want)
 		}
+	}
+	// /metrics, counts only, answers a scraper of its own user (Prometheus).
+	cmd := exec.Command(curl, "-s", "-w", "\n%{http_code}", base+"/metrics")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
+	if out, err := cmd.Output(); err != nil || !strings.HasSuffix(string(out), "\n200") || !strings.Contains(string(out), `queuectl_jobs{queue="default",state="completed"} 1`) {
+		t.Errorf("GET /metrics as %s: %v\n%s\nwant 200 and the counts", name, err, out)
 	}
 	resp, err := http.Get(base + "/api/v1/jobs/one/runs/1/stdout")
 	if err != nil {

@@ -153,7 +153,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"open the dashboard as http://127.0.0.1:PORT/, or serve with --token-file")
 		return
 	}
-	if s.token == "" && s.refuseOtherUser(w, r) {
+	// /metrics (counts by queue and state: no command, output or
+	// environment) stays open to every local user, as Prometheus runs as
+	// a user of its own and scrapes without a token.
+	if s.token == "" && r.URL.Path != "/metrics" && s.refuseOtherUser(w, r) {
 		return
 	}
 	if s.token != "" && !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/assets/") {
