@@ -128,6 +128,16 @@ func (r record) ours(id fileID, m contentMark) bool {
 	return r.file == id && (r.writing || r.mark == m)
 }
 
+// vouches reports whether r vouches for the WAL beside the engine's file,
+// whose content mark is m: r names the file and its content as queuectl
+// last left it, or names the file while a process that keeps no mark has
+// it open (unmarkedSharer), whose own checkpoints wrote the content since.
+// That WAL is the one such a process goes on writing: set aside, its
+// commits from then on would land where no other process reads them.
+func (e *Engine) vouches(r record, m contentMark) bool {
+	return r.ours(e.id, m) || (r.file == e.id && e.unmarkedSharer())
+}
+
 // lockIdent opens queue.db-ident and flocks it (LOCK_SH or LOCK_EX). The
 // caller closes the file, which lets the lock go.
 func (e *Engine) lockIdent(how int) (*os.File, error) {
@@ -189,7 +199,37 @@ func (e *Engine) checkContent(fi os.FileInfo) error {
 		}
 		return nil
 	}
+	if e.vouches(r, m) {
+		// Recorded now, while that process is there to vouch for it: once
+		// it is gone, the mark it left would read as an overwrite.
+		if err := flock(f, syscall.LOCK_EX); err != nil {
+			return err
+		}
+		return e.recordSharedMark(f)
+	}
 	return e.overwritten()
+}
+
+// recordSharedMark records the mark of content that a process keeping no
+// mark wrote, under ident's exclusive flock (f), after checking again: the
+// flock was let go while it changed.
+func (e *Engine) recordSharedMark(f *os.File) error {
+	r, err := readRecord(f)
+	if err != nil {
+		return err
+	}
+	m, err := markOf(e.pin)
+	if err != nil {
+		return err
+	}
+	if r.mark != (contentMark{}) && !e.vouches(r, m) {
+		return e.overwritten()
+	}
+	e.known.set(m)
+	if r.writing || r.mark == (contentMark{}) {
+		return nil // a checkpoint is being recorded, or there is no mark to keep
+	}
+	return putRecord(f, record{file: e.id, mark: m})
 }
 
 func (e *Engine) overwritten() error {
@@ -237,7 +277,7 @@ func (e *Engine) writingFile(write func() error) error {
 	if err != nil {
 		return err
 	}
-	if r.mark != (contentMark{}) && !r.ours(e.id, m) {
+	if r.mark != (contentMark{}) && !e.vouches(r, m) {
 		return e.overwritten()
 	}
 	if err := writeRecord(f, record{file: e.id, mark: m, writing: true}); err != nil {

@@ -148,8 +148,14 @@ func (e *Engine) isDatabase() error {
 
 // connect identifies the pinned file and makes the connection pool.
 func (e *Engine) connect() error {
-	var err error
-	if e.file, err = e.pin.Stat(); err == nil {
+	// The keeper's flock: this process keeps the content mark, so its
+	// SQLite locks on the file are not those of one that does not
+	// (unmarkedSharer).
+	err := flock(e.pin, syscall.LOCK_SH)
+	if err == nil {
+		e.file, err = e.pin.Stat()
+	}
+	if err == nil {
 		e.id, err = identify(e.pin)
 	}
 	var conn driver.Connector

@@ -196,7 +196,7 @@ func (e *Engine) vouchedWAL(ident *os.File) error {
 	if err != nil {
 		return err
 	}
-	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || r.ours(e.id, m) {
+	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || e.vouches(r, m) {
 		return nil
 	}
 	if fi, err := os.Stat(e.path + "-wal"); err == nil && fi.Size() > 0 {
@@ -228,8 +228,9 @@ func (e *Engine) adoptWAL(r record, m contentMark) error {
 	// No identity at all: the file is new, or the WAL was written by a
 	// queuectl from before the guard. Such a WAL is kept: it holds
 	// committed transactions. So is one recorded for this file before
-	// marks were (no mark to go by).
-	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || r.ours(e.id, m) {
+	// marks were (no mark to go by), and one that a process keeping no
+	// mark still writes.
+	if r.file == (fileID{}) || (r.file == e.id && (r.mark == contentMark{})) || e.vouches(r, m) {
 		return nil
 	}
 	wal, shm := e.path+"-wal", e.path+"-shm"
