@@ -2,6 +2,7 @@ package claim
 
 import (
 	"context"
+	"fmt"
 	"time"
 )
 
@@ -83,4 +84,20 @@ func (s *Store) Close() error { return s.engine.Close() }
 // costs latency, never correctness: every waiter also polls.
 func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 	return s.engine.Changes(ctx)
+}
+
+// NewerSchemaError is the refusal to open a database whose schema is newer
+// than this binary's: a newer queuectl migrated it, and this one would not
+// know what its writes must keep.
+type NewerSchemaError struct {
+	Version, Known int
+}
+
+func (e *NewerSchemaError) Error() string {
+	return fmt.Sprintf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", e.Version, e.Known)
+}
+
+// Hint says what to run instead.
+func (e *NewerSchemaError) Hint() string {
+	return "a newer queuectl has migrated this store: run that version (queuectl version says which this is), and install it on every host that uses the store"
 }

@@ -241,7 +241,7 @@ func (e *Engine) Migrate(ctx context.Context) error {
 }
 
 func newerSchema(version int) error {
-	return fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+	return &claim.NewerSchemaError{Version: version, Known: len(migrations)}
 }
 
 // foldCounts adds the count rows of backends that are gone into shard 0

@@ -90,6 +90,11 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 			t.Errorf("Open error %q does not mention %q", err, want)
 		}
 	}
+	// doctor's fix and the CLI's hint line come from the error's Hint.
+	var newer *claim.NewerSchemaError
+	if !errors.As(err, &newer) || !strings.Contains(newer.Hint(), "newer queuectl") {
+		t.Errorf("Open error %q is no claim.NewerSchemaError saying to run the newer queuectl", err)
+	}
 }
 
 // TestChangesAfterTerminatedBackend: the listening connection is killed on

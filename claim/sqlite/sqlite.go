@@ -281,7 +281,7 @@ func schemaVersion(row *sql.Row) (int, error) {
 		return 0, fmt.Errorf("read schema version: %w", err)
 	}
 	if version > len(migrations) {
-		return 0, fmt.Errorf("database schema version %d is newer than this queuectl knows (%d): upgrade queuectl", version, len(migrations))
+		return 0, &claim.NewerSchemaError{Version: version, Known: len(migrations)}
 	}
 	return version, nil
 }

@@ -217,6 +217,11 @@ func TestMigrationsRefuseNewerSchema(t *testing.T) {
 			t.Errorf("Open error %q does not mention %q", err, want)
 		}
 	}
+	// doctor's fix and the CLI's hint line come from the error's Hint.
+	var newer *claim.NewerSchemaError
+	if !errors.As(err, &newer) || !strings.Contains(newer.Hint(), "newer queuectl") {
+		t.Errorf("Open error %q is no claim.NewerSchemaError saying to run the newer queuectl", err)
+	}
 	if v := userVersion(t, path); v != schemaVersion+1 {
 		t.Errorf("refused database now at user_version %d, want it left at %d", v, schemaVersion+1)
 	}
