@@ -44,7 +44,9 @@ func doctor(c *cli.Context) error {
 	}
 	h := &home{dir: dir, db: dbPath, dirs: spool.DirsOf(dir), logs: filepath.Join(dir, "logs")}
 	checks := []report.Check{homeCheck(h)}
-	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+	_, err = os.Stat(dir)
+	noHome := errors.Is(err, fs.ErrNotExist)
+	if noHome && claim.EngineFor(h.db) == claim.EngineSQLite {
 		return doctorVerdict(c, checks) // nothing else to look at
 	}
 	live := -1 // unknown without a store
@@ -59,6 +61,12 @@ func doctor(c *cli.Context) error {
 		more, n := workerChecks(c.Context, h)
 		checks, live = append(checks, more...), n
 		checks = append(checks, clockCheck(health, h.config.Lease))
+	}
+	if noHome {
+		// A new host of a PostgreSQL store: the store is worth checking
+		// before its first worker creates the home; the home's own files
+		// are not there yet.
+		return doctorVerdict(c, checks)
 	}
 	checks = append(checks, spoolChecks(h, live)...)
 	checks = append(checks, diskCheck(h), logsCheck(h))
