@@ -87,6 +87,12 @@ func dbCopy(c *cli.Context) error {
 			logf(c)("copying %s: %d rows so far", table, rows)
 		}
 	})
+	if err != nil && c.Context.Err() != nil {
+		// Ctrl-C: the transaction is rolled back, and "context canceled"
+		// would not tell the user that the target holds nothing of it.
+		logf(c)("interrupted: nothing was copied, %s is as it was", dst.Path())
+		return &exitStatus{exitInterrupted, nil}
+	}
 	if err != nil {
 		return err
 	}

@@ -3,12 +3,15 @@ package cli
 import (
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	"github.com/queuectl/queuectl/report"
 )
@@ -131,5 +134,40 @@ func TestDBCopyLeftProcessing(t *testing.T) {
 	}
 	if out := h.must("logs", "long", "--attempt", "2"); out != "again\n" {
 		t.Errorf("logs of the run on the new store = %q, want %q", out, "again\n")
+	}
+}
+
+// TestDBCopyInterrupted stops a copy with Ctrl-C once it is under way: it
+// exits 130 saying that nothing was copied, the target holds nothing, and
+// the copy run again goes through.
+func TestDBCopyInterrupted(t *testing.T) {
+	target := pgtest.DSN(t)
+	h := newHome(t)
+	var jobs strings.Builder
+	n := 4 * claim.CopyProgressRows
+	for i := range n {
+		fmt.Fprintf(&jobs, "{\"id\": \"j%d\", \"command\": \"true\"}\n", i)
+	}
+	enqueue := h.command("enqueue", "-q", "-")
+	enqueue.Stdin = strings.NewReader(jobs.String())
+	if out, err := enqueue.CombinedOutput(); err != nil {
+		t.Fatalf("enqueue -: %v\n%.500s", err, out)
+	}
+
+	p := h.start("db", "copy", "--to", target)
+	waitFor(t, 60*time.Second, "the copy's first progress line", func() bool {
+		return strings.Contains(p.stderr.String(), "rows so far") || ended(p)
+	})
+	p.signal(t, syscall.SIGINT)
+	if code := p.exit(t, 60*time.Second); code != 130 || strings.Contains(p.stderr.String(), "context canceled") ||
+		!strings.Contains(p.stderr.String(), "queuectl: interrupted: nothing was copied, postgres://") {
+		t.Fatalf("db copy interrupted: exit %d, stderr %q; want exit 130 and that nothing was copied", code, p.stderr)
+	}
+	if out := h.must("--db", target, "list", "--json", "--limit", "1"); out != "[]\n" {
+		t.Fatalf("after an interrupted copy the target lists %.200s, want []", out)
+	}
+	want := fmt.Sprintf("Copied %d jobs, ", n)
+	if out := h.must("db", "copy", "--to", target); !strings.HasPrefix(out, want) {
+		t.Fatalf("db copy again printed %q, want %q…", out, want)
 	}
 }
