@@ -56,6 +56,8 @@ const flushDelay = 10 * time.Millisecond
 // flushSize is how many bytes of lines are written at once at most late.
 const flushSize = 64 << 10
 
+// A command that logs events runs for long, with jobs in hand: one whose
+// stderr's reader goes away goes on without its lines (survivePipe).
 func newEventLog(c *cli.Context) (*eventLog, error) {
 	l := &eventLog{w: c.App.ErrWriter, quiet: c.Bool("quiet")}
 	switch f := c.String("log-format"); f {
@@ -65,6 +67,7 @@ func newEventLog(c *cli.Context) (*eventLog, error) {
 	default:
 		return nil, withHint(usagef("--log-format %q: write text or json", f), "queuectl "+c.Command.Name+" --log-format json")
 	}
+	survivePipe()
 	return l, nil
 }
 

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -454,6 +455,60 @@ func TestWorkerStopFromAnotherProcess(t *testing.T) {
 		t.Errorf("%d completed, want 2: a stopped worker finishes its current job", n)
 	}
 	h.must("worker", "stop", "--wait", "--timeout", "5s")
+}
+
+// TestWorkerOutlivesItsStderrReader: a worker whose stderr is a pipe
+// whose reader went away (`worker start --drain 2>&1 | head -1`, a log
+// collector restarted) runs its jobs on without its lines, instead of
+// dying of SIGPIPE with a job half-run and the rest left pending. Its
+// jobs still get SIGPIPE at its default.
+func TestWorkerOutlivesItsStderrReader(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	goOn := filepath.Join(dir, "go-on")
+	h.must("enqueue", "--id", "first", "--command", "until [ -e "+goOn+" ]; do sleep 0.01; done")
+	h.must("enqueue", "--id", "second", "--command", "grep SigIgn /proc/self/status")
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := h.command("worker", "start", "--drain", "--no-spool")
+	cmd.Stderr = w
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	done := make(chan struct{})
+	go func() { err = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-done
+	})
+	// The reader takes the start-up line and goes, as head -1 does.
+	if _, err := bufio.NewReader(r).ReadString('\n'); err != nil {
+		t.Fatalf("the worker's first line: %v", err)
+	}
+	r.Close()
+	if err := os.WriteFile(goOn, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker still runs 30s after its first job was let go")
+	}
+	if code := shellCode(err); code != 0 {
+		t.Errorf("worker exit %d once its stderr's reader went, want 0 (a drain that ran every job)", code)
+	}
+	for _, id := range []string{"first", "second"} {
+		if j := h.show(id); j.State != "completed" {
+			t.Errorf("job %s is %s, want completed", id, j.State)
+		}
+	}
+	var ignored uint64
+	if _, err := fmt.Sscanf(h.must("logs", "second"), "SigIgn: %x", &ignored); err != nil || ignored&(1<<(syscall.SIGPIPE-1)) != 0 {
+		t.Errorf("the job's ignored signals %#x (%v): SIGPIPE among them", ignored, err)
+	}
 }
 
 func TestSecondSignalPutsJobBack(t *testing.T) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 
 	"github.com/queuectl/queuectl/front"
@@ -43,3 +44,18 @@ func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Conte
 		cancelHard()
 	}
 }
+
+// survivePipe catches SIGPIPE, for good, and drops it: a write to a stderr
+// whose reader went away (`worker start --drain 2>&1 | head`, a log
+// collector restarted) then fails with EPIPE, which the event log
+// ignores, instead of ending the process by SIGPIPE with its jobs
+// half-run. Caught, not ignored: the jobs and hooks it starts get SIGPIPE
+// at its default, as an ignored signal would stay ignored in them.
+var survivePipe = sync.OnceFunc(func() {
+	dropped := make(chan os.Signal, 1)
+	signal.Notify(dropped, syscall.SIGPIPE)
+	go func() {
+		for range dropped {
+		}
+	}()
+})
