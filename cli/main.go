@@ -147,6 +147,7 @@ name too: queuectl --json status). Exit codes:
 			cancelCommand(), restartCommand(), rmCommand(), pauseCommand(), resumeCommand(), dbCommand(),
 			holdCommand(), releaseCommand(), editCommand(), doctorCommand(),
 		},
+		Before:          emptyHomeOrDB,
 		HideHelpCommand: true,
 		Suggest:         true,
 		ExitErrHandler:  func(*cli.Context, error) {},
@@ -155,6 +156,24 @@ name too: queuectl --json status). Exit codes:
 	setCommandDefaults(app.Commands)
 	setCategories(app.Commands)
 	return app
+}
+
+// emptyHomeOrDB refuses a --home or --db given empty: in a script that is
+// an unset variable (`--home "$QHOME"`), and taking it for no flag would
+// act on $QUEUECTL_HOME or ~/.queuectl, another queue than the one meant.
+func emptyHomeOrDB(c *cli.Context) error {
+	for _, name := range []string{"home", "db"} {
+		if c.IsSet(name) && c.String(name) == "" {
+			return withHint(usagef("--%s is empty", name),
+				"give --"+name+" a value, or leave it out: "+homeDefaults[name])
+		}
+	}
+	return nil
+}
+
+var homeDefaults = map[string]string{
+	"home": "then $QUEUECTL_HOME, else ~/.queuectl is the home",
+	"db":   "then $QUEUECTL_DB, $QUEUECTL_DB_PATH, else HOME/queue.db is the store",
 }
 
 // usageError makes a flag the parser refuses exit 2 with a hint, instead of

@@ -53,10 +53,12 @@ func parse(args []string) (call, bool) {
 	for len(rest) > 0 && strings.HasPrefix(rest[0], "-") {
 		var ok bool
 		switch name := flagName(rest[0]); name {
-		case "home":
+		case "home": // empty: the full program refuses it
 			c.home, ok = value(name)
+			ok = ok && c.home != ""
 		case "db":
 			c.db, ok = value(name)
+			ok = ok && c.db != ""
 		}
 		if !ok {
 			return c, false

@@ -49,6 +49,8 @@ func TestParse(t *testing.T) {
 		{[]string{"enqueue", "-c"}, false},
 		{[]string{"-home", "/h", "enqueue", "-c", "true"}, false},
 		{[]string{"--home"}, false},
+		{[]string{"--home", "", "enqueue", "-c", "true"}, false}, // the full program refuses it
+		{[]string{"--db=", "run", "--", "true"}, false},
 		{[]string{"--version"}, false},
 	}
 	for _, tt := range tests {
