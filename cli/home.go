@@ -75,6 +75,9 @@ func openHomeWith(c *cli.Context, lenientSpool bool, open func(string) (*claim.S
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, withHint(fmt.Errorf("create home: %w", err), "pass --home DIR on a writable disk")
 		}
+	} else if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+		// Said here: the checks below would name a directory in it.
+		return nil, withHint(fmt.Errorf("home %s is not a directory", dir), "pass --home DIR, or set QUEUECTL_HOME, naming a directory")
 	}
 	if err := checkHome(h, !lenientSpool); err != nil {
 		return nil, err
