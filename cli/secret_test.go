@@ -11,7 +11,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -115,15 +114,7 @@ func TestSecretsStayOutOfSight(t *testing.T) {
 // the paths.
 func serveViews(t *testing.T, h *qhome, paths ...string) []string {
 	t.Helper()
-	p := h.start("serve", "--addr", "127.0.0.1:0", "--read-only")
-	var base string
-	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
-	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
-		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
-			base = m[1]
-		}
-		return base != ""
-	})
+	_, base := h.serve(t, "--read-only")
 	var bodies []string
 	for _, path := range paths {
 		resp, err := http.Get(base + path)

@@ -24,15 +24,7 @@ import (
 func TestServe(t *testing.T) {
 	h := newHome(t)
 	h.must("enqueue", "--id", "one", "--command", "true")
-	p := h.start("serve", "--addr", "127.0.0.1:0", "--read-only")
-	var base string
-	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
-	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
-		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
-			base = m[1]
-		}
-		return base != ""
-	})
+	p, base := h.serve(t, "--read-only")
 	resp, err := http.Get(base + "/api/v1/status")
 	if err != nil {
 		t.Fatal(err)
@@ -185,15 +177,7 @@ func TestServeRefusesAnotherLocalUser(t *testing.T) {
 	h := newHome(t)
 	h.must("enqueue", "--id", "one", "--command", "echo s3cret-output")
 	h.must("worker", "start", "--drain", "--no-spool")
-	p := h.start("serve", "--addr", "127.0.0.1:0")
-	var base string
-	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
-	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
-		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
-			base = m[1]
-		}
-		return base != ""
-	})
+	p, base := h.serve(t)
 	for _, path := range []string{"/api/v1/jobs/one/runs/1/stdout", "/api/v1/csrf", "/", "/jobs/one", "/api/v1/jobs"} {
 		cmd := exec.Command(curl, "-s", "-w", "\n%{http_code}", base+path)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
@@ -225,4 +209,19 @@ func TestServeRefusesAnotherLocalUser(t *testing.T) {
 	if code := p.exit(t, 30*time.Second); code != 0 {
 		t.Errorf("serve after SIGTERM: exit %d, want 0\n%s", code, p.stderr)
 	}
+}
+
+// serve starts `queuectl serve` on a free port of 127.0.0.1, with args,
+// and returns it and its base URL once it says where it listens.
+func (h *qhome) serve(t *testing.T, args ...string) (p *proc, base string) {
+	t.Helper()
+	p = h.start(append([]string{"serve", "--addr", "127.0.0.1:0"}, args...)...)
+	addr := regexp.MustCompile(`on (http://127\.0\.0\.1:\d+)/`)
+	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
+		if m := addr.FindStringSubmatch(p.stderr.String()); m != nil {
+			base = m[1]
+		}
+		return base != ""
+	})
+	return p, base
 }
