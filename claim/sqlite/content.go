@@ -214,22 +214,37 @@ func (e *Engine) checkContent(fi os.FileInfo) error {
 // mark wrote, under ident's exclusive flock (f), after checking again: the
 // flock was let go while it changed.
 func (e *Engine) recordSharedMark(f *os.File) error {
-	r, err := readRecord(f)
+	r, m, err := e.vouched(f)
 	if err != nil {
 		return err
-	}
-	m, err := markOf(e.pin)
-	if err != nil {
-		return err
-	}
-	if r.mark != (contentMark{}) && !e.vouches(r, m) {
-		return e.overwritten()
 	}
 	e.known.set(m)
 	if r.writing || r.mark == (contentMark{}) {
 		return nil // a checkpoint is being recorded, or there is no mark to keep
 	}
 	return putRecord(f, record{file: e.id, mark: m})
+}
+
+// vouched reads ident's record (f, flocked) and the mark of the file at
+// the engine's path, and returns them; ErrReplaced when the path names
+// another file, or the record, having a mark, does not vouch for this
+// content (vouches).
+func (e *Engine) vouched(f *os.File) (record, contentMark, error) {
+	r, err := readRecord(f)
+	if err != nil {
+		return r, contentMark{}, err
+	}
+	if err := e.checkPath(); err != nil {
+		return r, contentMark{}, err
+	}
+	m, err := markOf(e.pin)
+	if err != nil {
+		return r, m, err
+	}
+	if r.mark != (contentMark{}) && !e.vouches(r, m) {
+		return r, m, e.overwritten()
+	}
+	return r, m, nil
 }
 
 func (e *Engine) overwritten() error {
@@ -266,19 +281,9 @@ func (e *Engine) writingFile(write func() error) error {
 		return err
 	}
 	defer f.Close()
-	r, err := readRecord(f)
+	_, m, err := e.vouched(f)
 	if err != nil {
 		return err
-	}
-	if err := e.checkPath(); err != nil {
-		return err
-	}
-	m, err := markOf(e.pin)
-	if err != nil {
-		return err
-	}
-	if r.mark != (contentMark{}) && !e.vouches(r, m) {
-		return e.overwritten()
 	}
 	if err := writeRecord(f, record{file: e.id, mark: m, writing: true}); err != nil {
 		return err
