@@ -1,8 +1,12 @@
 package claim
 
 import (
+	"cmp"
 	"fmt"
+	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 
@@ -153,3 +157,45 @@ func (e *LocationError) Is(target error) bool { return target == ErrInvalid }
 
 // Hint says how to write the location.
 func (e *LocationError) Hint() string { return e.Fix }
+
+// SameStore reports whether locations a and b name one store: two
+// spellings of a SQLite file's path (one file), or two PostgreSQL URLs
+// that differ only in what stays with each client: its password (a
+// worker's own location is shown without it) and its pool's size (which
+// ForWorker sets for a worker). So a worker serves, over its socket, the
+// commands of its host that name its store however they spell it.
+func SameStore(a, b string) bool {
+	if EngineFor(a) == EnginePostgres || EngineFor(b) == EnginePostgres {
+		ka, oka := serverKey(a)
+		kb, okb := serverKey(b)
+		return oka && okb && ka == kb
+	}
+	if filepath.Clean(a) == filepath.Clean(b) {
+		return true
+	}
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
+}
+
+// serverKey is what of a PostgreSQL URL names its store: the server, the
+// user, the database and every parameter but the password's and the
+// pool's, in one spelling.
+func serverKey(location string) (string, bool) {
+	u, err := url.Parse(location)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	q := u.Query()
+	for k := range q {
+		if name := strings.ToLower(k); name == "password" || name == "sslpassword" || strings.HasPrefix(name, "pool_") {
+			q.Del(k)
+		}
+	}
+	host := strings.ToLower(u.Hostname())
+	port := cmp.Or(u.Port(), "5432")
+	return net.JoinHostPort(host, port) + "\x00" + u.User.Username() + "\x00" + u.Path + "\x00" + q.Encode(), true
+}

@@ -104,3 +104,37 @@ func TestOpenRefusesKeywordValue(t *testing.T) {
 		t.Errorf("Open(%q) made %s", loc, entries[0].Name())
 	}
 }
+
+// TestSameStore: a worker takes a client's jobs only for its own store,
+// however the client spells it: a SQLite path by another spelling, a
+// PostgreSQL URL with a password the worker's shown location leaves out,
+// or without the pool size a worker sets for itself.
+func TestSameStore(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "queue.db")
+	if err := os.WriteFile(db, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	worker := claim.RedactLocation(claim.ForWorker("postgres://me:pw@db1:5432/q?sslmode=disable", 4))
+	for _, tc := range []struct {
+		a, b string
+		same bool
+	}{
+		{db, filepath.Join(dir, ".", "queue.db"), true},
+		{db, filepath.Join(dir, "other.db"), false},
+		{"postgres://me:pw@db1:5432/q?sslmode=disable", worker, true},
+		{"postgresql://me@DB1/q?sslmode=disable", worker, true},
+		{"postgres://me@db1:5432/q?sslmode=disable&password=pw", worker, true},
+		{"postgres://me@db1:5432/q?sslmode=disable&pool_max_conns=3", worker, true},
+		{"postgres://me@db1:5432/other?sslmode=disable", worker, false},
+		{"postgres://you@db1:5432/q?sslmode=disable", worker, false},
+		{"postgres://me@db2:5432/q?sslmode=disable", worker, false},
+		{"postgres://me@db1:5433/q?sslmode=disable", worker, false},
+		{"postgres://me@db1:5432/q?sslmode=disable&search_path=other", worker, false},
+		{"/work/main/postgres:/me@db1:5432/q?sslmode=disable", worker, false},
+	} {
+		if got := claim.SameStore(tc.a, tc.b); got != tc.same {
+			t.Errorf("SameStore(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
+		}
+	}
+}

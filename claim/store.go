@@ -74,6 +74,10 @@ func (s *Store) CheckFile() error { return s.engine.Check() }
 // the PostgreSQL URL without its password.
 func (s *Store) Path() string { return s.engine.Location() }
 
+// Names reports whether location, however spelt, names this store
+// (SameStore): how a worker knows a client's --db for its own.
+func (s *Store) Names(location string) bool { return SameStore(location, s.Path()) }
+
 // Close closes the database.
 func (s *Store) Close() error { return s.engine.Close() }
 

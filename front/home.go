@@ -68,8 +68,13 @@ func Socket(home, db string) (sock, dbAbs string, ok bool) {
 	if CheckHome(dir, db, true) != nil {
 		return "", "", false
 	}
-	if dbAbs, err = filepath.Abs(db); err != nil {
-		return "", "", false
+	// A SQLite path is made absolute, as the worker's is; a PostgreSQL URL
+	// is no path (filepath.Abs would make one of it, and no worker its).
+	dbAbs = db
+	if jobs.EngineFor(db) == jobs.EngineSQLite {
+		if dbAbs, err = filepath.Abs(db); err != nil {
+			return "", "", false
+		}
 	}
 	return sock, dbAbs, true
 }

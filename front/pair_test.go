@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"debug/elf"
 	"errors"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	"github.com/queuectl/queuectl/handoff"
 	"github.com/queuectl/queuectl/internal/testenv"
 )
@@ -24,6 +26,7 @@ type pair struct {
 	t        *testing.T
 	bin, dir string
 	home     string
+	env      []string // set for every command, before each call's own
 }
 
 func newPair(t *testing.T) *pair {
@@ -46,7 +49,7 @@ func (p *pair) command(env []string, args ...string) *exec.Cmd {
 	cmd := exec.Command(p.bin, args...)
 	// PATH without the programs: the front finds queuectl-full beside itself.
 	cmd.Env = append(os.Environ(), "QUEUECTL_HOME="+p.home, "NO_COLOR=1", "PATH=/usr/bin:/bin")
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Env = append(append(cmd.Env, p.env...), env...)
 	return cmd
 }
 
@@ -180,6 +183,41 @@ func TestFrontInitsNothingHeavy(t *testing.T) {
 	if code != 0 || out == "" {
 		t.Fatalf("enqueue = %q, exit %d\n%s", out, code, errs)
 	}
+	noHeavyInits(t, errs)
+}
+
+// TestFrontHandsPostgresJobsToItsWorker: on a PostgreSQL store too, the
+// front hands enqueue and run to its home's worker, however the call's URL
+// differs from the worker's in what each client keeps to itself (a
+// password; the pool size a worker sets): the call neither runs
+// queuectl-full nor opens the store.
+func TestFrontHandsPostgresJobsToItsWorker(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	p := newPair(t)
+	p.env = []string{"QUEUECTL_DB=" + dsn}
+	p.startWorker()
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.UserPassword(u.User.Username(), "not-needed") // the test server trusts
+	spelt := []string{"GODEBUG=inittrace=1", "QUEUECTL_DB=" + u.String()}
+	out, errs, code := p.run(spelt, "enqueue", "-q", "--command", "true")
+	if code != 0 || out == "" {
+		t.Fatalf("enqueue = %q, exit %d\n%s", out, code, errs)
+	}
+	noHeavyInits(t, errs)
+	out, errs, code = p.run(spelt, "run", "-q", "--", "echo", "through the worker")
+	if code != 0 || out != "through the worker\n" {
+		t.Fatalf("run = %q, exit %d\n%s", out, code, errs)
+	}
+	noHeavyInits(t, errs)
+}
+
+// noHeavyInits fails t when the inittrace lines in errs show the init of
+// a store, engine, table renderer or command tree: queuectl-full ran.
+func noHeavyInits(t *testing.T, errs string) {
+	t.Helper()
 	heavy := regexp.MustCompile(`tablewriter|modernc\.org|jackc/pgx|golang\.org/x/text|urfave/cli|queuectl/(cli|report|claim/sqlite|claim/postgres)\b`)
 	inits := 0
 	sc := bufio.NewScanner(strings.NewReader(errs))

@@ -10,7 +10,6 @@ import (
 	"io"
 	"net"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
 	"time"
@@ -53,8 +52,9 @@ func Listen(path string) (*net.UnixListener, error) {
 // interface so that the client side of this package, which the small
 // queuectl links, links no store.
 type Store interface {
-	// Path names the database, as clients name theirs.
-	Path() string
+	// Names reports whether location, as a client spells its database,
+	// names this store.
+	Names(location string) bool
 	// EnqueueEach stores jobs in one durable commit, each with its result.
 	EnqueueEach(ctx context.Context, nj []jobs.NewJob) ([]jobs.Result, error)
 	// Cancel cancels the job id (for a client of Run).
@@ -140,7 +140,7 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	switch {
 	case dec.Decode(&req) != nil || req.Fingerprint != reflectedPrint(req.Follow):
 		a.Declined = "another build of queuectl"
-	case !sameFile(req.DB, s.Store.Path()):
+	case !s.Store.Names(req.DB):
 		a.Declined = "another database"
 	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
 		a.Declined = "no worker of this process serves the queue"
@@ -211,20 +211,6 @@ func (s *Server) logf(format string, args ...any) {
 	if s.Log != nil {
 		s.Log(format, args...)
 	}
-}
-
-// sameFile reports whether two paths name one file, so that a client given
-// --db by another spelling is still served.
-func sameFile(a, b string) bool {
-	if filepath.Clean(a) == filepath.Clean(b) {
-		return true
-	}
-	fa, err := os.Stat(a)
-	if err != nil {
-		return false
-	}
-	fb, err := os.Stat(b)
-	return err == nil && os.SameFile(fa, fb)
 }
 
 // jobEnv is the environment a Run client's job carries: what Env keeps of
