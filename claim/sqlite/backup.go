@@ -46,11 +46,17 @@ func (e *Engine) Backup(ctx context.Context, to string) error {
 // Restore puts a copy of the backup file from at path, once PRAGMA
 // integrity_check passes on it, and returns where the file it replaced
 // was kept (path.before-restore-TIME, with its WAL beside it, so that the
-// two still open together). Under ident's exclusive flock, the old WAL
-// goes with the old file, its index is deleted, the copy is renamed over
-// path (atomic: any process sees the old file or the new one), and the
-// new file is recorded as the owner of the WAL to come. A process that
-// still has the old file open finds it replaced (Check) and stops.
+// two still open together). Under ident's exclusive flock, the copy is
+// renamed over path (atomic: any process sees the old file or the new
+// one), then the old WAL goes with the old file, its index is deleted,
+// and the new file is recorded as the owner of the WAL to come. A process
+// that still has the old file open finds it replaced (Check) and stops.
+//
+// The old WAL moves only once the new file is in place: a restore killed
+// before leaves the old file with its WAL, whole; one killed after leaves
+// the new file beside a WAL that ident says is the old file's, which the
+// next guard sets aside (adoptWAL). Moved first, a kill in between would
+// leave the old file without the transactions of its WAL.
 func Restore(ctx context.Context, path, from string) (kept string, err error) {
 	tmp := fmt.Sprintf("%s.restoring-%d", path, os.Getpid())
 	if err := copyFile(from, tmp); err != nil {
@@ -72,16 +78,20 @@ func Restore(ctx context.Context, path, from string) (kept string, err error) {
 		kept = ""
 	case err != nil:
 		return "", fmt.Errorf("keep the database restored over: %w", err)
-	default:
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return "", fmt.Errorf("restore: %w", err)
+	}
+	if err := syncDir(filepath.Dir(path)); err != nil {
+		return "", err
+	}
+	if kept != "" {
 		if err := os.Rename(path+"-wal", kept+"-wal"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("keep the WAL of the database restored over: %w", err)
 		}
 	}
 	if err := os.Remove(path + "-shm"); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return "", fmt.Errorf("remove the index of the old WAL: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return "", fmt.Errorf("restore: %w", err)
 	}
 	if err := syncDir(filepath.Dir(path)); err != nil {
 		return "", err
