@@ -172,3 +172,33 @@ func TestMakeRunRecipe(t *testing.T) {
 		t.Errorf("make started targets after the failing job ended:\n%s", events)
 	}
 }
+
+// TestMakeRunWordsNotUTF8 runs, with real make, a recipe that gives
+// queuectl run a file name that is not UTF-8 (Latin-1 "café"), through the
+// front program and queuectl-full, both handing the job to a worker over
+// its socket: each job is given the name's bytes, not U+FFFD, and prints
+// the file.
+func TestMakeRunWordsNotUTF8(t *testing.T) {
+	mk := needTool(t, "make")
+	h := newHome(t)
+	h.startServing("--count", "2")
+	dir := t.TempDir()
+	files := map[string]string{
+		"caf\xe9.txt": "the file named in Latin-1\n",
+		"Makefile":    "all:\n\tqueuectl run -q -- cat *.txt\n\tqueuectl-full run -q -- cat *.txt\n",
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), runLimit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mk, "-s")
+	cmd.Dir = dir
+	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+	out, err := cmd.CombinedOutput()
+	if want := strings.Repeat(files["caf\xe9.txt"], 2); err != nil || string(out) != want {
+		t.Fatalf("make: %v\n%s\nwant each job to print the file:\n%s", err, out, want)
+	}
+}

@@ -20,7 +20,8 @@ func runCommand() *cli.Command {
 		Name:      "run",
 		Usage:     "run a command as a job and wait for it: its output here, its exit code",
 		ArgsUsage: "-- CMD [ARGS...]",
-		Description: `Enqueues CMD with its arguments (each quoted, never read by a shell twice) or
+		Description: `Enqueues CMD with its arguments (each quoted, never read by a shell twice; bytes that are
+not UTF-8, as in a Latin-1 file name, spelled "$(printf '\351')" in the stored command) or
 --shell 'CMD', in this directory and with this environment unless --cwd and --env say
 otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
 and exits with its exit code. It makes one attempt, as running CMD itself would, whatever

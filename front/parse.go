@@ -4,6 +4,7 @@ import (
 	"iter"
 	"os"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim/jobs"
 )
@@ -155,7 +156,11 @@ func (c *call) job() (jobs.NewJob, bool) {
 
 // ShellQuote joins words into one /bin/sh command line that runs them as
 // they are: each word is single-quoted unless it is made of characters no
-// shell treats specially.
+// shell treats specially. Bytes that are not UTF-8 (a file name in
+// Latin-1) are written as printf's octal escapes, 'caf'"$(printf '\351')":
+// the command is text then, which JSON (the worker's socket, the spool,
+// every view) and PostgreSQL keep as it is, where they would turn such a
+// byte into U+FFFD and the job would be given another word.
 func ShellQuote(words []string) string {
 	var b strings.Builder
 	for i, w := range words {
@@ -166,9 +171,34 @@ func ShellQuote(words []string) string {
 			b.WriteString(w)
 			continue
 		}
-		b.WriteString("'" + strings.ReplaceAll(w, "'", `'\''`) + "'")
+		b.WriteByte('\'')
+		for j := 0; j < len(w); {
+			if notUTF8(w[j:]) {
+				b.WriteString(`'"$(printf '`)
+				for ; j < len(w) && notUTF8(w[j:]); j++ {
+					c := w[j] // 0x80 or more: three octal digits
+					b.Write([]byte{'\\', '0' + c>>6, '0' + c>>3&7, '0' + c&7})
+				}
+				b.WriteString(`')"'`)
+				continue
+			}
+			_, size := utf8.DecodeRuneInString(w[j:])
+			if w[j] == '\'' {
+				b.WriteString(`'\''`)
+			} else {
+				b.WriteString(w[j : j+size])
+			}
+			j += size
+		}
+		b.WriteByte('\'')
 	}
 	return b.String()
+}
+
+// notUTF8 reports whether s begins with a byte that is not UTF-8.
+func notUTF8(s string) bool {
+	r, size := utf8.DecodeRuneInString(s)
+	return r == utf8.RuneError && size == 1
 }
 
 // RunEnv is what of environ (KEY=VALUE entries) a run's job may carry:
