@@ -90,14 +90,16 @@ func envFor(h *home) func(context.Context, string, map[string]string) map[string
 
 // followFor follows a job for a client of handoff.Run, in the worker's
 // process: as run's store path does (follower), but woken at once by the
-// worker's own events. It tells the client why the job waits (runWaits),
+// worker's own events, begun from the job as enqueued, and told each start
+// with the job and run the slot claimed (run.Nudges): of the job's reads,
+// only its end's are left, and one of its queues while it waits. It tells the client why the job waits (runWaits),
 // from its looks at the job.
 func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, handoff.Feed) (claim.Job, error) {
 	return func(ctx context.Context, j claim.Job, feed handoff.Feed) (claim.Job, error) {
-		nudge, unwatch := nudges.Watch(j.ID)
-		defer unwatch()
+		watch := nudges.Watch(j.ID)
+		defer watch.Stop()
 		waits := &runWaits{waiting: feed.Waiting, paused: feed.Paused, stalled: feed.Stalled}
-		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Nudge: nudge,
+		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Watch: watch, From: &j,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
 			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) },
 			Look:  func(j claim.Job) { waits.look(ctx, h.store, j) }}

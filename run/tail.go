@@ -33,12 +33,19 @@ type Tail struct {
 	// did not find it finished, in Follow's goroutine: what may be said
 	// of a job that waits, from what was read anyway.
 	Look func(claim.Job)
-	// Nudge, when set, says that the job changed: it is read at once,
-	// without waiting for Every or Poll (Nudges, in the worker's process).
-	// Then the store's Changes are not watched: in a busy worker every
-	// commit fires them, while the job's own start and end nudge; a run of
-	// another worker process is seen within Poll.
-	Nudge <-chan struct{}
+	// Watch, when set, says that the job changed: it is read at once,
+	// without waiting for Every or Poll (Nudges, in the worker's process),
+	// but for a start the worker's slot told with the job and run it
+	// claimed (Watch.Started), which stand for that read. Then the store's
+	// Changes are not watched: in a busy worker every commit fires them,
+	// while the job's own start and end nudge; a run of another worker
+	// process is seen within Poll.
+	Watch *Watch
+	// From, when set, is the job as it was just enqueued: the first look
+	// takes it for the job, and reads only why it may wait (the queues'
+	// pauses and limits), when it never ran. For a Watch that began before
+	// the job could start, or saw its start (Nudges keeps the recent ones).
+	From *claim.Job
 	// Reach rides out a store that cannot be reached: the job goes on
 	// meanwhile, so Follow tries again (and streams its output here) until
 	// the store answers. Nil: a Reach that says nothing.
@@ -65,8 +72,10 @@ func finished(s claim.State) bool { return s.Finished() }
 func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	var changes <-chan struct{}
-	if t.Nudge == nil {
+	var changes, nudge <-chan struct{}
+	if t.Watch != nil {
+		nudge = t.Watch.C
+	} else {
 		var err error
 		if changes, err = t.Store.Changes(ctx); err != nil {
 			return claim.Job{}, err
@@ -106,7 +115,7 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 		select {
 		case <-ctx.Done():
 			return claim.Job{}, ctx.Err()
-		case <-t.Nudge:
+		case <-nudge:
 			look = true
 			continue
 		case <-changes:
@@ -123,7 +132,7 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 // error leaves *done and logs where the next look goes on from. The end
 // of an outage is told to reach before the news it brought.
 func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, reach *Reach) (j claim.Job, again bool, err error) {
-	j, runs, err := t.read(ctx, id)
+	j, runs, err := t.read(ctx, id, *done)
 	if err != nil {
 		return claim.Job{}, false, err
 	}
@@ -153,8 +162,27 @@ func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, re
 }
 
 // read returns the job and its runs, the job read first: a job that is
-// finished then has every run ended.
-func (t *Tail) read(ctx context.Context, id string) (claim.Job, []claim.Run, error) {
+// finished then has every run ended. Of the runs, those after the first
+// done are filled in: where the job comes from the Watch's start or From,
+// the earlier ones are zero.
+func (t *Tail) read(ctx context.Context, id string, done int) (claim.Job, []claim.Run, error) {
+	if from := t.From; from != nil {
+		t.From = nil
+		if from.State == claim.Pending && from.Runs == 0 && done == 0 {
+			js, err := t.Store.WithReasons(ctx, []claim.Job{*from})
+			if err != nil {
+				return claim.Job{}, nil, err
+			}
+			return js[0], nil, nil
+		}
+	}
+	if t.Watch != nil {
+		if s, ok := t.Watch.Started(); ok && s.Job.ID == id && s.Run.Attempt == done+1 && s.Job.Runs == s.Run.Attempt {
+			runs := make([]claim.Run, done+1)
+			runs[done] = s.Run
+			return s.Job, runs, nil
+		}
+	}
 	j, err := t.Store.Get(ctx, id)
 	if err != nil {
 		return claim.Job{}, nil, err

@@ -47,6 +47,10 @@ type Worker struct {
 	// Events receives what the worker does (run/event.go), diagnostics
 	// included as EventWarning, from any of its goroutines; may be nil.
 	Events func(Event)
+	// Starts, when set, is called as each run starts, with the job and the
+	// run as the slot claimed them, before Events gets the run's
+	// EventStarted (Nudges.Start).
+	Starts func(claim.Job, claim.Run)
 	// Log receives diagnostics when Events is nil; may be nil.
 	Log func(format string, args ...any)
 
@@ -283,6 +287,9 @@ func (w *Worker) drained(ctx, hard context.Context) bool {
 // same transaction and returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup) (bool, *claimed) {
 	j, r := held.job, held.run
+	if w.Starts != nil {
+		w.Starts(j, r)
+	}
 	w.emit(Event{Kind: EventStarted, Job: j.ID, Run: r.Attempt, Attempt: j.Attempts, MaxRetries: j.MaxRetries})
 	// The run's own context: hard, or its job's cancel (errCanceled). It is
 	// registered until the run's end is recorded, so a cancel that comes
