@@ -79,12 +79,13 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 // carries: as on the store path (runEnv), what the home's live workers
 // that may run it lack. When they cannot be read, all of it.
 func envFor(h *home) func(context.Context, string, map[string]string) map[string]string {
+	var kept workerEnvs
 	return func(ctx context.Context, queue string, environ map[string]string) map[string]string {
 		live, err := liveWorkers(ctx, h)
 		if err != nil {
 			return environ
 		}
-		return runEnv(environ, cmp.Or(queue, claim.DefaultQueue), live)
+		return runEnv(environ, cmp.Or(queue, claim.DefaultQueue), live, &kept)
 	}
 }
 

@@ -104,7 +104,7 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, claim.DefaultQueue), live), nj.Env)
+		nj.Env = withExplicit(runEnv(environ, cmp.Or(nj.Queue, claim.DefaultQueue), live, nil), nj.Env)
 		if err := nj.Validate(); err != nil {
 			return err
 		}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/run"
@@ -31,14 +32,15 @@ import (
 // stored whatever its value (run.UnsetEnv).
 
 // runEnv returns what run stores of environ (the caller's, as
-// front.RunEnv reads it) for a job of queue, given the live workers.
-func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo) map[string]string {
+// front.RunEnv reads it) for a job of queue, given the live workers and
+// where their environments are kept (nil: read each).
+func runEnv(environ map[string]string, queue string, live []claim.WorkerInfo, kept *workerEnvs) map[string]string {
 	var workers []map[string]string
 	for _, w := range live {
 		if !served(queue, []claim.WorkerInfo{w}) {
 			continue
 		}
-		env, ok := workerEnv(w)
+		env, ok := kept.of(w)
 		if !ok {
 			workers = nil
 			break
@@ -81,6 +83,41 @@ func differs(workers []map[string]string, k, v string) bool {
 		}
 	}
 	return false
+}
+
+// workerEnvs keeps the environments workerEnv read, by worker: the one a
+// worker started with, which does not change while it runs (an id names
+// one process). The worker serving `run` on its socket reads its peers'
+// once, not for each job.
+type workerEnvs struct {
+	mu   sync.Mutex
+	envs map[string]map[string]string // by worker id; read only
+}
+
+// keptEnvs bounds a workerEnvs: past it, it starts again empty.
+const keptEnvs = 256
+
+// of returns worker w's environment, as workerEnv; kept when c is not nil.
+func (c *workerEnvs) of(w claim.WorkerInfo) (map[string]string, bool) {
+	if c == nil {
+		return workerEnv(w)
+	}
+	c.mu.Lock()
+	env, ok := c.envs[w.ID]
+	c.mu.Unlock()
+	if ok {
+		return env, true
+	}
+	if env, ok = workerEnv(w); !ok {
+		return nil, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.envs == nil || len(c.envs) >= keptEnvs {
+		c.envs = map[string]map[string]string{}
+	}
+	c.envs[w.ID] = env
+	return env, true
 }
 
 // workerEnv reads the environment worker w started with, where w runs on

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+	"github.com/queuectl/queuectl/run"
 )
 
 // TestSecretsStayOutOfSight (SPEC §6): a secret in run's environment and
@@ -340,5 +343,28 @@ func TestJobsReachTheirWorkersStore(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(h.dir, "queue.db")); err == nil {
 		t.Error("the job's queuectl made a store in the home, not its worker's")
+	}
+}
+
+// A worker's environment is read once: the one it started with is kept by
+// its id, whatever its process is now; another id is read again.
+func TestWorkerEnvsKeptByWorker(t *testing.T) {
+	var kept workerEnvs
+	self := claim.WorkerInfo{ID: "w-1", Host: run.HostID(), PID: os.Getpid()}
+	env, ok := kept.of(self)
+	if !ok || env["PATH"] == "" {
+		t.Fatalf("this process's environment: %v, PATH %q", ok, env["PATH"])
+	}
+	gone := self
+	gone.PID = 1 << 30 // no such process: only what was kept answers
+	if again, ok := kept.of(gone); !ok || !maps.Equal(again, env) {
+		t.Errorf("worker w-1 read again: %v", ok)
+	}
+	gone.ID = "w-2"
+	if _, ok := kept.of(gone); ok {
+		t.Error("worker w-2, whose process is gone, has an environment")
+	}
+	if _, ok := (*workerEnvs)(nil).of(self); !ok {
+		t.Error("no workerEnvs: the environment is not read")
 	}
 }
