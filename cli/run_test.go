@@ -639,3 +639,35 @@ func TestRunQuietOfWorkersOnceItsJobEnded(t *testing.T) {
 		t.Errorf("run of a job that ended, taken over once its worker was gone, warned of workers or did not say why it died:\n%s", stderr)
 	}
 }
+
+// TestRunKeepsTheOrderOfStdoutAndStderr: a job that writes to stdout and
+// stderr in turn, each line only once the one before is in its log, shows
+// them in that order on a run whose stdout and stderr are one file, as the
+// job run directly would; the last two, written at its end, too. (Its
+// worker serves the run: a run followed in the store reads two files.)
+func TestRunKeepsTheOrderOfStdoutAndStderr(t *testing.T) {
+	h := newHome(t)
+	h.startServing()
+	script := `log="$QUEUECTL_HOME/logs/$QUEUECTL_JOB_ID/$QUEUECTL_ATTEMPT"
+logged() { until grep -qx "$2" "$log.$1" 2>/dev/null; do sleep 0.01; done; }
+for i in 1 2 3 4 5; do
+	echo out$i; logged out out$i
+	echo err$i >&2; logged err err$i
+done
+echo err-last >&2; logged err err-last; echo out-last`
+	out, err := os.Create(filepath.Join(t.TempDir(), "both"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := h.commandOf("queuectl", "run", "-q", "--shell", script)
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("run: %v", err)
+	}
+	got, _ := os.ReadFile(out.Name())
+	want := "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\nerr-last\nout-last\n"
+	if string(got) != want {
+		t.Errorf("run's stdout and stderr together:\n%s\nwant:\n%s", got, want)
+	}
+}

@@ -159,7 +159,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		nudges.Fire(e)
 	}
 	w := &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
-		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events, Starts: nudges.Start}
+		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events, Starts: nudges.Start, Output: nudges.Output}
 	err = w.Run(soft, hard)
 	endServe()
 	endWatch()

@@ -69,6 +69,10 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run, slot *sl
 		stdout.finish()
 		return result{fault: err.Error()}
 	}
+	if w.Output != nil {
+		stdout.tee = func(off int64, p []byte) { w.Output(j.ID, r.Attempt, 0, off, p) }
+		stderr.tee = func(off int64, p []byte) { w.Output(j.ID, r.Attempt, 1, off, p) }
+	}
 	res := w.start(run, j, r, stdout.w, stderr.w, slot)
 	// The run is over once its output is in the files: whoever reads the
 	// logs after the job ended reads all of it. Output lost to a disk that

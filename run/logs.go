@@ -32,6 +32,11 @@ type output struct {
 	// last keeps the stream's last TailBytes as they pass, for the store:
 	// read after done. It is kept also when the file cannot be written.
 	last ring
+	// tee, when set, gets each part for the file, with its offset there,
+	// just before it is written there (Worker.Output): a part the job's
+	// other stream wrote after it (having seen it in the file) comes after.
+	tee     func(off int64, p []byte)
+	written int64
 }
 
 // outputGrace bounds how long a run's end waits for the rest of its output
@@ -78,9 +83,13 @@ func (o *output) copy() {
 				f, o.err = createLog(o.path)
 			}
 			if o.err == nil {
+				if o.tee != nil {
+					o.tee(o.written, (*buf)[:n])
+				}
 				if _, err := f.Write((*buf)[:n]); err != nil {
 					o.err = fmt.Errorf("write log: %w", err)
 				}
+				o.written += int64(n)
 			}
 		}
 		if rerr != nil {

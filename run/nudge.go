@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"slices"
 	"sync"
 
@@ -31,22 +32,42 @@ type Nudges struct {
 // enqueued), far fewer than costs a look.
 const recentJobs = 64
 
-// Watch is one watch of a job: C receives when the job's events fired.
+// Watch is one watch of a job: C receives when the job's events fired,
+// Out when output came (Output).
 type Watch struct {
-	C  <-chan struct{}
-	c  chan struct{}
-	n  *Nudges
-	id string
+	C   <-chan struct{}
+	Out <-chan struct{}
+	c   chan struct{}
+	out chan struct{}
+	n   *Nudges
+	id  string
 	// Under n.mu: the start Start told, until it is taken or another event
-	// fires, and the number of the last run Start told.
+	// fires, and the number of the last run Start told; the output that
+	// came and was not taken, its size, and whether any was dropped.
 	start   *TailEvent
 	started int
+	parts   []Part
+	queued  int
+	dropped bool
 }
+
+// Part is a part of a run's output as the worker copied it to the run's
+// log file: of run Run, stream 0 (stdout) or 1 (stderr), at Off there.
+type Part struct {
+	Run    int
+	Stream int
+	Off    int64
+	Data   []byte
+}
+
+// maxQueued bounds the output a watch holds for its Tail: past it, parts
+// are dropped, and the Tail reads them from the files.
+const maxQueued = 1 << 20
 
 // Watch returns a watch of job id's events, for Tail.Watch; Stop ends it.
 func (n *Nudges) Watch(id string) *Watch {
-	c := make(chan struct{}, 1)
-	w := &Watch{C: c, c: c, n: n, id: id}
+	c, out := make(chan struct{}, 1), make(chan struct{}, 1)
+	w := &Watch{C: c, Out: out, c: c, out: out, n: n, id: id}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.watch == nil {
@@ -113,6 +134,40 @@ func (n *Nudges) Start(j claim.Job, r claim.Run) {
 		w.start, w.started = &TailEvent{Job: j, Run: r}, r.Attempt
 		w.nudge()
 	}
+}
+
+// Output hands the watches of job, if any, a part of its run's output
+// (Worker.Output); p is copied.
+func (n *Nudges) Output(job string, run, stream int, off int64, p []byte) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ws := n.watch[job]
+	if len(ws) == 0 {
+		return
+	}
+	part := Part{Run: run, Stream: stream, Off: off, Data: bytes.Clone(p)}
+	for _, w := range ws {
+		if w.queued+len(p) > maxQueued {
+			w.dropped = true
+		} else {
+			w.parts = append(w.parts, part)
+			w.queued += len(p)
+		}
+		select {
+		case w.out <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Output takes the output that came since it was last taken, in the order
+// it came, and whether any was dropped meanwhile (it is in the files).
+func (w *Watch) Output() (parts []Part, dropped bool) {
+	w.n.mu.Lock()
+	defer w.n.mu.Unlock()
+	parts, dropped = w.parts, w.dropped
+	w.parts, w.queued, w.dropped = nil, 0, false
+	return parts, dropped
 }
 
 func (n *Nudges) saw(id string) {

@@ -1,6 +1,10 @@
 package run
 
 import (
+	"bytes"
+	"io"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/queuectl/queuectl/claim"
@@ -81,5 +85,65 @@ func nudged(t *testing.T, what string, w *Watch, want bool) {
 		if want {
 			t.Errorf("not nudged: %s", what)
 		}
+	}
+}
+
+// Output reaches the watches of its job in the order it came, copied; past
+// maxQueued a watch drops parts and says so once taken.
+func TestNudgesOutput(t *testing.T) {
+	var n Nudges
+	n.Output("a", 1, 0, 0, []byte("unwatched")) // no watch: nothing kept
+	w := n.Watch("a")
+	defer w.Stop()
+	buf := []byte("out")
+	n.Output("a", 1, 0, 0, buf)
+	n.Output("a", 1, 1, 0, []byte("err"))
+	buf[0] = 'X' // the worker's buffer, used again
+	select {
+	case <-w.Out:
+	default:
+		t.Fatal("no nudge on Out after output")
+	}
+	parts, dropped := w.Output()
+	if dropped || len(parts) != 2 || string(parts[0].Data) != "out" || parts[0].Stream != 0 || string(parts[1].Data) != "err" || parts[1].Stream != 1 {
+		t.Fatalf("Output = %+v, %v; want out then err", parts, dropped)
+	}
+	big := make([]byte, maxQueued/2+1)
+	n.Output("a", 1, 0, 3, big)
+	n.Output("a", 1, 0, 3+int64(len(big)), big)
+	if parts, dropped := w.Output(); !dropped || len(parts) != 1 {
+		t.Errorf("past maxQueued: %d parts, dropped %v; want 1 and true", len(parts), dropped)
+	}
+	if parts, dropped := w.Output(); dropped || len(parts) != 0 {
+		t.Errorf("taken again: %d parts, dropped %v", len(parts), dropped)
+	}
+}
+
+// A part is written after what its file holds before it and was not
+// written yet, and only what of it was not written already.
+func TestRunLogsPart(t *testing.T) {
+	dir := t.TempDir()
+	r := claim.Run{Host: HostID(), Attempt: 1, StdoutPath: filepath.Join(dir, "1.out"), StderrPath: filepath.Join(dir, "1.err")}
+	if err := os.WriteFile(r.StdoutPath, []byte("abcdefgh"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var l runLogs
+	defer l.close()
+	l.open(r)
+	var got bytes.Buffer
+	for _, p := range []Part{
+		{Run: 1, Off: 3, Data: []byte("def")},  // after abc, from the file
+		{Run: 1, Off: 0, Data: []byte("abc")},  // written already
+		{Run: 1, Off: 4, Data: []byte("efgh")}, // gh is new
+	} {
+		if err := l.part(p, &got); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got.String() != "abcdefgh" || !l.live {
+		t.Errorf("parts wrote %q (live %v), want abcdefgh", got.String(), l.live)
+	}
+	if err := l.copy(&got, io.Discard); err != nil || got.String() != "abcdefgh" {
+		t.Errorf("copy after the parts: %q, %v; want nothing more", got.String(), err)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -50,6 +51,8 @@ type Tail struct {
 	// meanwhile, so Follow tries again (and streams its output here) until
 	// the store answers. Nil: a Reach that says nothing.
 	Reach *Reach
+
+	parts []Part // output of a run not open yet (writeParts)
 }
 
 // TailEvent is a run that started (Ended false) or ended, with its job as
@@ -85,6 +88,10 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	if reach == nil {
 		reach = &Reach{}
 	}
+	var output <-chan struct{}
+	if t.Watch != nil {
+		output = t.Watch.Out
+	}
 	tick := time.NewTicker(t.Every)
 	defer tick.Stop()
 	var logs runLogs
@@ -92,7 +99,7 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	done := 0 // runs streamed to their end
 	look, looked := true, time.Time{}
 	for {
-		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
+		if err := t.copy(&logs); err != nil {
 			return claim.Job{}, err
 		}
 		if (look || time.Since(looked) >= t.Poll) && reach.Due() {
@@ -117,6 +124,8 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 			return claim.Job{}, ctx.Err()
 		case <-nudge:
 			look = true
+			continue
+		case <-output:
 			continue
 		case <-changes:
 			look = true // read on the next tick: a busy store changes often
@@ -148,6 +157,9 @@ func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, re
 		}
 		if j.State == claim.Processing && j.Runs == r.Attempt {
 			return j, true, nil
+		}
+		if err := t.writeParts(logs); err != nil { // those that came last, in their order
+			return claim.Job{}, false, err
 		}
 		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 			return claim.Job{}, false, err
@@ -219,11 +231,65 @@ func (t *Tail) event(e TailEvent) {
 	}
 }
 
-// runLogs is the open run's two log files, read as they grow. A file the
-// run has not created yet is looked for again on the next copy.
+// copy writes the open run's new output: the parts the Watch has, in the
+// order they came, or, until one came, what was added to its files.
+func (t *Tail) copy(logs *runLogs) error {
+	if err := t.writeParts(logs); err != nil {
+		return err
+	}
+	if logs.live {
+		return nil
+	}
+	return logs.copy(t.Stdout, t.Stderr)
+}
+
+// writeParts takes the Watch's output and writes the parts of the open
+// run, in the order they came, each after what its file holds before it
+// that was not written yet: so stdout and stderr keep their order, which
+// reading the two files in turn cannot. Parts of a run not yet open wait
+// for it; those of a run ended are in what its end wrote. Dropped parts
+// (a Tail that fell behind) leave the run to its files again.
+func (t *Tail) writeParts(logs *runLogs) error {
+	if t.Watch == nil {
+		return nil
+	}
+	parts, dropped := t.Watch.Output()
+	t.parts = append(t.parts, parts...)
+	if dropped {
+		t.parts, logs.live, logs.dropped = nil, false, true
+		return nil
+	}
+	if logs.run == nil {
+		return nil
+	}
+	w := [2]io.Writer{t.Stdout, t.Stderr}
+	keep := t.parts[:0]
+	for _, p := range t.parts {
+		switch {
+		case p.Run > logs.run.Attempt:
+			keep = append(keep, p)
+		case p.Run == logs.run.Attempt && !logs.dropped:
+			if err := logs.part(p, w[p.Stream]); err != nil {
+				return err
+			}
+		}
+	}
+	clear(t.parts[len(keep):])
+	t.parts = keep
+	return nil
+}
+
+// runLogs is the open run's two log files, read as they grow, and how much
+// of each was written out. A file the run has not created yet is looked
+// for again on the next copy. Live: the run's output comes as the worker
+// copies it (Tail.writeParts), and the files are read only for what a
+// part skips over, and at the run's end.
 type runLogs struct {
-	run      *claim.Run
-	out, err *os.File
+	run     *claim.Run
+	files   [2]*os.File
+	pos     [2]int64
+	live    bool
+	dropped bool // parts of this run were dropped: its files only
 }
 
 func (l *runLogs) open(r claim.Run) {
@@ -231,39 +297,64 @@ func (l *runLogs) open(r claim.Run) {
 	l.run = &r
 }
 
+// copy writes what was added to both files.
 func (l *runLogs) copy(stdout, stderr io.Writer) error {
+	return errors.Join(l.copyTo(0, stdout, -1), l.copyTo(1, stderr, -1))
+}
+
+// part writes part p of stream p.Stream: what its file holds before it and
+// was not written, then what of p was not.
+func (l *runLogs) part(p Part, w io.Writer) error {
+	s := p.Stream
+	if err := l.copyTo(s, w, p.Off); err != nil {
+		return err
+	}
+	if end := p.Off + int64(len(p.Data)); l.pos[s] >= p.Off && end > l.pos[s] {
+		if _, err := w.Write(p.Data[l.pos[s]-p.Off:]); err != nil {
+			return err
+		}
+		l.pos[s] = end
+	}
+	l.live = true
+	return nil
+}
+
+// copyTo writes stream s's file from what was written of it up to end
+// (-1: all of it), opening it on the first call that finds it.
+func (l *runLogs) copyTo(s int, w io.Writer, end int64) error {
 	if l.run == nil || l.run.Host != HostID() {
 		return nil // another host's files are not here (Tail.kept)
 	}
-	var errs [2]error
-	l.out, errs[0] = copyNew(stdout, l.out, l.run.StdoutPath)
-	l.err, errs[1] = copyNew(stderr, l.err, l.run.StderrPath)
-	return errors.Join(errs[:]...)
+	if end >= 0 && end <= l.pos[s] {
+		return nil
+	}
+	path := [2]string{l.run.StdoutPath, l.run.StderrPath}[s]
+	if l.files[s] == nil {
+		f, err := openLog(path)
+		if f == nil {
+			return err
+		}
+		l.files[s] = f
+	}
+	n := int64(math.MaxInt64 - l.pos[s])
+	if end >= 0 {
+		n = end - l.pos[s]
+	}
+	copied, err := io.Copy(w, io.NewSectionReader(l.files[s], l.pos[s], n))
+	l.pos[s] += copied
+	if err != nil {
+		return fmt.Errorf("copy log %s: %w", path, err)
+	}
+	return nil
 }
 
 func (l *runLogs) close() {
-	for _, f := range []*os.File{l.out, l.err} {
+	for _, f := range l.files {
 		if f != nil {
 			f.Close()
 		}
 	}
 	*l = runLogs{}
-}
-
-// copyNew writes what was added to the log at path since the last call,
-// opening it on the first call that finds it.
-func copyNew(w io.Writer, f *os.File, path string) (*os.File, error) {
-	if f == nil {
-		var err error
-		f, err = openLog(path)
-		if f == nil {
-			return nil, err
-		}
-	}
-	if _, err := io.Copy(w, f); err != nil {
-		return f, fmt.Errorf("copy log %s: %w", path, err)
-	}
-	return f, nil
 }
 
 // openLog opens a log file for reading; nil and no error when it does not

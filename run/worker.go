@@ -51,6 +51,11 @@ type Worker struct {
 	// run as the slot claimed them, before Events gets the run's
 	// EventStarted (Nudges.Start).
 	Starts func(claim.Job, claim.Run)
+	// Output, when set, gets each part of a run's output (stream 0 stdout,
+	// 1 stderr) as it is written to the run's log file, just before, with
+	// its offset there, in the goroutine that copies the stream: it must
+	// not keep p, nor block (Nudges.Output).
+	Output func(job string, run, stream int, off int64, p []byte)
 	// Log receives diagnostics when Events is nil; may be nil.
 	Log func(format string, args ...any)
 
