@@ -17,14 +17,21 @@ import (
 // A start comes with the job and its run as the slot claimed them, so that
 // a Tail writes the start without reading the store (Watch.Started); the
 // end is read, as the store recorded it. A job whose events fired shortly
-// before its watch began is nudged at once (the recent ones are kept), so
-// that a Tail that begins from the job as enqueued (Tail.From) misses no
-// start.
+// before its watch began is nudged at once, with its start if that was
+// the last (the recent ones are kept), so that a Tail that begins from the
+// job as enqueued (Tail.From) misses nothing.
 type Nudges struct {
 	mu     sync.Mutex
 	watch  map[string][]*Watch
-	recent [recentJobs]string // the jobs whose events fired last, watched or not
+	recent [recentJobs]recentJob // the jobs whose events fired last, watched or not
 	next   int
+}
+
+// recentJob is a job whose events fired lately, and the start Start told
+// of it, until another event fired.
+type recentJob struct {
+	id    string
+	start *TailEvent
 }
 
 // recentJobs is how many of the last jobs with events Nudges keeps: far
@@ -74,7 +81,10 @@ func (n *Nudges) Watch(id string) *Watch {
 		n.watch = map[string][]*Watch{}
 	}
 	n.watch[id] = append(n.watch[id], w)
-	if slices.Contains(n.recent[:], id) {
+	if i := slices.IndexFunc(n.recent[:], func(r recentJob) bool { return r.id == id }); i >= 0 {
+		if s := n.recent[i].start; s != nil {
+			w.start, w.started = s, s.Run.Attempt
+		}
 		c <- struct{}{}
 	}
 	return w
@@ -113,7 +123,7 @@ func (n *Nudges) Fire(e Event) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.saw(e.Job)
+	n.saw(e.Job, nil, e.Kind != EventStarted)
 	for _, w := range n.watch[e.Job] {
 		if e.Kind == EventStarted && e.Run == w.started {
 			continue
@@ -129,9 +139,10 @@ func (n *Nudges) Fire(e Event) {
 func (n *Nudges) Start(j claim.Job, r claim.Run) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.saw(j.ID)
+	start := &TailEvent{Job: j, Run: r}
+	n.saw(j.ID, start, false)
 	for _, w := range n.watch[j.ID] {
-		w.start, w.started = &TailEvent{Job: j, Run: r}, r.Attempt
+		w.start, w.started = start, r.Attempt
 		w.nudge()
 	}
 }
@@ -170,11 +181,20 @@ func (w *Watch) Output() (parts []Part, dropped bool) {
 	return parts, dropped
 }
 
-func (n *Nudges) saw(id string) {
-	if n.recent[(n.next+recentJobs-1)%recentJobs] == id {
+// saw notes that job id's events fired: a start (start), another event
+// (ended: the start told last is no longer the job as it is), or the
+// EventStarted of a start told already (neither).
+func (n *Nudges) saw(id string, start *TailEvent, ended bool) {
+	if i := slices.IndexFunc(n.recent[:], func(r recentJob) bool { return r.id == id }); i >= 0 {
+		switch {
+		case start != nil:
+			n.recent[i].start = start
+		case ended:
+			n.recent[i].start = nil
+		}
 		return
 	}
-	n.recent[n.next] = id
+	n.recent[n.next] = recentJob{id: id, start: start}
 	n.next = (n.next + 1) % recentJobs
 }
 

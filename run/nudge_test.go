@@ -68,7 +68,21 @@ func TestNudgesRecent(t *testing.T) {
 	w := n.Watch("early")
 	defer w.Stop()
 	nudged(t, "a job started just before its watch", w, true)
-	n.Fire(Event{Kind: EventCompleted, Job: "pushes early out"})
+	if s, ok := w.Started(); !ok || s.Run.Attempt != 1 {
+		t.Errorf("the start of a job started just before its watch: %+v, %v", s, ok)
+	}
+	n.Start(claim.Job{ID: "ended", Runs: 1}, claim.Run{JobID: "ended", Attempt: 1})
+	n.Fire(Event{Kind: EventStarted, Job: "ended", Run: 1})
+	n.Fire(Event{Kind: EventCompleted, Job: "ended", Run: 1})
+	ended := n.Watch("ended")
+	defer ended.Stop()
+	nudged(t, "a job that started and ended just before its watch", ended, true)
+	if s, ok := ended.Started(); ok {
+		t.Errorf("the start of a job that ended since: %+v", s)
+	}
+	for i := range recentJobs - 1 {
+		n.Fire(Event{Kind: EventCompleted, Job: string(rune('a' + i))})
+	}
 	late := n.Watch("early")
 	defer late.Stop()
 	nudged(t, "a job whose start is no longer recent", late, false)
