@@ -149,3 +149,39 @@ func TestLogsFromAnotherHost(t *testing.T) {
 		t.Errorf("queuectl run of a job run on another host: stderr %q, want the job's and where it runs", got)
 	}
 }
+
+// TestRunFromAnotherHostSaysWhatWasCut: queuectl run of a job that a
+// worker on another host runs writes the last 64 KiB of each stream, kept
+// with the run, when the attempt ends; when the stream wrote more than
+// that, run says so on stderr, and where the full log is, as logs does:
+// otherwise a Make recipe's output would begin mid-line with no word that
+// the rest is elsewhere. A stream kept whole is not remarked on.
+func TestRunFromAnotherHostSaysWhatWasCut(t *testing.T) {
+	here := newPostgresHome(t)
+	there := &qhome{t: t, dir: filepath.Join(t.TempDir(), "home"), db: here.db}
+	host := fmt.Sprintf("qcut-%d", os.Getpid())
+
+	// seq 1 40000 prints 228894 bytes: 223.5 KiB.
+	fg := here.start("run", "--id", "big", "--shell", "seq 1 40000; echo warn >&2")
+	waitFor(t, time.Minute, "queuectl run to enqueue its job", func() bool {
+		out, _, _ := here.run("list", "--state", "pending")
+		return strings.Contains(out, "big")
+	})
+	if out, err := onHost(t, there, host, "worker", "start", "--drain", "--no-spool").CombinedOutput(); err != nil {
+		t.Fatalf("worker on %s: %v\n%s", host, err, out)
+	}
+	if code := fg.exit(t, time.Minute); code != 0 {
+		t.Fatalf("queuectl run exited %d, want 0\nstderr: %s", code, fg.stderr)
+	}
+	if out := fg.stdout.String(); len(out) != 64<<10 || !strings.HasSuffix(out, "\n39999\n40000\n") {
+		t.Errorf("queuectl run wrote %d bytes of stdout; want the last 65536 of the job's", len(out))
+	}
+	full := filepath.Join(there.dir, "logs", "big", "1.out")
+	want := fmt.Sprintf("queuectl: job big: attempt 1 on %s: printed the last 64 KiB of 223.5 KiB of its stdout, kept with the run; the full log is %s:%s\n", host, host, full)
+	if got := fg.stderr.String(); !strings.Contains(got, want) || !strings.Contains(got, "warn\n") {
+		t.Errorf("queuectl run: stderr\n%s\nwant the job's warn and\n%s", got, want)
+	}
+	if got := fg.stderr.String(); strings.Contains(got, "of its stderr") {
+		t.Errorf("queuectl run remarked on a stderr kept whole:\n%s", got)
+	}
+}

@@ -110,6 +110,7 @@ func (f *follower) event(e run.TailEvent) {
 		}
 		return
 	}
+	f.cut(e.Run)
 	switch e.Run.Outcome {
 	case claim.OutcomeFailed:
 		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
@@ -131,6 +132,21 @@ func (f *follower) event(e run.TailEvent) {
 		f.announce("run %d was lost with its worker; it runs again as the same attempt", e.Run.Attempt)
 	case claim.OutcomeInterrupted:
 		f.announce("run %d was interrupted (%s); it runs again as the same attempt", e.Run.Attempt, e.Run.Error)
+	}
+}
+
+// cut says of an ended run of another host each stream that wrote more
+// than the store keeps: only its end was written here, just before, and
+// the rest is in its file on that host (as logs says it).
+func (f *follower) cut(r claim.Run) {
+	if r.Host == run.HostID() || r.Tails == nil {
+		return
+	}
+	for _, lg := range []run.Log{{Run: r}, {Run: r, Stderr: true}} {
+		if kept := lg.Kept(); kept.Truncated() {
+			f.announce("attempt %d on %s: printed the last %s of %s of its %s, kept with the run; the full log is %s",
+				r.Attempt, r.HostName(), report.Bytes(claim.TailBytes), report.Bytes(kept.Size), lg.Name(), lg.Where())
+		}
 	}
 }
 
