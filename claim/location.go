@@ -134,6 +134,11 @@ func CheckLocation(location string) error {
 	return nil
 }
 
+// LocationFlag is where the hints of the engines say a command's store
+// comes from. A command that opens another store as well (db copy --to)
+// names its own flag in its place.
+const LocationFlag = "--db (or $QUEUECTL_DB)"
+
 // URLForm is what a PostgreSQL URL looks like, for hints.
 const URLForm = "postgres://USER:PASSWORD@HOST:5432/DATABASE?sslmode=disable"
 

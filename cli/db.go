@@ -78,7 +78,7 @@ func dbCopy(c *cli.Context) error {
 	}
 	dst, err := claim.Open(to)
 	if err != nil {
-		return err
+		return namedBy("--to", err)
 	}
 	defer dst.Close()
 	start := time.Now()
@@ -101,6 +101,16 @@ func dbCopy(c *cli.Context) error {
 		Schedules: counts["schedules"], QueueLimits: counts["queue_limits"],
 		PausedQueues: counts["paused_queues"], Settings: counts["config"],
 		Seconds: time.Since(start).Seconds()})
+}
+
+// namedBy is err, of opening the store that flag names, with its hint
+// (the engine's, written for the command's own store) naming flag.
+func namedBy(flag string, err error) error {
+	var h interface{ Hint() string }
+	if errors.As(err, &h) && strings.Contains(h.Hint(), claim.LocationFlag) {
+		return withHint(err, strings.ReplaceAll(h.Hint(), claim.LocationFlag, flag))
+	}
+	return err
 }
 
 // openSource opens the store to copy from, read only.

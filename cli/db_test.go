@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
+	"net/url"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -169,5 +171,34 @@ func TestDBCopyInterrupted(t *testing.T) {
 	want := fmt.Sprintf("Copied %d jobs, ", n)
 	if out := h.must("db", "copy", "--to", target); !strings.HasPrefix(out, want) {
 		t.Fatalf("db copy again printed %q, want %q…", out, want)
+	}
+}
+
+// TestDBCopyTargetRefusedNamesTo: a copy whose --to names a database that
+// does not exist, or a user the server refuses, fails before copying, with
+// a hint at --to, the URL at fault, not at --db (or $QUEUECTL_DB), which
+// named the store copied from, or nothing.
+func TestDBCopyTargetRefusedNamesTo(t *testing.T) {
+	server, err := url.Parse(pgtest.Server(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHome(t)
+	h.must("enqueue", "--id", "a", "--command", "true")
+	noDatabase, noUser := *server, *server
+	noDatabase.Path = fmt.Sprintf("/queuectl_no_such_db_%d", os.Getpid())
+	noUser.User = url.User(fmt.Sprintf("queuectl_no_such_role_%d", os.Getpid()))
+	noUser.Path = noDatabase.Path // the server refuses the role first
+	for _, c := range []struct {
+		to   string
+		hint string
+	}{
+		{noDatabase.String(), "queuectl: hint: create the database first (createdb, or CREATE DATABASE), or name another in --to\n"},
+		{noUser.String(), "queuectl: hint: the server refused the user: check the user and password in --to, and the server's pg_hba.conf\n"},
+	} {
+		out, errText, code := h.run("db", "copy", "--to", c.to)
+		if code != 1 || out != "" || !strings.HasSuffix(errText, c.hint) {
+			t.Errorf("db copy --to %s: exit %d, stdout %q, stderr\n%s\nwant exit 1, ending\n%s", c.to, code, out, errText, c.hint)
+		}
 	}
 }

@@ -146,13 +146,13 @@ func classify(err error) error {
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == codeInvalidPassword || pe.Code == codeInvalidAuth:
-			return unavailable(err, "the server refused the user: check the user and password in --db (or $QUEUECTL_DB), and the server's pg_hba.conf")
+			return unavailable(err, "the server refused the user: check the user and password in "+claim.LocationFlag+", and the server's pg_hba.conf")
 		case pe.Code == codeInvalidCatalog:
-			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in --db")
+			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in "+claim.LocationFlag)
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57"): // connection exception, operator intervention
 			return unavailable(err, serverHint)
 		case pe.Code == codeInsufficientPrivilege:
-			return &hinted{err, "the user of --db (or $QUEUECTL_DB) may not do this there: as the schema's owner, " +
+			return &hinted{err, "the user of " + claim.LocationFlag + " may not do this there: as the schema's owner, " +
 				"GRANT USAGE, CREATE ON SCHEMA NAME TO USER (and GRANT ALL ON ALL TABLES IN SCHEMA NAME TO USER " +
 				"once the tables exist), or give the queue a schema of its own: CREATE SCHEMA NAME AUTHORIZATION USER, " +
 				"then add &search_path=NAME to the URL"}
@@ -183,15 +183,15 @@ func tlsHint(err error) string {
 	var verify *tls.CertificateVerificationError
 	switch {
 	case strings.Contains(err.Error(), "server refused TLS connection"):
-		return "the server takes no TLS connection: set sslmode=disable in --db (or $QUEUECTL_DB), or turn ssl on in the server's postgresql.conf"
+		return "the server takes no TLS connection: set sslmode=disable in " + claim.LocationFlag + ", or turn ssl on in the server's postgresql.conf"
 	case errors.As(err, &unknown), errors.As(err, &host), errors.As(err, &invalid), errors.As(err, &verify):
-		return "the server's certificate is not one --db (or $QUEUECTL_DB) trusts: name its CA with sslrootcert=FILE, " +
+		return "the server's certificate is not one " + claim.LocationFlag + " trusts: name its CA with sslrootcert=FILE, " +
 			"check that the host is the certificate's, or use sslmode=require to encrypt without verifying"
 	}
 	return ""
 }
 
-const serverHint = "check that the PostgreSQL server is running and reachable at the host and port --db (or $QUEUECTL_DB) names"
+const serverHint = "check that the PostgreSQL server is running and reachable at the host and port " + claim.LocationFlag + " names"
 
 func unavailable(err error, hint string) error {
 	return &hinted{fmt.Errorf("%w: %w", claim.ErrUnavailable, err), hint}
