@@ -85,3 +85,23 @@ func TestOpenTLSMismatch(t *testing.T) {
 		t.Errorf("Open with sslmode=verify-full = %v (hint %q); want the hint to say how to trust the certificate", err, hintOf(err))
 	}
 }
+
+// TestOpenUnknownParameter: a URL parameter that neither pgx nor the
+// server knows (a typo: sslmod, pool_max_con), which pgx sends the server
+// as a setting for it to refuse, is invalid input naming the parameter,
+// with how to write it, not a failure to connect said twice.
+func TestOpenUnknownParameter(t *testing.T) {
+	for _, key := range []string{"sslmod", "pool_max_con"} {
+		dsn := withParam(t, pgtest.DSN(t), key, "4")
+		s, err := claim.Open(dsn)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open with %s=4 = nil error", key)
+		}
+		if !errors.Is(err, claim.ErrInvalid) || errors.Is(err, claim.ErrUnavailable) ||
+			!strings.Contains(err.Error(), `"`+key+`"`) || strings.Contains(err.Error(), "failed to connect") ||
+			!strings.Contains(hintOf(err), "sslmode") {
+			t.Errorf("Open with %s=4 = %v (hint %q); want invalid input naming %s, with the parameters a URL takes", key, err, hintOf(err), key)
+		}
+	}
+}

@@ -120,13 +120,13 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	e.listen.config = cfg.ConnConfig.Copy()
 	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
+		return nil, openError(dsn, e.location, err)
 	}
 	var schema *string
 	var searchPath string
 	if err := e.pool.QueryRow(ctx, "SELECT current_schema(), current_setting('search_path')").Scan(&schema, &searchPath); err != nil {
 		e.pool.Close()
-		return nil, classify(fmt.Errorf("open database %s: %w", e.location, err))
+		return nil, openError(dsn, e.location, err)
 	}
 	if schema == nil || *schema == "" {
 		e.pool.Close()
@@ -138,6 +138,22 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	e.claimKey = lockKey("claim " + e.schema)
 	e.listen.channel = e.channel
 	return e, nil
+}
+
+// openError is the error of opening dsn (location, shown). A parameter
+// that neither pgx nor the server knows (a typo: sslmod=disable) pgx sends
+// the server as a setting, which the server refuses at each connection's
+// start: that is invalid input, said of the URL, not a failure to connect.
+func openError(dsn, location string, err error) error {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) && pe.Code == codeUndefinedObject {
+		if name, ok := strings.CutPrefix(pe.Message, "unrecognized configuration parameter "); ok {
+			return &claim.LocationError{Location: dsn, Problem: "has a parameter that neither queuectl nor the server knows: " + name,
+				Fix: "check its spelling: a URL takes libpq's parameters (sslmode, connect_timeout, …), pool_max_conns, " +
+					"and settings of the server (search_path, application_name, …), as in " + claim.URLForm}
+		}
+	}
+	return classify(fmt.Errorf("open database %s: %w", location, err))
 }
 
 // noSchema is the error of a search_path that names no schema there is.

@@ -120,6 +120,7 @@ func (e *Engine) send(ctx context.Context, b *pgx.Batch, read func(pgx.BatchResu
 const (
 	codeUniqueViolation = "23505"
 	codeUndefinedTable  = "42P01"
+	codeUndefinedObject = "42704" // a setting the server does not know, among others
 	codeInvalidPassword = "28P01"
 	codeInvalidAuth     = "28000"
 	codeInvalidCatalog  = "3D000" // no such database
