@@ -15,7 +15,8 @@ import (
 )
 
 // workerChecks: the registered workers, live or gone, and whether the live
-// ones renew their heartbeat on time. It returns how many are live.
+// ones renew their heartbeat on time. It returns how many are live on this
+// host, the one whose spool they read (-1: unknown).
 func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 	all, err := h.store.Workers(ctx)
 	if err != nil {
@@ -23,8 +24,11 @@ func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 	}
 	var checks []report.Check
 	host, now := run.HostID(), time.Now()
-	live, slots, oldest := 0, 0, time.Duration(0)
+	live, slots, oldest, here := 0, 0, time.Duration(0), 0
 	for _, w := range all {
+		if w.Host == host && !run.Gone(w, host, now, h.config.Lease) {
+			here++
+		}
 		age := now.Sub(w.HeartbeatAt).Round(time.Second)
 		where := fmt.Sprintf("worker %s (pid %d on %s)", w.ID, w.PID, w.Host)
 		switch {
@@ -48,11 +52,12 @@ func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 	case len(checks) == 0:
 		checks = append(checks, ok("workers", "%d live, %d slots, every heartbeat within %v", live, slots, oldest))
 	}
-	return checks, live
+	return checks, here
 }
 
-// spoolChecks: the spool is safe to ingest, its files find a worker (live
-// < 0: unknown), and nothing was rejected.
+// spoolChecks: the spool is safe to ingest, its files find a worker of
+// this host (live, < 0: unknown; a worker reads its own host's spool
+// only), and nothing was rejected.
 func spoolChecks(h *home, live int) []report.Check {
 	waiting, rejected, err := spool.Count(h.dirs)
 	if err != nil {
@@ -66,8 +71,8 @@ func spoolChecks(h *home, live int) []report.Check {
 	case err != nil:
 		c = report.Check{Name: "spool", Status: report.CheckFail, Detail: err.Error(), Fix: "queuectl worker start creates it"}
 	case waiting > 0 && live == 0:
-		c = report.Check{Name: "spool", Status: report.CheckWarn, Detail: fmt.Sprintf("%d file(s) wait in %s and no worker ingests them", waiting, h.dirs.Spool),
-			Fix: "queuectl worker start, or queuectl ingest"}
+		c = report.Check{Name: "spool", Status: report.CheckWarn, Detail: fmt.Sprintf("%d file(s) wait in %s and no worker of this host ingests them", waiting, h.dirs.Spool),
+			Fix: "queuectl worker start on this host, or queuectl ingest (a worker of another host reads its own spool only)"}
 	}
 	r := ok("rejected", "no rejected file")
 	if rejected > 0 {

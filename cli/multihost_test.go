@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -250,4 +251,34 @@ func unshareUTS(t *testing.T) string {
 	t.Helper()
 	testenv.Root(t, "run a process as another host (unshare --uts)")
 	return testenv.LookPath(t, "unshare", "util-linux")
+}
+
+// TestDoctorSpoolWithWorkersElsewhere: on PostgreSQL, a worker reads its
+// own host's spool only. A file waiting in the spool of a host whose
+// workers are all elsewhere is never ingested, and doctor says so (warn,
+// exit 1) instead of taking the other hosts' workers for its ingester;
+// once a worker of this host starts, the file becomes a job.
+func TestDoctorSpoolWithWorkersElsewhere(t *testing.T) {
+	h := newPostgresHome(t)
+	other := newHome(t)
+	other.db = h.db
+	w := other.startOnHost(fmt.Sprintf("qspool-%d", os.Getpid()), "worker", "start", "--no-spool")
+	waitFor(t, time.Minute, "the other host's worker to register", func() bool {
+		return strings.Contains(h.must("status"), "workers: 1")
+	})
+	if err := os.WriteFile(filepath.Join(h.dir, "spool", "a.json"), []byte(`{"id": "a", "command": "true"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errText, code := h.run("doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^warn +spool +1 file\(s\) wait in .*spool and no worker of this host ingests them`).MatchString(out) {
+		t.Errorf("doctor with a spool file and workers on another host only: exit %d\n%s%s\nwant exit 1 and the spool check's warning", code, out, errText)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+	h.must("worker", "start", "--drain")
+	if v := h.show("a"); v.State != "completed" {
+		t.Errorf("job a after a worker of its host drained: %s, want completed", v.State)
+	}
 }
