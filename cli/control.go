@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -135,10 +136,12 @@ func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, f
 // gone workers are recovered here (cancelOrphaned), as before the wait.
 func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) error {
 	looked := time.Now()
+	told := map[string]bool{}
 	return h.store.WaitUntil(c.Context, h.config.PollInterval, func() (bool, error) {
 		if time.Since(looked) >= h.config.PollInterval {
 			looked = time.Now()
 			running = cancelOrphaned(c, h, out, running)
+			tellUnheard(c, h, running, told)
 		}
 		var left []claim.Job
 		for _, j := range running {
@@ -159,6 +162,36 @@ func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) er
 		running = left
 		return len(running) == 0, nil
 	})
+}
+
+// tellUnheard says, once a job, why the cancel of a job still running
+// waits when its worker is of another host and late with its heartbeat
+// (as doctor deems it): a host that crashed or is cut off, whose run is
+// recovered only once its lease lapses, half a minute by default. Told
+// holds the jobs said already.
+func tellUnheard(c *cli.Context, h *home, running []claim.Job, told map[string]bool) {
+	if len(running) == 0 {
+		return
+	}
+	workers, err := h.store.Workers(c.Context)
+	if err != nil {
+		return // the wait reads the store too, and says what fails
+	}
+	now := h.store.Now()
+	for _, j := range running {
+		i := slices.IndexFunc(workers, func(w claim.WorkerInfo) bool { return w.ID == j.WorkerID })
+		if told[j.ID] || i < 0 || workers[i].Host == run.HostID() {
+			continue
+		}
+		w := workers[i]
+		host, _, _ := strings.Cut(w.Host, "/") // its hostname, without its boot id
+		if age := now.Sub(w.HeartbeatAt); age > 2*h.config.HeartbeatInterval+time.Second {
+			told[j.ID] = true
+			lapse := max(w.HeartbeatAt.Add(h.config.Lease).Sub(now), 0) + run.OtherHostGrace
+			logf(c)("job %s: its worker %s on %s has not been heard from for %v: it is canceled once its run's lease lapses, within %v, unless that worker stops it first",
+				j.ID, w.ID, host, age.Round(time.Second), lapse.Round(time.Second))
+		}
+	}
 }
 
 // cancelOrphaned ends at once the cancels of running jobs whose workers

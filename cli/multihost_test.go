@@ -282,3 +282,34 @@ func TestDoctorSpoolWithWorkersElsewhere(t *testing.T) {
 		t.Errorf("job a after a worker of its host drained: %s, want completed", v.State)
 	}
 }
+
+// TestCancelOnACrashedHostSaysWhy: cancel of a job whose worker, on
+// another host, died (its host crashed, or is cut off) can end only once
+// the run's lease lapses; while it waits for that, it says why, instead of
+// seeming to hang, and then cancels the job.
+func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
+	h := newPostgresHome(t)
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "3s")
+	other := newHome(t)
+	other.db = h.db
+	host := fmt.Sprintf("qcrash-%d", os.Getpid())
+	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
+	pgid := readPGID(t, filepath.Join(dir, "pgid"))
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, time.Minute)
+
+	p := h.start("cancel", "far")
+	code := p.exit(t, time.Minute)
+	if code != 0 || p.stdout.String() != "Canceled job far: its worker was gone; its processes are stopped\n" {
+		t.Fatalf("cancel of a job of a crashed host: exit %d, stdout %q\nstderr: %s", code, p.stdout, p.stderr)
+	}
+	said := regexp.MustCompile(`(?m)^queuectl: job far: its worker \S+ on ` + host + ` has not been heard from for \d+s: ` +
+		`it is canceled once its run's lease lapses, within \d+s, unless that worker stops it first$`)
+	if !said.MatchString(p.stderr.String()) {
+		t.Errorf("cancel of a job of a crashed host: stderr %q; want it to say what it waits for", p.stderr)
+	}
+}

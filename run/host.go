@@ -16,7 +16,7 @@ func HostName(hostID string) string {
 	return name
 }
 
-// otherHostGrace is how long after its lease a run of another host is
+// OtherHostGrace is how long after its lease a run of another host is
 // taken for lost: the lease was renewed by that host's clock and is read
 // by this one's, and a few seconds of skew must not lose a live run.
-const otherHostGrace = 5 * time.Second
+const OtherHostGrace = 5 * time.Second

@@ -208,7 +208,7 @@ func runGone(f claim.InFlight, host string, now time.Time) bool {
 	localGone := f.Host == host && !alive(f.PID)
 	expires := f.LeaseUntil
 	if f.Host != host {
-		expires = expires.Add(otherHostGrace)
+		expires = expires.Add(OtherHostGrace)
 	}
 	return localGone || !now.Before(expires)
 }
@@ -309,7 +309,7 @@ func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) b
 	if o.Host == host {
 		return !alive(o.PID)
 	}
-	return now.Sub(o.HeartbeatAt) > lease+otherHostGrace
+	return now.Sub(o.HeartbeatAt) > lease+OtherHostGrace
 }
 
 // alive reports whether a process exists. A recycled pid reads as alive;
