@@ -313,3 +313,31 @@ func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 		t.Errorf("cancel of a job of a crashed host: stderr %q; want it to say what it waits for", p.stderr)
 	}
 }
+
+// TestWorkerStopWaitNamesTheSilentWorker: worker stop --wait that times
+// out while a worker of another host that died still counts as running
+// (until its lease lapses) names it, and says that it has not been heard
+// from, instead of only a count of workers "still running".
+func TestWorkerStopWaitNamesTheSilentWorker(t *testing.T) {
+	h := newPostgresHome(t)
+	other := newHome(t)
+	other.db = h.db
+	host := fmt.Sprintf("qsilent-%d", os.Getpid())
+	w := other.startOnHost(host, "worker", "start", "--no-spool")
+	waitFor(t, time.Minute, "the other host's worker to register", func() bool {
+		return strings.Contains(h.must("status"), "workers: 1")
+	})
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, time.Minute)
+	waitFor(t, time.Minute, "the dead worker to be late with its heartbeat", func() bool {
+		out, _, _ := h.run("doctor")
+		return strings.Contains(out, " is late: ")
+	})
+
+	out, errText, code := h.run("worker", "stop", "--wait", "--timeout", "1s")
+	want := regexp.MustCompile(`(?m)^queuectl: error: 1 worker\(s\) still running after 1s: pid \d+ on ` + host +
+		`/\S+, not heard from for \d+s \(a worker of another host counts as running until its lease lapses, \d+s after its last heartbeat\)$`)
+	if code != 124 || out != "" || !want.MatchString(errText) {
+		t.Errorf("worker stop --wait beside a dead worker of another host: exit %d, stdout %q, stderr\n%s\nwant exit 124 naming it", code, out, errText)
+	}
+}

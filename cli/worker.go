@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -207,7 +208,28 @@ func workerStop(c *cli.Context, h *home) error {
 	if err != nil || len(live) == 0 {
 		return err
 	}
-	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v", len(live), durationOf(c, "timeout"))}
+	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v: %s", len(live), durationOf(c, "timeout"), stillRunning(h, live))}
+}
+
+// stillRunning names live workers for worker stop --wait that timed out:
+// pid and host, and of another host's worker that is late with its
+// heartbeat (dead, or cut off), since when, and why it still counts.
+func stillRunning(h *home, live []claim.WorkerInfo) string {
+	var names []string
+	silent := false
+	for _, w := range live {
+		name := fmt.Sprintf("pid %d on %s", w.PID, w.Host)
+		if age := time.Since(w.HeartbeatAt); w.Host != run.HostID() && age > 2*h.config.HeartbeatInterval+time.Second {
+			name += fmt.Sprintf(", not heard from for %v", age.Round(time.Second))
+			silent = true
+		}
+		names = append(names, name)
+	}
+	text := strings.Join(names, "; ")
+	if silent {
+		text += fmt.Sprintf(" (a worker of another host counts as running until its lease lapses, %v after its last heartbeat)", h.config.Lease+run.OtherHostGrace)
+	}
+	return text
 }
 
 // liveWorkers lists the registered workers that are still running.
