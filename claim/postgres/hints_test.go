@@ -105,3 +105,28 @@ func TestOpenUnknownParameter(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenNoConnectionLeft: a server with no connection left for the user
+// (max_connections, or the role's CONNECTION LIMIT, reached: a fleet grown
+// past its sizing) is said with a hint at the sizing, not as a bare
+// refusal. It is not the store's absence (ErrUnavailable): the
+// server answers, and a worker goes on with the connections it holds.
+func TestOpenNoConnectionLeft(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	var b [4]byte
+	rand.Read(b[:])
+	role := "qtest_nolimit_" + hex.EncodeToString(b[:])
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 0")
+	t.Cleanup(func() { pgtest.Exec(t, "DROP ROLE "+role) })
+	u, _ := url.Parse(dsn)
+	u.User = url.User(role)
+	s, err := claim.Open(u.String())
+	if err == nil {
+		s.Close()
+		t.Fatal("Open by a role of CONNECTION LIMIT 0 = nil error")
+	}
+	if errors.Is(err, claim.ErrUnavailable) || !strings.Contains(err.Error(), "too many connections") ||
+		!strings.Contains(hintOf(err), "max_connections") {
+		t.Errorf("Open = %v (hint %q); want the server's refusal, with a hint at max_connections", err, hintOf(err))
+	}
+}

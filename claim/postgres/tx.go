@@ -124,6 +124,7 @@ const (
 	codeInvalidPassword = "28P01"
 	codeInvalidAuth     = "28000"
 	codeInvalidCatalog  = "3D000" // no such database
+	codeTooManyConns    = "53300" // max_connections, or the role's or database's CONNECTION LIMIT, reached
 	// a write (CREATE DATABASE, say) by a role without the right
 	codeInsufficientPrivilege = "42501"
 	codeReadOnly              = "25006" // a write in a read-only transaction (a standby)
@@ -150,6 +151,11 @@ func classify(err error) error {
 			return unavailable(err, "the server refused the user: check the user and password in "+claim.LocationFlag+", and the server's pg_hba.conf")
 		case pe.Code == codeInvalidCatalog:
 			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in "+claim.LocationFlag)
+		case pe.Code == codeTooManyConns:
+			// Not ErrUnavailable: the server answers, and a worker whose pool
+			// cannot grow goes on with the connections it holds.
+			return &hinted{err, "the server has no connection left for this user: raise its max_connections (or the role's " +
+				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) has the sum"}
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57"): // connection exception, operator intervention
 			return unavailable(err, serverHint)
 		case pe.Code == codeInsufficientPrivilege:
