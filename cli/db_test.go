@@ -194,7 +194,7 @@ func TestDBCopyTargetRefusedNamesTo(t *testing.T) {
 		hint string
 	}{
 		{noDatabase.String(), "queuectl: hint: create the database first (createdb, or CREATE DATABASE), or name another in --to\n"},
-		{noUser.String(), "queuectl: hint: the server refused the user: check the user and password in --to, and the server's pg_hba.conf\n"},
+		{noUser.String(), "queuectl: hint: the server refused the user: check the user and password in --to (or ~/.pgpass, or the file PGPASSFILE names, where the URL has none), and the server's pg_hba.conf\n"},
 	} {
 		out, errText, code := h.run("db", "copy", "--to", c.to)
 		if code != 1 || out != "" || !strings.HasSuffix(errText, c.hint) {

@@ -130,3 +130,23 @@ func TestOpenNoConnectionLeft(t *testing.T) {
 		t.Errorf("Open = %v (hint %q); want the server's refusal, with a hint at max_connections", err, hintOf(err))
 	}
 }
+
+// TestOpenRefusedUserNamesPgpass: a user the server refuses is told where
+// its password comes from: the URL, or ~/.pgpass, where many-hosts.md
+// advises to keep it (a URL without one would leave the user nowhere to
+// look).
+func TestOpenRefusedUserNamesPgpass(t *testing.T) {
+	u, err := url.Parse(pgtest.DSN(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("queuectl_no_such_role")
+	s, err := claim.Open(u.String())
+	if err == nil {
+		s.Close()
+		t.Fatal("Open by a role that does not exist = nil error")
+	}
+	if hint := hintOf(err); !strings.Contains(hint, "refused the user") || !strings.Contains(hint, "~/.pgpass") {
+		t.Errorf("Open = %v (hint %q); want a hint at the URL's user and password, and ~/.pgpass", err, hint)
+	}
+}

@@ -148,7 +148,8 @@ func classify(err error) error {
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == codeInvalidPassword || pe.Code == codeInvalidAuth:
-			return unavailable(err, "the server refused the user: check the user and password in "+claim.LocationFlag+", and the server's pg_hba.conf")
+			return unavailable(err, "the server refused the user: check the user and password in "+claim.LocationFlag+
+				" (or ~/.pgpass, or the file PGPASSFILE names, where the URL has none), and the server's pg_hba.conf")
 		case pe.Code == codeInvalidCatalog:
 			return unavailable(err, "create the database first (createdb, or CREATE DATABASE), or name another in "+claim.LocationFlag)
 		case pe.Code == codeTooManyConns:
