@@ -185,3 +185,30 @@ func TestRunFromAnotherHostSaysWhatWasCut(t *testing.T) {
 		t.Errorf("queuectl run remarked on a stderr kept whole:\n%s", got)
 	}
 }
+
+// TestLogsFromAnotherHostOfASilentStream: a stream that printed nothing has
+// no log file, on its host as here. logs of it on another host says what
+// logs on the run's host says (that the other stream printed), and neither
+// it nor show --json names a "full log" there is not.
+func TestLogsFromAnotherHostOfASilentStream(t *testing.T) {
+	here := newPostgresHome(t)
+	there := &qhome{t: t, dir: filepath.Join(t.TempDir(), "home"), db: here.db}
+	host := fmt.Sprintf("qsilent-%d", os.Getpid())
+	here.must("enqueue", "--id", "quiet", "--command", "echo only-out")
+	if out, err := onHost(t, there, host, "worker", "start", "--drain", "--no-spool").CombinedOutput(); err != nil {
+		t.Fatalf("worker on %s: %v\n%s", host, err, out)
+	}
+	if _, err := os.Stat(filepath.Join(there.dir, "logs", "quiet", "1.err")); !os.IsNotExist(err) {
+		t.Fatalf("the silent stream's file on its host: %v, want none", err)
+	}
+	out, errText, code := here.run("logs", "quiet", "--stderr")
+	if want := "queuectl: stderr is empty; stdout has 9 bytes: queuectl logs quiet\n"; code != 0 || out != "" || errText != want {
+		t.Errorf("logs quiet --stderr on another host: exit %d, stdout %q, stderr %q; want exit 0, nothing, and %q", code, out, errText, want)
+	}
+	if out := here.must("logs", "quiet", "--stderr", "--all"); strings.Contains(out, "kept:") || strings.Contains(out, "1.err") {
+		t.Errorf("logs quiet --stderr --all on another host: header %q names a log file the stream never made", out)
+	}
+	if js := here.must("show", "--json", "quiet"); strings.Contains(js, `"stderr_file"`) || !strings.Contains(js, `"stdout_file"`) {
+		t.Errorf("show --json quiet on another host names a stderr file the stream never made:\n%s", js)
+	}
+}

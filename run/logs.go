@@ -231,7 +231,8 @@ type Log struct {
 type Origin int
 
 const (
-	// FromFile: the log file here (none: the stream printed nothing).
+	// FromFile: the log file here (none: the stream printed nothing, and
+	// made no file, here or on the run's host).
 	FromFile Origin = iota
 	// FromTail: the tail kept with the run, which ran on another host or
 	// whose file is gone (removed by hand, or by a clean-up outside queuectl).
@@ -280,8 +281,11 @@ func (l Log) Kept() *claim.Tail {
 func (l Log) Open() (io.ReadCloser, Origin, error) {
 	kept := l.Kept()
 	if l.Elsewhere() {
-		if kept == nil {
+		switch {
+		case kept == nil:
 			return io.NopCloser(strings.NewReader("")), FromNowhere, nil
+		case kept.Size == 0: // as here: no file to name there
+			return io.NopCloser(strings.NewReader("")), FromFile, nil
 		}
 		return io.NopCloser(bytes.NewReader(kept.Data)), FromTail, nil
 	}

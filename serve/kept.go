@@ -50,6 +50,9 @@ func where(r claim.Run, stream string) string {
 func (s *Server) openRunLog(ctx context.Context, r claim.Run, stream string) (keptLog, error) {
 	if r.Host != s.host {
 		l := keptLog{Elsewhere: true}
+		if t := tailOf(r, stream); t != nil && t.Size == 0 {
+			return keptLog{}, nil // printed nothing: no file there, as here
+		}
 		if tailOf(r, stream) != nil {
 			t, err := s.keptTail(ctx, r, stream)
 			l.Tail = t
@@ -89,10 +92,10 @@ func (s *Server) fromTail(r claim.Run, stderr bool) bool {
 	if stderr {
 		stream = "stderr"
 	}
-	if r.Host != s.host {
-		return tailOf(r, stream) != nil
-	}
 	t := tailOf(r, stream)
+	if r.Host != s.host {
+		return t != nil && t.Size > 0 // one that printed nothing made no file there
+	}
 	if t == nil || t.Size == 0 {
 		return false
 	}

@@ -36,6 +36,17 @@ func TestKeptLogs(t *testing.T) {
 	if _, err := h.store.Complete(ctx, r); err != nil {
 		t.Fatal(err)
 	}
+	// A run of another host whose stderr printed nothing: no file there
+	// to name, as for a run of this host.
+	h.enqueue(t, claim.NewJob{ID: "hush", Command: "echo out"})
+	_, r, err = h.store.Claim(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Tails = &claim.Tails{Stdout: claim.Tail{Data: []byte("out\n"), Size: 4}}
+	if _, err := h.store.Complete(ctx, r); err != nil {
+		t.Fatal(err)
+	}
 	// A file of the same name here is another run's: never shown for it.
 	os.MkdirAll(filepath.Join(h.dir, "logs", "far"), 0o700)
 	os.WriteFile(filepath.Join(h.dir, "logs", "far", "1.out"), []byte("WRONG\n"), 0o600)
@@ -74,7 +85,18 @@ func TestKeptLogs(t *testing.T) {
 		t.Errorf("job page of a run whose file is gone does not say so")
 	}
 
-	for _, id := range []string{"far", "ok"} {
+	resp, body = get(t, ts.URL+"/jobs/hush/runs/1/stderr")
+	if got := resp.Header.Get("Queuectl-Log-File"); resp.StatusCode != http.StatusOK || body != "" || got != "" {
+		t.Errorf("GET raw stderr of another host's run that printed none = %d, %q, Queuectl-Log-File %q; want 200, nothing, and no file named", resp.StatusCode, body, got)
+	}
+	if _, page := get(t, ts.URL+"/jobs/hush?attempt=1&stream=stderr"); strings.Contains(page, "1.err") {
+		t.Errorf("job page of another host's run names the log file of a stream that printed nothing")
+	}
+	if _, body := get(t, ts.URL+"/api/v1/jobs/hush"); strings.Contains(body, `"stderr_file"`) || !strings.Contains(body, `"stdout_file"`) {
+		t.Errorf("GET /api/v1/jobs/hush =\n%.800s\nwant stdout_file, and no stderr_file for a stream that printed nothing", body)
+	}
+
+	for _, id := range []string{"far", "ok", "hush"} {
 		_, body := get(t, ts.URL+"/api/v1/jobs/"+id)
 		cliOut, code := h.cli(t, "show", "--json", id)
 		if code != 0 || body != cliOut || !strings.Contains(body, `"stdout_tail": "`) {
