@@ -30,7 +30,10 @@
 // Events (event.go) are how the worker speaks: one line per event on
 // stderr, or one JSON object per line.
 //
-// Tail follows one job from outside the worker (`queuectl run`). Reach is
+// Tail follows one job from outside the worker (`queuectl run`), or in its
+// process for a `run` handed over its socket: then Nudges tells it each
+// start (the job and run as claimed), each end, and each part of the
+// output as the worker copies it (nudge.go). Reach is
 // how the worker and such a follower (run, wait, logs -f) ride out a store
 // they cannot reach for a while, saying so once each way.
 package run
