@@ -66,9 +66,15 @@ func reorderArgs(app *cli.App, args []string) []string {
 		return append(append([]string{args[0]}, lead...), rest[i:]...)
 	}
 	var hoisted []string
-	tail := reorderLevel(cmd, global, rest[i+1:], &hoisted, lowered)
+	tail, whole := reorderLevel(cmd, global, rest[i+1:], &hoisted, lowered)
 	out := append([]string{args[0]}, lead...)
 	out = append(out, hoisted...)
+	if !whole {
+		// The app's flag typed last without its value (`queuectl list
+		// --db`): in front of the command it would take the command's
+		// name for its value; alone, it says that it needs one.
+		return out
+	}
 	out = append(out, rest[i])
 	return append(out, tail...)
 }
@@ -82,10 +88,17 @@ func reorderArgs(app *cli.App, args []string) []string {
 // command that is run, in front of its own flags; one that does not take
 // it says so, as for any flag it lacks, unless it is asked for its help,
 // which has no JSON form and drops it.
-func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoisted *[]string, lowered []string) []string {
+//
+// A flag that takes a value typed last without one (`cancel ID --queue`)
+// would take the first argument for its value once moved in front of
+// them (cancel the jobs of a queue named ID): the arguments are dropped
+// instead, so that the flag says it needs a value and nothing is run. For
+// one of the app's, whole is false: the command goes too.
+func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoisted *[]string, lowered []string) (tail []string, whole bool) {
 	own := flagSpec(cmd.Flags, "help", "h")
 	var flags, pos []string
 	ended, help := false, false
+	whole = true
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "--" {
@@ -94,8 +107,8 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 		}
 		if !isFlag(a) {
 			if sub := subcommand(cmd, a); sub != nil && len(pos) == 0 {
-				flags = append(flags, a)
-				return append(flags, reorderLevel(sub, global, args[i+1:], hoisted, lowered)...)
+				tail, whole := reorderLevel(sub, global, args[i+1:], hoisted, lowered)
+				return append(append(flags, a), tail...), whole
 			}
 			if cmd.Name == "run" {
 				// `run grep -q x f`: the command's first word ends run's
@@ -124,6 +137,10 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 			continue
 		}
 		*dest = append(*dest, a)
+		if takesValue && !inline && i+1 == len(args) {
+			pos, whole = nil, dest != hoisted
+			break
+		}
 		if takesValue && !inline && i+1 < len(args) {
 			i++
 			*dest = append(*dest, args[i])
@@ -132,7 +149,7 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 	if help {
 		// urfave/cli would take an argument for a command to show help
 		// on; help has no JSON form, so a lowered --json is dropped.
-		return flags
+		return flags, whole
 	}
 	if len(cmd.Subcommands) == 0 {
 		flags = append(slices.Clip(lowered), flags...)
@@ -140,7 +157,7 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 	if ended || anyFlagLike(pos) {
 		flags = append(flags, "--")
 	}
-	return append(flags, pos...)
+	return append(flags, pos...), whole
 }
 
 // flagSpec maps every name of flags (and of the implicit bool flags given)

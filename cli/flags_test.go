@@ -57,6 +57,23 @@ func TestReorderArgs(t *testing.T) {
 		{"run echo hi", "run -- echo hi"},
 		{"run -q -- echo --x", "run -q -- echo --x"},
 		{"run --home /h -q ls -l", "--home /h run -q -- ls -l"},
+		// A flag typed last without its value stays last, so that it says
+		// it needs one: in front of the arguments it took the first of them
+		// (cancel ID --queue canceled the jobs of a queue named ID), and
+		// the app's took the command's name (list --db listed nothing,
+		// with the app's usage and exit 0).
+		{"cancel a --queue", "cancel --queue"},
+		{"wait a b --timeout", "wait --timeout"},
+		{"edit a --priority 3 --queue", "edit --priority 3 --queue"},
+		{"show a --json --nosuch", "show --json --nosuch a"},
+		{"--json dlq list --newest --limit", "dlq list --json --newest --limit"},
+		{"list --db", "--db"},
+		{"status --home /h --db", "--home /h --db"},
+		{"dlq retry a --db", "--db"},
+		{"list --db --home", "--db --home list"},
+		{"enqueue '{}' --id", "enqueue --id"},
+		{"run -q --queue", "run -q --queue"},
+		{"run echo --queue", "run -- echo --queue"},
 	} {
 		got := reorderArgs(app, append([]string{"queuectl"}, fields(tc.in)...))[1:]
 		if want := fields(tc.want); !slices.Equal(got, want) {
