@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"strconv"
 	"strings"
 	"time"
 	// The IANA time zone database, for a host that has none (a minimal
@@ -42,7 +43,7 @@ func ParseCron(expr, tz string) (Cron, error) {
 			return Cron{}, invalidf("cron %q: the interval must be at least 1s, such as @every 10m", expr)
 		}
 	}
-	s, err := cron.ParseStandard(expr)
+	s, err := cron.ParseStandard(sundaySeven(expr))
 	if err != nil {
 		return Cron{}, invalidf("cron %q: %v; write 5 fields (minute hour day month weekday) such as \"0 3 * * *\", or @hourly, @daily, @weekly, @every 10m", expr, err)
 	}
@@ -137,4 +138,45 @@ func (c Cron) repeated(n time.Time) bool {
 	u := n.Add(-time.Duration(offEarlier-offN) * time.Second)
 	_, offU := u.In(c.loc).Zone()
 	return offU == offEarlier
+}
+
+// sundaySeven returns expr with each 7 of its day-of-week field made 0:
+// crontab(5) takes both for Sunday (0-7), robfig/cron only 0 (0-6). A part
+// that names 7 (7, 5-7, 1-7/2, 7/2) becomes the list of its days; the rest,
+// and anything not a plain number, robfig/cron reads as written.
+func sundaySeven(expr string) string {
+	fields := strings.Fields(expr)
+	if len(fields) != 5 {
+		return expr
+	}
+	parts := strings.Split(fields[4], ",")
+	for i, p := range parts {
+		rng, step, stepped := strings.Cut(p, "/")
+		lo, hi, ranged := strings.Cut(rng, "-")
+		if lo != "7" && hi != "7" {
+			continue
+		}
+		first, err1 := strconv.Atoi(lo)
+		last, err2 := strconv.Atoi(hi)
+		if !ranged {
+			last, err2 = first, nil
+			if stepped {
+				last = 7 // N/step: from N to the field's end
+			}
+		}
+		every := 1
+		if stepped {
+			every, _ = strconv.Atoi(step)
+		}
+		if err1 != nil || err2 != nil || every < 1 || first > last || last > 7 {
+			continue // robfig/cron says what is wrong
+		}
+		var days []string
+		for d := first; d <= last; d += every {
+			days = append(days, strconv.Itoa(d%7))
+		}
+		parts[i] = strings.Join(days, ",")
+	}
+	fields[4] = strings.Join(parts, ",")
+	return strings.Join(fields, " ")
 }

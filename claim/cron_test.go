@@ -58,10 +58,49 @@ func TestCronNextAcrossDST(t *testing.T) {
 	}
 }
 
+// TestCronSundaySeven: crontab(5) takes 7 for Sunday, as 0, in the
+// day-of-week field, alone and in ranges, lists and steps; a cron line
+// pasted from a crontab means the same days here.
+func TestCronSundaySeven(t *testing.T) {
+	from := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC) // a Monday
+	for _, tt := range []struct{ expr, same string }{
+		{"0 3 * * 7", "0 3 * * 0"},
+		{"0 3 * * 5-7", "0 3 * * 0,5,6"},
+		{"0 3 * * 0-7", "0 3 * * *"},
+		{"0 3 * * 1,7", "0 3 * * 0,1"},
+		{"0 3 * * 1-7/2", "0 3 * * 1,3,5,0"},
+		{"0 3 * * 7/2", "0 3 * * 0"},
+		{"0 3 * * sun", "0 3 * * 0"},
+		{"0 3 1 * 7", "0 3 1 * 0"}, // day of month or Sunday
+	} {
+		c, err := claim.ParseCron(tt.expr, "UTC")
+		if err != nil {
+			t.Errorf("ParseCron(%q) = %v, want the days of %q", tt.expr, err, tt.same)
+			continue
+		}
+		want, err := claim.ParseCron(tt.same, "UTC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Expr != tt.expr {
+			t.Errorf("ParseCron(%q).Expr = %q, want it as written", tt.expr, c.Expr)
+		}
+		at, wantAt := from, from
+		for range 10 {
+			at, wantAt = c.Next(at), want.Next(wantAt)
+			if !at.Equal(wantAt) {
+				t.Errorf("%q: due at %v, want %v as %q", tt.expr, at, wantAt, tt.same)
+				break
+			}
+		}
+	}
+}
+
 func TestParseCronErrors(t *testing.T) {
 	for _, tt := range []struct{ expr, tz string }{
 		{"61 * * * *", ""}, {"* * *", ""}, {"@sometimes", ""}, {"0 3 * * *", "Mars/Olympus"},
 		{"CRON_TZ=UTC 0 3 * * *", ""}, {"* * * * * *", ""},
+		{"0 3 * * 8", ""}, {"0 3 * * 6-8", ""}, {"0 3 * * 7-1", ""},
 		// Valid fields that no date matches: cron never runs them.
 		{"0 0 30 2 *", ""}, {"0 0 31 4,6,9,11 *", "UTC"},
 		// An interval under a second, which robfig/cron makes one second.
