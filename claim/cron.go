@@ -20,6 +20,9 @@ type Cron struct {
 	TZ   string // IANA name; "" is the local time zone of the worker
 	loc  *time.Location
 	s    cron.Schedule
+	// wild: the minute or hour field is a wildcard, so the schedule
+	// follows real time across a clock change (Next).
+	wild bool
 }
 
 // ParseCron reads expr in the time zone tz ("" for local time). Errors wrap
@@ -47,10 +50,17 @@ func ParseCron(expr, tz string) (Cron, error) {
 	if err != nil {
 		return Cron{}, invalidf("cron %q: %v; write 5 fields (minute hour day month weekday) such as \"0 3 * * *\", or @hourly, @daily, @weekly, @every 10m", expr, err)
 	}
+	c := Cron{Expr: expr, TZ: tz, loc: loc, s: s}
 	if spec, ok := s.(*cron.SpecSchedule); ok {
 		spec.Location = loc
+		// crontab(5) takes a field that begins with * (*/15 too) for a
+		// wildcard; robfig/cron marks a bare * only, and @hourly's hour.
+		const star = 1 << 63
+		c.wild = spec.Minute&star != 0 || spec.Hour&star != 0
+		if f := strings.Fields(expr); len(f) == 5 {
+			c.wild = strings.HasPrefix(f[0], "*") || strings.HasPrefix(f[1], "*")
+		}
 	}
-	c := Cron{Expr: expr, TZ: tz, loc: loc, s: s}
 	// robfig/cron answers "never" with the zero time, which is always past:
 	// taken as a due time, it would make a job at every look.
 	if c.Next(time.Now()).IsZero() {
@@ -66,20 +76,15 @@ func ParseCron(expr, tz string) (Cron, error) {
 // ("30 2 * * *", @daily) runs once a day in wall-clock terms: a time skipped
 // when the clocks spring forward runs at the instant of the change, and a
 // time repeated when they fall back runs only the first time. A job with a
-// wildcard minute or hour ("*/15 * * * *", "0 * * * *", @hourly) follows
-// real time: nothing is made up for the skipped hour, and the repeated hour
-// runs again.
+// wildcard minute or hour ("*/15 * * * *", "0 */2 * * *", "0 * * * *",
+// @hourly) follows real time: nothing is made up for the skipped hour, and
+// the repeated hour runs again.
 func (c Cron) Next(t time.Time) time.Time {
-	spec, fixed := c.s.(*cron.SpecSchedule)
-	if !fixed {
-		return c.s.Next(t) // @every: a constant delay
+	spec, ok := c.s.(*cron.SpecSchedule)
+	if !ok || c.wild {
+		return c.s.Next(t) // @every: a constant delay; a wildcard: real time
 	}
-	const star = 1 << 63
-	fixed = spec.Minute&star == 0 && spec.Hour&star == 0
 	for n := spec.Next(t); !n.IsZero(); n = spec.Next(n) {
-		if !fixed {
-			return n
-		}
 		if gap, ok := c.gapMatch(spec, t, n); ok {
 			return gap
 		}

@@ -40,6 +40,12 @@ func TestCronNextAcrossDST(t *testing.T) {
 		{"0 * * * *", at(10, 25, 1, 30), []time.Time{utc(10, 25, 0, 0), utc(10, 25, 1, 0), utc(10, 25, 2, 0)}},
 		{"@daily", at(3, 28, 12, 0), []time.Time{utc(3, 28, 23, 0), utc(3, 29, 22, 0)}},
 		{"*/20 * * * *", at(6, 1, 12, 5), []time.Time{utc(6, 1, 10, 20), utc(6, 1, 10, 40)}},
+		// A step over a wildcard (*/2) is a wildcard to cron too, though
+		// robfig/cron marks only a bare * as one: every other hour follows
+		// real time, and nothing is made up at the change.
+		{"0 */2 * * *", at(3, 28, 23, 30), []time.Time{utc(3, 28, 23, 0), utc(3, 29, 2, 0)}},
+		{"0 */2 * * *", at(10, 24, 23, 30), []time.Time{utc(10, 24, 22, 0), utc(10, 25, 0, 0), utc(10, 25, 1, 0), utc(10, 25, 3, 0)}},
+		{"*/30 2 * * *", at(3, 28, 23, 0), []time.Time{utc(3, 30, 0, 0), utc(3, 30, 0, 30)}},
 	}
 	for _, tt := range tests {
 		c, err := claim.ParseCron(tt.expr, "Europe/Berlin")
