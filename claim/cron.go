@@ -55,10 +55,19 @@ func ParseCron(expr, tz string) (Cron, error) {
 		spec.Location = loc
 		// crontab(5) takes a field that begins with * (*/15 too) for a
 		// wildcard; robfig/cron marks a bare * only, and @hourly's hour.
+		// A wildcard minute or hour follows real time (Next); with a
+		// wildcard day field, a day must match the other one too, where
+		// two restricted day fields take a day either matches.
 		const star = 1 << 63
 		c.wild = spec.Minute&star != 0 || spec.Hour&star != 0
 		if f := strings.Fields(expr); len(f) == 5 {
 			c.wild = strings.HasPrefix(f[0], "*") || strings.HasPrefix(f[1], "*")
+			if strings.HasPrefix(f[2], "*") {
+				spec.Dom |= star
+			}
+			if strings.HasPrefix(f[4], "*") {
+				spec.Dow |= star
+			}
 		}
 	}
 	// robfig/cron answers "never" with the zero time, which is always past:

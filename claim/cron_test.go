@@ -102,6 +102,39 @@ func TestCronSundaySeven(t *testing.T) {
 	}
 }
 
+// TestCronDayFields: with both day fields restricted, cron runs on a day
+// either matches; a field that begins with * (*/2 too) restricts nothing
+// of the other's: the day must match both, as crontab(5) reads it.
+func TestCronDayFields(t *testing.T) {
+	day := func(year, month, day int) time.Time {
+		return time.Date(year, time.Month(month), day, 0, 0, 0, 0, time.UTC)
+	}
+	from := day(2026, 11, 30) // a Monday
+	for _, tt := range []struct {
+		expr  string
+		wants []time.Time
+	}{
+		// the 1st, or a Monday
+		{"0 0 1 * 1", []time.Time{day(2026, 12, 1), day(2026, 12, 7), day(2026, 12, 14)}},
+		// an odd day that is a Monday
+		{"0 0 */2 * 1", []time.Time{day(2026, 12, 7), day(2026, 12, 21), day(2027, 1, 11)}},
+		// a 1st that is a Sunday, Tuesday, Thursday or Saturday
+		{"0 0 1 * */2", []time.Time{day(2026, 12, 1), day(2027, 4, 1), day(2027, 5, 1)}},
+	} {
+		c, err := claim.ParseCron(tt.expr, "UTC")
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := from
+		for i, want := range tt.wants {
+			if at = c.Next(at); !at.Equal(want) {
+				t.Errorf("%q: due time %d after %v = %v, want %v", tt.expr, i+1, from, at, want)
+				break
+			}
+		}
+	}
+}
+
 func TestParseCronErrors(t *testing.T) {
 	for _, tt := range []struct{ expr, tz string }{
 		{"61 * * * *", ""}, {"* * *", ""}, {"@sometimes", ""}, {"0 3 * * *", "Mars/Olympus"},
