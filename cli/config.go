@@ -50,7 +50,7 @@ func configCommand() *cli.Command {
 The limit-* keys apply to each process of a job, as rlimits do: under
 limit-cpu 2s, a job of four processes may use 2s of CPU in each of them.
 Running workers read the settings again at each heartbeat and use them from
-their next run on; lease, heartbeat-interval, poll-interval and spool-rescan
+their next run on (log-retention and env-retention at once); lease, heartbeat-interval, poll-interval and spool-rescan
 apply once a worker starts again. queuectl config list shows every key.`,
 			Action: withHome(func(c *cli.Context, h *home) error {
 				a, err := args(c, 2, 2)
@@ -125,6 +125,8 @@ func sayWhenWorkersApply(c *cli.Context, h *home, key string) {
 	switch {
 	case run.EnqueueKey(key):
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: %s applies to the jobs enqueued from now on\n", key)
+	case run.RetentionKey(key):
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) apply it within a heartbeat\n", len(live))
 	case run.StartKey(key):
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: %d running worker(s) keep the old %s until they start again (queuectl worker stop --wait, then start)\n", len(live), key)
 	default:

@@ -567,6 +567,41 @@ func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 	}
 }
 
+// TestRetentionSetReachesRunningWorker: `config set log-retention` on a
+// running worker removes the old logs within a heartbeat, not at the
+// worker's next clean-up ten minutes on, and both say so.
+func TestRetentionSetReachesRunningWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "10s")
+	w := h.start("worker", "start", "--no-spool")
+	h.must("enqueue", "--id", "old", "--command", "echo out")
+	h.must("wait", "--timeout", "30s", "old")
+	out := filepath.Join(h.dir, "logs", "old", "1.out")
+	if _, err := os.Stat(out); err != nil {
+		t.Fatalf("the run's log: %v", err)
+	}
+	// The run must have ended longer ago than the retention set below.
+	waitFor(t, 30*time.Second, "the run to have ended over a second ago", func() bool {
+		var job struct {
+			FinishedAt time.Time `json:"finished_at"`
+		}
+		return json.Unmarshal([]byte(h.must("show", "--json", "old")), &job) == nil &&
+			!job.FinishedAt.IsZero() && time.Since(job.FinishedAt) > 2*time.Second
+	})
+	_, stderr, code := h.run("config", "set", "log-retention", "1s")
+	if code != 0 || !strings.Contains(stderr, "1 running worker(s) apply it within a heartbeat") {
+		t.Errorf("config set log-retention with a worker running: exit %d, stderr %q", code, stderr)
+	}
+	waitFor(t, 30*time.Second, "the worker to remove the old run's log", func() bool {
+		_, err := os.Stat(out)
+		return os.IsNotExist(err) && strings.Contains(w.stderr.String(), "log-retention: removed 1 log file(s)")
+	})
+	if strings.Contains(w.stderr.String(), "log-retention from the next run on") {
+		t.Errorf("the worker said log-retention applies from its next run on:\n%s", w.stderr)
+	}
+}
+
 // TestConfigSetReachesRunningWorker: `config set` reaches a running
 // worker within a heartbeat: its runs from then on use the new limits
 // and hooks, and it says which settings changed. A key that paces the

@@ -138,17 +138,23 @@ func (e Event) String() string {
 		}
 		return fmt.Sprintf("schedule %s: due %s, enqueued %s", e.Schedule, due, run)
 	case EventSettings:
-		var now, later []string
+		var now, next, later []string
 		for _, k := range e.Settings {
-			if StartKey(k) {
+			switch {
+			case StartKey(k):
 				later = append(later, k)
-			} else {
+			case RetentionKey(k):
 				now = append(now, k)
+			default:
+				next = append(next, k)
 			}
 		}
 		var parts []string
 		if len(now) > 0 {
-			parts = append(parts, strings.Join(now, ", ")+" from the next run on")
+			parts = append(parts, strings.Join(now, ", ")+" now")
+		}
+		if len(next) > 0 {
+			parts = append(parts, strings.Join(next, ", ")+" from the next run on")
 		}
 		if len(later) > 0 {
 			parts = append(parts, strings.Join(later, ", ")+" once this worker starts again")

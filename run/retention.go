@@ -17,9 +17,9 @@ import (
 const pruneInterval = 10 * time.Minute
 
 // prune removes log files past log-retention and drops the env of jobs
-// finished longer than env-retention ago, at start and every pruneInterval
-// until ctx ends. With both at 0 (as they are read each time: settings)
-// it keeps everything.
+// finished longer than env-retention ago, at start, every pruneInterval
+// and when reload read a changed retention, until ctx ends. With both at 0
+// (as they are read each time: settings) it keeps everything.
 func (w *Worker) prune(ctx context.Context) {
 	t := time.NewTicker(pruneInterval)
 	defer t.Stop()
@@ -30,6 +30,7 @@ func (w *Worker) prune(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-w.pruneNow:
 		}
 	}
 }

@@ -11,7 +11,8 @@ import (
 // that `config set` reaches it within a heartbeat interval: what its runs
 // use (hooks, hook-timeout, the limit-* keys, stop-timeout, max-backoff)
 // applies from its next run, or its next run's end, on; log- and
-// env-retention at its next clean-up (pruneInterval). The keys that pace
+// env-retention at once (retentionKeys): one set to a week is not left
+// to the next clean-up, ten minutes on (pruneInterval). The keys that pace
 // the worker's own loops are read once, when it starts (startKeys). The
 // keys an enqueue uses are fixed on each job as it is enqueued
 // (enqueueKeys).
@@ -21,11 +22,17 @@ var (
 	startKeys = []string{"lease", "heartbeat-interval", "poll-interval", "spool-rescan"}
 	// enqueueKeys are the keys each enqueue reads, for the job it stores.
 	enqueueKeys = []string{"max-retries", "backoff-base", "job-timeout"}
+	// retentionKeys are the keys a worker applies at once: it prunes.
+	retentionKeys = []string{"log-retention", "env-retention"}
 )
 
 // StartKey reports whether a running worker keeps key's value until it
 // starts again.
 func StartKey(key string) bool { return slices.Contains(startKeys, key) }
+
+// RetentionKey reports whether a running worker applies key at once, not
+// from its next run on.
+func RetentionKey(key string) bool { return slices.Contains(retentionKeys, key) }
 
 // EnqueueKey reports whether key is fixed on each job as it is enqueued,
 // not read by the worker that runs it.
@@ -61,4 +68,10 @@ func (w *Worker) reload(ctx context.Context) {
 	}
 	w.live.Store(&c)
 	w.emit(Event{Kind: EventSettings, Settings: changed})
+	if slices.ContainsFunc(changed, RetentionKey) {
+		select {
+		case w.pruneNow <- struct{}{}:
+		default: // one is owed already, or no prune runs (nil)
+		}
+	}
 }

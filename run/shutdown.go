@@ -74,6 +74,7 @@ type background struct {
 // slot is done (cancels, heartbeat, fence), which wait ends.
 func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.CancelFunc) (*background, error) {
 	b := &background{}
+	w.pruneNow = make(chan struct{}, 1)
 	var err error
 	if b.changes, err = w.Store.Changes(soft); err != nil {
 		return nil, err

@@ -61,6 +61,7 @@ type Worker struct {
 
 	id, host string
 	live     atomic.Pointer[claim.Config] // the settings read last (settings); nil: Config
+	pruneNow chan struct{}                // a retention changed: prune at once (reload)
 	// info is the worker's registration, which a renewal puts back when
 	// a reaper removed it (see heartbeat); stopping is set once soft ends.
 	info     claim.WorkerInfo
