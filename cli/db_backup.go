@@ -62,6 +62,16 @@ func dbBackup(c *cli.Context) error {
 	if err := sqliteOnly(c, "pg_dump"); err != nil {
 		return err
 	}
+	// SQLite's backup writes a file it can seek in: - would be a file
+	// named -, and a directory is no file name.
+	if a[0] == "-" {
+		return withHint(usagef("db backup writes a SQLite file, not a stream: - is not stdout here"),
+			"write it to a file, then send that: queuectl db backup FILE && gzip -c FILE")
+	}
+	if fi, err := os.Stat(a[0]); err == nil && fi.IsDir() {
+		return withHint(usagef("%s is a directory: give the backup's file name", a[0]),
+			"queuectl db backup "+filepath.Join(a[0], "queue-$(date +%F).db"))
+	}
 	return withStore(func(c *cli.Context, h *home) error {
 		if err := h.store.Backup(c.Context, a[0]); err != nil {
 			return err
@@ -78,6 +88,9 @@ func dbRestore(c *cli.Context) error {
 	}
 	if err := sqliteOnly(c, "pg_restore"); err != nil {
 		return err
+	}
+	if a[0] == "-" {
+		return usagef("db restore reads a SQLite file, not a stream: - is not stdin here")
 	}
 	dir, db, err := homePaths(c)
 	if err != nil {
