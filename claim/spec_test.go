@@ -165,6 +165,23 @@ func TestParseSpecErrors(t *testing.T) {
 	}
 }
 
+// TestSpecJSONRoundTrip: a schedule keeps its job as SpecJSON writes it;
+// every field a schedule's job may have comes back from ParseSpec as it
+// was, so that a label (or any other) is not dropped between a schedule
+// file or schedule add and the jobs it makes.
+func TestSpecJSONRoundTrip(t *testing.T) {
+	three, two := 3, 2
+	nj := claim.NewJob{Command: "pg_dump app > /backup/app.sql", MaxRetries: &three, BackoffBase: &two,
+		Priority: 5, Queue: "backup", Timeout: durp(time.Hour), Env: map[string]string{"PGHOST": "db1"},
+		Cwd: "/srv/app", Label: "nightly db",
+		Hooks:  claim.Hooks{OnSuccess: "echo ok", OnFailure: "echo failed", OnDead: "echo dead"},
+		Limits: claim.Limits{Memory: 512 << 20, CPU: 10 * time.Minute, NoFile: 1024, NProc: 64, FSize: 1 << 30}}
+	got, err := claim.ParseSpec([]byte(nj.SpecJSON()))
+	if err != nil || !reflect.DeepEqual(got, nj) {
+		t.Errorf("ParseSpec(SpecJSON()) = %s, %v; want %s", show(got), err, show(nj))
+	}
+}
+
 func TestParseDuration(t *testing.T) {
 	tests := []struct {
 		in   string

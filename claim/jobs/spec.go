@@ -395,6 +395,9 @@ func (nj NewJob) SpecJSON() string {
 	if nj.Cwd != "" {
 		m["cwd"] = nj.Cwd
 	}
+	if nj.Label != "" {
+		m["label"] = nj.Label
+	}
 	for k, v := range map[string]string{"on_success": nj.Hooks.OnSuccess, "on_failure": nj.Hooks.OnFailure, "on_dead": nj.Hooks.OnDead} {
 		if v != "" {
 			m[k] = v
