@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/spool"
@@ -29,19 +30,12 @@ Example: queuectl schedule add nightly-db --cron '0 3 * * *' --tz Europe/Berlin 
 a job spec file (-f) without id, unique_key, run_at or delay.
 
 Example: queuectl schedule add nightly-db --cron '0 3 * * *' --command 'pg_dump app > /backup/app.sql' --timeout 1h`,
-			Flags: []cli.Flag{
+			Flags: append([]cli.Flag{
 				&cli.StringFlag{Name: "cron", Usage: "when it runs: `EXPR`, e.g. '0 3 * * *' or @hourly"},
 				&cli.StringFlag{Name: "tz", Usage: "read the cron expression in time zone `ZONE` (default: local time)"},
 				&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the job spec from `FILE`"},
 				&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},
-				&cli.IntFlag{Name: "max-retries", Usage: "runs before a job is dead (default: config max-retries)"},
-				&cli.IntFlag{Name: "backoff-base", Usage: "seconds; wait base^n after the n-th failed run"},
-				&cli.IntFlag{Name: "priority", Usage: "higher runs first"},
-				&cli.StringFlag{Name: "timeout", Usage: "kill a run after `DURATION`"},
-				&cli.StringFlag{Name: "queue", Usage: "queue `NAME` (default: default)"},
-				&cli.StringSliceFlag{Name: "env", Usage: "set `K=V` in the job's environment (repeatable)"},
-				&cli.StringFlag{Name: "cwd", Usage: "run in `DIR` (a relative DIR is taken from the current directory)"},
-			},
+			}, scheduleJobFlags()...),
 			Action: withHome(scheduleAdd),
 		}, {
 			Name:        "list",
@@ -150,6 +144,15 @@ func scheduleAdd(c *cli.Context, h *home) error {
 	}
 	fmt.Fprintf(c.App.Writer, "Added schedule %s, next due %s\n", sc.Name, sc.NextDue.Local().Format("2006-01-02 15:04 MST"))
 	return nil
+}
+
+// scheduleJobFlags are enqueue's job flags (jobFlags) that a schedule's
+// jobs may carry: not those that name one job (id, unique_key, after) or
+// its time, which the schedule sets.
+func scheduleJobFlags() []cli.Flag {
+	return slices.DeleteFunc(jobFlags(), func(f cli.Flag) bool {
+		return slices.Contains([]string{"id", "run-at", "delay", "unique-key", "after"}, f.Names()[0])
+	})
 }
 
 // jobFromFile reads one job spec from path.
