@@ -130,6 +130,12 @@ func scheduleAdd(c *cli.Context, h *home) error {
 	if c.IsSet("command") {
 		nj, err = jobFromFlags(c, c.String("command"))
 	} else {
+		for _, f := range scheduleJobFlags() {
+			if name := f.Names()[0]; c.IsSet(name) {
+				return withHint(usagef("--%s goes with --command; a job spec file carries its own fields", name),
+					`put it in the file: {"command": "make backup", "priority": 3}`)
+			}
+		}
 		nj, err = jobFromFile(c.String("file"))
 	}
 	if err != nil {
