@@ -49,6 +49,15 @@ func dueAfter(expr, tz string, t time.Time) (time.Time, error) {
 	return c.Next(t), nil
 }
 
+// NoSchedule is the ErrNotFound of a name no schedule has, which is no
+// job: its message does not say "no such job".
+type NoSchedule string
+
+func (n NoSchedule) Error() string { return "no schedule named " + string(n) }
+
+// Is makes errors.Is(err, ErrNotFound) hold: exit 3.
+func (n NoSchedule) Is(target error) bool { return target == ErrNotFound }
+
 // AddSchedule stores a new schedule, due first at its next time after now.
 // Errors: ErrInvalid, ErrConflict (the name exists).
 func (s *Store) AddSchedule(ctx context.Context, ns NewSchedule) (Schedule, error) {

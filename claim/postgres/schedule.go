@@ -25,7 +25,7 @@ func (e *Engine) Schedule(ctx context.Context, name string) (claim.Schedule, err
 	sc, err := claim.ScanSchedule(e.pool.QueryRow(ctx, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job WHERE s.name = $1`, name))
 	if errors.Is(err, pgx.ErrNoRows) {
-		return claim.Schedule{}, fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+		return claim.Schedule{}, claim.NoSchedule(name)
 	}
 	if err != nil {
 		return claim.Schedule{}, classify(fmt.Errorf("get schedule %s: %w", name, err))
@@ -82,7 +82,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
 			return err
 		}
 		if tag.RowsAffected() == 0 {
-			return fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+			return claim.NoSchedule(name)
 		}
 		return e.notify(ctx, tx)
 	})

@@ -24,7 +24,7 @@ func (e *Engine) Schedule(ctx context.Context, name string) (claim.Schedule, err
 	sc, err := claim.ScanSchedule(e.queryRow(ctx, nil, `SELECT `+scheduleColumns+`
 		FROM schedules s LEFT JOIN jobs j ON j.id = s.last_job WHERE s.name = ?`, name))
 	if errors.Is(err, sql.ErrNoRows) {
-		return claim.Schedule{}, fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+		return claim.Schedule{}, claim.NoSchedule(name)
 	}
 	if err != nil {
 		return claim.Schedule{}, fmt.Errorf("get schedule %s: %w", name, err)
@@ -83,7 +83,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return fmt.Errorf("%w: no schedule named %s", claim.ErrNotFound, name)
+			return claim.NoSchedule(name)
 		}
 		return nil
 	})
