@@ -118,16 +118,26 @@ func (s *Store) EnqueueEach(ctx context.Context, jobs []NewJob) ([]Result, error
 	return out, nil
 }
 
+// checkCwd refuses (ErrInvalid) a cwd that is not an existing directory;
+// "" is the worker's own.
+func checkCwd(cwd string) error {
+	if cwd == "" {
+		return nil
+	}
+	if fi, err := os.Stat(cwd); err != nil || !fi.IsDir() {
+		return invalidf("cwd %q is not an existing directory; create it or fix the path", cwd)
+	}
+	return nil
+}
+
 // newRow checks nj and makes the job it asks for, with cfg's defaults, as
 // enqueued at now.
 func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 	if err := nj.Validate(); err != nil {
 		return NewRow{}, err
 	}
-	if nj.Cwd != "" {
-		if fi, err := os.Stat(nj.Cwd); err != nil || !fi.IsDir() {
-			return NewRow{}, invalidf("cwd %q is not an existing directory; create it or fix the path", nj.Cwd)
-		}
+	if err := checkCwd(nj.Cwd); err != nil {
+		return NewRow{}, err
 	}
 	if nj.ID == "" {
 		nj.ID = NewID(now)

@@ -59,9 +59,13 @@ func (n NoSchedule) Error() string { return "no schedule named " + string(n) }
 func (n NoSchedule) Is(target error) bool { return target == ErrNotFound }
 
 // AddSchedule stores a new schedule, due first at its next time after now.
-// Errors: ErrInvalid, ErrConflict (the name exists).
+// Errors: ErrInvalid (also for a cwd that is no directory now, which would
+// make no job at any due time), ErrConflict (the name exists).
 func (s *Store) AddSchedule(ctx context.Context, ns NewSchedule) (Schedule, error) {
 	if err := ns.Validate(); err != nil {
+		return Schedule{}, err
+	}
+	if err := checkCwd(ns.Job.Cwd); err != nil {
 		return Schedule{}, err
 	}
 	now := s.Now()

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -139,6 +140,8 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", UniqueKey: "k"}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", Delay: one}},
 			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", After: []string{"a"}}},
+			// A cwd that is no directory would make no job at any due time.
+			{Name: "x", Cron: "@daily", Job: claim.NewJob{Command: "true", Cwd: filepath.Join(t.TempDir(), "nosuch")}},
 		} {
 			if _, err := s.AddSchedule(t.Context(), ns); !errors.Is(err, claim.ErrInvalid) {
 				t.Errorf("AddSchedule(%+v) = %v, want ErrInvalid", ns, err)
