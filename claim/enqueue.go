@@ -130,13 +130,18 @@ func checkCwd(cwd string) error {
 	return nil
 }
 
-// newRow checks nj and makes the job it asks for, with cfg's defaults, as
-// enqueued at now.
+// newRow checks nj, its cwd too, and makes the job it asks for, with cfg's
+// defaults, as enqueued at now.
 func newRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
-	if err := nj.Validate(); err != nil {
+	if err := checkCwd(nj.Cwd); err != nil {
 		return NewRow{}, err
 	}
-	if err := checkCwd(nj.Cwd); err != nil {
+	return buildRow(cfg, nj, now)
+}
+
+// buildRow is newRow without the look at the disk: it checks nj alone.
+func buildRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
+	if err := nj.Validate(); err != nil {
 		return NewRow{}, err
 	}
 	if nj.ID == "" {

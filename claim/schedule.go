@@ -238,9 +238,12 @@ func (s *Store) fire(ctx context.Context, sc Schedule, now, next time.Time) (Fir
 		return Fired{}, false, err
 	}
 	p := FireParams{Name: sc.Name, Due: sc.NextDue, Next: next, Now: now}
-	// A spec that no longer makes a job (its cwd was removed, say) is
-	// reported for this due time, which passes all the same.
-	row, jobErr := newRow(cfg, nj, now)
+	// A spec that no longer makes a job is reported for this due time,
+	// which passes all the same. A cwd removed since the schedule was
+	// added is not such: the job is made, and its run fails saying so, and
+	// retries, dies and runs on_dead as any job's would, where a due time
+	// without a job was told only in the worker's log.
+	row, jobErr := buildRow(cfg, nj, now)
 	if jobErr == nil {
 		p.Job = &row
 	}

@@ -150,6 +150,33 @@ func TestScheduleRefusesBadInput(t *testing.T) {
 	})
 }
 
+// TestScheduleCwdGoneMakesAJob: a schedule whose cwd was removed after it
+// was added still makes a job at its due time, whose run then fails
+// saying so (and retries, dies, runs on_dead) as any job's would; a due
+// time that passed without a job was told only in the worker's log, and
+// schedule list kept showing the last job that ran.
+func TestScheduleCwdGoneMakesAJob(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t)
+		dir := filepath.Join(t.TempDir(), "work")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.AddSchedule(t.Context(), claim.NewSchedule{Name: "in-dir", Cron: "*/5 * * * *", TZ: "UTC",
+			Job: claim.NewJob{Command: "pwd", Cwd: dir}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Remove(dir); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(5 * time.Minute)
+		fired := mustFire(t, s)
+		if len(fired) != 1 || fired[0].Err != nil || fired[0].Outcome != claim.Created || fired[0].Job.Cwd != dir {
+			t.Fatalf("FireDue with the cwd gone = %+v, want one job created in %s", fired, dir)
+		}
+	})
+}
+
 func TestParseScheduleFile(t *testing.T) {
 	ns, err := claim.ParseScheduleFile("nightly-db", []byte(`{"cron": "0 3 * * *", "tz": "Europe/Berlin",
 		"command": "pg_dump app", "timeout": "1h", "max_retries": 2}`))
