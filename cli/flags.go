@@ -160,6 +160,18 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 	return append(flags, pos...), whole
 }
 
+// queueOf returns the --queue a command selects its jobs by ("" when not
+// given). One given but empty (`wait --queue "$Q"` with Q unset) names no
+// queue: an error (ErrInvalid), as for cancel and pause, where the filter
+// would take it for every queue.
+func queueOf(c *cli.Context) (string, error) {
+	q := c.String("queue")
+	if c.IsSet("queue") && !claim.ValidID(q) {
+		return "", fmt.Errorf("%w: queue %q is not valid: use letters, digits, '.', '_' or '-'", claim.ErrInvalid, q)
+	}
+	return q, nil
+}
+
 // flagSpec maps every name of flags (and of the implicit bool flags given)
 // to whether it takes a value.
 func flagSpec(flags []cli.Flag, bools ...string) map[string]bool {

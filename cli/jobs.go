@@ -100,7 +100,11 @@ Example: queuectl list --state failed --newest --limit 20`,
 			if _, err := args(c, 0, 0); err != nil {
 				return err
 			}
-			f := claim.Filter{Queue: c.String("queue"), Label: c.String("label"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
+			queue, err := queueOf(c)
+			if err != nil {
+				return err
+			}
+			f := claim.Filter{Queue: queue, Label: c.String("label"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
 			if f.Limit < 0 {
 				return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl list --newest --limit 20")
 			}

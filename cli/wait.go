@@ -88,12 +88,16 @@ func waitedFor(c *cli.Context, h *home) ([]string, error) {
 	if len(refs) > 0 {
 		return h.store.ResolveAll(c.Context, refs)
 	}
+	queue, err := queueOf(c)
+	if err != nil {
+		return nil, err
+	}
 	var ids []string
 	for _, st := range claim.States {
 		if st.Finished() {
 			continue
 		}
-		jobs, err := h.store.List(c.Context, claim.Filter{State: st, Queue: c.String("queue")})
+		jobs, err := h.store.List(c.Context, claim.Filter{State: st, Queue: queue})
 		if err != nil {
 			return nil, err
 		}
@@ -102,7 +106,7 @@ func waitedFor(c *cli.Context, h *home) ([]string, error) {
 		}
 	}
 	if len(ids) == 0 {
-		if q := c.String("queue"); q != "" && unknownQueue(c, h, q) {
+		if queue != "" && unknownQueue(c, h, queue) {
 			return nil, nil
 		}
 		logf(c)("no unfinished job to wait for")
