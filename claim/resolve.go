@@ -27,8 +27,13 @@ const (
 // the same at a million jobs as at ten. Errors: ErrNotFound when no job
 // matches (ref is no id, nor the start of one); ErrInvalid when several
 // ids start with ref (the error lists the first ten, and says how many
-// more match, up to countBound).
+// more match, up to countBound), or when ref is empty.
 func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
+	if ref == "" {
+		// `queuectl wait "$id"` with id unset: "no such job: " would name
+		// nothing.
+		return "", invalidf("an empty job id: give an id, the start of one, or %s", LastJob)
+	}
 	if ref == LastJob {
 		jobs, err := s.List(ctx, Filter{Newest: true, Limit: 1})
 		if err != nil {

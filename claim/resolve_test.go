@@ -39,6 +39,11 @@ func TestResolveIDPrefixAndLast(t *testing.T) {
 		if _, err := s.Resolve(ctx, "nosuch"); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("Resolve(nosuch) = %v, want ErrNotFound", err)
 		}
+		// An empty ref (`queuectl wait "$id"` with id unset) is bad input,
+		// said as such: "no such job: " named nothing.
+		if _, err := s.Resolve(ctx, ""); !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), "empty job id") {
+			t.Errorf("Resolve(\"\") = %v, want ErrInvalid saying the id is empty", err)
+		}
 	})
 }
 
