@@ -10,6 +10,8 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -57,7 +59,11 @@ func (e *Engine) Backup(ctx context.Context, to string) error {
 // the new file beside a WAL that ident says is the old file's, which the
 // next guard sets aside (adoptWAL). Moved first, a kill in between would
 // leave the old file without the transactions of its WAL.
+//
+// The copy of a restore that was killed (path.restoring-PID, of a process
+// that is gone) is removed first: it may be as large as the database.
 func Restore(ctx context.Context, path, from string) (kept string, err error) {
+	removeDeadCopies(path)
 	tmp := fmt.Sprintf("%s.restoring-%d", path, os.Getpid())
 	if err := copyFile(from, tmp); err != nil {
 		return "", err
@@ -194,4 +200,20 @@ func syncFile(path string) error {
 		return fmt.Errorf("sync %s: %w", path, err)
 	}
 	return nil
+}
+
+// removeDeadCopies removes the copies that restores of processes now gone
+// left beside path. A pid taken again by another process keeps its copy.
+func removeDeadCopies(path string) {
+	entries, _ := os.ReadDir(filepath.Dir(path))
+	prefix := filepath.Base(path) + ".restoring-"
+	for _, e := range entries {
+		rest, ok := strings.CutPrefix(e.Name(), prefix)
+		if !ok {
+			continue
+		}
+		if pid, err := strconv.Atoi(rest); err == nil && pid > 0 && errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.Remove(filepath.Join(filepath.Dir(path), e.Name()))
+		}
+	}
 }

@@ -4,6 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -43,5 +47,39 @@ func TestOpenReadOnly(t *testing.T) {
 			s.Close()
 		}
 		t.Errorf("OpenReadOnly(older schema) = %v, want it refused", err)
+	}
+}
+
+// A restore removes the copy a killed restore left (queue.db.restoring-PID
+// of a process that is gone), and keeps that of a live process.
+func TestRestoreRemovesDeadCopies(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "queue.db")
+	s := mustOpenPath(t, path)
+	mustEnqueue(t, s, claim.NewJob{ID: "a", Command: "true"})
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	if err := s.Backup(context.Background(), backup); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	dead := fmt.Sprintf("%s.restoring-%d", path, gone.Process.Pid)
+	live := path + ".restoring-1" // init
+	for _, f := range []string{dead, live} {
+		if err := os.WriteFile(f, []byte("a copy"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := claim.Restore(context.Background(), path, backup); err != nil {
+		t.Fatalf("Restore = %v", err)
+	}
+	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("the copy of a restore whose process is gone: %v, want it removed", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the copy of a live process's restore: %v, want it kept", err)
 	}
 }
