@@ -117,6 +117,10 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 				if t.Look != nil {
 					t.Look(j)
 				}
+				// Parts of the run this look opened, taken before it was.
+				if err := t.writeParts(&logs); err != nil {
+					return claim.Job{}, err
+				}
 			}
 		}
 		select {
