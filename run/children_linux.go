@@ -49,11 +49,26 @@ func startChild(cmd *exec.Cmd) error {
 }
 
 // waitChild waits for a child started by startChild.
-func waitChild(cmd *exec.Cmd) error {
+func waitChild(cmd *exec.Cmd) error { return waitChildThen(cmd, nil) }
+
+// waitChildThen waits for a child started by startChild, as waitChild,
+// and calls exited (when not nil) once the child has exited, before it is
+// reaped and before its output is drained: its pid still names its
+// process group then, so that exited may stop what the child left in it,
+// which would otherwise hold its output open.
+func waitChildThen(cmd *exec.Cmd, exited func()) error {
 	children.mu.Lock()
 	pidfd := children.pids[cmd.Process.Pid]
 	children.mu.Unlock()
 	awaitExit(pidfd)
+	if exited != nil {
+		// Without a pidfd awaitExit did not wait; WNOWAIT leaves the
+		// child to be reaped by cmd.Wait.
+		var info unix.Siginfo
+		for unix.Waitid(unix.P_PID, cmd.Process.Pid, &info, unix.WEXITED|unix.WNOWAIT, nil) == unix.EINTR {
+		}
+		exited()
+	}
 	err := cmd.Wait()
 	children.mu.Lock()
 	delete(children.pids, cmd.Process.Pid)

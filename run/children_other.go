@@ -34,3 +34,12 @@ func stopUntil(pids []int, termed int, deadline time.Time)         {}
 func runStarted(pid int, mark string, conf *confinement) bool      { return false }
 func runEnded(pid int)                                             {}
 func orphans() []int                                               { return nil }
+
+// waitChildThen waits for cmd and then calls exited (when not nil).
+func waitChildThen(cmd *exec.Cmd, exited func()) error {
+	err := cmd.Wait()
+	if exited != nil {
+		exited()
+	}
+	return err
+}

@@ -112,7 +112,11 @@ func (w *Worker) runHook(hard context.Context, h hookRun, ev hookEvent) string {
 	cmd.WaitDelay = time.Second
 	err := startChild(cmd)
 	if err == nil {
-		err = waitChild(cmd)
+		// What the hook started in the background ends with it, as a
+		// job's processes end with the job: left running, it would also
+		// hold the hook's output open, and its end be taken for the
+		// hook's failure.
+		err = waitChildThen(cmd, func() { syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
 	}
 	var why string
 	switch {
