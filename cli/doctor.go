@@ -69,7 +69,7 @@ func doctor(c *cli.Context) error {
 		return doctorVerdict(c, checks)
 	}
 	checks = append(checks, spoolChecks(h, live)...)
-	checks = append(checks, diskCheck(h), logsCheck(h))
+	checks = append(append(checks, diskChecks(h)...), logsCheck(h))
 	return doctorVerdict(c, checks)
 }
 

@@ -9,6 +9,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
@@ -82,14 +83,41 @@ func spoolChecks(h *home, live int) []report.Check {
 	return []report.Check{c, r}
 }
 
-// diskCheck: room under the home for the store and the logs.
-func diskCheck(h *home) report.Check {
+// diskChecks: room under the home for the store and the logs, and on each
+// file system of its own that logs/ or the store's directory is on (a
+// mount there that fills up stops every run, or every write, while the
+// home has room).
+func diskChecks(h *home) []report.Check {
+	dirs := []string{h.dir, h.logs}
+	if claim.EngineFor(h.db) == claim.EngineSQLite {
+		dirs = append(dirs, filepath.Dir(h.db))
+	}
+	var checks []report.Check
+	seen := map[uint64]bool{}
+	for i, dir := range dirs {
+		var st syscall.Stat_t
+		if err := syscall.Stat(dir, &st); err != nil {
+			if i == 0 {
+				checks = append(checks, diskCheck(dir)) // says why
+			}
+			continue // not there (yet): its files go to the home's
+		}
+		if !seen[uint64(st.Dev)] {
+			seen[uint64(st.Dev)] = true
+			checks = append(checks, diskCheck(dir))
+		}
+	}
+	return checks
+}
+
+// diskCheck: room on the file system of dir.
+func diskCheck(dir string) report.Check {
 	var st syscall.Statfs_t
-	if err := syscall.Statfs(h.dir, &st); err != nil {
-		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("statfs %s: %v", h.dir, err), Fix: "check the home's file system"}
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("statfs %s: %v", dir, err), Fix: "check the home's file system"}
 	}
 	free, total := st.Bavail*uint64(st.Bsize), st.Blocks*uint64(st.Bsize)
-	c := ok("disk", "%s free of %s under %s", bytesText(free), bytesText(total), h.dir)
+	c := ok("disk", "%s free of %s under %s", bytesText(free), bytesText(total), dir)
 	switch {
 	case free < 64<<20 || free < total/20:
 		c.Status = report.CheckFail

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"os/user"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"syscall"
@@ -700,5 +701,36 @@ func TestDatabaseDirectoryOthersMayWriteRefused(t *testing.T) {
 				t.Errorf("a job ran from a store in a directory others may write to")
 			}
 		})
+	}
+}
+
+// A logs/ directory on a file system of its own that fills up stops every
+// run from starting (each is put back, "disk full"); doctor, which checked
+// the room under the home only, said the disk was ok.
+func TestDoctorFullLogsFileSystem(t *testing.T) {
+	h := newHome(t)
+	h.must("status") // creates the home
+	logs := filepath.Join(h.dir, "logs")
+	if err := os.MkdirAll(logs, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", logs, "tmpfs", 0, "size=2m,mode=0700"); err != nil {
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(logs, syscall.MNT_DETACH) })
+	fill(t, logs)
+
+	out, errText, code := h.run("doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^fail  disk      0 B free of 2\.0 MiB under .*/logs\n +fix: `).MatchString(out) {
+		t.Errorf("doctor with logs/ full on a file system of its own: exit %d\n%s%s\nwant 1 and a disk check failing for %s", code, out, errText, logs)
+	}
+	if !regexp.MustCompile(`(?m)^ok    disk      .* free of .* under .*/home$`).MatchString(out) {
+		t.Errorf("doctor:\n%s\nwant the home's own file system checked too", out)
+	}
+
+	// logs/ back on the home's file system: checked once, with the home.
+	syscall.Unmount(logs, syscall.MNT_DETACH)
+	if out, _, _ := h.run("doctor"); strings.Count(out, " disk ") != 1 {
+		t.Errorf("doctor with logs/ on the home's file system:\n%s\nwant one disk check", out)
 	}
 }
