@@ -21,10 +21,10 @@ import (
 
 // Main runs queuectl with args (args[0] is the program name) and returns its
 // exit code. Every command reads stdin and writes stdout and stderr given
-// here, never the process's own. The first SIGINT or SIGTERM cancels the
-// commands' context (a worker stops claiming); the second cancels the
-// context a worker's running jobs hold (SPEC §5). A SIGINT ignored when
-// the process started stays ignored (stopSignals).
+// here, never the process's own. The first SIGINT, SIGTERM or SIGHUP
+// cancels the commands' context (a worker stops claiming); the second
+// cancels the context a worker's running jobs hold (SPEC §5). A SIGINT or
+// SIGHUP ignored when the process started stays ignored (stopSignals).
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if r, ok := front.TakeResume(); ok {
 		ctx = context.WithValue(ctx, resumeKey{}, r)
@@ -56,11 +56,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		var in front.Interrupted
 		if by := (endedBy{}); errors.As(err, &by) {
 			front.Die(by.signal)
-		} else if code == exitInterrupted && errors.As(context.Cause(soft), &in) && in.Signal == syscall.SIGINT {
-			// Ended by Ctrl-C: die of it, so that a script waiting for this
-			// command stops too (a shell takes a command that exited 130
-			// for one that handled the signal, and goes on: front.Exit).
-			front.Die(syscall.SIGINT)
+		} else if code == exitInterrupted && errors.As(context.Cause(soft), &in) && (in.Signal == syscall.SIGINT || in.Signal == syscall.SIGHUP) {
+			// Ended by Ctrl-C or a hangup: die of it, so that a script
+			// waiting for this command stops too (a shell takes a command
+			// that exited 130 for one that handled the signal, and goes
+			// on: front.Exit).
+			front.Die(in.Signal)
 		}
 		return code
 	}
@@ -74,13 +75,19 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // SIGINT is caught and dropped all the same: what the process starts (a
 // worker's jobs and hooks) then gets SIGINT at its default, whichever way
 // the worker was started, instead of ignoring it for good (a shell cannot
-// trap a signal ignored when it started).
+// trap a signal ignored when it started). A hangup (the terminal or ssh
+// session of a foreground `worker start` closed) stops it as SIGTERM does,
+// letting its running jobs finish, unless it was started under nohup.
 func stopSignals() []os.Signal {
+	sigs := []os.Signal{syscall.SIGTERM}
+	if !front.HangupIgnored {
+		sigs = append(sigs, syscall.SIGHUP)
+	}
 	if !front.InterruptIgnored {
-		return []os.Signal{os.Interrupt, syscall.SIGTERM}
+		return append(sigs, os.Interrupt)
 	}
 	dropInterrupts()
-	return []os.Signal{syscall.SIGTERM}
+	return sigs
 }
 
 // dropInterrupts catches SIGINT, for good, and drops it (stopSignals).

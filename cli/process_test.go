@@ -665,3 +665,53 @@ func ignoring(cmd *exec.Cmd, sig string) *exec.Cmd {
 	cmd.Path = "/bin/sh"
 	return cmd
 }
+
+// TestHangupStopsWorkerGracefully: a worker whose terminal or ssh session
+// closes (SIGHUP) stops as on SIGTERM, letting its running job finish,
+// instead of dying of the signal with the job cut off, left processing
+// until some worker recovers it and runs it again. Under nohup (SIGHUP
+// ignored at start) it runs on.
+func TestHangupStopsWorkerGracefully(t *testing.T) {
+	h := newHome(t)
+	dir := t.TempDir()
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	w := h.start("worker", "start", "--no-spool")
+	h.must("enqueue", "--id", "hup", "--command",
+		"touch "+started+"; while [ ! -e "+release+" ]; do sleep 0.05; done; echo finished")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGHUP)
+	waitFor(t, 30*time.Second, "the worker to say it stops", func() bool {
+		return strings.Contains(w.stderr.String(), "stopping: letting 1 running job(s) finish")
+	})
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code := w.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after SIGHUP, want 0\n%s", code, w.stderr)
+	}
+	if out := h.must("logs", "hup"); out != "finished\n" {
+		t.Errorf("logs hup = %q, want %q: the job was cut off", out, "finished\n")
+	}
+	if _, stderr, code := h.run("wait", "--timeout", "1s", "hup"); code != 0 {
+		t.Errorf("wait hup: exit %d, want 0 (completed in one run)\n%s", code, stderr)
+	}
+
+	// Under nohup, a hangup is not for the worker.
+	nohup := h.startCmd(ignoring(h.command("worker", "start", "--no-spool"), "HUP"))
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	nohup.signal(t, syscall.SIGHUP)
+	h.must("enqueue", "--id", "after", "--command", "true")
+	if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
+		t.Fatalf("the job enqueued after SIGHUP under nohup: wait exit %d, want 0\n%s\nworker: %s", code, stderr, nohup.stderr)
+	}
+	nohup.signal(t, syscall.SIGTERM)
+	if code := nohup.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, nohup.stderr)
+	}
+}

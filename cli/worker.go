@@ -23,9 +23,10 @@ func workerCommand(hard context.Context) *cli.Command {
 			Name:  "start",
 			Usage: "run jobs in the foreground until stopped",
 			Description: `Runs up to --count jobs at a time and ingests the spool. Several workers may
-share one home. First SIGINT/SIGTERM (or 'queuectl worker stop'): finish running jobs, exit 0.
-Second: stop running jobs, put them back to pending, exit 130. A worker started with SIGINT
-ignored (as 'queuectl worker start &' in a script is) leaves SIGINT alone.
+share one home. First SIGINT/SIGTERM (or 'queuectl worker stop', or SIGHUP: its terminal or
+ssh session closed): finish running jobs, exit 0. Second: stop running jobs, put them back to
+pending, exit 130. A worker started with SIGINT ignored (as 'queuectl worker start &' in a
+script is) leaves SIGINT alone; one started under nohup, SIGHUP.
 
 --drain (for cron) exits 0 once nothing is runnable and no failed job waits for its retry
 (jobs scheduled for later, and those of paused queues, are not waited for): it first

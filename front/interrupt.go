@@ -12,13 +12,13 @@ import (
 	"github.com/mattn/go-isatty"
 )
 
-// InterruptIgnored and hangupIgnored: SIGINT and SIGHUP were ignored when
+// InterruptIgnored and HangupIgnored: SIGINT and SIGHUP were ignored when
 // the process started (a background command of a script; nohup). Read
 // before any of them is caught: once caught, a signal is no longer
 // ignored.
 var (
 	InterruptIgnored = signal.Ignored(syscall.SIGINT)
-	hangupIgnored    = signal.Ignored(syscall.SIGHUP)
+	HangupIgnored    = signal.Ignored(syscall.SIGHUP)
 	quitIgnored      = signal.Ignored(syscall.SIGQUIT)
 )
 
@@ -46,7 +46,7 @@ func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 	if !InterruptIgnored {
 		sigs = append(sigs, syscall.SIGINT)
 	}
-	if !hangupIgnored {
+	if !HangupIgnored {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
 	if !quitIgnored {
