@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -253,7 +254,7 @@ func (l *logPrinter) follow(r claim.Run) error {
 		if err != nil {
 			return l.interrupted(err)
 		}
-		next, j, err := l.next(r)
+		next, ended, j, err := l.next(r)
 		if err != nil {
 			return l.interrupted(err)
 		}
@@ -261,7 +262,8 @@ func (l *logPrinter) follow(r claim.Run) error {
 			return endedAs([]claim.Job{j})
 		}
 		if !l.c.Bool("all") {
-			logf(l.c)("job %s: run %d ended (%s); following run %d", l.id, r.Attempt, j.LastError, next.Attempt)
+			why := cmp.Or(ended.Error, ended.Outcome)
+			logf(l.c)("job %s: run %d ended (%s); following run %d", l.id, r.Attempt, why, next.Attempt)
 		}
 		r = *next
 	}
@@ -299,12 +301,12 @@ func (l *logPrinter) followElsewhere(r claim.Run) error {
 	return l.print(r)
 }
 
-// next waits for the run after r, or for the job to finish without one.
-func (l *logPrinter) next(r claim.Run) (*claim.Run, claim.Job, error) {
+// next waits for the run after r, or for the job to finish without one;
+// ended is r as stored by then, with how it ended.
+func (l *logPrinter) next(r claim.Run) (next *claim.Run, ended claim.Run, j claim.Job, err error) {
 	ctx := l.c.Context
-	var next *claim.Run
-	var j claim.Job
-	err := l.wait(func() (bool, error) {
+	ended = r
+	err = l.wait(func() (bool, error) {
 		var err error
 		if j, err = l.h.store.Get(ctx, l.id); err != nil {
 			return false, err
@@ -313,15 +315,18 @@ func (l *logPrinter) next(r claim.Run) (*claim.Run, claim.Job, error) {
 		if err != nil {
 			return false, err
 		}
-		for _, later := range runs {
-			if later.Attempt > r.Attempt {
-				next = &later
+		for _, got := range runs {
+			if got.Attempt == r.Attempt {
+				ended = got
+			}
+			if got.Attempt > r.Attempt {
+				next = &got
 				return true, nil
 			}
 		}
 		return finished(j.State), nil
 	})
-	return next, j, err
+	return next, ended, j, err
 }
 
 // started waits for the job's first run, or for its end without one

@@ -715,3 +715,23 @@ func TestHangupStopsWorkerGracefully(t *testing.T) {
 		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, nohup.stderr)
 	}
 }
+
+// TestLogsFollowSaysWhyARunEnded: logs -f, going on from a run lost with
+// its worker to the next, says how that run ended, from the run's own
+// record: it printed the job's last error, which a lost run does not set
+// ("run 1 ended (); following run 2").
+func TestLogsFollowSaysWhyARunEnded(t *testing.T) {
+	h := newHome(t)
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "lost", "--command",
+		fmt.Sprintf(`[ -e %s ] || { touch %s; sleep 1000; }`, started, started))
+	h.killMidJob(started, "--no-spool")
+	follow := h.start("logs", "-f", "lost")
+	h.start("worker", "start", "--no-spool")
+	if code := follow.exit(t, 30*time.Second); code != 0 {
+		t.Fatalf("logs -f lost: exit %d\n%s", code, follow.stderr)
+	}
+	if want := "queuectl: job lost: run 1 ended (worker lost); following run 2\n"; follow.stderr.String() != want {
+		t.Errorf("logs -f lost: stderr %q, want %q", follow.stderr, want)
+	}
+}
