@@ -89,6 +89,7 @@ type logLine struct {
 	PID        int        `json:"pid,omitempty"`
 	Host       string     `json:"host,omitempty"`
 	Slots      int        `json:"slots,omitempty"`
+	Hooks      int        `json:"hooks,omitempty"`
 	Queues     []string   `json:"queues,omitempty"`
 	Settings   []string   `json:"settings,omitempty"`
 	Home       string     `json:"home,omitempty"`
@@ -104,7 +105,7 @@ type logLine struct {
 func (l *eventLog) worker(e run.Event) {
 	line := logLine{Time: e.Time, Level: e.Level(), Event: string(e.Kind), Msg: e.String(), Job: e.Job, Run: e.Run,
 		Attempt: e.Attempt, MaxRetries: e.MaxRetries, ExitCode: e.ExitCode, Error: e.Err, Worker: e.Worker,
-		PID: e.PID, Host: e.Host, Slots: e.Slots, Queues: e.Queues, Settings: e.Settings}
+		PID: e.PID, Host: e.Host, Slots: e.Slots, Hooks: e.Hooks, Queues: e.Queues, Settings: e.Settings}
 	if e.Duration > 0 {
 		ms := e.Duration.Milliseconds()
 		line.DurationMS = &ms

@@ -30,6 +30,7 @@ type Event struct {
 	PID        int           // lost: the lost worker's pid
 	Host       string        // lost: the lost worker's host
 	Slots      int           // start: jobs at a time; stopping: jobs still running
+	Hooks      int           // stopping: hooks still running
 	Queues     []string      // start: the queues served (none: every queue)
 	Hook       string        // hook: on_success, on_failure or on_dead
 	Schedule   string        // scheduled, skipped: the schedule's name
@@ -53,7 +54,7 @@ const (
 	EventCanceled    EventKind = "canceled"    // the job was canceled: its run stopped: Job, Run, ExitCode, Duration
 	EventPaused      EventKind = "paused"      // queues this worker serves are paused: Queues ("*": every queue)
 	EventResumed     EventKind = "resumed"     // queues this worker serves were resumed: Queues
-	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs still running
+	EventStopping    EventKind = "stopping"    // asked to stop: Slots jobs and Hooks hooks still running
 	EventStop        EventKind = "stop"        // Run is returning: Worker
 	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
 	EventUnreachable EventKind = "unreachable" // the store cannot be reached: Err; running jobs go on, none is claimed
@@ -113,7 +114,16 @@ func (e Event) String() string {
 	case EventResumed:
 		return fmt.Sprintf("resumed: %s", pausedWords(e.Queues))
 	case EventStopping:
-		return fmt.Sprintf("stopping: letting %d running job(s) finish; signal again to stop them now", e.Slots)
+		var what string
+		switch {
+		case e.Hooks == 0:
+			what = fmt.Sprintf("%d running job(s)", e.Slots)
+		case e.Slots == 0:
+			what = fmt.Sprintf("%d running hook(s)", e.Hooks)
+		default:
+			what = fmt.Sprintf("%d running job(s) and %d hook(s)", e.Slots, e.Hooks)
+		}
+		return "stopping: letting " + what + " finish; signal again to stop them now"
 	case EventStop:
 		return fmt.Sprintf("worker %s stopped", e.Worker)
 	case EventWarning:

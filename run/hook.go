@@ -62,8 +62,10 @@ func (w *Worker) fireHooks(hard context.Context, ev hookEvent, hooks []hookRun) 
 		return
 	}
 	w.hooks.Add(1)
+	w.hooksRunning.Add(1)
 	go func() {
 		defer w.hooks.Done()
+		defer w.hooksRunning.Add(-1)
 		for _, h := range hooks {
 			res := w.runHook(hard, h, ev)
 			w.emit(Event{Kind: EventHook, Job: ev.job.ID, Run: ev.run.Attempt, Hook: h.name, Err: res})

@@ -1,6 +1,7 @@
 package run
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -150,5 +151,39 @@ func TestHookFailureNeverChangesTheJob(t *testing.T) {
 	pid := strings.TrimSpace(readFile(t, pidFile))
 	if _, err := os.Stat("/proc/" + pid); err == nil {
 		t.Errorf("the timed-out hook (pid %s) is still running", pid)
+	}
+}
+
+// A worker asked to stop while only a hook runs says that it lets the hook
+// finish, as it says of running jobs: it said nothing, and went on for up
+// to hook-timeout without a word.
+func TestStoppingWorkerSaysItWaitsForHooks(t *testing.T) {
+	s := mustOpenStore(t)
+	dir := t.TempDir()
+	w := newWorker(t, s)
+	w.Drain = false
+	var log logLines
+	w.Events = func(e Event) { log.logf("%s", e) }
+	started, release := filepath.Join(dir, "started"), filepath.Join(dir, "release")
+	t.Cleanup(func() { os.WriteFile(release, nil, 0o600) }) // the hook ends, whatever failed
+	w.Config.Hooks.OnSuccess = `touch ` + started + `; while [ ! -e ` + release + ` ]; do sleep 0.05; done`
+	enqueue(t, s, claim.NewJob{ID: "done", Command: "true"})
+	soft, stop := context.WithCancel(context.Background())
+	defer stop()
+	ended := make(chan error, 1)
+	go func() { ended <- w.Run(soft, context.Background()) }()
+	waitFor(t, "the hook to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	stop()
+	waitFor(t, "the worker to say it lets the hook finish", func() bool {
+		return strings.Contains(log.String(), "stopping: letting 1 running hook(s) finish; signal again to stop them now")
+	})
+	if err := os.WriteFile(release, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ended; err != nil {
+		t.Errorf("Run = %v, want nil", err)
 	}
 }

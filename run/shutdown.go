@@ -12,8 +12,9 @@ import (
 func (w *Worker) sayStopping(soft, hard context.Context) {
 	<-soft.Done()
 	w.stopping.Store(true)
-	if n := w.running.Load(); n > 0 && hard.Err() == nil {
-		w.emit(Event{Kind: EventStopping, Slots: int(n)})
+	n, h := w.running.Load(), w.hooksRunning.Load()
+	if n+h > 0 && hard.Err() == nil {
+		w.emit(Event{Kind: EventStopping, Slots: int(n), Hooks: int(h)})
 	}
 }
 

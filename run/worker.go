@@ -88,6 +88,10 @@ type Worker struct {
 	unsure   atomic.Bool
 	reaping  sync.Mutex // held by a reaper pass (reapOnce)
 	cgroups  *cgroups   // the slots' cgroups (cgroups_linux.go)
+
+	// hooksRunning counts the hook runs under way (fireHooks), for what
+	// a stopping worker says it waits for.
+	hooksRunning atomic.Int32
 }
 
 // Run registers the worker and runs jobs until soft is cancelled (or `worker
