@@ -168,9 +168,28 @@ func envFault(err error) bool {
 func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File, slot *slotCgroup) result {
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
-	var timedOut atomic.Bool
+	var timedOut, shellDone atomic.Bool
 	if j.Timeout > 0 {
-		t := time.AfterFunc(j.Timeout, func() { timedOut.Store(true); cancel() })
+		ended := make(chan struct{})
+		defer close(ended)
+		t := time.AfterFunc(j.Timeout, func() {
+			timedOut.Store(true)
+			grace := w.settings().StopTimeout
+			cancel()
+			if grace <= time.Second {
+				return
+			}
+			// A job that traps TERM runs on until the stop-timeout's
+			// KILL: say so, rather than nothing until then.
+			select {
+			case <-ended:
+			case <-time.After(time.Second):
+				if !shellDone.Load() {
+					w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
+						"job %s timed out after %v and goes on after SIGTERM; killed %v after it", j.ID, j.Timeout, grace)})
+				}
+			}
+		})
 		defer t.Stop()
 	}
 	// The job waits behind a gate until its process group is confined and
@@ -234,6 +253,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
+	shellDone.Store(true)
 	record.stop()
 	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf, &stopped)
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})

@@ -353,3 +353,26 @@ func exists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
 }
+
+// A job that goes on after the SIGTERM of its timeout runs until its
+// stop-timeout: the worker says so when it does, instead of nothing until
+// the job is killed, up to 30 s later, while show says it has run past its
+// timeout.
+func TestTimeoutOfJobIgnoringTermIsTold(t *testing.T) {
+	s := mustOpenStore(t)
+	timeout, one := 200*time.Millisecond, 1
+	enqueue(t, s, claim.NewJob{ID: "stubborn", Command: `trap "" TERM; sleep 30`, Timeout: &timeout, MaxRetries: &one})
+	w := newWorker(t, s)
+	w.Config.StopTimeout = 3 * time.Second
+	var log logLines
+	w.Events = func(e Event) { log.logf("%s", e) }
+	drain(t, w)
+
+	if j := get(t, s, "stubborn"); j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 200ms") {
+		t.Errorf("state %s, last_error %q; want dead, timed out after 200ms", j.State, j.LastError)
+	}
+	want := "job stubborn timed out after 200ms and goes on after SIGTERM; killed 3s after it"
+	if logged := log.String(); !strings.Contains(logged, want) {
+		t.Errorf("worker log:\n%s\nwant a line %q", logged, want)
+	}
+}
