@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
+	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
 )
@@ -160,8 +162,31 @@ Example: queuectl show --json nightly-db`,
 			}
 			p := runsPrinter(c)
 			p.Env = c.Bool("env")
-			return p.Job(j, runs)
+			if err := p.Job(j, runs); err != nil {
+				return err
+			}
+			sayWorkerGone(c, h, j)
+			return nil
 		}),
+	}
+}
+
+// sayWorkerGone warns, of a processing job whose worker is gone (killed,
+// crashed), that its run, which shows as running, is lost: nothing runs
+// it until a worker starts and recovers it.
+func sayWorkerGone(c *cli.Context, h *home, j claim.Job) {
+	if j.State != claim.Processing || j.WorkerID == "" {
+		return
+	}
+	workers, err := h.store.Workers(c.Context)
+	if err != nil {
+		return
+	}
+	for _, w := range workers {
+		if w.ID == j.WorkerID && run.Gone(w, run.HostID(), time.Now(), h.config.Lease) {
+			logf(c)("warning: worker %s (pid %d on %s) is gone without stopping: its run is lost, and the job runs again once a worker starts (queuectl worker start)",
+				w.ID, w.PID, w.Host)
+		}
 	}
 }
 

@@ -735,3 +735,27 @@ func TestLogsFollowSaysWhyARunEnded(t *testing.T) {
 		t.Errorf("logs -f lost: stderr %q, want %q", follow.stderr, want)
 	}
 }
+
+// TestShowSaysRunOfGoneWorkerIsLost: show of a job whose worker was killed
+// (kill -9) while no other worker runs says that the run is lost and runs
+// again once a worker starts: it showed the run as running, for ever
+// longer, with nothing to say that nothing ran it.
+func TestShowSaysRunOfGoneWorkerIsLost(t *testing.T) {
+	h := newHome(t)
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "orphaned", "--command", fmt.Sprintf("touch %s; sleep 1000", started))
+	w := h.killMidJob(started, "--no-spool")
+	_, stderr, code := h.run("show", "orphaned")
+	gone := workerOf(t, h, w.cmd.Process.Pid)
+	want := fmt.Sprintf("queuectl: warning: worker %s (pid %d on %s) is gone without stopping: its run is lost, and the job runs again once a worker starts (queuectl worker start)\n",
+		gone.ID, gone.PID, gone.Host)
+	if code != 0 || stderr != want {
+		t.Errorf("show orphaned: exit %d, stderr %q; want 0 and %q", code, stderr, want)
+	}
+	// A live worker's run draws no such line.
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the job to run again", func() bool { return len(h.show("orphaned").Runs) == 2 })
+	if _, stderr, _ := h.run("show", "orphaned"); stderr != "" {
+		t.Errorf("show of a job a live worker runs: stderr %q, want none", stderr)
+	}
+}

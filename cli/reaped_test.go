@@ -26,6 +26,18 @@ func workersOf(t *testing.T, h *qhome) []claim.WorkerInfo {
 	return ws
 }
 
+// workerOf is the registered worker with pid.
+func workerOf(t *testing.T, h *qhome, pid int) claim.WorkerInfo {
+	t.Helper()
+	for _, w := range workersOf(t, h) {
+		if w.PID == pid {
+			return w
+		}
+	}
+	t.Fatalf("no worker of pid %d registered", pid)
+	return claim.WorkerInfo{}
+}
+
 // TestReapedWorkerRegistersAgain: a worker on another host is cut off from
 // the server for longer than its lease, and a worker that still reaches it
 // takes it for dead: it removes its registry row, recovers its run and
