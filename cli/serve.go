@@ -53,6 +53,9 @@ func serveHome(c *cli.Context, h *home) error {
 		return err
 	}
 	addr := c.String("addr")
+	if !hostPort(addr) {
+		return withHint(usagef("--addr %s is not HOST:PORT", addr), "queuectl serve --addr 127.0.0.1:8377")
+	}
 	token, err := readToken(c.String("token-file"))
 	if err != nil {
 		return err
@@ -89,6 +92,18 @@ func runServer(ctx context.Context, s *serve.Server, ln net.Listener) error {
 		return err
 	}
 	return <-stopped
+}
+
+// hostPort says whether addr is an address net.Listen takes: HOST:PORT
+// with a port number or service name. Without it, a bare 127.0.0.1 was
+// taken for an address open to other machines, and a port of 99999 for
+// one to change.
+func hostPort(addr string) bool {
+	_, port, err := net.SplitHostPort(addr)
+	if err == nil {
+		_, err = net.LookupPort("tcp", port)
+	}
+	return err == nil
 }
 
 // loopbackAddr reports whether addr listens on this machine's loopback

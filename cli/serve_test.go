@@ -61,6 +61,20 @@ func TestServeRefusesAnOpenAddress(t *testing.T) {
 	}
 }
 
+// TestServeRefusesAnAddressWithoutPort: an --addr that is not HOST:PORT is
+// a usage error that says so, not an address open to other machines (a
+// bare 127.0.0.1 is loopback) nor a port to change (exit 1).
+func TestServeRefusesAnAddressWithoutPort(t *testing.T) {
+	h := newHome(t)
+	for _, addr := range []string{"127.0.0.1", "localhost", "127.0.0.1:99999", "127.0.0.1:abc"} {
+		_, stderr, code := h.run("serve", "--addr", addr)
+		want := fmt.Sprintf("queuectl: error: usage: --addr %s is not HOST:PORT", addr)
+		if code != 2 || !strings.Contains(stderr, want) || strings.Contains(stderr, "reachable from other machines") {
+			t.Errorf("queuectl serve --addr %s: exit %d, want 2 saying %q\n%s", addr, code, want, stderr)
+		}
+	}
+}
+
 // TestServeReadOnlyWritesNothing: serve --read-only opens the store to
 // read only, so on a copy of a home taken while a store had it open it
 // refuses, saying why, instead of setting the copy's WAL aside.
