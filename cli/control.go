@@ -243,7 +243,7 @@ func restartCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "restart",
 		Usage:     "run completed, dead or canceled jobs again, as new runs (old runs and logs are kept)",
-		ArgsUsage: "ID... | --all --state S",
+		ArgsUsage: "ID... | --all --state STATE",
 		Description: `The job goes back to pending with attempts 0; its runs number on from the
 old ones, so no log is overwritten. A dead job's dead/ file is removed. Exit 4
 for a job that is not finished.
@@ -251,7 +251,7 @@ for a job that is not finished.
 Example: queuectl restart nightly-db`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "restart every job in --state"},
-			&cli.StringFlag{Name: "state", Usage: "with --all: completed, dead or canceled"},
+			&cli.StringFlag{Name: "state", Usage: "with --all: the jobs in `STATE`, completed, dead or canceled"},
 			jsonFlag,
 		},
 		Action: withHome(restartJobs),

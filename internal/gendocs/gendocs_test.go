@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/cli"
+	ucli "github.com/urfave/cli/v2"
 )
 
 const root = "../.."
@@ -112,4 +113,28 @@ func TestJobSpecPagesNameEveryField(t *testing.T) {
 			t.Errorf("docs/job-spec.md does not describe the job field %q", f)
 		}
 	}
+}
+
+// Every flag that takes a value names it in its usage (`STATE`, `N`, `D`),
+// as --help, the man pages and docs/commands.md show it: without one,
+// urfave/cli shows the bare word "value" (restart --state value).
+func TestEveryFlagNamesItsValue(t *testing.T) {
+	var walk func(path string, cmds []*ucli.Command)
+	check := func(path string, flags []ucli.Flag) {
+		for _, f := range flags {
+			names, _, _ := strings.Cut(f.String(), "\t")
+			if strings.HasSuffix(names, " value") || strings.Contains(names, " value,") {
+				t.Errorf("%s: flag %q has no placeholder; put one in backquotes in its usage", path, names)
+			}
+		}
+	}
+	walk = func(path string, cmds []*ucli.Command) {
+		for _, c := range cmds {
+			check(path+" "+c.Name, c.Flags)
+			walk(path+" "+c.Name, c.Subcommands)
+		}
+	}
+	app := cli.Definition()
+	check(app.Name, app.Flags)
+	walk(app.Name, app.Commands)
 }
