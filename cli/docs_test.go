@@ -88,13 +88,11 @@ func checkCommandLine(app *cli.App, args []string) error {
 			cmd, subs = next, next.Subcommands
 		case cmd == nil:
 			return fmt.Errorf("no command %q", a)
-		case cmd.Action == nil:
+		default: // a group's words are its subcommands (groupAction)
 			return fmt.Errorf("%s has no subcommand %q", cmd.Name, a)
-		default:
-			subs = nil
 		}
 	}
-	if cmd != nil && len(subs) > 0 && cmd.Action == nil {
+	if cmd != nil && len(subs) > 0 {
 		return fmt.Errorf("%s needs a subcommand", cmd.Name)
 	}
 	return nil

@@ -101,6 +101,7 @@ func TestNearest(t *testing.T) {
 		{"enqeue", "enqueue"}, {"enquee", "enqueue"}, {"lsit", "list"}, {"wiat", "wait"},
 		{"stat", "state"}, {"jsn", "json"}, {"newst", "newest"}, {"j", "json"}, {"x", ""},
 		{"frobnicate", ""}, {"logs", "logs"}, {"wor", "worker"}, {"retry", "retries"}, {"max-retry", "max-retries"},
+		{"", ""},
 	} {
 		if got := nearest(tt.typed, names); got != tt.want {
 			t.Errorf("nearest(%q) = %q, want %q", tt.typed, got, tt.want)

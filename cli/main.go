@@ -208,9 +208,24 @@ func setCommandDefaults(cmds []*cli.Command) {
 		// subcommand: `queuectl cancel help` would print help and exit 0,
 		// not cancel the job named help. --help is unchanged.
 		cmd.HideHelpCommand = true
+		if len(cmd.Subcommands) > 0 && cmd.Action == nil {
+			cmd.Action = groupAction
+		}
 		for _, f := range cmd.Flags {
 			realDefault(f)
 		}
 		setCommandDefaults(cmd.Subcommands)
 	}
+}
+
+// groupAction runs a group (worker, dlq…) given no subcommand of its own:
+// its help, or, for any word, even an empty one (queuectl worker "$cmd"
+// with cmd unset), no such command. urfave/cli showed the help for an
+// empty word and exited 0.
+func groupAction(c *cli.Context) error {
+	if c.Args().Present() {
+		c.App.CommandNotFound(c, c.Args().First())
+		return nil
+	}
+	return cli.ShowSubcommandHelp(c)
 }

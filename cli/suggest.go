@@ -15,8 +15,12 @@ import (
 
 // nearest returns the candidate closest to typed within a small edit
 // distance (1 for short words, 2 from five letters on), or else one that
-// typed starts; "" when none is that near.
+// typed starts; "" when none is that near. An empty word, which starts
+// every candidate, is near none.
 func nearest(typed string, candidates []string) string {
+	if typed == "" {
+		return ""
+	}
 	best, bestD := "", 3
 	limit := 1
 	if len(typed) >= 5 {
