@@ -227,6 +227,9 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 			"queuectl run -- make test  or  queuectl run --shell 'make test 2>&1 | tee log'")
 	case !c.IsSet("shell") && len(a) == 0:
 		return claim.NewJob{}, withHint(usagef("no command to run"), "queuectl run [flags] -- CMD [ARGS...]")
+	case len(a) > 0 && a[0] == "":
+		// run -- "$cmd" with cmd unset: sh would run no command and exit 127.
+		return claim.NewJob{}, withHint(usagef("the command to run is empty"), "queuectl run [flags] -- CMD [ARGS...]")
 	case len(a) > 0:
 		command = shellQuote(a)
 	}

@@ -101,7 +101,8 @@ func parse(args []string) (call, bool) {
 		} else if len(rest) > 0 {
 			return c, false
 		}
-		return c, (c.command == nil) != (len(c.words) == 0)
+		// An empty first word is the full program's to refuse.
+		return c, (c.command == nil) != (len(c.words) == 0) && (len(c.words) == 0 || c.words[0] != "")
 	}
 	if seen["file"] {
 		return c, len(rest) == 0 && c.command == nil && !seen["queue"]
