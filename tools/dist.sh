@@ -103,8 +103,9 @@ Description: run shell jobs in the background, from a spool directory or the com
  A job queue for one machine, or many sharing PostgreSQL: drop a JSON file
  into a spool directory or run queuectl enqueue; workers run each job with
  /bin/sh -c, keep its logs, retry failures with backoff and dead-letter the
- jobs that keep failing. A static binary, man pages, shell completions,
- systemd units, and a Grafana dashboard and Prometheus rules.
+ jobs that keep failing. Two static programs (queuectl and the
+ queuectl-full it runs), man pages, shell completions, systemd units, and a
+ Grafana dashboard and Prometheus rules.
 CONTROL
   cp packaging/debian-reload "$root/DEBIAN/postinst"
   cp packaging/debian-reload "$root/DEBIAN/postrm"
