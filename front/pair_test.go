@@ -320,7 +320,9 @@ func TestFrontWithoutFull(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.bin = alone
-	_, errs, code := p.run(nil, "status")
+	// A PATH with no queuectl-full on it either: /usr/bin has one where
+	// the package is installed.
+	_, errs, code := p.run([]string{"PATH=" + t.TempDir()}, "status")
 	if code != 1 || !strings.Contains(errs, "queuectl: error: run queuectl-full") || !strings.Contains(errs, "queuectl: hint: install both programs") {
 		t.Errorf("status without queuectl-full: exit %d\n%s", code, errs)
 	}
