@@ -734,3 +734,37 @@ func TestDoctorFullLogsFileSystem(t *testing.T) {
 		t.Errorf("doctor with logs/ on the home's file system:\n%s\nwant one disk check", out)
 	}
 }
+
+// TestJobsGetNoDescriptorTheWorkerInherited: a worker started with files
+// open beyond stderr (a shell's `exec 7>log`, a script's pipe) gives none
+// of them to its jobs or hooks: a job sees its stdin, stdout, stderr and
+// nothing of its worker's caller.
+func TestJobsGetNoDescriptorTheWorkerInherited(t *testing.T) {
+	h := newHome(t)
+	planted, err := os.Create(filepath.Join(t.TempDir(), "planted"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer planted.Close()
+	w := h.command("worker", "start", "--no-spool")
+	w.ExtraFiles = []*os.File{planted, planted} // fds 3 and 4 of the worker
+	h.startCmd(w)
+	dir := t.TempDir()
+	job, hook := filepath.Join(dir, "job-fds"), filepath.Join(dir, "hook-fds")
+	// (readlink fails on the descriptor the glob read /proc/$$/fd through.)
+	spec, _ := json.Marshal(map[string]string{"command": "readlink /proc/$$/fd/* > " + job + "; true",
+		"on_success": "readlink /proc/$$/fd/* > " + hook})
+	h.must("enqueue", string(spec))
+	waitFor(t, 30*time.Second, "the job and its hook to list their descriptors", func() bool {
+		a, _ := os.ReadFile(job)
+		b, _ := os.ReadFile(hook)
+		return len(a) > 0 && len(b) > 0
+	})
+	out, _ := os.ReadFile(job)
+	hookOut, _ := os.ReadFile(hook)
+	for what, fds := range map[string]string{"job": string(out), "hook": string(hookOut)} {
+		if strings.Contains(fds, planted.Name()) {
+			t.Errorf("the %s has the file its worker inherited open:\n%s", what, fds)
+		}
+	}
+}

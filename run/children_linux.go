@@ -354,3 +354,22 @@ func stopUntil(pids []int, termed int, deadline time.Time) {
 func childAttr() *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
+
+// keepInherited marks every descriptor this process inherited (above
+// stderr) close-on-exec, so that no job or hook gets one: a worker started
+// from a shell or a script with files or pipes open (`exec 7>log`, a
+// harness's pipe) passed them to every job, which could write to them, or
+// hold a pipe's reader waiting for an end. What a job is given (its
+// stdin, stdout, stderr, its gate) is dup2'd into it, which close-on-exec
+// does not touch; the runtime's own descriptors are close-on-exec already.
+func keepInherited() {
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return
+	}
+	for _, e := range fds {
+		if fd, err := strconv.Atoi(e.Name()); err == nil && fd > 2 {
+			syscall.CloseOnExec(fd)
+		}
+	}
+}

@@ -107,6 +107,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	}
 	w.host = HostID()
 	w.id = newWorkerID(HostName(w.host))
+	keepInherited() // the process's: no job or hook gets them
 	w.sayReach()
 	w.cgroups = newCgroups(w.id, w.logf)
 	defer w.cgroups.close()
