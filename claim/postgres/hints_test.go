@@ -51,16 +51,9 @@ func TestOpenSearchPathWithoutSchema(t *testing.T) {
 // TestOpenWithoutPermission: a user who may not create tables in the
 // schema gets the error with what to grant.
 func TestOpenWithoutPermission(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	var b [4]byte
-	rand.Read(b[:])
-	role := "qtest_noperm_" + hex.EncodeToString(b[:])
-	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN")
-	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
-	u, _ := url.Parse(dsn)
+	role, u := newRole(t, pgtest.DSN(t), "qtest_noperm_", "")
 	schema := u.Query().Get("search_path")
 	pgtest.Exec(t, "GRANT USAGE ON SCHEMA "+schema+" TO "+role)
-	u.User = url.User(role)
 	s, err := claim.Open(u.String())
 	if err == nil {
 		s.Close()
@@ -112,14 +105,7 @@ func TestOpenUnknownParameter(t *testing.T) {
 // refusal. It is not the store's absence (ErrUnavailable): the
 // server answers, and a worker goes on with the connections it holds.
 func TestOpenNoConnectionLeft(t *testing.T) {
-	dsn := pgtest.DSN(t)
-	var b [4]byte
-	rand.Read(b[:])
-	role := "qtest_nolimit_" + hex.EncodeToString(b[:])
-	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN CONNECTION LIMIT 0")
-	t.Cleanup(func() { pgtest.Exec(t, "DROP ROLE "+role) })
-	u, _ := url.Parse(dsn)
-	u.User = url.User(role)
+	_, u := newRole(t, pgtest.DSN(t), "qtest_nolimit_", "CONNECTION LIMIT 0")
 	s, err := claim.Open(u.String())
 	if err == nil {
 		s.Close()
@@ -149,4 +135,22 @@ func TestOpenRefusedUserNamesPgpass(t *testing.T) {
 	if hint := hintOf(err); !strings.Contains(hint, "refused the user") || !strings.Contains(hint, "~/.pgpass") {
 		t.Errorf("Open = %v (hint %q); want a hint at the URL's user and password, and ~/.pgpass", err, hint)
 	}
+}
+
+// newRole makes a login role of a test's own (prefix and a random suffix,
+// with attrs), dropped with what it owns once the test ends, and returns
+// it with dsn's URL for it.
+func newRole(t *testing.T, dsn, prefix, attrs string) (string, *url.URL) {
+	t.Helper()
+	var b [4]byte
+	rand.Read(b[:])
+	role := prefix + hex.EncodeToString(b[:])
+	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN "+attrs)
+	t.Cleanup(func() { pgtest.Exec(t, "DROP OWNED BY "+role+"; DROP ROLE "+role) })
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	return role, u
 }

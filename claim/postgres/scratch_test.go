@@ -2,8 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"net/url"
 	"strings"
@@ -49,14 +47,7 @@ func TestScratch(t *testing.T) {
 // TestScratchWithoutRight: a user who may not create databases gets an
 // error that says so, and how to fix it.
 func TestScratchWithoutRight(t *testing.T) {
-	server := pgtest.Server(t)
-	var b [4]byte
-	rand.Read(b[:])
-	role := "qtest_nocreate_" + hex.EncodeToString(b[:])
-	pgtest.Exec(t, "CREATE ROLE "+role+" LOGIN NOCREATEDB")
-	t.Cleanup(func() { pgtest.Exec(t, "DROP ROLE "+role) })
-	u, _ := url.Parse(server)
-	u.User = url.User(role)
+	role, u := newRole(t, pgtest.Server(t), "qtest_nocreate_", "NOCREATEDB")
 	_, _, err := claim.Scratch(t.Context(), u.String())
 	var h interface{ Hint() string }
 	if err == nil || !strings.Contains(err.Error(), "may not create databases") || !errors.As(err, &h) ||
