@@ -133,6 +133,18 @@ func (h *qhome) startCmd(cmd *exec.Cmd) *proc {
 	return p
 }
 
+// startRegistered starts cmd, the home's only worker, and waits until
+// status counts it.
+func (h *qhome) startRegistered(cmd *exec.Cmd) *proc {
+	h.t.Helper()
+	w := h.startCmd(cmd)
+	waitFor(h.t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	return w
+}
+
 // startServing starts a worker (with flags, e.g. --queue other) and waits
 // for its enqueue socket, so that enqueue and run go through the hand-off
 // (to it: a worker started after it finds the socket served).
@@ -542,11 +554,7 @@ func TestSecondSignalPutsJobBack(t *testing.T) {
 // SIGINT; SIGTERM still stops it.
 func TestIgnoredInterruptStaysIgnored(t *testing.T) {
 	h := newHome(t)
-	w := h.startCmd(ignoring(h.command("worker", "start", "--no-spool"), "INT"))
-	waitFor(t, 30*time.Second, "the worker to register", func() bool {
-		out, _, _ := h.run("status")
-		return strings.Contains(out, "workers: 1")
-	})
+	w := h.startRegistered(ignoring(h.command("worker", "start", "--no-spool"), "INT"))
 	w.signal(t, syscall.SIGINT)
 	h.must("enqueue", "--id", "after", "--command", "grep SigIgn /proc/self/status")
 	if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
@@ -610,11 +618,7 @@ func TestConfigSetReachesRunningWorker(t *testing.T) {
 	h := newHome(t)
 	h.must("config", "set", "heartbeat-interval", "1s")
 	h.must("config", "set", "lease", "10s")
-	w := h.start("worker", "start", "--no-spool")
-	waitFor(t, 30*time.Second, "the worker to register", func() bool {
-		out, _, _ := h.run("status")
-		return strings.Contains(out, "workers: 1")
-	})
+	w := h.startRegistered(h.command("worker", "start", "--no-spool"))
 	hooked := filepath.Join(t.TempDir(), "hooked")
 	// Set first: the heartbeat that reads the keys below has read it.
 	if _, stderr, _ := h.run("config", "set", "max-retries", "5"); !strings.Contains(stderr, "max-retries applies to the jobs enqueued from now on") {
@@ -700,11 +704,7 @@ func TestHangupStopsWorkerGracefully(t *testing.T) {
 	}
 
 	// Under nohup, a hangup is not for the worker.
-	nohup := h.startCmd(ignoring(h.command("worker", "start", "--no-spool"), "HUP"))
-	waitFor(t, 30*time.Second, "the worker to register", func() bool {
-		out, _, _ := h.run("status")
-		return strings.Contains(out, "workers: 1")
-	})
+	nohup := h.startRegistered(ignoring(h.command("worker", "start", "--no-spool"), "HUP"))
 	nohup.signal(t, syscall.SIGHUP)
 	h.must("enqueue", "--id", "after", "--command", "true")
 	if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
