@@ -255,8 +255,17 @@ func NotDeadError(id string, state State) error {
 // NotFoundError is the ErrNotFound of job id.
 func NotFoundError(id string) error { return fmt.Errorf("%w: %s", ErrNotFound, id) }
 
-// An Opener opens an engine on a location it was registered for.
-type Opener func(ctx context.Context, location string) (Engine, error)
+// An Opener opens an engine on a location it was registered for, with o.
+type Opener func(ctx context.Context, location string, o OpenOptions) (Engine, error)
+
+// OpenOptions are what a caller asks of an engine beside its location:
+// kept apart from it, so that the location stays as its user wrote it in
+// every message that names it.
+type OpenOptions struct {
+	// MaxConns is the size of a PostgreSQL engine's pool; 0 is the
+	// engine's default. A URL's own pool_max_conns wins over it.
+	MaxConns int
+}
 
 var (
 	enginesMu sync.Mutex

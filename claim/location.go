@@ -166,8 +166,8 @@ func (e *LocationError) Hint() string { return e.Fix }
 // SameStore reports whether locations a and b name one store: two
 // spellings of a SQLite file's path (one file), or two PostgreSQL URLs
 // that differ only in what stays with each client: its password (a
-// worker's own location is shown without it) and its pool's size (which
-// ForWorker sets for a worker). So a worker serves, over its socket, the
+// worker's own location is shown without it) and its pool's size
+// (pool_max_conns). So a worker serves, over its socket, the
 // commands of its host that name its store however they spell it.
 func SameStore(a, b string) bool {
 	if EngineFor(a) == EnginePostgres || EngineFor(b) == EnginePostgres {

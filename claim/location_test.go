@@ -115,7 +115,7 @@ func TestSameStore(t *testing.T) {
 	if err := os.WriteFile(db, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	worker := claim.RedactLocation(claim.ForWorker("postgres://me:pw@db1:5432/q?sslmode=disable", 4))
+	worker := claim.RedactLocation("postgres://me:pw@db1:5432/q?sslmode=disable&pool_max_conns=2")
 	for _, tc := range []struct {
 		a, b string
 		same bool

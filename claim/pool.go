@@ -1,10 +1,5 @@
 package claim
 
-import (
-	"net/url"
-	"strconv"
-)
-
 // WorkerConnections is how many connections to a PostgreSQL server a
 // worker of slots slots holds at most: its pool (WorkerPool) and its one
 // listening connection (LISTEN, for wake-ups).
@@ -16,19 +11,9 @@ func WorkerConnections(slots int) int { return WorkerPool(slots) + 1 }
 // the rest (heartbeat, a run's start, the reaper, ingestion) are short.
 func WorkerPool(slots int) int { return min(1+max(slots, 0)/4, 8) }
 
-// ForWorker returns location for a worker of slots slots: a PostgreSQL
-// URL without pool_max_conns gets WorkerPool(slots). Other locations, and
-// a URL that sets its own pool size, come back as they are.
-func ForWorker(location string, slots int) string {
-	if EngineFor(location) != EnginePostgres {
-		return location
-	}
-	u, err := url.Parse(location)
-	if err != nil || u.Query().Has("pool_max_conns") {
-		return location // Open reports a URL it cannot read
-	}
-	q := u.Query()
-	q.Set("pool_max_conns", strconv.Itoa(WorkerPool(slots)))
-	u.RawQuery = q.Encode()
-	return u.String()
-}
+// ForWorker returns the options with which a worker of slots slots opens
+// its store: a PostgreSQL pool of WorkerPool(slots), unless the URL sets
+// its own pool_max_conns. They are kept apart from the location, which
+// messages show as the user gave it, without a parameter the user never
+// typed.
+func ForWorker(slots int) OpenOptions { return OpenOptions{MaxConns: WorkerPool(slots)} }

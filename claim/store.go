@@ -20,7 +20,10 @@ type Store struct {
 // the path of a SQLite file (created, mode 0600). The engine must be linked
 // in (import claim/sqlite, claim/postgres). The caller owns the Store and
 // must Close it.
-func Open(location string) (*Store, error) {
+func Open(location string) (*Store, error) { return OpenWith(location, OpenOptions{}) }
+
+// OpenWith is Open with o (a worker's pool size: ForWorker).
+func OpenWith(location string, o OpenOptions) (*Store, error) {
 	if err := CheckLocation(location); err != nil {
 		return nil, err
 	}
@@ -29,7 +32,7 @@ func Open(location string) (*Store, error) {
 		return nil, err
 	}
 	ctx := context.Background()
-	e, err := open(ctx, location)
+	e, err := open(ctx, location, o)
 	if err != nil {
 		return nil, err
 	}
@@ -52,7 +55,7 @@ func OpenReadOnly(location string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := open(context.Background(), location)
+	e, err := open(context.Background(), location, OpenOptions{})
 	if err != nil {
 		return nil, err
 	}

@@ -92,7 +92,7 @@ func workerScale(c *cli.Context, h *home) error {
 // server holds a known number of connections.
 func openWorkerHome(c *cli.Context) (*home, error) {
 	h, err := openHomeWith(c, false, func(location string) (*claim.Store, error) {
-		return claim.Open(claim.ForWorker(location, c.Int("count")))
+		return claim.OpenWith(location, claim.ForWorker(c.Int("count")))
 	})
 	if err != nil {
 		return nil, err

@@ -18,7 +18,7 @@ import (
 // or none, is refused rather than migrated. The caller owns the Engine and
 // must Close it.
 func OpenReadOnly(ctx context.Context, dsn string) (*Engine, error) {
-	e, err := open(ctx, dsn, map[string]string{"default_transaction_read_only": "on"})
+	e, err := open(ctx, dsn, 0, map[string]string{"default_transaction_read_only": "on"})
 	if err != nil {
 		return nil, err
 	}

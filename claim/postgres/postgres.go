@@ -30,10 +30,10 @@ import (
 )
 
 func init() {
-	claim.RegisterEngine(claim.EnginePostgres, func(ctx context.Context, dsn string) (claim.Engine, error) {
-		return Open(ctx, dsn)
+	claim.RegisterEngine(claim.EnginePostgres, func(ctx context.Context, dsn string, o claim.OpenOptions) (claim.Engine, error) {
+		return open(ctx, dsn, o.MaxConns, nil)
 	})
-	claim.RegisterReader(claim.EnginePostgres, func(ctx context.Context, dsn string) (claim.Engine, error) {
+	claim.RegisterReader(claim.EnginePostgres, func(ctx context.Context, dsn string, _ claim.OpenOptions) (claim.Engine, error) {
 		return OpenReadOnly(ctx, dsn)
 	})
 }
@@ -96,10 +96,11 @@ const maxConns = 8
 // Open connects to the database dsn names (postgres:// or postgresql://),
 // checking that the server answers. Its schema is brought up to date by
 // Migrate. The caller owns the Engine and must Close it.
-func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, dsn, nil) }
+func Open(ctx context.Context, dsn string) (*Engine, error) { return open(ctx, dsn, 0, nil) }
 
-// open is Open, with params set on every connection.
-func open(ctx context.Context, dsn string, params map[string]string) (*Engine, error) {
+// open is Open, with a pool of conns connections (0: maxConns) unless the
+// DSN sets pool_max_conns, and params set on every connection.
+func open(ctx context.Context, dsn string, conns int, params map[string]string) (*Engine, error) {
 	dsn = pgxURL(dsn)
 	cfg, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
@@ -107,6 +108,9 @@ func open(ctx context.Context, dsn string, params map[string]string) (*Engine, e
 	}
 	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = maxConns
+		if conns > 0 {
+			cfg.MaxConns = int32(conns)
+		}
 	}
 	// A server that does not answer is an error at once, not a hang: the
 	// connect timeout bounds each attempt, unless the DSN sets its own.

@@ -30,10 +30,10 @@ import (
 )
 
 func init() {
-	claim.RegisterEngine(claim.EngineSQLite, func(_ context.Context, path string) (claim.Engine, error) {
+	claim.RegisterEngine(claim.EngineSQLite, func(_ context.Context, path string, _ claim.OpenOptions) (claim.Engine, error) {
 		return Open(path)
 	})
-	claim.RegisterReader(claim.EngineSQLite, func(ctx context.Context, path string) (claim.Engine, error) {
+	claim.RegisterReader(claim.EngineSQLite, func(ctx context.Context, path string, _ claim.OpenOptions) (claim.Engine, error) {
 		return OpenReadOnly(ctx, path)
 	})
 }
