@@ -80,6 +80,12 @@ func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.C
 	if b.changes, err = w.Store.Changes(soft); err != nil {
 		return nil, err
 	}
+	var deaths <-chan struct{} // for keepDead
+	if w.SyncDead != nil {
+		if deaths, err = w.Store.Changes(soft); err != nil {
+			return nil, err
+		}
+	}
 	// Cancels are watched until the last slot is done: a job still running
 	// in a worker that is stopping can be canceled too.
 	watching, unwatch := context.WithCancel(ctx)
@@ -101,6 +107,13 @@ func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.C
 	b.tasks.Go(func() { w.reap(soft, hard) })
 	b.tasks.Go(func() { w.prune(soft) })
 	b.tasks.Go(func() { w.schedule(soft, stop) })
+	if deaths != nil {
+		b.tasks.Go(func() {
+			w.keepDead(soft, deaths)
+			for range deaths { // closed once soft ends
+			}
+		})
+	}
 	return b, nil
 }
 

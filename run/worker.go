@@ -44,6 +44,10 @@ type Worker struct {
 	Drain bool
 	// OnDead is called after a job dies (dead/ files); may be nil.
 	OnDead func(ctx context.Context, j claim.Job)
+	// SyncDead, when set, makes the home's dead/ agree with the store; the
+	// worker calls it after changes to the store, at most once a
+	// heartbeat interval (keepDead), for a store other hosts share.
+	SyncDead func(ctx context.Context) error
 	// Events receives what the worker does (run/event.go), diagnostics
 	// included as EventWarning, from any of its goroutines; may be nil.
 	Events func(Event)

@@ -56,5 +56,6 @@
 // dead/<id>.json is written atomically for every dead job (WriteDead): the
 // job spec, valid to drop back into spool/ to re-drive the job, plus a
 // "dead" object. SyncDead makes dead/ agree with the database again after a
-// crash.
+// crash, and, on a store other hosts share, while a worker runs (jobs die
+// and are re-driven on other hosts too).
 package spool
