@@ -90,6 +90,16 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 		Finished: next == Dead, Outcome: OutcomeFailed, Durable: true, Now: now})
 }
 
+// FailForGood is Fail for a run that no attempt could make succeed (a
+// limit above what the worker's host allows): the job is dead at once,
+// whatever attempts it has left, so that `dlq retry` re-drives it once the
+// cause is fixed; canceled, as with Fail, when a cancel came first.
+// maxBackoff is unused: it has Fail's signature.
+func (s *Store) FailForGood(ctx context.Context, j Job, r Run, exitCode *int, errText string, _ time.Duration) (State, error) {
+	return s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Dead, SetExitCode: true, SetError: true, ExitCode: exitCode,
+		Error: errText, RunAfter: s.Now(), Finished: true, Outcome: OutcomeFailed, Durable: true, Now: s.Now()})
+}
+
 // Release puts an interrupted run's job back to pending without counting the
 // attempt, for a worker stopped by a second signal (canceled, when `cancel`
 // was asked of it meanwhile).

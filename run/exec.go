@@ -35,6 +35,10 @@ type result struct {
 	// directory, a full disk, no memory). The job did not run; it waits
 	// and is tried again, without counting the attempt.
 	fault string
+	// final: the job cannot run on this host as it is (a limit above the
+	// host's maximum); it is dead at once, its other attempts not spent
+	// in vain.
+	final bool
 	// outputLost says the run's log could not be written whole (a full
 	// disk); it is kept as the run's error, whatever the run's end.
 	outputLost string
@@ -245,7 +249,8 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		open.Close() // the gate reads EOF: the shell exits without running the command
 		waitChild(cmd)
 		conf.end()
-		return result{err: fmt.Sprintf("set limits: %v", err)}
+		var over *overLimit
+		return result{err: fmt.Sprintf("set limits: %v", err), final: errors.As(err, &over)}
 	}
 	guarded := runStarted(cmd.Process.Pid, mark, conf)
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()

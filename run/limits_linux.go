@@ -3,6 +3,7 @@ package run
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -57,7 +58,13 @@ func confine(pid int, l claim.Limits, runName string, slot *slotCgroup) (*confin
 		}
 	}
 	set := func(res int, n uint64, what string) error {
-		if err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: n, Max: n}, nil); err != nil {
+		err := unix.Prlimit(pid, res, &unix.Rlimit{Cur: n, Max: n}, nil)
+		if errors.Is(err, unix.EPERM) {
+			if max, source := hostMax(res); n > max {
+				return &overLimit{what: what, n: n, max: max, source: source}
+			}
+		}
+		if err != nil {
 			return fmt.Errorf("set %s limit %d: %w", what, n, err)
 		}
 		return nil
@@ -91,6 +98,37 @@ func confine(pid int, l claim.Limits, runName string, slot *slotCgroup) (*confin
 		}
 	}
 	return c, nil
+}
+
+// overLimit is a job's limit above what this host lets its worker set: no
+// attempt here can start, so the run is final (result.final).
+type overLimit struct {
+	what   string // the limit's key in "limits"
+	n, max uint64
+	source string // where max comes from
+}
+
+func (e *overLimit) Error() string {
+	return fmt.Sprintf("limits.%s %d is above this host's maximum, %d (%s): lower the job's limit, or raise the host's, then queuectl dlq retry",
+		e.what, e.n, e.max, e.source)
+}
+
+// hostMax is the highest value of the rlimit res this worker may give a
+// job, and where it comes from: its own hard limit, or for open files,
+// when it may raise that (root), fs.nr_open.
+func hostMax(res int) (uint64, string) {
+	var l unix.Rlimit
+	if err := unix.Getrlimit(res, &l); err != nil {
+		return 0, err.Error()
+	}
+	if res == unix.RLIMIT_NOFILE && os.Geteuid() == 0 {
+		if b, err := os.ReadFile("/proc/sys/fs/nr_open"); err == nil {
+			if n, err := strconv.ParseUint(strings.TrimSpace(string(b)), 10, 64); err == nil {
+				return n, "/proc/sys/fs/nr_open"
+			}
+		}
+	}
+	return l.Max, "the worker's hard limit, ulimit -H"
 }
 
 // joinCgroup makes dir, sets memory.max where it can, and moves pid in.

@@ -439,7 +439,11 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	if res.outputLost != "" {
 		errText += "; " + res.outputLost
 	}
-	next, err := w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
+	fail := w.Store.Fail
+	if res.final {
+		fail = w.Store.FailForGood
+	}
+	next, err := fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
 	if err != nil {
 		return err
 	}
