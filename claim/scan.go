@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // Scanner is a row an engine reads: *sql.Row, *sql.Rows and pgx.Row all
@@ -73,6 +75,7 @@ func (s *JobScanner) Scan(row Scanner) (Job, error) {
 	if err := unmarshalColumn(c.vals[12], &j.Env); err != nil {
 		return Job{}, fmt.Errorf("job %s: env: %w", j.ID, err)
 	}
+	j.Env = jobs.UnescapeEnv(j.Env) // names and values that are not UTF-8
 	return j, nil
 }
 

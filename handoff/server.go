@@ -137,6 +137,8 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	a := answer[jobs.Job]{}
+	// Names and values that are not UTF-8 come escaped (wire.AppendRequest).
+	req.Job.Env, req.Environ = jobs.UnescapeEnv(req.Job.Env), jobs.UnescapeEnv(req.Environ)
 	switch {
 	case dec.Decode(&req) != nil || req.Fingerprint != reflectedPrint(req.Follow):
 		a.Declined = "another build of queuectl"

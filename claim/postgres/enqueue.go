@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // insertJobs inserts a batch in one statement, its rows in order (so seq
@@ -129,7 +130,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		priorities[i], retries[i], backoffs[i] = int32(j.Priority), int32(j.MaxRetries), int32(j.BackoffBase)
 		timeouts[i], runAfters[i], created[i] = int64(j.Timeout), j.RunAfter.UnixNano(), j.CreatedAt.UnixNano()
 		if len(j.Env) > 0 {
-			b, _ := json.Marshal(j.Env)
+			b, _ := json.Marshal(jobs.EscapeEnv(j.Env))
 			envs[i] = ptr(string(b))
 		}
 		cwds[i], uniques[i], ingests[i] = optional(j.Cwd), optional(j.UniqueKey), optional(r.IngestKey)

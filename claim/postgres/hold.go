@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // holdSet and releaseSet are SetHeld's changes ($1 now, $2 id). Under READ
@@ -42,7 +43,7 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 	nj := p.Job
 	var env *string
 	if len(nj.Env) > 0 {
-		b, _ := json.Marshal(nj.Env)
+		b, _ := json.Marshal(jobs.EscapeEnv(nj.Env))
 		env = ptr(string(b))
 	}
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // Enqueue inserts p.Jobs in one durable (fsync'd) transaction, so a spool
@@ -228,7 +229,7 @@ func appendJobArgs(args []any, row claim.NewRow) []any {
 	j := row.Job
 	var env, hooks, limits any
 	if len(j.Env) > 0 {
-		b, _ := json.Marshal(j.Env)
+		b, _ := json.Marshal(jobs.EscapeEnv(j.Env))
 		env = string(b)
 	}
 	if j.Hooks != (claim.Hooks{}) {

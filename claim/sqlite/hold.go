@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/jobs"
 )
 
 // holdSet and releaseSet are SetHeld's changes; the claim reads only
@@ -56,7 +57,7 @@ func (e *Engine) Edit(ctx context.Context, p claim.EditParams) (j claim.Job, cha
 	nj := p.Job
 	var env sql.NullString
 	if len(nj.Env) > 0 {
-		b, _ := json.Marshal(nj.Env)
+		b, _ := json.Marshal(jobs.EscapeEnv(nj.Env))
 		env = sql.NullString{String: string(b), Valid: true}
 	}
 	err = e.tx(ctx, func(tx *sql.Tx) error {

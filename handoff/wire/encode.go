@@ -29,7 +29,7 @@ func AppendRequest(b []byte, req Request) ([]byte, error) {
 	}
 	if len(req.Environ) > 0 {
 		b = append(b, `,"Environ":`...)
-		b = appendMap(b, req.Environ)
+		b = appendMap(b, jobs.EscapeEnv(req.Environ))
 	}
 	return append(b, '}', '\n'), nil
 }
@@ -62,7 +62,7 @@ func appendNewJob(b []byte, nj jobs.NewJob) ([]byte, error) {
 		b = strconv.AppendInt(b, int64(*nj.Timeout), 10)
 	}
 	b = append(b, `,"Env":`...)
-	b = appendMap(b, nj.Env)
+	b = appendMap(b, jobs.EscapeEnv(nj.Env))
 	b = append(b, `,"Cwd":`...)
 	b = appendString(b, nj.Cwd)
 	b = append(b, `,"UniqueKey":`...)

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"testing"
 	"time"
 
@@ -36,7 +37,11 @@ func requestOf(s string, n int) Request {
 
 func checkAppendRequest(t *testing.T, req Request) {
 	t.Helper()
-	want, err := json.Marshal(req)
+	// An env's names and values that are not UTF-8 go escaped, which
+	// json.Marshal does not do (jobs.EscapeEnv).
+	escaped := req
+	escaped.Job.Env, escaped.Environ = jobs.EscapeEnv(req.Job.Env), jobs.EscapeEnv(req.Environ)
+	want, err := json.Marshal(escaped)
 	got, gotErr := AppendRequest(nil, req)
 	if (err != nil) != (gotErr != nil) {
 		t.Fatalf("AppendRequest error %v, json.Marshal %v", gotErr, err)
@@ -50,6 +55,12 @@ func checkAppendRequest(t *testing.T, req Request) {
 	var back Request
 	if err := json.Unmarshal(got, &back); err != nil {
 		t.Fatalf("the worker cannot read %s: %v", got, err)
+	}
+	if env := jobs.UnescapeEnv(back.Job.Env); !maps.Equal(env, req.Job.Env) && (len(env) > 0 || len(req.Job.Env) > 0) {
+		t.Fatalf("the worker reads env %q, sent %q", env, req.Job.Env)
+	}
+	if env := jobs.UnescapeEnv(back.Environ); !maps.Equal(env, req.Environ) && (len(env) > 0 || len(req.Environ) > 0) {
+		t.Fatalf("the worker reads environ %q, sent %q", env, req.Environ)
 	}
 }
 
