@@ -147,3 +147,7 @@ func EngineFor(location string) string { return jobs.EngineFor(location) }
 func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
+
+// EscapeEnv is env as JSON holds it byte for byte: each name and value
+// that is not UTF-8 escaped, which ParseSpec reads back (jobs.EscapeEnv).
+func EscapeEnv(env map[string]string) map[string]string { return jobs.EscapeEnv(env) }

@@ -82,7 +82,7 @@ func logOf(r claim.Run, stderr bool) string {
 
 func newDeadFile(j claim.Job, runs []claim.Run) deadFile {
 	f := deadFile{ID: j.ID, Command: j.Command, MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase,
-		Priority: j.Priority, Queue: j.Queue, Env: j.Env, Cwd: j.Cwd, UniqueKey: j.UniqueKey,
+		Priority: j.Priority, Queue: j.Queue, Env: claim.EscapeEnv(j.Env), Cwd: j.Cwd, UniqueKey: j.UniqueKey,
 		Label: j.Label, Hooks: j.Hooks,
 		Dead: deadInfo{Attempts: j.Attempts, LastError: j.LastError, ExitCode: j.ExitCode, Logs: []deadLog{}}}
 	if !j.Limits.IsZero() {

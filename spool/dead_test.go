@@ -3,6 +3,7 @@ package spool
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -223,5 +224,28 @@ func TestDeadLogsOfAnotherHost(t *testing.T) {
 	f = newDeadFile(claim.Job{ID: "j", Command: "true"}, []claim.Run{r})
 	if l := f.Dead.Logs[0]; l.Stdout != r.StdoutPath || l.Stderr != "" {
 		t.Errorf("logs of another host's run that printed to stdout only: %+v, want stdout's path alone", l)
+	}
+}
+
+// TestDeadFileKeepsEnvBytes: a dead/ file is valid to drop into another
+// home's spool: its env, values that are not UTF-8 included, comes back
+// byte for byte.
+func TestDeadFileKeepsEnvBytes(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"X": "a\xffb", "N\xfe": "v", "OK": "ok"}
+	j := claim.Job{ID: "bytes", Command: "true", MaxRetries: 1, BackoffBase: 2, Env: env, State: claim.Dead, UpdatedAt: time.Now()}
+	if err := WriteDead(dir, j, nil); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "bytes.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nj, err := Parse("bytes.json", data)
+	if err != nil {
+		t.Fatalf("Parse(the dead file) = %v\n%s", err, data)
+	}
+	if !maps.Equal(nj.Env, env) {
+		t.Errorf("Parse(the dead file).Env = %q, want %q\n%s", nj.Env, env, data)
 	}
 }

@@ -37,3 +37,14 @@ func TestEscapeEnv(t *testing.T) {
 		}
 	}
 }
+
+// TestSpecJSONKeepsEnvBytes: a job's spec as JSON (a schedule's, each of
+// whose runs is made from it) gives back the env's bytes.
+func TestSpecJSONKeepsEnvBytes(t *testing.T) {
+	env := map[string]string{"X": "a\xffb", "N\xfe": "v", "OK": "ok"}
+	spec := NewJob{Command: "true", Env: env}.SpecJSON()
+	nj, err := ParseSpec([]byte(spec))
+	if err != nil || !maps.Equal(nj.Env, env) {
+		t.Errorf("ParseSpec(%s) = env %q, %v; want env %q", spec, nj.Env, err, env)
+	}
+}

@@ -236,7 +236,7 @@ func (s *spec) newJob() (NewJob, error) {
 		Command:     *s.Command,
 		MaxRetries:  s.MaxRetries,
 		BackoffBase: s.BackoffBase,
-		Env:         s.Env,
+		Env:         UnescapeEnv(s.Env), // a name or value that is not UTF-8 (SpecJSON, dead/ files)
 		Redrive:     len(s.Dead) > 0 && string(s.Dead) != "null",
 	}
 	if s.ID != nil {
@@ -390,7 +390,7 @@ func (nj NewJob) SpecJSON() string {
 		m["timeout"] = nj.Timeout.String()
 	}
 	if len(nj.Env) > 0 {
-		m["env"] = nj.Env
+		m["env"] = EscapeEnv(nj.Env)
 	}
 	if nj.Cwd != "" {
 		m["cwd"] = nj.Cwd
