@@ -100,19 +100,6 @@ func confine(pid int, l claim.Limits, runName string, slot *slotCgroup) (*confin
 	return c, nil
 }
 
-// overLimit is a job's limit above what this host lets its worker set: no
-// attempt here can start, so the run is final (result.final).
-type overLimit struct {
-	what   string // the limit's key in "limits"
-	n, max uint64
-	source string // where max comes from
-}
-
-func (e *overLimit) Error() string {
-	return fmt.Sprintf("limits.%s %d is above this host's maximum, %d (%s): lower the job's limit, or raise the host's, then queuectl dlq retry",
-		e.what, e.n, e.max, e.source)
-}
-
 // hostMax is the highest value of the rlimit res this worker may give a
 // job, and where it comes from: its own hard limit, or for open files,
 // when it may raise that (root), fs.nr_open.
