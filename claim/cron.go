@@ -88,7 +88,13 @@ func ParseCron(expr, tz string) (Cron, error) {
 // wildcard minute or hour ("*/15 * * * *", "0 */2 * * *", "0 * * * *",
 // @hourly) follows real time: nothing is made up for the skipped hour, and
 // the repeated hour runs again.
+//
+// A Cron without a time zone reads its fields in this process's local time,
+// whatever the location of t: robfig/cron alone reads them in t's location,
+// so a time read back from the store (UTC) gave another due time than
+// time.Now() did.
 func (c Cron) Next(t time.Time) time.Time {
+	t = t.In(c.loc)
 	spec, ok := c.s.(*cron.SpecSchedule)
 	if !ok || c.wild {
 		return c.s.Next(t) // @every: a constant delay; a wildcard: real time

@@ -162,6 +162,10 @@ type Engine interface {
 	// FireSchedule moves a schedule from p.Due to p.Next and enqueues
 	// p.Job in one transaction; ok false when it was no longer due at p.Due.
 	FireSchedule(ctx context.Context, p FireParams) (Result, bool, error)
+	// CorrectScheduleDue moves an active, unchecked schedule's next due
+	// time from from to to and marks it checked, only while its next due
+	// time is from and its updated_at base; false when it is not.
+	CorrectScheduleDue(ctx context.Context, name string, from, to, base time.Time) (bool, error)
 
 	// Changes: see Store.Changes.
 	Changes(ctx context.Context) (<-chan struct{}, error)

@@ -213,14 +213,14 @@ func SetTailData(r *Run, stdout, stderr []byte) {
 }
 
 // ScanSchedule reads a schedule from a row of both engines' schedule
-// columns (s.name … s.updated_at, then the last job's state).
+// columns (s.name … s.updated_at, the last job's state, then s.due_checked).
 func ScanSchedule(row Scanner) (Schedule, error) {
 	var sc Schedule
 	var lastJob, lastState sql.NullString
 	var lastDue sql.NullInt64
 	var next, created, updated int64
 	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
-		&lastDue, &created, &updated, &lastState)
+		&lastDue, &created, &updated, &lastState, &sc.DueChecked)
 	if err != nil {
 		return Schedule{}, err
 	}

@@ -24,8 +24,12 @@ type Schedule struct {
 	LastJob   string
 	LastState State
 	LastDue   time.Time
-	CreatedAt time.Time
-	UpdatedAt time.Time
+	// DueChecked: NextDue was computed by a worker of this release, by its
+	// reading of cron and in the time zone it fires in. Until then a
+	// worker recomputes it from UpdatedAt (see FireDue).
+	DueChecked bool
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
 }
 
 // ScheduleKey is the unique_key of the jobs schedule name makes.
@@ -201,6 +205,14 @@ func (s *Store) FireDue(ctx context.Context) ([]Fired, time.Time, error) {
 		if sc.Paused {
 			continue
 		}
+		if !sc.DueChecked {
+			var ok bool
+			if sc, ok, err = s.checkDue(ctx, sc); err != nil {
+				return fired, earliest, err
+			} else if !ok {
+				continue // changed meanwhile: the next pass reads it again
+			}
+		}
 		next := sc.NextDue
 		if !next.After(now) {
 			var err error
@@ -225,6 +237,34 @@ func (s *Store) FireDue(ctx context.Context) ([]Fired, time.Time, error) {
 		}
 	}
 	return fired, earliest, errors.Join(unreadable...)
+}
+
+// checkDue makes sure an unchecked schedule's next due time is the one
+// this worker's reading of its cron gives: the first due time after the
+// moment it was computed from, UpdatedAt (every write that computes a next
+// due time sets UpdatedAt to the now it computed it from). Another reading
+// wrote a different one: a release that read cron fields otherwise (day 7,
+// a field such as */2), or a process in another local time zone (`schedule
+// add` without --tz, whose times are the worker's local time). That due
+// time is corrected, once (the correction marks the schedule checked, so
+// workers of different zones do not move it back and forth); ok is false
+// when the schedule changed meanwhile. A next due time not after UpdatedAt
+// was kept over a later write (a file's command edited) and stays as it is.
+func (s *Store) checkDue(ctx context.Context, sc Schedule) (Schedule, bool, error) {
+	c, err := ParseCron(sc.Cron, sc.TZ)
+	if err != nil || !sc.NextDue.After(sc.UpdatedAt) {
+		return sc, true, nil // FireDue says why it cannot read it
+	}
+	want := c.Next(sc.UpdatedAt)
+	if want.IsZero() || want.Equal(sc.NextDue) {
+		return sc, true, nil
+	}
+	ok, err := s.engine.CorrectScheduleDue(ctx, sc.Name, sc.NextDue, want, sc.UpdatedAt)
+	if err != nil || !ok {
+		return sc, false, err
+	}
+	sc.NextDue, sc.DueChecked = want, true
+	return sc, true, nil
 }
 
 // fire makes sc's job for its due time, unless another worker did.

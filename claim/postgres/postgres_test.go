@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/url"
 	"strconv"
 	"strings"
@@ -79,13 +80,13 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	dsn := pgtest.DSN(t)
 	mustOpen(t, dsn).Close()
 	var n int
-	query(t, dsn, "UPDATE queuectl_schema SET version = 10 RETURNING version", &n)
+	query(t, dsn, fmt.Sprintf("UPDATE queuectl_schema SET version = %d RETURNING version", schemaVersion+1), &n)
 	s, err := claim.Open(dsn)
 	if err == nil {
 		s.Close()
-		t.Fatal("Open of a database at schema version 10 = nil error, want a refusal")
+		t.Fatalf("Open of a database at schema version %d = nil error, want a refusal", schemaVersion+1)
 	}
-	for _, want := range []string{"version 10", "newer", "upgrade queuectl"} {
+	for _, want := range []string{fmt.Sprintf("version %d", schemaVersion+1), "newer", "upgrade queuectl"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("Open error %q does not mention %q", err, want)
 		}
@@ -204,7 +205,7 @@ func TestOpenSchemeInAnyCase(t *testing.T) {
 }
 
 // schemaVersion is the version of a schema this binary made.
-const schemaVersion = 9
+const schemaVersion = 10
 
 // A role that may only read (a monitoring user) opens the store and reads
 // its counts: folding the gone backends' count rows, a tidying write, is

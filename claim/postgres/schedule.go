@@ -12,7 +12,7 @@ import (
 )
 
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
-	s.last_due, s.created_at, s.updated_at, j.state`
+	s.last_due, s.created_at, s.updated_at, j.state, s.due_checked`
 
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
@@ -60,7 +60,7 @@ func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
 		_, err := tx.Exec(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8)
 			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
-				next_due = excluded.next_due, updated_at = excluded.updated_at
+				next_due = excluded.next_due, updated_at = excluded.updated_at, due_checked = false
 			WHERE schedules.file`,
 			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.NextDue.UnixNano(), sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
 		if err != nil {
@@ -95,7 +95,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
 // SetSchedulePaused pauses or resumes a schedule, due next at next.
 func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error {
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `UPDATE schedules SET paused = $1, next_due = $2, updated_at = $3 WHERE name = $4`,
+		_, err := tx.Exec(ctx, `UPDATE schedules SET paused = $1, next_due = $2, updated_at = $3, due_checked = false WHERE name = $4`,
 			paused, next.UnixNano(), now.UnixNano(), name)
 		if err != nil {
 			return err
@@ -115,7 +115,7 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool
 // then find next_due moved and change nothing.
 func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, last_due = $2, updated_at = $3
+		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, last_due = $2, updated_at = $3, due_checked = true
 			WHERE name = $4 AND next_due = $2 AND NOT paused`,
 			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name)
 		if err != nil {
@@ -145,4 +145,27 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		return claim.Result{}, false, fmt.Errorf("fire schedule %s: %w", p.Name, err)
 	}
 	return r, ok, nil
+}
+
+// CorrectScheduleDue moves an active schedule's next due time from from to
+// to, marking it computed by this worker, only while it is as read (next
+// due time from, last written at base, not yet checked); false when not.
+func (e *Engine) CorrectScheduleDue(ctx context.Context, name string, from, to, base time.Time) (bool, error) {
+	var ok bool
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, due_checked = true
+			WHERE name = $2 AND next_due = $3 AND updated_at = $4 AND NOT paused AND NOT due_checked`,
+			to.UnixNano(), name, from.UnixNano(), base.UnixNano())
+		if err != nil {
+			return err
+		}
+		if ok = tag.RowsAffected() == 1; !ok {
+			return nil
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return false, fmt.Errorf("correct schedule %s: %w", name, err)
+	}
+	return ok, nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
-	s.last_due, s.created_at, s.updated_at, j.state`
+	s.last_due, s.created_at, s.updated_at, j.state, s.due_checked`
 
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
@@ -63,7 +63,7 @@ func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
-				next_due = excluded.next_due, updated_at = excluded.updated_at
+				next_due = excluded.next_due, updated_at = excluded.updated_at, due_checked = 0
 			WHERE schedules.file = 1`,
 			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.NextDue.UnixNano(), sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
 		return err
@@ -97,7 +97,7 @@ func (e *Engine) DeleteSchedule(ctx context.Context, name string) error {
 // SetSchedulePaused pauses or resumes a schedule, due next at next.
 func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool, next, now time.Time) error {
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `UPDATE schedules SET paused = ?, next_due = ?, updated_at = ? WHERE name = ?`,
+		_, err := tx.ExecContext(ctx, `UPDATE schedules SET paused = ?, next_due = ?, updated_at = ?, due_checked = 0 WHERE name = ?`,
 			paused, next.UnixNano(), now.UnixNano(), name)
 		return err
 	})
@@ -115,7 +115,7 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool
 func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
 	e.prepare(ctx, insertJob, countPending)
 	err = e.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, last_due = ?, updated_at = ?
+		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, last_due = ?, updated_at = ?, due_checked = 1
 			WHERE name = ? AND next_due = ? AND paused = 0`,
 			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name, p.Due.UnixNano())
 		if err != nil {
@@ -150,4 +150,29 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		e.notify()
 	}
 	return r, ok, nil
+}
+
+// CorrectScheduleDue moves an active schedule's next due time from from to
+// to, marking it computed by this worker, only while it is as read (next
+// due time from, last written at base, not yet checked); false when not.
+func (e *Engine) CorrectScheduleDue(ctx context.Context, name string, from, to, base time.Time) (bool, error) {
+	var ok bool
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, due_checked = 1
+			WHERE name = ? AND next_due = ? AND updated_at = ? AND paused = 0 AND due_checked = 0`,
+			to.UnixNano(), name, from.UnixNano(), base.UnixNano())
+		if err != nil {
+			return err
+		}
+		n, _ := res.RowsAffected()
+		ok = n == 1
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("correct schedule %s: %w", name, err)
+	}
+	if ok {
+		e.notify()
+	}
+	return ok, nil
 }

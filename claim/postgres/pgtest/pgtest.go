@@ -109,6 +109,13 @@ func Exec(tb testing.TB, sql string) {
 	exec(tb, Server(tb), sql)
 }
 
+// ExecIn runs one statement in the schema of dsn (one DSN gave): what a
+// release that wrote rows otherwise would have left there.
+func ExecIn(tb testing.TB, dsn, sql string) {
+	tb.Helper()
+	exec(tb, dsn, sql)
+}
+
 func exec(tb testing.TB, dsn, sql string) {
 	tb.Helper()
 	if err := run(dsn, sql); err != nil {
