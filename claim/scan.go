@@ -213,20 +213,22 @@ func SetTailData(r *Run, stdout, stderr []byte) {
 }
 
 // ScanSchedule reads a schedule from a row of both engines' schedule
-// columns (s.name … s.updated_at, the last job's state, then s.due_checked).
+// columns (s.name … s.updated_at, the last job's state, then s.last_skipped,
+// s.skip_reason, s.due_checked).
 func ScanSchedule(row Scanner) (Schedule, error) {
 	var sc Schedule
-	var lastJob, lastState sql.NullString
-	var lastDue sql.NullInt64
+	var lastJob, lastState, skipReason sql.NullString
+	var lastDue, lastSkipped sql.NullInt64
 	var next, created, updated int64
 	err := row.Scan(&sc.Name, &sc.Cron, &sc.TZ, &sc.Spec, &sc.Paused, &sc.File, &next, &lastJob,
-		&lastDue, &created, &updated, &lastState, &sc.DueChecked)
+		&lastDue, &created, &updated, &lastState, &lastSkipped, &skipReason, &sc.DueChecked)
 	if err != nil {
 		return Schedule{}, err
 	}
 	sc.NextDue, sc.LastDue = time.Unix(0, next).UTC(), FromNanos(lastDue)
 	sc.CreatedAt, sc.UpdatedAt = time.Unix(0, created).UTC(), time.Unix(0, updated).UTC()
 	sc.LastJob, sc.LastState = lastJob.String, State(lastState.String)
+	sc.LastSkipped, sc.SkipReason = FromNanos(lastSkipped), skipReason.String
 	return sc, nil
 }
 

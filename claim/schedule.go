@@ -24,6 +24,11 @@ type Schedule struct {
 	LastJob   string
 	LastState State
 	LastDue   time.Time
+	// LastSkipped is the last due time that made no job of its own, and
+	// SkipReason why (SkipOverlap, SkipMissed or SkipRefused); zero and
+	// "" when none has.
+	LastSkipped time.Time
+	SkipReason  string
 	// DueChecked: NextDue was computed by a worker of this release, by its
 	// reading of cron and in the time zone it fires in. Until then a
 	// worker recomputes it from UpdatedAt (see FireDue).
@@ -31,6 +36,19 @@ type Schedule struct {
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
+
+// Why a due time made no job of its own (Schedule.SkipReason).
+const (
+	// SkipOverlap: the job of an earlier due time still held the key
+	// schedule:NAME (pending, running or retrying).
+	SkipOverlap = "overlap"
+	// SkipMissed: no worker fired the schedule at the due time; when one
+	// did, it made one job for all the due times missed.
+	SkipMissed = "missed"
+	// SkipRefused: the schedule's job spec made no job (the worker's log
+	// says why).
+	SkipRefused = "refused"
+)
 
 // ScheduleKey is the unique_key of the jobs schedule name makes.
 func ScheduleKey(name string) string { return "schedule:" + name }
@@ -278,6 +296,13 @@ func (s *Store) fire(ctx context.Context, sc Schedule, now, next time.Time) (Fir
 		return Fired{}, false, err
 	}
 	p := FireParams{Name: sc.Name, Due: sc.NextDue, Next: next, Now: now}
+	// The due times after this one up to now were missed (no worker ran):
+	// this one job stands for them all; the last of them is recorded.
+	if c, err := ParseCron(sc.Cron, sc.TZ); err == nil {
+		if missed := lastDueIn(c, sc.NextDue, now); !missed.IsZero() {
+			p.Skipped, p.SkipReason = missed, SkipMissed
+		}
+	}
 	// A spec that no longer makes a job is reported for this due time,
 	// which passes all the same. A cwd removed since the schedule was
 	// added is not such: the job is made, and its run fails saying so, and
@@ -286,6 +311,8 @@ func (s *Store) fire(ctx context.Context, sc Schedule, now, next time.Time) (Fir
 	row, jobErr := buildRow(cfg, nj, now)
 	if jobErr == nil {
 		p.Job = &row
+	} else if p.Skipped.IsZero() {
+		p.Skipped, p.SkipReason = sc.NextDue, SkipRefused
 	}
 	r, ok, err := s.engine.FireSchedule(ctx, p)
 	if err != nil || !ok {
@@ -304,4 +331,37 @@ type FireParams struct {
 	Next time.Time // the next due time after this fire
 	Job  *NewRow   // nil: the spec makes no job now; the due time passes all the same
 	Now  time.Time
+	// Skipped, when set, is the last due time after Due that makes no job
+	// of its own, for SkipReason. When zero, the engine records Due itself
+	// as skipped if its job is not made: SkipOverlap or SkipRefused.
+	Skipped    time.Time
+	SkipReason string
+}
+
+// SkipColumns returns Skipped (as Unix nanoseconds) and SkipReason, or two
+// nils when Skipped is zero: SQL NULLs that keep what is recorded.
+func (p FireParams) SkipColumns() (skipped, reason any) {
+	if p.Skipped.IsZero() {
+		return nil, nil
+	}
+	return p.Skipped.UnixNano(), p.SkipReason
+}
+
+// lastDueIn is the last due time of c in (after, until], or zero. It looks
+// back from until in doubling steps, so a schedule missed for a year costs
+// a few of its due times, not all of them.
+func lastDueIn(c Cron, after, until time.Time) time.Time {
+	for back := time.Minute; ; back *= 2 {
+		from := until.Add(-back)
+		if !from.After(after) {
+			from = after
+		}
+		var last time.Time
+		for n := c.Next(from); !n.IsZero() && !n.After(until); n = c.Next(n) {
+			last = n
+		}
+		if !last.IsZero() || from.Equal(after) {
+			return last
+		}
+	}
 }

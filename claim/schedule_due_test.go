@@ -138,3 +138,37 @@ func TestScheduleWithoutZoneIsTheWorkers(t *testing.T) {
 		}
 	})
 }
+
+// TestScheduleListSaysWhatWasSkipped: a due time that finds the last job
+// still live, and due times missed while no worker ran, are recorded with
+// their reason.
+func TestScheduleListSaysWhatWasSkipped(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		s, clk := db.openClocked(t)
+		mustAddSchedule(t, s, "tick", "*/5 * * * *", "true")
+		if sc := mustSchedule(t, s, "tick"); !sc.LastSkipped.IsZero() || sc.SkipReason != "" {
+			t.Errorf("a new schedule's last skip = %v %q, want none", sc.LastSkipped, sc.SkipReason)
+		}
+		clk.Advance(5 * time.Minute)
+		mustFire(t, s)
+		clk.Advance(5 * time.Minute) // the job of 03:05 is still pending
+		mustFire(t, s)
+		sc := mustSchedule(t, s, "tick")
+		if want := t0.Add(10 * time.Minute); !sc.LastSkipped.Equal(want) || sc.SkipReason != claim.SkipOverlap {
+			t.Errorf("after an overlap: last skipped %v (%q), want %v (%q)", sc.LastSkipped, sc.SkipReason, want, claim.SkipOverlap)
+		}
+
+		_, r := mustClaim(t, s, claimant(t, "w"))
+		if _, err := s.Complete(t.Context(), r); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Hour + 2*time.Minute) // no worker from 03:15 to 04:12
+		if late := mustFire(t, s); len(late) != 1 || late[0].Outcome != claim.Created || !late[0].Due.Equal(t0.Add(15*time.Minute)) {
+			t.Fatalf("FireDue after an hour without workers = %+v, want one job for 03:15", late)
+		}
+		sc = mustSchedule(t, s, "tick")
+		if want := t0.Add(time.Hour + 10*time.Minute); !sc.LastSkipped.Equal(want) || sc.SkipReason != claim.SkipMissed {
+			t.Errorf("after an hour without workers: last skipped %v (%q), want %v (%q)", sc.LastSkipped, sc.SkipReason, want, claim.SkipMissed)
+		}
+	})
+}

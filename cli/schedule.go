@@ -39,7 +39,7 @@ Example: queuectl schedule add nightly-db --cron '0 3 * * *' --command 'pg_dump 
 			Action: withHome(scheduleAdd),
 		}, {
 			Name:        "list",
-			Usage:       "list schedules: next due time, last job and its state",
+			Usage:       "list schedules: next due time, last job and its state, last due time that made no job and why (overlap, missed, refused)",
 			Description: "Example: queuectl schedule list --json",
 			Flags:       []cli.Flag{jsonFlag},
 			Action: withHome(func(c *cli.Context, h *home) error {

@@ -19,14 +19,19 @@ type ScheduleObject struct {
 	LastDue   string `json:"last_due,omitempty"`
 	LastJob   string `json:"last_job,omitempty"`
 	LastState string `json:"last_state,omitempty"`
-	Job       any    `json:"job"`
+	// LastSkipped is the last due time that made no job of its own, and
+	// SkipReason why: overlap, missed or refused (claim.SkipOverlap…).
+	LastSkipped string `json:"last_skipped,omitempty"`
+	SkipReason  string `json:"skip_reason,omitempty"`
+	Job         any    `json:"job"`
 }
 
 // Schedules renders `schedule list`: a table of name, next due time, cron,
-// last job and its state, command; or one JSON array (`[]` when empty) of
-// {name, cron, tz, paused, source ("file" or "cli"), next_due (absent
-// while paused), last_due, last_job, last_state, job (the spec each run is
-// made from)}.
+// last job and its state, the last due time that made no job of its own
+// with why, command; or one JSON array (`[]` when empty) of {name, cron,
+// tz, paused, source ("file" or "cli"), next_due (absent while paused),
+// last_due, last_job, last_state, last_skipped, skip_reason, job (the spec
+// each run is made from)}.
 func (p Printer) Schedules(list []claim.Schedule) error {
 	if p.JSON {
 		return WriteJSON(p.Out, SchedulesJSON(list))
@@ -53,9 +58,13 @@ func (p Printer) Schedules(list []claim.Schedule) error {
 		if nj, err := claim.ParseSpec([]byte(sc.Spec)); err == nil {
 			command = clip(oneLine(nj.Command), 60)
 		}
-		rows[i] = []string{sc.Name, next, cron, last, state, command}
+		skipped := none
+		if !sc.LastSkipped.IsZero() {
+			skipped = sc.LastSkipped.Local().Format("2006-01-02 15:04") + " " + sc.SkipReason
+		}
+		rows[i] = []string{sc.Name, next, cron, last, state, skipped, command}
 	}
-	return writeTable(p.Out, []string{"NAME", "NEXT", "CRON", "LAST JOB", "STATE", "COMMAND"}, rows)
+	return writeTable(p.Out, []string{"NAME", "NEXT", "CRON", "LAST JOB", "STATE", "LAST SKIPPED", "COMMAND"}, rows)
 }
 
 // until says when t comes: "in 5m (16:05)".
@@ -89,6 +98,9 @@ func SchedulesJSON(list []claim.Schedule) []ScheduleObject {
 		}
 		if !sc.LastDue.IsZero() {
 			o.LastDue = stamp(sc.LastDue)
+		}
+		if !sc.LastSkipped.IsZero() {
+			o.LastSkipped, o.SkipReason = stamp(sc.LastSkipped), sc.SkipReason
 		}
 		out[i] = o
 	}

@@ -14,6 +14,7 @@ type scheduleRow struct {
 	claim.Schedule
 	Next    string
 	Command string
+	Skipped string // the last due time that made no job of its own, and why
 }
 
 type schedulesView struct{ Schedules []scheduleRow }
@@ -37,6 +38,9 @@ func (s *Server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 		}
 		if nj, err := claim.ParseSpec([]byte(sc.Spec)); err == nil {
 			row.Command = nj.Command
+		}
+		if !sc.LastSkipped.IsZero() {
+			row.Skipped = sc.LastSkipped.Local().Format("2006-01-02 15:04") + " " + sc.SkipReason
 		}
 		v.Schedules = append(v.Schedules, row)
 	}

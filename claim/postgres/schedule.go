@@ -12,7 +12,7 @@ import (
 )
 
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
-	s.last_due, s.created_at, s.updated_at, j.state, s.due_checked`
+	s.last_due, s.created_at, s.updated_at, j.state, s.last_skipped, s.skip_reason, s.due_checked`
 
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
@@ -115,9 +115,11 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool
 // then find next_due moved and change nothing.
 func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, last_due = $2, updated_at = $3, due_checked = true
+		skipped, reason := p.SkipColumns()
+		tag, err := tx.Exec(ctx, `UPDATE schedules SET next_due = $1, last_due = $2, updated_at = $3, due_checked = true,
+				last_skipped = coalesce($5::bigint, last_skipped), skip_reason = coalesce($6::text, skip_reason)
 			WHERE name = $4 AND next_due = $2 AND NOT paused`,
-			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name)
+			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name, skipped, reason)
 		if err != nil {
 			return err
 		}
@@ -136,7 +138,12 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		// which passes all the same: retrying it on every tick would only
 		// repeat the error.
 		if r = rs[0]; r.Err != nil {
-			return nil
+			return skipSchedule(ctx, tx, p, claim.SkipRefused)
+		}
+		if r.Outcome == claim.Skipped {
+			if err := skipSchedule(ctx, tx, p, claim.SkipOverlap); err != nil {
+				return err
+			}
 		}
 		_, err = tx.Exec(ctx, `UPDATE schedules SET last_job = $1 WHERE name = $2`, r.Job.ID, p.Name)
 		return err
@@ -145,6 +152,17 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		return claim.Result{}, false, fmt.Errorf("fire schedule %s: %w", p.Name, err)
 	}
 	return r, ok, nil
+}
+
+// skipSchedule records p's due time as skipped for reason, unless p
+// records a later one (missed due times) already.
+func skipSchedule(ctx context.Context, tx pgx.Tx, p claim.FireParams, reason string) error {
+	if !p.Skipped.IsZero() {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE schedules SET last_skipped = $1, skip_reason = $2 WHERE name = $3`,
+		p.Due.UnixNano(), reason, p.Name)
+	return err
 }
 
 // CorrectScheduleDue moves an active schedule's next due time from from to

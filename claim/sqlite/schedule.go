@@ -11,7 +11,7 @@ import (
 )
 
 const scheduleColumns = `s.name, s.cron, s.tz, s.spec, s.paused, s.file, s.next_due, s.last_job,
-	s.last_due, s.created_at, s.updated_at, j.state, s.due_checked`
+	s.last_due, s.created_at, s.updated_at, j.state, s.last_skipped, s.skip_reason, s.due_checked`
 
 // Schedules lists every schedule by name, with its last job's state.
 func (e *Engine) Schedules(ctx context.Context) ([]claim.Schedule, error) {
@@ -115,9 +115,11 @@ func (e *Engine) SetSchedulePaused(ctx context.Context, name string, paused bool
 func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.Result, ok bool, err error) {
 	e.prepare(ctx, insertJob, countPending)
 	err = e.tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, last_due = ?, updated_at = ?, due_checked = 1
+		skipped, reason := p.SkipColumns()
+		res, err := tx.ExecContext(ctx, `UPDATE schedules SET next_due = ?, last_due = ?, updated_at = ?, due_checked = 1,
+				last_skipped = coalesce(?, last_skipped), skip_reason = coalesce(?, skip_reason)
 			WHERE name = ? AND next_due = ? AND paused = 0`,
-			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), p.Name, p.Due.UnixNano())
+			p.Next.UnixNano(), p.Due.UnixNano(), p.Now.UnixNano(), skipped, reason, p.Name, p.Due.UnixNano())
 		if err != nil {
 			return err
 		}
@@ -133,9 +135,14 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		// repeat the error.
 		if r, err = e.insert(ctx, tx, e.stmt(ctx, tx, insertJob), *p.Job, p.Now); errors.Is(err, claim.ErrInvalid) || errors.Is(err, claim.ErrConflict) {
 			r.Err = err
-			return nil
+			return e.skipSchedule(ctx, tx, p, claim.SkipRefused)
 		} else if err != nil {
 			return err
+		}
+		if r.Outcome == claim.Skipped {
+			if err := e.skipSchedule(ctx, tx, p, claim.SkipOverlap); err != nil {
+				return err
+			}
 		}
 		if err := e.countCreated(ctx, tx, []claim.Result{r}); err != nil {
 			return err
@@ -150,6 +157,17 @@ func (e *Engine) FireSchedule(ctx context.Context, p claim.FireParams) (r claim.
 		e.notify()
 	}
 	return r, ok, nil
+}
+
+// skipSchedule records p's due time as skipped for reason, unless p
+// records a later one (missed due times) already.
+func (e *Engine) skipSchedule(ctx context.Context, tx *sql.Tx, p claim.FireParams, reason string) error {
+	if !p.Skipped.IsZero() {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE schedules SET last_skipped = ?, skip_reason = ? WHERE name = ?`,
+		p.Due.UnixNano(), reason, p.Name)
+	return err
 }
 
 // CorrectScheduleDue moves an active schedule's next due time from from to

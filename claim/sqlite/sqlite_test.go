@@ -163,7 +163,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 14
+const schemaVersion = 15
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
