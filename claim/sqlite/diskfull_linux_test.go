@@ -55,3 +55,64 @@ func TestDiskFullIsNamed(t *testing.T) {
 	}
 	mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true"})
 }
+
+// A store no process has open has no shared-memory index beside it, and
+// SQLite cannot make one on a full disk: reading it must still work (status,
+// list, show, logs), and a write says the disk is full.
+func TestDiskFullStoreStillReads(t *testing.T) {
+	dir := mountTmpfs(t, "size=4m,mode=0700")
+	path := filepath.Join(dir, "queue.db")
+	s, err := claim.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(path + "-shm"); err == nil {
+		t.Fatalf("%s-shm is still there once the last process closed the store", path)
+	}
+	fill(t, filepath.Join(dir, "filler"))
+
+	s, err = claim.Open(path)
+	if err != nil {
+		t.Fatalf("Open on a full disk = %v, want the store opened to read", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if j, err := s.Get(ctx, "kept"); err != nil || j.ID != "kept" {
+		t.Errorf("Get(kept) on a full disk = %v, %v, want the job", j.ID, err)
+	}
+	if _, err := s.Enqueue(ctx, claim.NewJob{Command: "true"}); !errors.Is(err, claim.ErrDiskFull) || !strings.Contains(err.Error(), "disk full: "+dir) {
+		t.Errorf("Enqueue on a full disk = %v, want ErrDiskFull naming %s", err, dir)
+	}
+}
+
+// mountTmpfs mounts a tmpfs with opts on a new temporary directory, or
+// skips the test where that takes root.
+func mountTmpfs(t *testing.T, opts string) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, opts); err != nil {
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root to test a full disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// fill writes path until the file system holding it has no space left.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	block := make([]byte, 4096)
+	for {
+		if _, err := f.Write(block); err != nil {
+			return
+		}
+	}
+}

@@ -107,6 +107,9 @@ type Engine struct {
 	wake  wakeFile
 	// readOnly: every connection refuses to write (OpenReadOnly).
 	readOnly bool
+	// noShm: the connections keep the WAL index in their heap, on a full
+	// disk (noshm.go).
+	noShm bool
 }
 
 var _ claim.Engine = (*Engine)(nil)
@@ -184,10 +187,17 @@ func (e *Engine) connect() error {
 // synchronous(FULL) makes each commit fsync the WAL, so Enqueue is durable
 // when it returns. _txlock=immediate makes every transaction BEGIN IMMEDIATE,
 // taking the write lock up front so that no two claims can read the same row.
-func dsn(path string) string {
+func dsn(path string, noShm bool) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(30000)")
-	q.Add("_pragma", "journal_mode(WAL)")
+	if noShm {
+		// Before SQLite's first look at the WAL; and journal_mode(WAL),
+		// which would look for the shared memory, is left out: the file is
+		// in WAL mode already (noshm.go).
+		q.Add("_pragma", "locking_mode(EXCLUSIVE)")
+	} else {
+		q.Add("_pragma", "journal_mode(WAL)")
+	}
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	// The store checkpoints itself, recording the file's mark each time
@@ -251,6 +261,9 @@ func (e *Engine) Migrate(ctx context.Context) error {
 	for start := time.Now(); isBusy(err) && time.Since(start) < 30*time.Second; {
 		time.Sleep(10 * time.Millisecond)
 		err = e.migrate(ctx)
+	}
+	if e.shmFull(err) {
+		err = e.readWithoutShm(ctx, err)
 	}
 	return e.fault(err)
 }
@@ -317,6 +330,9 @@ func (e *Engine) fault(err error) error {
 	}
 	if rerr := e.Check(); errors.Is(rerr, claim.ErrReplaced) {
 		return rerr
+	}
+	if e.noShm && se.Code()&0xff == sqlite3.SQLITE_READONLY {
+		return e.diskFull()
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_NOTADB:

@@ -62,7 +62,7 @@ type guardedConnector struct {
 }
 
 func newConnector(e *Engine) (driver.Connector, error) {
-	name := dsn(e.path)
+	name := dsn(e.path, e.noShm)
 	if e.readOnly {
 		name += "&_pragma=query_only(1)"
 	}
