@@ -36,13 +36,46 @@ func (e *Engine) Backup(ctx context.Context, to string) error {
 	f.Close()
 	// VACUUM INTO writes into an empty file, keeping its mode.
 	if _, err := e.db.ExecContext(ctx, "VACUUM INTO ?", to); err != nil {
+		err = e.backupFault(ctx, to, e.fault(err)) // before the partial copy is removed
 		os.Remove(to)
-		return fmt.Errorf("back up: %w", e.fault(err))
+		return fmt.Errorf("back up: %w", err)
 	}
 	if err := syncFile(to); err != nil {
+		err = e.backupFault(ctx, to, err)
+		os.Remove(to)
 		return err
 	}
 	return syncDir(filepath.Dir(to))
+}
+
+// backupFault is err, of a backup to the file to, saying so when the disk
+// to is on has no room for it: SQLite's "database or disk is full" does
+// not say which disk. SQLite asks for the copy's whole size before it
+// writes it (a size hint), so the disk may fail it with room left, just
+// not enough.
+func (e *Engine) backupFault(ctx context.Context, to string, err error) error {
+	dir := filepath.Dir(to)
+	var st syscall.Statfs_t
+	if errors.Is(err, claim.ErrDiskFull) || syscall.Statfs(dir, &st) != nil {
+		return err
+	}
+	free := int64(st.Bavail) * st.Bsize
+	if size := e.size(ctx); free == 0 || size > free {
+		return fmt.Errorf("%w: %s (no space left for the backup %s: it needs about %d KiB, %d KiB free): %v",
+			claim.ErrDiskFull, dir, filepath.Base(to), (size+1023)>>10, free>>10, err)
+	}
+	return err
+}
+
+// size is how large the database is now, its WAL's pages too (0 when it
+// cannot tell): about what a copy takes.
+func (e *Engine) size(ctx context.Context) int64 {
+	var pages, pageSize int64
+	if e.db.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages) != nil ||
+		e.db.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize) != nil {
+		return 0
+	}
+	return pages * pageSize
 }
 
 // Restore puts a copy of the backup file from at path, once PRAGMA

@@ -3,6 +3,8 @@ package sqlite_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -114,5 +116,31 @@ func fill(t *testing.T, path string) {
 		if _, err := f.Write(block); err != nil {
 			return
 		}
+	}
+}
+
+// A backup to a full disk says so and names where, and leaves no file.
+func TestBackupToFullDisk(t *testing.T) {
+	s := mustOpenPath(t, filepath.Join(t.TempDir(), "queue.db"))
+	for i := range 50 {
+		mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("job%d", i), Command: strings.Repeat("x", 4000)})
+	}
+	dir := mountTmpfs(t, "size=4m,mode=0700")
+	fill(t, filepath.Join(dir, "filler"))
+	// Room for part of the copy, which the backup removes when it fails.
+	fi, err := os.Stat(filepath.Join(dir, "filler"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(filepath.Join(dir, "filler"), fi.Size()-64<<10); err != nil {
+		t.Fatal(err)
+	}
+	to := filepath.Join(dir, "backup.db")
+	err = s.Backup(context.Background(), to)
+	if !errors.Is(err, claim.ErrDiskFull) || !strings.Contains(err.Error(), "disk full: "+dir) {
+		t.Errorf("Backup to a full disk = %v, want ErrDiskFull naming %s", err, dir)
+	}
+	if _, err := os.Lstat(to); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("Backup to a full disk left %s (%v)", to, err)
 	}
 }
