@@ -144,3 +144,30 @@ func TestBackupToFullDisk(t *testing.T) {
 		t.Errorf("Backup to a full disk left %s (%v)", to, err)
 	}
 }
+
+// A file system out of inodes, where SQLite cannot create the WAL, is
+// named as full too, not "unable to open database file".
+func TestNoInodesIsNamed(t *testing.T) {
+	dir := mountTmpfs(t, "size=16m,nr_inodes=64,mode=0700")
+	path := filepath.Join(dir, "queue.db")
+	s, err := claim.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; ; i++ {
+		if err := os.Mkdir(filepath.Join(dir, fmt.Sprint("d", i)), 0o700); err != nil {
+			if !errors.Is(err, syscall.ENOSPC) {
+				t.Fatal(err)
+			}
+			break
+		}
+	}
+	_, err = claim.Open(path)
+	if !errors.Is(err, claim.ErrDiskFull) || !strings.Contains(err.Error(), "disk full: "+dir) || !strings.Contains(err.Error(), "inodes") {
+		t.Errorf("Open with no inodes left = %v, want ErrDiskFull naming %s and inodes", err, dir)
+	}
+}

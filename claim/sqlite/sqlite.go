@@ -340,9 +340,18 @@ func (e *Engine) fault(err error) error {
 	case sqlite3.SQLITE_CORRUPT:
 		return fmt.Errorf("%w: restore a backup (queuectl db restore): %s: %v", claim.ErrCorrupt, e.path, err)
 	}
-	if code := se.Code() & 0xff; code == sqlite3.SQLITE_FULL || code == sqlite3.SQLITE_IOERR {
+	switch se.Code() & 0xff {
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
 		if dir := filepath.Dir(e.path); noSpace(dir) {
 			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
+				claim.ErrDiskFull, dir, filepath.Base(e.path), err)
+		}
+		fallthrough
+	case sqlite3.SQLITE_CANTOPEN:
+		// SQLite creates the WAL and its index beside the file as it
+		// opens it: with no inode left, "unable to open database file".
+		if dir := filepath.Dir(e.path); noInodes(dir) {
+			return fmt.Errorf("%w: %s (no inodes left for %s's WAL and index: remove files on that file system; queuectl carries on once there are some): %v",
 				claim.ErrDiskFull, dir, filepath.Base(e.path), err)
 		}
 	}
@@ -371,6 +380,13 @@ func (e notADatabase) Unwrap() error        { return e.err }
 func noSpace(dir string) bool {
 	var st syscall.Statfs_t
 	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
+}
+
+// noInodes reports whether the file system holding dir has no inodes left
+// for a new file. One that does not count them (btrfs) says 0 of 0.
+func noInodes(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Files > 0 && st.Ffree == 0
 }
 
 // Health runs PRAGMA quick_check (the b-trees and their pages, without
