@@ -131,6 +131,11 @@ func writable(check string) error {
 	if syscall.Statfs(check, &st) == nil && st.Bavail == 0 {
 		return fmt.Errorf("disk full: %s (no space left for the job's logs)", check)
 	}
+	// A run makes up to three files: its directory, .out and .err. A file
+	// system that does not count inodes (btrfs) says 0 of 0.
+	if st.Files > 0 && st.Ffree < 3 {
+		return fmt.Errorf("disk full: %s (no inodes left for the job's logs: remove files on that file system)", check)
+	}
 	return nil
 }
 
