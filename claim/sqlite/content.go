@@ -142,6 +142,10 @@ func (e *Engine) vouches(r record, m contentMark) bool {
 // caller closes the file, which lets the lock go.
 func (e *Engine) lockIdent(how int) (*os.File, error) {
 	f, err := os.OpenFile(e.path+identSuffix, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if errors.Is(err, syscall.EROFS) && how == syscall.LOCK_SH {
+		// A read-only file system (rofs.go): a shared lock only reads.
+		f, err = os.OpenFile(e.path+identSuffix, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}

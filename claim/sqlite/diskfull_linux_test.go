@@ -171,3 +171,33 @@ func TestNoInodesIsNamed(t *testing.T) {
 		t.Errorf("Open with no inodes left = %v, want ErrDiskFull naming %s and inodes", err, dir)
 	}
 }
+
+// A store on a file system mounted read-only can still be read (status,
+// list, show, logs), and a write names the read-only file system.
+func TestReadOnlyFileSystemStillReads(t *testing.T) {
+	dir := mountTmpfs(t, "size=4m,mode=0700")
+	path := filepath.Join(dir, "queue.db")
+	s, err := claim.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustEnqueue(t, s, claim.NewJob{ID: "kept", Command: "true"})
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, ""); err != nil {
+		t.Fatalf("remount %s read-only: %v", dir, err)
+	}
+	s, err = claim.Open(path)
+	if err != nil {
+		t.Fatalf("Open on a read-only file system = %v, want the store opened to read", err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	if j, err := s.Get(ctx, "kept"); err != nil || j.ID != "kept" {
+		t.Errorf("Get(kept) on a read-only file system = %v, %v, want the job", j.ID, err)
+	}
+	if _, err := s.Enqueue(ctx, claim.NewJob{Command: "true"}); err == nil || !strings.Contains(err.Error(), "read-only file system: "+dir) {
+		t.Errorf("Enqueue on a read-only file system = %v, want an error naming the read-only %s", err, dir)
+	}
+}

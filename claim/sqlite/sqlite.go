@@ -107,6 +107,9 @@ type Engine struct {
 	wake  wakeFile
 	// readOnly: every connection refuses to write (OpenReadOnly).
 	readOnly bool
+	// roFS: the file system is mounted read-only; immutable: and the file
+	// has no WAL, so it is read as immutable (rofs.go).
+	roFS, immutable bool
 	// noShm: the connections keep the WAL index in their heap, on a full
 	// disk (noshm.go).
 	noShm bool
@@ -119,6 +122,9 @@ var _ claim.Engine = (*Engine)(nil)
 // it.
 func Open(path string) (*Engine, error) {
 	pin, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, syscall.EROFS) {
+		return openOnReadOnlyFS(path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open database: %w", err)
 	}
@@ -333,6 +339,10 @@ func (e *Engine) fault(err error) error {
 	}
 	if e.noShm && se.Code()&0xff == sqlite3.SQLITE_READONLY {
 		return e.diskFull()
+	}
+	if code := se.Code() & 0xff; (code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_IOERR || code == sqlite3.SQLITE_CANTOPEN) &&
+		(e.roFS || onReadOnlyFS(filepath.Dir(e.path))) {
+		return e.readOnlyFS(err)
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_NOTADB:

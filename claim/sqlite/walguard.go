@@ -63,6 +63,9 @@ type guardedConnector struct {
 
 func newConnector(e *Engine) (driver.Connector, error) {
 	name := dsn(e.path, e.noShm)
+	if e.immutable {
+		name = immutableDSN(e.path)
+	}
 	if e.readOnly {
 		name += "&_pragma=query_only(1)"
 	}
