@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
@@ -116,6 +119,16 @@ func diskCheck(dir string) report.Check {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("statfs %s: %v", dir, err), Fix: "check the home's file system"}
 	}
+	if st.Flags&unix.ST_RDONLY != 0 || writeRefused(dir) {
+		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("%s is on a read-only file system", dir),
+			Fix: "mount it read-write again; if the kernel made it read-only after an I/O error (dmesg), check the file system first (fsck)"}
+	}
+	// A file system that does not count inodes (btrfs) says 0 of 0.
+	if st.Files > 0 && (st.Ffree < 3 || st.Ffree < st.Files/100) {
+		return report.Check{Name: "disk", Status: report.CheckFail,
+			Detail: fmt.Sprintf("%d inode(s) free of %d under %s", st.Ffree, st.Files, dir),
+			Fix:    "each run makes up to three files: remove files there, or set retention: queuectl purge --state completed --older-than 168h"}
+	}
 	free, total := st.Bavail*uint64(st.Bsize), st.Blocks*uint64(st.Bsize)
 	c := ok("disk", "%s free of %s under %s", bytesText(free), bytesText(total), dir)
 	switch {
@@ -172,4 +185,17 @@ func bytesText(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// writeRefused reports whether dir's file system refuses a new file as
+// read-only. One the kernel made read-only after an error (ext4's
+// emergency_ro) says nothing of it to statfs or access(2): only a write
+// tells, so one empty file is made and removed.
+func writeRefused(dir string) bool {
+	f, err := os.CreateTemp(dir, ".queuectl-write-check-*")
+	if err == nil {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return errors.Is(err, syscall.EROFS)
 }

@@ -735,6 +735,35 @@ func TestDoctorFullLogsFileSystem(t *testing.T) {
 	}
 }
 
+// A logs/ file system with blocks free but no inode left, or mounted
+// read-only, stops every run as a full one does; doctor said "ok disk".
+func TestDoctorLogsFileSystemWithoutInodesOrReadOnly(t *testing.T) {
+	h := newHome(t)
+	h.must("status") // creates the home
+	logs := filepath.Join(h.dir, "logs")
+	if err := syscall.Mount("tmpfs", logs, "tmpfs", 0, "size=2m,nr_inodes=16,mode=0700"); err != nil {
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(logs, syscall.MNT_DETACH) })
+	for i := 0; ; i++ {
+		if err := os.Mkdir(filepath.Join(logs, fmt.Sprint("d", i)), 0o700); err != nil {
+			break
+		}
+	}
+	out, errText, code := h.run("doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^fail  disk      0 inode\(s\) free of 16 under .*/logs\n +fix: `).MatchString(out) {
+		t.Errorf("doctor with no inode left under logs/: exit %d\n%s%s\nwant 1 and a disk check failing for the inodes of %s", code, out, errText, logs)
+	}
+
+	if err := syscall.Mount("tmpfs", logs, "tmpfs", syscall.MS_REMOUNT|syscall.MS_RDONLY, "size=4m,nr_inodes=1024"); err != nil {
+		t.Fatalf("remount %s read-only: %v", logs, err)
+	}
+	out, errText, code = h.run("doctor")
+	if code != 1 || !regexp.MustCompile(`(?m)^fail  disk      .*/logs is on a read-only file system\n +fix: `).MatchString(out) {
+		t.Errorf("doctor with logs/ read-only: exit %d\n%s%s\nwant 1 and a disk check failing for the read-only %s", code, out, errText, logs)
+	}
+}
+
 // TestJobsGetNoDescriptorTheWorkerInherited: a worker started with files
 // open beyond stderr (a shell's `exec 7>log`, a script's pipe) gives none
 // of them to its jobs or hooks: a job sees its stdin, stdout, stderr and
