@@ -724,9 +724,12 @@ func TestLogsFollowSaysWhyARunEnded(t *testing.T) {
 	h := newHome(t)
 	started := filepath.Join(t.TempDir(), "started")
 	h.must("enqueue", "--id", "lost", "--command",
-		fmt.Sprintf(`[ -e %s ] || { touch %s; sleep 1000; }`, started, started))
+		fmt.Sprintf(`[ -e %s ] || { echo one; touch %s; sleep 1000; }`, started, started))
 	h.killMidJob(started, "--no-spool")
 	follow := h.start("logs", "-f", "lost")
+	// The follow must be on run 1 before a worker recovers it: one that
+	// began after would follow run 2 alone, with nothing to say.
+	waitFor(t, 30*time.Second, "logs -f to print run 1", func() bool { return follow.stdout.String() == "one\n" })
 	h.start("worker", "start", "--no-spool")
 	if code := follow.exit(t, 30*time.Second); code != 0 {
 		t.Fatalf("logs -f lost: exit %d\n%s", code, follow.stderr)
