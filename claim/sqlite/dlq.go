@@ -157,6 +157,17 @@ func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
 	return nil
 }
 
+// endDependentsQuery makes dead the jobs still waiting for one job. It
+// runs each time a job ends dead or canceled, nearly always to find no
+// dependent: the jobs are found through the deps key and read by id. The
+// unary + keeps SQLite off jobs_state, which without it walks every
+// pending job of the store at each death (146 ms each at 195,000 pending).
+const endDependentsQuery = `UPDATE jobs SET state = 'dead', last_error = ?, dead_by = ?,
+	finished_at = ?, updated_at = ?
+	WHERE id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)
+	AND +state = 'pending' AND waiting > 0
+	RETURNING ` + jobColumns
+
 // EndDependents makes dead the jobs waiting for p.ID, and theirs.
 func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams) ([]claim.Job, error) {
 	var out []claim.Job
@@ -169,11 +180,7 @@ func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams)
 		for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
 			x := frontier[0]
 			frontier = frontier[1:]
-			rows, err := tx.QueryContext(ctx, `UPDATE jobs SET state = 'dead', last_error = ?, dead_by = ?,
-				finished_at = ?, updated_at = ?
-				WHERE state = 'pending' AND waiting > 0
-				AND id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)
-				RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now, now, x.id)
+			rows, err := tx.QueryContext(ctx, endDependentsQuery, p.ErrorFor(x.id), x.id, now, now, x.id)
 			if err != nil {
 				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
 			}
