@@ -157,18 +157,29 @@ func endedAs(jobs []claim.Job) error {
 
 // unfinished names the jobs of ids not finished at the last look, jobs:
 // those a timed-out wait still waits for (all of ids when it had no look).
+// Past shownUnfinished of them it names the first few and counts the
+// rest: a wait --all of a big queue named every id, megabytes on one line
+// of stderr. --json carries them all.
 func unfinished(ids []string, jobs []claim.Job) string {
-	if len(jobs) != len(ids) {
-		return strings.Join(ids, " ")
-	}
-	var left []string
-	for _, j := range jobs {
-		if !finished(j.State) {
-			left = append(left, j.ID)
+	left := ids
+	if len(jobs) == len(ids) {
+		left = nil
+		for _, j := range jobs {
+			if !finished(j.State) {
+				left = append(left, j.ID)
+			}
 		}
 	}
-	return strings.Join(left, " ")
+	if len(left) <= shownUnfinished {
+		return strings.Join(left, " ")
+	}
+	const first = 5
+	return fmt.Sprintf("%d jobs: %s and %d more", len(left), strings.Join(left[:first], " "), len(left)-first)
 }
+
+// shownUnfinished is how many unfinished jobs a timed-out wait names one by
+// one.
+const shownUnfinished = 10
 
 // watchJobs blocks until every job in ids has finished and returns them.
 // On the way it says on stderr when no live worker serves the queues of the

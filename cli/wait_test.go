@@ -1,0 +1,37 @@
+package cli
+
+import (
+	"bytes"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// A wait for a big queue that times out names a few of the jobs it still
+// waited for and counts the rest: a wait --all of 195,000 pending jobs
+// printed every id, 6 MB on one line of stderr.
+func TestWaitTimeoutOfManyJobsCountsThem(t *testing.T) {
+	h := newHome(t)
+	const n = 600
+	var spec bytes.Buffer
+	for i := range n {
+		fmt.Fprintf(&spec, `{"id": "big-%04d", "command": "true"}`+"\n", i)
+	}
+	cmd := h.command("enqueue", "-q", "-")
+	cmd.Stdin = &spec
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("enqueue -: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"wait", "--all", "--timeout", "1"}, {"wait", "--queue", "default", "--timeout", "1"}} {
+		out, errText, code := h.run(args...)
+		if code != exitTimeout {
+			t.Fatalf("queuectl %s with no worker: exit %d, stdout %q; want %d", strings.Join(args, " "), code, out, exitTimeout)
+		}
+		named := len(regexp.MustCompile(`big-\d{4}`).FindAllString(errText, -1))
+		if named > 10 || !strings.Contains(errText, fmt.Sprintf("%d jobs", n)) {
+			t.Errorf("queuectl %s: stderr names %d jobs (%d bytes), want at most 10 and the count %d:\n%.400s",
+				strings.Join(args, " "), named, len(errText), n, errText)
+		}
+	}
+}
