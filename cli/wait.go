@@ -97,11 +97,12 @@ func waitedFor(c *cli.Context, h *home) ([]string, error) {
 		if st.Finished() {
 			continue
 		}
-		jobs, err := h.store.List(c.Context, claim.Filter{State: st, Queue: queue})
-		if err != nil {
-			return nil, err
-		}
-		for _, j := range jobs {
+		// Streamed, keeping only the ids: a list of the whole jobs held
+		// them all at once, on top of the looks that follow.
+		for j, err := range h.store.Jobs(c.Context, claim.Filter{State: st, Queue: queue}) {
+			if err != nil {
+				return nil, err
+			}
 			ids = append(ids, j.ID)
 		}
 	}
