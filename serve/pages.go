@@ -160,8 +160,11 @@ type jobsView struct {
 	State, Queue, Prefix string
 	Queues               []string
 	Jobs                 []jobRow
-	Newer, Older         string // query strings of the neighbouring pages; "" when none
-	Total                int    // jobs that match, from the counts; -1 with a prefix
+	// Newer, Older are the neighbouring pages' URLs; "" when none. Whole
+	// URLs: a query string put after "/jobs?" in the template is escaped
+	// as one query value, its = and & with it, and led back to page one.
+	Newer, Older string
+	Total        int // jobs that match, from the counts; -1 with a prefix
 }
 
 func (jobsView) title() string { return "Jobs" }
@@ -215,12 +218,12 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		// Newest first: "older" follows the last row, "newer" precedes the first.
 		if (f.Newest && more) || !f.Newest {
 			base.Set("after", cursor(jobs[len(jobs)-1]))
-			v.Older = base.Encode()
+			v.Older = "/jobs?" + base.Encode()
 			base.Del("after")
 		}
 		if (f.Newest && (f.After != 0 || f.AfterID != "")) || (!f.Newest && more) {
 			base.Set("before", cursor(jobs[0]))
-			v.Newer = base.Encode()
+			v.Newer = "/jobs?" + base.Encode()
 		}
 	}
 	v.Jobs = s.jobRows(jobs)
