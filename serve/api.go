@@ -34,7 +34,7 @@ var apiRoutes = []apiRoute{
 	{"GET", "/api/v1/jobs/{id}/runs/{attempt}/{stream}", nil, (*Server).runLog},
 	{"GET", "/api/v1/workers", nil, (*Server).apiWorkers},
 	{"GET", "/api/v1/queues", nil, (*Server).apiQueues},
-	{"GET", "/api/v1/dlq", nil, (*Server).apiDLQ},
+	{"GET", "/api/v1/dlq", pageParams, (*Server).apiDLQ},
 	{"GET", "/api/v1/rejected", nil, (*Server).apiRejected},
 	{"GET", "/api/v1/schedules", nil, (*Server).apiSchedules},
 	{"GET", "/api/v1/csrf", nil, (*Server).apiCSRF},
@@ -46,6 +46,10 @@ var apiRoutes = []apiRoute{
 
 // filterParams are the query parameters of a job listing (parseFilter).
 var filterParams = []string{"state", "queue", "label", "prefix", "limit", "newest", "after"}
+
+// pageParams are the query parameters of a listing of one kind of job
+// (the dead letters): a page's size, order and start.
+var pageParams = []string{"limit", "newest", "after"}
 
 // shown is how a route's path reads in a message: /api/v1/jobs/ID.
 var shown = strings.NewReplacer("{id}", "ID", "{attempt}", "N", "{stream}", "stdout|stderr", "{name}", "NAME", "{action}", "ACTION")
@@ -357,7 +361,15 @@ func (s *Server) apiQueues(w http.ResponseWriter, r *http.Request) {
 func (s *Server) apiDLQ(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	jobs, err := s.store.List(ctx, claim.Filter{State: claim.Dead})
+	// Paged as /api/v1/jobs: a store with thousands of dead jobs
+	// answered them all at once, megabytes read with their stderr.
+	f, err := parseFilter(r.URL.Query(), 1000, 1000)
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	f.State = claim.Dead
+	jobs, err := s.store.List(ctx, f)
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -366,6 +378,9 @@ func (s *Server) apiDLQ(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.failErr(w, r, err)
 		return
+	}
+	if len(jobs) == f.Limit {
+		w.Header().Set("Link", "<"+nextURL("/api/v1/dlq", r.URL.Query(), f, jobs[len(jobs)-1])+`>; rel="next"`)
 	}
 	writeJSON(w, http.StatusOK, report.DeadJobsJSON(dead))
 }

@@ -127,7 +127,7 @@ func TestAPIRefusesUnknownParameters(t *testing.T) {
 		{"/api/v1/jobs/bad/runs/1/stderr?x=1", "x", "no parameters"},
 		{"/api/v1/workers?x=1", "x", "no parameters"},
 		{"/api/v1/queues?x=1", "x", "no parameters"},
-		{"/api/v1/dlq?state=failed", "state", "no parameters"},
+		{"/api/v1/dlq?state=failed", "state", "limit, newest, after"},
 		{"/api/v1/rejected?x=1", "x", "no parameters"},
 		{"/api/v1/schedules?x=1", "x", "no parameters"},
 		{"/api/v1/csrf?x=1", "x", "no parameters"},
