@@ -250,3 +250,43 @@ func TestDependencyErrorNamesTheCause(t *testing.T) {
 		}
 	})
 }
+
+// TestRetryLeavesDeadBelowAHeldKey: a → b → c, and b's unique_key is taken
+// by x while b is dead. dlq retry of a cannot re-arm b (the key is x's), so
+// b stays dead, and so does c: a job pending behind a dead one would wait
+// for ever, shown as waiting, until a worker's start-up killed it again.
+func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		a := claim.NewJob{ID: "a", Command: "false", MaxRetries: &one}
+		b := job("b", "a")
+		b.UniqueKey = "k"
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, b, job("c", "b")}); err != nil {
+			t.Fatal(err)
+		}
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if next, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour); err != nil || next != claim.Dead {
+			t.Fatalf("Fail(a) = %s, %v; want dead", next, err)
+		}
+		if _, err := s.EndDependents(ctx, "a", claim.Dead); err != nil {
+			t.Fatal(err)
+		}
+		x := claim.NewJob{ID: "x", Command: "true", UniqueKey: "k", RunAt: time.Now().Add(time.Hour)}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{x}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Retry(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"b", "c"} {
+			if j := mustGet(t, s, id); j.State != claim.Dead {
+				t.Errorf("after dlq retry of a with b's key held, %s = %s %q; want dead", id, j.State, j.LastError)
+			}
+		}
+		left, err := s.EndLeftDependents(ctx)
+		if err != nil || len(left) != 0 {
+			t.Errorf("EndLeftDependents = %v, %v; want none: no pending job waits for a dead one", ids(left), err)
+		}
+	})
+}

@@ -162,19 +162,30 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 }
 
 // rearm re-drives the jobs that id's death made dead, and theirs, down the
-// chain, in one statement. They wait for id again: their count of unmet
-// dependencies never changed. One whose unique_key a live job holds stays
-// dead, as on SQLite.
+// chain, one level a statement. They wait for id again: their count of
+// unmet dependencies never changed. One whose unique_key a live job holds
+// stays dead, and so do the jobs its death made dead: pending, they would
+// wait for a dead job. Of several that share a free key the oldest takes
+// it. As on SQLite, whose UPDATE OR IGNORE walks the same way.
 func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
-	_, err := tx.Exec(ctx, `WITH RECURSIVE chain AS (
-			SELECT id, unique_key FROM jobs WHERE dead_by = $2 AND state = 'dead'
-			UNION
-			SELECT j.id, j.unique_key FROM jobs j JOIN chain c ON j.dead_by = c.id WHERE j.state = 'dead')
-		UPDATE jobs`+retrySet+` FROM chain WHERE jobs.id = chain.id
-		AND (chain.unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs l WHERE l.unique_key = chain.unique_key
-			AND l.state IN ('pending', 'processing', 'failed', 'held')))`, now.UnixNano(), id)
-	if err != nil {
-		return fmt.Errorf("re-arm the dependents of %s: %w", id, err)
+	for frontier := []string{id}; len(frontier) > 0; {
+		next := frontier[0]
+		frontier = frontier[1:]
+		rows, err := tx.Query(ctx, `WITH free AS (
+				SELECT DISTINCT ON (coalesce(d.unique_key, d.id)) d.seq FROM jobs d
+				WHERE d.dead_by = $2 AND d.state = 'dead'
+				AND (d.unique_key IS NULL OR NOT EXISTS (SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
+					AND l.state IN ('pending', 'processing', 'failed', 'held')))
+				ORDER BY coalesce(d.unique_key, d.id), d.seq)
+			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq RETURNING jobs.id`, now.UnixNano(), next)
+		if err != nil {
+			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+		}
+		deps, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+		}
+		frontier = append(frontier, deps...)
 	}
 	return nil
 }
