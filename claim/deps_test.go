@@ -251,10 +251,12 @@ func TestDependencyErrorNamesTheCause(t *testing.T) {
 	})
 }
 
-// TestRetryLeavesDeadBelowAHeldKey: a → b → c, and b's unique_key is taken
-// by x while b is dead. dlq retry of a cannot re-arm b (the key is x's), so
-// b stays dead, and so does c: a job pending behind a dead one would wait
-// for ever, shown as waiting, until a worker's start-up killed it again.
+// TestRetryLeavesDeadBelowAHeldKey: a → b → c and a → d → e, and b's
+// unique_key is taken by x while b is dead. dlq retry of a cannot re-arm b
+// (the key is x's), so b stays dead, and so does c: a job pending behind a
+// dead one would wait for ever, shown as waiting, until a worker's
+// start-up killed it again. d and e wait again. RetryChain says which is
+// which, for the user to be told.
 func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
 		ctx := t.Context()
@@ -262,11 +264,11 @@ func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 		a := claim.NewJob{ID: "a", Command: "false", MaxRetries: &one}
 		b := job("b", "a")
 		b.UniqueKey = "k"
-		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, b, job("c", "b")}); err != nil {
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, b, job("c", "b"), job("d", "a"), job("e", "d")}); err != nil {
 			t.Fatal(err)
 		}
-		j, r := mustClaim(t, s, claimant(t, "w"))
-		if next, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour); err != nil || next != claim.Dead {
+		j, run := mustClaim(t, s, claimant(t, "w"))
+		if next, err := s.Fail(ctx, j, run, intp(1), "exit status 1", time.Hour); err != nil || next != claim.Dead {
 			t.Fatalf("Fail(a) = %s, %v; want dead", next, err)
 		}
 		if _, err := s.EndDependents(ctx, "a", claim.Dead); err != nil {
@@ -276,8 +278,12 @@ func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 		if _, err := s.EnqueueAll(ctx, []claim.NewJob{x}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := s.Retry(ctx, "a"); err != nil {
+		_, r, err := s.RetryChain(ctx, "a")
+		if err != nil {
 			t.Fatal(err)
+		}
+		if !slices.Equal(r.Waiting, []string{"d", "e"}) || !slices.Equal(r.Left, []string{"b"}) {
+			t.Errorf("RetryChain(a) = waiting %v, left %v; want waiting [d e], left [b]", r.Waiting, r.Left)
 		}
 		for _, id := range []string{"b", "c"} {
 			if j := mustGet(t, s, id); j.State != claim.Dead {
@@ -287,6 +293,27 @@ func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 		left, err := s.EndLeftDependents(ctx)
 		if err != nil || len(left) != 0 {
 			t.Errorf("EndLeftDependents = %v, %v; want none: no pending job waits for a dead one", ids(left), err)
+		}
+	})
+}
+
+// TestRestartChainNamesTheRearmed: restart of a canceled dependency says
+// which jobs its cancel had made dead wait for it again.
+func TestRestartChainNamesTheRearmed(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{job("a"), job("b", "a"), job("c", "b")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, died, _, err := s.Cancel(ctx, "a"); err != nil || len(died) != 2 {
+			t.Fatalf("Cancel(a) = %v, %v; want b and c dead", ids(died), err)
+		}
+		_, r, err := s.RestartChain(ctx, "a")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(r.Waiting, []string{"b", "c"}) || len(r.Left) != 0 {
+			t.Errorf("RestartChain(a) = waiting %v, left %v; want waiting [b c], none left", r.Waiting, r.Left)
 		}
 	})
 }

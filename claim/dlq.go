@@ -12,7 +12,30 @@ import (
 // dead"), and theirs, are re-armed with it: pending, waiting for it again.
 // Errors: ErrNotFound, ErrConflict (not dead).
 func (s *Store) Retry(ctx context.Context, id string) (Job, error) {
+	j, _, err := s.RetryChain(ctx, id)
+	return j, err
+}
+
+// RetryChain is Retry that also says which jobs came back with id, and
+// which its death made dead stay dead, so that the caller can tell the user.
+func (s *Store) RetryChain(ctx context.Context, id string) (Job, Rearmed, error) {
 	return s.engine.Retry(ctx, id, s.Now())
+}
+
+// Rearmed is what a re-drive (dlq retry, restart) did to the jobs the
+// re-driven job's death or cancel made dead, down the chain.
+type Rearmed struct {
+	// Waiting are the jobs pending again, waiting for it as before.
+	Waiting []string
+	// Left are the jobs that stay dead because a live job holds their
+	// unique_key (and with them, unnamed, the jobs waiting for them).
+	Left []string
+}
+
+// Add appends o's jobs to r's.
+func (r *Rearmed) Add(o Rearmed) {
+	r.Waiting = append(r.Waiting, o.Waiting...)
+	r.Left = append(r.Left, o.Left...)
 }
 
 // RetryAll re-drives every dead job and returns them. A dead job whose

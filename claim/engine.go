@@ -96,8 +96,9 @@ type Engine interface {
 
 	// Retry re-drives a dead job (RetryError, NotDeadError, ErrNotFound),
 	// and re-arms the jobs its death made dead (DeadBy), down the chain:
-	// pending again, still waiting for it.
-	Retry(ctx context.Context, id string, now time.Time) (Job, error)
+	// pending again, still waiting for it. One whose unique_key a live job
+	// holds stays dead, with the jobs below it.
+	Retry(ctx context.Context, id string, now time.Time) (Job, Rearmed, error)
 	// EndDependents makes dead the pending jobs waiting for p.ID, which
 	// ended in p.State, with error p.ErrorFor(the job it waited for), and those waiting for
 	// them, down the chain, in one transaction; it returns them.
@@ -192,7 +193,8 @@ type Engine interface {
 	// p.State) as RestartParams says; for p.ID: the job as it is with
 	// changed false when it is not finished, RestartHeldError when a live
 	// job holds its unique_key. For p.State, jobs whose key is held stay.
-	Restart(ctx context.Context, p RestartParams) (jobs []Job, changed bool, err error)
+	// What the restarted jobs' re-arming did comes back in r, as Retry's.
+	Restart(ctx context.Context, p RestartParams) (jobs []Job, changed bool, r Rearmed, err error)
 	// Remove deletes a finished job and its runs; it returns the job's
 	// state when it is not finished ("" and ErrNotFound when there is none).
 	Remove(ctx context.Context, id string) (State, error)

@@ -14,14 +14,22 @@ import (
 // dead/ file. Errors: ErrNotFound; ErrConflict for an unfinished job, or
 // one whose unique_key another pending, processing or failed job holds.
 func (s *Store) Restart(ctx context.Context, id string) (Job, error) {
-	jobs, changed, err := s.engine.Restart(ctx, RestartParams{ID: id, Now: s.Now()})
+	j, _, err := s.RestartChain(ctx, id)
+	return j, err
+}
+
+// RestartChain is Restart that also says what it did to the jobs that
+// id's death or cancel made dead (see Rearmed). A completed job's
+// dependents, which ran already, are left as they are.
+func (s *Store) RestartChain(ctx context.Context, id string) (Job, Rearmed, error) {
+	jobs, changed, r, err := s.engine.Restart(ctx, RestartParams{ID: id, Now: s.Now()})
 	if err != nil {
-		return Job{}, err
+		return Job{}, Rearmed{}, err
 	}
 	if !changed {
-		return Job{}, notFinishedError(id, jobs[0].State, "restart it once it has ended (queuectl wait), or cancel it first")
+		return Job{}, Rearmed{}, notFinishedError(id, jobs[0].State, "restart it once it has ended (queuectl wait), or cancel it first")
 	}
-	return jobs[0], nil
+	return jobs[0], r, nil
 }
 
 // RestartAll restarts every job in state (completed, dead or canceled) and
@@ -31,7 +39,7 @@ func (s *Store) RestartAll(ctx context.Context, state State) ([]Job, error) {
 	if !state.Finished() {
 		return nil, invalidf("restart takes --state completed, dead or canceled, not %s: other jobs are not finished", state)
 	}
-	jobs, _, err := s.engine.Restart(ctx, RestartParams{State: state, Now: s.Now()})
+	jobs, _, _, err := s.engine.Restart(ctx, RestartParams{State: state, Now: s.Now()})
 	return jobs, err
 }
 

@@ -83,6 +83,31 @@ func cancelJobs(c *cli.Context, h *home) error {
 	return out.end(awaitCanceled(c, h, out, stopping, failed))
 }
 
+// rearmedWith says on stderr which jobs came back with id, re-driven by
+// dlq retry or restart, as diedWith said they died with it; and which of
+// them stay dead because a live job holds their unique_key, with what to do.
+func rearmedWith(c *cli.Context, h *home, id string, r claim.Rearmed) {
+	say := logf(c)
+	switch n := len(r.Waiting); {
+	case n == 1:
+		say("job %s came back with %s: pending, waiting again", r.Waiting[0], id)
+	case n > 1:
+		names := r.Waiting[:min(n, 10)]
+		more := ""
+		if n > len(names) {
+			more = fmt.Sprintf(" and %d more", n-len(names))
+		}
+		say("jobs %s%s came back with %s: pending, waiting again", strings.Join(names, ", "), more, id)
+	}
+	for _, left := range r.Left {
+		key := ""
+		if j, err := h.store.Get(c.Context, left); err == nil {
+			key = fmt.Sprintf(" %q", j.UniqueKey)
+		}
+		say("job %s stays dead: another job holds its unique_key%s; once that one is done: queuectl dlq retry %s", left, key, left)
+	}
+}
+
 // diedWith writes the dead/ files of jobs that died waiting for a job just
 // canceled, and says so.
 func diedWith(c *cli.Context, h *home, died []claim.Job) {
@@ -284,12 +309,13 @@ func restartJobs(c *cli.Context, h *home) error {
 	}
 	out := &jobsOut{c: c, store: h.store}
 	err = eachJob(c, h, ids, func(id string) error {
-		j, err := h.store.Restart(c.Context, id)
+		j, r, err := h.store.RestartChain(c.Context, id)
 		if err != nil {
 			return err
 		}
 		removeDead(c, h, j.ID)
 		out.did(j, "Restarting job %s", j.ID)
+		rearmedWith(c, h, j.ID, r)
 		return nil
 	})
 	syncDead(c, h)

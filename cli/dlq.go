@@ -78,12 +78,13 @@ func dlqRetry(c *cli.Context, h *home) error {
 		return out.end(retryAll(c, h, out))
 	}
 	err = eachJob(c, h, ids, func(id string) error {
-		j, err := h.store.Retry(c.Context, id)
+		j, r, err := h.store.RetryChain(c.Context, id)
 		if err != nil {
 			return err
 		}
 		removeDead(c, h, id)
 		out.did(j, "Retrying job %s", id)
+		rearmedWith(c, h, j.ID, r)
 		return nil
 	})
 	syncDead(c, h)

@@ -14,15 +14,16 @@ import (
 )
 
 // Retry re-drives a dead job.
-func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job, error) {
+func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job, claim.Rearmed, error) {
 	var j claim.Job
+	var r claim.Rearmed
 	err := e.write(ctx, durable, func(tx pgx.Tx) (err error) {
-		if j, err = e.retry(ctx, tx, id, now); err != nil {
+		if j, r, err = e.retry(ctx, tx, id, now); err != nil {
 			return err
 		}
 		return e.notify(ctx, tx)
 	})
-	return j, err
+	return j, r, err
 }
 
 // retrySet re-drives a dead job ($1: now): as restartSet, a job whose
@@ -64,31 +65,32 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 
 // retry re-drives job id in tx. A unique_key another live job holds is
 // refused by jobs_unique_key; a savepoint keeps tx usable after it.
-func (e *Engine) retry(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Job, error) {
+func (e *Engine) retry(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Job, claim.Rearmed, error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
-		return claim.Job{}, err
+		return claim.Job{}, claim.Rearmed{}, err
 	}
 	j, err := claim.ScanJob(sp.QueryRow(ctx, "UPDATE jobs"+retrySet+" WHERE id = $2 AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), id))
 	if err == nil {
-		if err := rearm(ctx, sp, id, now); err != nil {
+		r, err := rearm(ctx, sp, id, now)
+		if err != nil {
 			sp.Rollback(ctx)
-			return claim.Job{}, err
+			return claim.Job{}, claim.Rearmed{}, err
 		}
 		if err := refuseBlocked(ctx, sp, id); err != nil {
 			sp.Rollback(ctx)
-			return claim.Job{}, err
+			return claim.Job{}, claim.Rearmed{}, err
 		}
-		return j, sp.Commit(ctx)
+		return j, r, sp.Commit(ctx)
 	}
 	sp.Rollback(ctx)
 	if isUnique(err) {
-		return claim.Job{}, claim.HeldKeyError(id)
+		return claim.Job{}, claim.Rearmed{}, claim.HeldKeyError(id)
 	}
 	if !errors.Is(err, pgx.ErrNoRows) {
-		return claim.Job{}, fmt.Errorf("retry job %s: %w", id, err)
+		return claim.Job{}, claim.Rearmed{}, fmt.Errorf("retry job %s: %w", id, err)
 	}
-	return claim.Job{}, notDead(ctx, tx, id)
+	return claim.Job{}, claim.Rearmed{}, notDead(ctx, tx, id)
 }
 
 // notDead explains why a job that should be dead could not be acted on.
@@ -166,8 +168,10 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 // unmet dependencies never changed. One whose unique_key a live job holds
 // stays dead, and so do the jobs its death made dead: pending, they would
 // wait for a dead job. Of several that share a free key the oldest takes
-// it. As on SQLite, whose UPDATE OR IGNORE walks the same way.
-func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
+// it. As on SQLite, whose UPDATE OR IGNORE walks the same way. Those left
+// dead are named in Left.
+func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rearmed, error) {
+	var r claim.Rearmed
 	for frontier := []string{id}; len(frontier) > 0; {
 		next := frontier[0]
 		frontier = frontier[1:]
@@ -179,15 +183,25 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
 				ORDER BY coalesce(d.unique_key, d.id), d.seq)
 			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq RETURNING jobs.id`, now.UnixNano(), next)
 		if err != nil {
-			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		deps, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
+		rows, err = tx.Query(ctx, "SELECT id FROM jobs WHERE dead_by = $1 AND state = 'dead' ORDER BY seq", next)
+		if err != nil {
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+		}
+		left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+		}
+		r.Waiting = append(r.Waiting, deps...)
+		r.Left = append(r.Left, left...)
 		frontier = append(frontier, deps...)
 	}
-	return nil
+	return r, nil
 }
 
 // EndDependents makes dead the jobs waiting for p.ID, and theirs, down the

@@ -233,7 +233,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRo
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}
 	if row.Redrive && j.State == claim.Dead {
-		j, err = e.retry(ctx, tx, id, now)
+		j, _, err = e.retry(ctx, tx, id, now)
 		if err == nil && row.IngestKey != "" {
 			// Remember the dead file, so that seeing it again is a Duplicate.
 			if _, err = tx.Exec(ctx, "UPDATE jobs SET ingest_key = $1 WHERE id = $2", row.IngestKey, id); err != nil {

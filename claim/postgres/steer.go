@@ -89,7 +89,7 @@ const restartSet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = 
 
 // Restart restarts one job, or every job in a state whose unique_key is
 // free (the oldest of several sharing one), as RetryAll does.
-func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []claim.Job, changed bool, err error) {
+func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []claim.Job, changed bool, r claim.Rearmed, err error) {
 	now := p.Now.UnixNano()
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
 		if p.ID == "" {
@@ -130,9 +130,11 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		}
 		changed = true
 		for _, j := range jobs {
-			if err := rearm(ctx, tx, j.ID, p.Now); err != nil {
+			one, err := rearm(ctx, tx, j.ID, p.Now)
+			if err != nil {
 				return err
 			}
+			r.Add(one)
 		}
 		if len(jobs) == 0 {
 			return nil
@@ -140,9 +142,9 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		return e.notify(ctx, tx)
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("restart: %w", err)
+		return nil, false, claim.Rearmed{}, fmt.Errorf("restart: %w", err)
 	}
-	return jobs, changed, nil
+	return jobs, changed, r, nil
 }
 
 // Remove deletes a finished job; its runs go with it (ON DELETE CASCADE).

@@ -11,16 +11,17 @@ import (
 )
 
 // Retry re-drives a dead job.
-func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job, error) {
+func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job, claim.Rearmed, error) {
 	var j claim.Job
+	var r claim.Rearmed
 	err := e.tx(ctx, func(tx *sql.Tx) (err error) {
-		j, err = e.retry(ctx, tx, id, now)
+		j, r, err = e.retry(ctx, tx, id, now)
 		return err
 	})
 	if err == nil {
 		e.notify()
 	}
-	return j, err
+	return j, r, err
 }
 
 // RetryAll re-drives every dead job whose unique_key is free: UPDATE OR
@@ -46,21 +47,22 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = max(?, coalesce(run_at, 0)),
 	last_error = NULL, exit_code = NULL, finished_at = NULL, updated_at = ?, dead_by = NULL`
 
-func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, error) {
+func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Job, claim.Rearmed, error) {
 	j, err := claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+retrySet+" WHERE id = ? AND state = 'dead' RETURNING "+jobColumns, now.UnixNano(), now.UnixNano(), id))
 	if err == nil {
-		if err := rearm(ctx, tx, id, now); err != nil {
-			return claim.Job{}, err
+		r, err := rearm(ctx, tx, id, now)
+		if err != nil {
+			return claim.Job{}, claim.Rearmed{}, err
 		}
-		return j, refuseBlocked(ctx, tx, id)
+		return j, r, refuseBlocked(ctx, tx, id)
 	}
 	if isUnique(err) {
-		return claim.Job{}, claim.HeldKeyError(id)
+		return claim.Job{}, claim.Rearmed{}, claim.HeldKeyError(id)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
-		return claim.Job{}, fmt.Errorf("retry job %s: %w", id, err)
+		return claim.Job{}, claim.Rearmed{}, fmt.Errorf("retry job %s: %w", id, err)
 	}
-	return claim.Job{}, notDead(ctx, tx, id)
+	return claim.Job{}, claim.Rearmed{}, notDead(ctx, tx, id)
 }
 
 // notDead explains why a job that should be dead could not be acted on.
@@ -135,26 +137,40 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 
 // rearm re-drives the jobs that id's death made dead, and theirs, down the
 // chain. They wait for id again: their count of unmet dependencies never
-// changed.
-func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
+// changed. One whose unique_key a live job holds stays dead (UPDATE OR
+// IGNORE), and so do the jobs below it; it is named in Left.
+func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Rearmed, error) {
+	var r claim.Rearmed
 	for frontier := []string{id}; len(frontier) > 0; {
 		next := frontier[0]
 		frontier = frontier[1:]
-		rows, err := tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE dead_by = ? AND state = 'dead' RETURNING id",
+		deps, err := queryIDs(ctx, tx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE dead_by = ? AND state = 'dead' RETURNING id",
 			now.UnixNano(), now.UnixNano(), next)
 		if err != nil {
-			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
-		deps, err := claim.Collect(rows, claim.ScanValue[string])
-		if cerr := rows.Close(); err == nil && cerr != nil {
-			return cerr
-		}
+		left, err := queryIDs(ctx, tx, "SELECT id FROM jobs WHERE dead_by = ? AND state = 'dead' ORDER BY seq", next)
 		if err != nil {
-			return fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
+		r.Waiting = append(r.Waiting, deps...)
+		r.Left = append(r.Left, left...)
 		frontier = append(frontier, deps...)
 	}
-	return nil
+	return r, nil
+}
+
+// queryIDs runs query, whose rows are one id each, and collects them.
+func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]string, error) {
+	rows, err := tx.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	ids, err := claim.Collect(rows, claim.ScanValue[string])
+	if cerr := rows.Close(); err == nil && cerr != nil {
+		return nil, cerr
+	}
+	return ids, err
 }
 
 // endDependentsQuery makes dead the jobs still waiting for one job. It

@@ -282,7 +282,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewR
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}
 	if row.Redrive && j.State == claim.Dead {
-		j, err = e.retry(ctx, tx, id, now)
+		j, _, err = e.retry(ctx, tx, id, now)
 		if err == nil && row.IngestKey != "" {
 			// Remember the dead file, so that seeing it again is a Duplicate.
 			if _, err = tx.ExecContext(ctx, "UPDATE jobs SET ingest_key = ? WHERE id = ?", row.IngestKey, id); err != nil {

@@ -86,7 +86,7 @@ const finished = ` state IN ('completed', 'dead', 'canceled')`
 
 // Restart is one UPDATE … RETURNING; the jobs that died waiting for a
 // restarted job wait again (as after a retry).
-func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []claim.Job, changed bool, err error) {
+func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []claim.Job, changed bool, r claim.Rearmed, err error) {
 	now := p.Now.UnixNano()
 	err = e.tx(ctx, func(tx *sql.Tx) error {
 		if p.ID == "" {
@@ -119,19 +119,21 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		}
 		changed = true
 		for _, j := range jobs {
-			if err := rearm(ctx, tx, j.ID, p.Now); err != nil {
+			one, err := rearm(ctx, tx, j.ID, p.Now)
+			if err != nil {
 				return err
 			}
+			r.Add(one)
 		}
 		return nil
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("restart: %w", err)
+		return nil, false, claim.Rearmed{}, fmt.Errorf("restart: %w", err)
 	}
 	if changed && len(jobs) > 0 {
 		e.notify()
 	}
-	return jobs, changed, nil
+	return jobs, changed, r, nil
 }
 
 // Remove deletes a finished job; its runs go with it (ON DELETE CASCADE).
