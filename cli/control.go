@@ -273,6 +273,11 @@ func restartCommand() *cli.Command {
 old ones, so no log is overwritten. A dead job's dead/ file is removed. Exit 4
 for a job that is not finished.
 
+The jobs that died waiting for a dead or canceled job come back with it,
+pending and waiting again (named on stderr). Those that waited for a completed
+job ran already and are not run again: restart them too, in order, or
+enqueue the chain anew (unlike make, which reruns what depends on a target).
+
 Example: queuectl restart nightly-db`,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "all", Usage: "restart every job in --state"},
