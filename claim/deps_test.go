@@ -317,3 +317,36 @@ func TestRestartChainNamesTheRearmed(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartOfACompletedDependencyIsWaitedFor: c waits for p and q; p
+// completed, q has not. Restarting p makes c wait for p's new run, as it
+// waited for the first: it must not run on q's completion alone while p
+// runs again. A dependent that ran already is left as it is.
+func TestRestartOfACompletedDependencyIsWaitedFor(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{job("p"), job("done", "p"), job("q"), job("c", "p", "q")}); err != nil {
+			t.Fatal(err)
+		}
+		complete(t, s, "p")
+		complete(t, s, "done")
+		complete(t, s, "q")
+		// c is runnable now; p restarts before a worker took it.
+		_, r, err := s.RestartChain(ctx, "p")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j := mustGet(t, s, "c"); j.Waiting != 1 || !slices.Equal(j.WaitingOn, []string{"p"}) {
+			t.Errorf("after restart of p, c waits for %v (count %d); want [p]", j.WaitingOn, j.Waiting)
+		}
+		if !slices.Equal(r.Rewaiting, []string{"c"}) {
+			t.Errorf("RestartChain(p) rewaiting = %v, want [c]", r.Rewaiting)
+		}
+		complete(t, s, "p")
+		complete(t, s, "c")
+		noClaim(t, s)
+		if j := mustGet(t, s, "done"); j.State != claim.Completed {
+			t.Errorf("done = %s, want completed: it ran already", j.State)
+		}
+	})
+}

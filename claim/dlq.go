@@ -30,12 +30,16 @@ type Rearmed struct {
 	// Left are the jobs that stay dead because a live job holds their
 	// unique_key (and with them, unnamed, the jobs waiting for them).
 	Left []string
+	// Rewaiting are the pending or held jobs that had counted a restarted
+	// job as completed and wait for its new run instead.
+	Rewaiting []string
 }
 
 // Add appends o's jobs to r's.
 func (r *Rearmed) Add(o Rearmed) {
 	r.Waiting = append(r.Waiting, o.Waiting...)
 	r.Left = append(r.Left, o.Left...)
+	r.Rewaiting = append(r.Rewaiting, o.Rewaiting...)
 }
 
 // RetryAll re-drives every dead job and returns them. A dead job whose

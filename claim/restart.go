@@ -20,7 +20,9 @@ func (s *Store) Restart(ctx context.Context, id string) (Job, error) {
 
 // RestartChain is Restart that also says what it did to the jobs that
 // id's death or cancel made dead (see Rearmed). A completed job's
-// dependents, which ran already, are left as they are.
+// dependents that have not started (pending, held) wait for its new run,
+// as they waited for the first; those that ran already are left as they
+// are.
 func (s *Store) RestartChain(ctx context.Context, id string) (Job, Rearmed, error) {
 	jobs, changed, r, err := s.engine.Restart(ctx, RestartParams{ID: id, Now: s.Now()})
 	if err != nil {

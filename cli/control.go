@@ -88,16 +88,15 @@ func cancelJobs(c *cli.Context, h *home) error {
 // them stay dead because a live job holds their unique_key, with what to do.
 func rearmedWith(c *cli.Context, h *home, id string, r claim.Rearmed) {
 	say := logf(c)
-	switch n := len(r.Waiting); {
-	case n == 1:
-		say("job %s came back with %s: pending, waiting again", r.Waiting[0], id)
-	case n > 1:
-		names := r.Waiting[:min(n, 10)]
-		more := ""
-		if n > len(names) {
-			more = fmt.Sprintf(" and %d more", n-len(names))
+	if len(r.Waiting) > 0 {
+		say("%s came back with %s: pending, waiting again", jobNames(r.Waiting), id)
+	}
+	if len(r.Rewaiting) > 0 {
+		verb := "wait"
+		if len(r.Rewaiting) == 1 {
+			verb = "waits"
 		}
-		say("jobs %s%s came back with %s: pending, waiting again", strings.Join(names, ", "), more, id)
+		say("%s, not started yet, now %s for the new run of %s", jobNames(r.Rewaiting), verb, id)
 	}
 	for _, left := range r.Left {
 		key := ""
@@ -106,6 +105,19 @@ func rearmedWith(c *cli.Context, h *home, id string, r claim.Rearmed) {
 		}
 		say("job %s stays dead: another job holds its unique_key%s; once that one is done: queuectl dlq retry %s", left, key, left)
 	}
+}
+
+// jobNames is "job a" or "jobs a, b, c", the first 10 named.
+func jobNames(ids []string) string {
+	if len(ids) == 1 {
+		return "job " + ids[0]
+	}
+	names := ids[:min(len(ids), 10)]
+	more := ""
+	if len(ids) > len(names) {
+		more = fmt.Sprintf(" and %d more", len(ids)-len(names))
+	}
+	return "jobs " + strings.Join(names, ", ") + more
 }
 
 // diedWith writes the dead/ files of jobs that died waiting for a job just
@@ -274,9 +286,10 @@ old ones, so no log is overwritten. A dead job's dead/ file is removed. Exit 4
 for a job that is not finished.
 
 The jobs that died waiting for a dead or canceled job come back with it,
-pending and waiting again (named on stderr). Those that waited for a completed
-job ran already and are not run again: restart them too, in order, or
-enqueue the chain anew (unlike make, which reruns what depends on a target).
+pending and waiting again (named on stderr). Of the jobs that waited for a
+completed job, those not started yet wait for its new run; those that ran
+already are not run again: restart them too (restart --all --state completed
+reruns a finished chain in order), or enqueue the chain anew.
 
 Example: queuectl restart nightly-db`,
 		Flags: []cli.Flag{

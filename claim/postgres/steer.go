@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -134,6 +135,9 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 			if err != nil {
 				return err
 			}
+			if one.Rewaiting, err = rewait(ctx, tx, j.ID); err != nil {
+				return err
+			}
 			r.Add(one)
 		}
 		if len(jobs) == 0 {
@@ -204,6 +208,26 @@ func (e *Engine) Paused(ctx context.Context) ([]string, error) {
 		out = []string{} // none is an empty list, not nil
 	}
 	return out, err
+}
+
+// rewait makes the jobs that counted id as completed, and have not started
+// yet, wait for it again: its restart is a new run they must wait for. It
+// returns their ids.
+func rewait(ctx context.Context, tx pgx.Tx, id string) ([]string, error) {
+	rows, err := tx.Query(ctx, `WITH unmet AS (
+			UPDATE deps SET met = false FROM jobs j
+			WHERE deps.after_id = $1 AND deps.met AND j.id = deps.job_id AND j.state IN ('pending', 'held')
+			RETURNING deps.job_id)
+		UPDATE jobs SET waiting = waiting + 1 FROM unmet WHERE jobs.id = unmet.job_id RETURNING jobs.id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("make the dependents of %s wait again: %w", id, err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("make the dependents of %s wait again: %w", id, err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // collectJobs scans the rows of a statement RETURNING jobColumns.

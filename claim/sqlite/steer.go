@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -123,6 +124,9 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 			if err != nil {
 				return err
 			}
+			if one.Rewaiting, err = rewait(ctx, tx, j.ID); err != nil {
+				return err
+			}
 			r.Add(one)
 		}
 		return nil
@@ -134,6 +138,24 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		e.notify()
 	}
 	return jobs, changed, r, nil
+}
+
+// rewait makes the jobs that counted id as completed, and have not started
+// yet, wait for it again: its restart is a new run they must wait for. It
+// returns their ids.
+func rewait(ctx context.Context, tx *sql.Tx, id string) ([]string, error) {
+	ids, err := queryIDs(ctx, tx, `UPDATE jobs SET waiting = waiting + 1
+		WHERE state IN ('pending', 'held') AND id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 1)
+		RETURNING id`, id)
+	if err != nil {
+		return nil, fmt.Errorf("make the dependents of %s wait again: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE deps SET met = 0
+		WHERE after_id = ? AND met = 1 AND job_id IN (SELECT id FROM jobs WHERE state IN ('pending', 'held'))`, id); err != nil {
+		return nil, fmt.Errorf("make the dependents of %s wait again: %w", id, err)
+	}
+	slices.Sort(ids)
+	return ids, nil
 }
 
 // Remove deletes a finished job; its runs go with it (ON DELETE CASCADE).
