@@ -1,6 +1,7 @@
 package claim
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -104,7 +105,38 @@ func DependencyEnded(st State) bool { return st == Dead || st == Canceled }
 // UnknownDependencyError is the ErrInvalid of a job whose after names ids
 // that no job has.
 func UnknownDependencyError(ids []string) error {
-	return invalidf("after: no job %s; a job can only wait for jobs that exist, or that come before it in the same batch", strings.Join(ids, ", "))
+	return &unknownDependency{ids: ids}
+}
+
+// unknownDependency is UnknownDependencyError's error: the ids, so that
+// skippedDependency can tell a job of the batch that was skipped.
+type unknownDependency struct{ ids []string }
+
+func (e *unknownDependency) Error() string {
+	return fmt.Sprintf("%v: after: no job %s; a job can only wait for jobs that exist, or that come before it in the same batch",
+		ErrInvalid, strings.Join(e.ids, ", "))
+}
+
+func (e *unknownDependency) Unwrap() error { return ErrInvalid }
+
+// skippedDependency explains err, an engine's refusal of a job of rows, when
+// the job waits for a job before it in rows that was not stored because a
+// live job holds its unique_key (Skipped): "no job X" would be false, X is
+// right there in the batch. Any other err comes back as it is.
+func skippedDependency(err error, rows []NewRow) error {
+	var u *unknownDependency
+	if !errors.As(err, &u) {
+		return err
+	}
+	for _, id := range u.ids {
+		for _, r := range rows {
+			if r.Job.ID == id && r.Job.UniqueKey != "" {
+				return invalidf("after: job %s of this batch was skipped, as a live job holds its unique_key %q, so this job would wait for a job that is not there; enqueue them once that job has ended (queuectl wait)",
+					id, r.Job.UniqueKey)
+			}
+		}
+	}
+	return err
 }
 
 // DeadDependencyError is the ErrConflict of a job enqueued after a job that

@@ -350,3 +350,33 @@ func TestRestartOfACompletedDependencyIsWaitedFor(t *testing.T) {
 		}
 	})
 }
+
+// TestAfterASkippedJobOfTheBatch: a nightly batch extract → transform, whose
+// extract is skipped because last night's still holds its unique_key. The
+// batch is refused, and the error says why transform has nothing to wait
+// for, instead of "no job extract" of a job that is right there.
+func TestAfterASkippedJobOfTheBatch(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		old := claim.NewJob{ID: "old", Command: "true", UniqueKey: "nightly", RunAt: time.Now().Add(time.Hour)}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{old}); err != nil {
+			t.Fatal(err)
+		}
+		extract := claim.NewJob{ID: "extract", Command: "true", UniqueKey: "nightly"}
+		want := `after: job extract of this batch was skipped, as a live job holds its unique_key "nightly"`
+		_, err := s.EnqueueAll(ctx, []claim.NewJob{job("transform", "extract"), extract})
+		if !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("EnqueueAll = %v; want ErrInvalid saying %q", err, want)
+		}
+		batch := func(yield func(claim.NewJob, error) bool) {
+			_ = yield(extract, nil) && yield(job("transform", "extract"), nil)
+		}
+		_, err = s.EnqueueStream(ctx, batch, func([]claim.Result) error { return nil })
+		if !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("EnqueueStream = %v; want ErrInvalid saying %q", err, want)
+		}
+		if _, err := s.Get(ctx, "transform"); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("Get(transform) = %v, want ErrNotFound: the batch is refused", err)
+		}
+	})
+}

@@ -41,7 +41,7 @@ func (s *Store) EnqueueAll(ctx context.Context, jobs []NewJob) ([]Result, error)
 	if err != nil {
 		var at *AtError
 		if errors.As(err, &at) {
-			return nil, nth(order[at.Index], len(jobs), at.Err)
+			return nil, nth(order[at.Index], len(jobs), skippedDependency(at.Err, rows))
 		}
 		return nil, err
 	}

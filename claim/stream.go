@@ -34,14 +34,14 @@ func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error],
 		return 0, err
 	}
 	var (
-		total int   // jobs read
-		order []int // the last chunk's order: rows[k] is chunk[order[k]]
-		base  int   // the index in seq of the last chunk's first job
-		fail  error // seq's own error, or a job newRow refused
+		total int      // jobs read
+		order []int    // the last chunk's order: rows[k] is chunk[order[k]]
+		base  int      // the index in seq of the last chunk's first job
+		fail  error    // seq's own error, or a job newRow refused
+		rows  []NewRow // the last chunk's rows, reused: the engine keeps no row after its chunk
 	)
 	chunks := func(yield func(EnqueueParams, error) bool) {
 		chunk := make([]NewJob, 0, streamChunk)
-		var rows []NewRow // reused: the engine keeps no row after its chunk
 		flush := func() bool {
 			base, order = total-len(chunk), nil
 			if order, fail = orderAfter(chunk); fail != nil {
@@ -103,7 +103,7 @@ func (s *Store) EnqueueStream(ctx context.Context, seq iter.Seq2[NewJob, error],
 	case fail != nil:
 		return total, fail
 	case errors.As(err, &at):
-		return total, fmt.Errorf("job %d: %w", base+order[at.Index]+1, at.Err)
+		return total, fmt.Errorf("job %d: %w", base+order[at.Index]+1, skippedDependency(at.Err, rows))
 	case err != nil:
 		return total, err
 	case total == 0:
