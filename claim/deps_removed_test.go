@@ -114,3 +114,43 @@ func TestReDriveOfABlockedJobIsRefused(t *testing.T) {
 		complete(t, s, "d")
 	})
 }
+
+// TestRetryAllLeavesDeadBelowABlockedJob: a → b → c, all dead, a removed.
+// dlq retry --all leaves b dead (it waits for a removed job), and so c,
+// which waits for b: pending, it would wait for a dead job for ever, shown
+// as waiting, until a worker's start-up killed it again. A chain that can
+// run is re-driven whole, in one call, whatever order its jobs died in.
+func TestRetryAllLeavesDeadBelowABlockedJob(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{{ID: "a", Command: "false", MaxRetries: &one}, job("b", "a"), job("c", "b"),
+			{ID: "x", Command: "false", MaxRetries: &one}, job("y", "x"), job("z", "y")}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"a", "x"} {
+			dieAlone(t, s, id)
+			if _, err := s.EndDependents(ctx, id, claim.Dead); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Remove(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.RetryAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(all); got != "x y z" {
+			t.Errorf("RetryAll = %s; want x y z, and b and c left dead", got)
+		}
+		for _, id := range []string{"b", "c"} {
+			if j := mustGet(t, s, id); j.State != claim.Dead {
+				t.Errorf("%s = %s after RetryAll, want dead", id, j.State)
+			}
+		}
+		if left, err := s.EndLeftDependents(ctx); err != nil || len(left) != 0 {
+			t.Errorf("EndLeftDependents = %v, %v; want none: no pending job waits for a dead one", ids(left), err)
+		}
+	})
+}

@@ -39,20 +39,15 @@ const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = gr
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		var err error
-		out, err = collectJobs(tx.Query(ctx, `WITH dead AS (
-				SELECT seq, unique_key FROM jobs WHERE state = 'dead' AND NOT`+unmetForEver+` ORDER BY seq FOR UPDATE OF jobs),
-			free AS (
-				SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
-				FROM dead d
-				WHERE d.unique_key IS NULL OR NOT EXISTS (
-					SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
-					AND l.state IN ('pending', 'processing', 'failed', 'held'))
-				ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
-			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq
-			RETURNING `+jobColumnsQualified, now.UnixNano()))
-		if err != nil {
-			return fmt.Errorf("retry dead jobs: %w", err)
+		for {
+			round, err := retryRound(ctx, tx, now)
+			if err != nil {
+				return err
+			}
+			if len(round) == 0 {
+				break
+			}
+			out = append(out, round...)
 		}
 		if len(out) == 0 {
 			return nil
@@ -61,6 +56,27 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 	})
 	slices.SortFunc(out, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, err
+}
+
+// retryRound re-drives the dead jobs that no dependency keeps from running
+// now (unmetNow), and whose unique_key is free: of several that share
+// one, the oldest.
+func retryRound(ctx context.Context, tx pgx.Tx, now time.Time) ([]claim.Job, error) {
+	out, err := collectJobs(tx.Query(ctx, `WITH dead AS (
+			SELECT seq, unique_key FROM jobs WHERE state = 'dead' AND NOT`+unmetNow+` ORDER BY seq FOR UPDATE OF jobs),
+		free AS (
+			SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
+			FROM dead d
+			WHERE d.unique_key IS NULL OR NOT EXISTS (
+				SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
+				AND l.state IN ('pending', 'processing', 'failed', 'held'))
+			ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
+		UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq
+		RETURNING `+jobColumnsQualified, now.UnixNano()))
+	if err != nil {
+		return nil, fmt.Errorf("retry dead jobs: %w", err)
+	}
+	return out, nil
 }
 
 // retry re-drives job id in tx. A unique_key another live job holds is

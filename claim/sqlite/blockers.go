@@ -8,10 +8,12 @@ import (
 	"github.com/queuectl/queuectl/claim"
 )
 
-// unmetForEver selects, for the job in jobs.id, an unmet dependency that
-// can never complete: removed, or (in RetryAll) canceled.
-const unmetForEver = ` EXISTS (SELECT 1 FROM deps d LEFT JOIN jobs a ON a.id = d.after_id
-	WHERE d.job_id = jobs.id AND NOT d.met AND (a.id IS NULL OR a.state = 'canceled'))`
+// unmetNow selects, for the job in jobs.id, an unmet dependency that
+// cannot complete as things stand: removed, canceled, or dead. RetryAll
+// re-drives in rounds, so that a dead dependency re-driven in one round
+// frees its dependents for the next, and one left dead keeps them dead.
+const unmetNow = ` EXISTS (SELECT 1 FROM deps d LEFT JOIN jobs a ON a.id = d.after_id
+	WHERE d.job_id = jobs.id AND NOT d.met AND (a.id IS NULL OR a.state IN ('dead', 'canceled')))`
 
 // waitedFor selects whether an unfinished job waits for jobs.id.
 const waitedFor = ` EXISTS (SELECT 1 FROM deps d JOIN jobs w ON w.id = d.job_id

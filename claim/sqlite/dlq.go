@@ -1,10 +1,12 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -25,17 +27,23 @@ func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job
 }
 
 // RetryAll re-drives every dead job whose unique_key is free: UPDATE OR
-// IGNORE skips a row the unique index refuses.
+// IGNORE skips a row the unique index refuses. It goes in rounds, down the
+// chains of dependencies (unmetNow), until a round re-drives nothing.
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		var err error
-		out, err = collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' AND NOT"+unmetForEver+" RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
-		if err != nil {
-			return fmt.Errorf("retry dead jobs: %w", err)
+		for {
+			round, err := collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' AND NOT"+unmetNow+" RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
+			if err != nil {
+				return fmt.Errorf("retry dead jobs: %w", err)
+			}
+			if len(round) == 0 {
+				return nil
+			}
+			out = append(out, round...)
 		}
-		return nil
 	})
+	slices.SortFunc(out, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	if err == nil && len(out) > 0 {
 		e.notify()
 	}
