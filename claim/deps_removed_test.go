@@ -154,3 +154,39 @@ func TestRetryAllLeavesDeadBelowABlockedJob(t *testing.T) {
 		}
 	})
 }
+
+// TestRestartAllLeavesBlockedJobs: restart --all --state dead does what
+// dlq retry --all does with a chain whose head was removed: b waits for a
+// removed job and c for b, so both stay dead instead of pending for ever
+// (restart b alone is refused). A chain that can run restarts whole.
+func TestRestartAllLeavesBlockedJobs(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{{ID: "a", Command: "false", MaxRetries: &one}, job("b", "a"), job("c", "b"),
+			{ID: "x", Command: "false", MaxRetries: &one}, job("y", "x"), job("z", "y")}); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"a", "x"} {
+			dieAlone(t, s, id)
+			if _, err := s.EndDependents(ctx, id, claim.Dead); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := s.Remove(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		all, err := s.RestartAll(ctx, claim.Dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(all); got != "x y z" {
+			t.Errorf("RestartAll(dead) = %s; want x y z, and b and c left dead", got)
+		}
+		for _, id := range []string{"b", "c"} {
+			if j := mustGet(t, s, id); j.State != claim.Dead {
+				t.Errorf("%s = %s after RestartAll, want dead", id, j.State)
+			}
+		}
+	})
+}

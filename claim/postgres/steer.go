@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -94,20 +95,19 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 	now := p.Now.UnixNano()
 	err = e.write(ctx, durable, func(tx pgx.Tx) error {
 		if p.ID == "" {
-			rows, err := tx.Query(ctx, `WITH done AS (
-					SELECT seq, unique_key FROM jobs WHERE state = $2 ORDER BY seq FOR UPDATE),
-				free AS (
-					SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
-					FROM done d
-					WHERE d.unique_key IS NULL OR NOT EXISTS (
-						SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
-						AND l.state IN ('pending', 'processing', 'failed', 'held'))
-					ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
-				UPDATE jobs`+restartSet+` FROM free WHERE jobs.seq = free.seq
-				RETURNING `+jobColumnsQualified, now, string(p.State))
-			if jobs, err = collectJobs(rows, err); err != nil {
-				return err
+			// In rounds, as RetryAll: a job waiting for one that stays dead,
+			// canceled or removed stays as it is, never pending for ever.
+			for {
+				round, err := restartRound(ctx, tx, p)
+				if err != nil {
+					return err
+				}
+				if len(round) == 0 {
+					break
+				}
+				jobs = append(jobs, round...)
 			}
+			slices.SortFunc(jobs, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 		} else {
 			j, err := claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
 				" WHERE id = $2 AND state IN ('completed', 'dead', 'canceled') RETURNING "+jobColumns, now, p.ID))
@@ -208,6 +208,24 @@ func (e *Engine) Paused(ctx context.Context) ([]string, error) {
 		out = []string{} // none is an empty list, not nil
 	}
 	return out, err
+}
+
+// restartRound restarts the jobs in p.State that no dependency keeps from
+// running now (unmetNow) and whose unique_key is free (the oldest of several
+// sharing one).
+func restartRound(ctx context.Context, tx pgx.Tx, p claim.RestartParams) ([]claim.Job, error) {
+	rows, err := tx.Query(ctx, `WITH done AS (
+			SELECT seq, unique_key FROM jobs WHERE state = $2 AND NOT`+unmetNow+` ORDER BY seq FOR UPDATE OF jobs),
+		free AS (
+			SELECT DISTINCT ON (d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END) d.seq
+			FROM done d
+			WHERE d.unique_key IS NULL OR NOT EXISTS (
+				SELECT 1 FROM jobs l WHERE l.unique_key = d.unique_key
+				AND l.state IN ('pending', 'processing', 'failed', 'held'))
+			ORDER BY d.unique_key, CASE WHEN d.unique_key IS NULL THEN d.seq END, d.seq)
+		UPDATE jobs`+restartSet+` FROM free WHERE jobs.seq = free.seq
+		RETURNING `+jobColumnsQualified, p.Now.UnixNano(), string(p.State))
+	return collectJobs(rows, err)
 }
 
 // rewait makes the jobs that counted id as completed, and have not started
