@@ -30,6 +30,10 @@ type stalls struct {
 	soon  time.Time            // a job due after it is said to be scheduled
 	jobs  map[string]claim.Job // read so far
 	memo  map[string]stall
+	// live are the live workers, when known (knowLive): a dependency in a
+	// queue none serves cannot start.
+	live     []claim.WorkerInfo
+	knowLive bool
 }
 
 // newStalls starts a look at now, knowing jobs; a job due after deadline
@@ -68,6 +72,12 @@ func (s *stalls) of(j claim.Job, depth int) stall {
 				// Its own queue's pause is checkPaused's; a dependency's is not.
 				what := "waits on " + id + ", whose queue " + dep.Queue + " is paused"
 				st = stall{what, what, "queuectl resume --queue " + dep.Queue}
+				break
+			}
+			if s.knowLive && dep.Queue != j.Queue && (dep.State == claim.Pending || dep.State == claim.Failed) && !served(dep.Queue, s.live) {
+				// Its own queue's is checkServed's; another queue's is not.
+				what := "waits on " + id + ", whose queue " + dep.Queue + " no live worker serves"
+				st = stall{what, what, "queuectl worker start --queue " + dep.Queue}
 				break
 			}
 		}
@@ -118,6 +128,9 @@ func (s *stalls) at(t time.Time) string {
 // it names whyJobs of them and counts the rest.
 func (w *jobWatch) checkStalls(ctx context.Context, jobs []claim.Job) {
 	s := newStalls(ctx, w.h.store, jobs, w.deadline) // a read cut short by the wait's end is no news
+	if live, err := liveWorkers(context.WithoutCancel(ctx), w.h); err == nil {
+		s.live, s.knowLive = live, true
+	}
 	said := map[string]string{}
 	var fresh []string
 	for _, j := range jobs {

@@ -121,3 +121,23 @@ func TestLogsFollowQuietForARunnableJob(t *testing.T) {
 		t.Errorf("logs -f: exit %d, stdout %q, stderr %q; want 0, %q, nothing", code, p.stdout, p.stderr, "hi\n")
 	}
 }
+
+// TestWaitWarnsOfAnUnservedDependency: a job of a served queue that waits
+// on a job of a queue no live worker serves (the worker runs --queue
+// default) cannot move until one does; wait names that queue and the
+// worker to start, once, where it said nothing and timed out.
+func TestWaitWarnsOfAnUnservedDependency(t *testing.T) {
+	h := newHome(t)
+	h.start("worker", "start", "--no-spool", "--queue", "default")
+	waitFor(t, 30*time.Second, "the worker to register", func() bool {
+		out, _, _ := h.run("status")
+		return strings.Contains(out, "workers: 1")
+	})
+	h.must("enqueue", "--id", "inother", "--queue", "other", "--command", "true")
+	h.must("enqueue", "--id", "afterother", "--after", "inother", "--command", "true")
+	_, errText, code := h.run("wait", "afterother", "--timeout", "2s")
+	want := "queuectl: warning: job afterother waits on inother, whose queue other no live worker serves\nqueuectl: hint: queuectl worker start --queue other\n"
+	if code != 124 || strings.Count(errText, want) != 1 {
+		t.Errorf("wait afterother: exit %d, stderr:\n%s\nwant 124 and once %q", code, errText, want)
+	}
+}
