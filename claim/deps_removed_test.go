@@ -144,6 +144,9 @@ func TestRetryAllLeavesDeadBelowABlockedJob(t *testing.T) {
 		if got := ids(all); got != "x y z" {
 			t.Errorf("RetryAll = %s; want x y z, and b and c left dead", got)
 		}
+		if left, err := s.BlockedDead(ctx); err != nil || ids(left) != "b c" {
+			t.Errorf("BlockedDead = %s, %v; want b c, left dead for their dependencies", ids(left), err)
+		}
 		for _, id := range []string{"b", "c"} {
 			if j := mustGet(t, s, id); j.State != claim.Dead {
 				t.Errorf("%s = %s after RetryAll, want dead", id, j.State)

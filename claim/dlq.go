@@ -81,6 +81,13 @@ func (s *Store) HeldDead(ctx context.Context) ([]Job, error) {
 	return s.engine.HeldDead(ctx)
 }
 
+// BlockedDead returns the dead jobs that wait for a job that is removed,
+// dead or canceled: after RetryAll, the ones it left dead for that (Retry
+// would refuse them, naming the job). Oldest first.
+func (s *Store) BlockedDead(ctx context.Context) ([]Job, error) {
+	return s.engine.BlockedDead(ctx)
+}
+
 // EndDependents makes dead the jobs waiting for id, which has just ended in
 // state (dead or canceled), and the jobs waiting for those, down the chain,
 // each with an error naming id and why it ended (DependencyError). It

@@ -120,6 +120,9 @@ type Engine interface {
 	PurgeFinished(ctx context.Context, state State, cutoff time.Time) ([]string, error)
 	// HeldDead lists dead jobs whose unique_key a live job holds.
 	HeldDead(ctx context.Context) ([]Job, error)
+	// BlockedDead lists dead jobs that wait for a job removed, dead or
+	// canceled, oldest first.
+	BlockedDead(ctx context.Context) ([]Job, error)
 
 	// RegisterWorker adds w (StartedAt and HeartbeatAt set) to the registry.
 	RegisterWorker(ctx context.Context, w WorkerInfo) error

@@ -92,7 +92,8 @@ func dlqRetry(c *cli.Context, h *home) error {
 }
 
 // retryAll re-drives every dead job. One whose unique_key a live job holds
-// stays dead; it is named on stderr and the exit code is 4 (conflict).
+// stays dead; it is named on stderr and the exit code is 4 (conflict). One
+// that waits for a job removed, dead or canceled stays dead too, named.
 func retryAll(c *cli.Context, h *home, out *jobsOut) error {
 	jobs, err := h.store.RetryAll(c.Context)
 	if err != nil {
@@ -101,6 +102,17 @@ func retryAll(c *cli.Context, h *home, out *jobsOut) error {
 	for _, j := range jobs {
 		removeDead(c, h, j.ID)
 		out.did(j, "Retrying job %s", j.ID)
+	}
+	// Those left dead for a dependency are told, not failed: a job whose
+	// dependency was removed stays dead for good, and a nightly
+	// `dlq retry --all` must not fail for it every night.
+	if blocked, err := h.store.BlockedDead(c.Context); err == nil && len(blocked) > 0 {
+		var names []string
+		for _, j := range blocked {
+			names = append(names, j.ID)
+		}
+		logf(c)("still dead: %s: each waits for a job that is removed, dead or canceled (queuectl show %s names it)",
+			strings.Join(names, ", "), names[0])
 	}
 	held, err := h.store.HeldDead(c.Context)
 	if err != nil || len(held) == 0 {

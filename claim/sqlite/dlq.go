@@ -134,6 +134,12 @@ func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff ti
 	return ids, err
 }
 
+// BlockedDead lists the dead jobs that wait for a job removed, dead or
+// canceled.
+func (e *Engine) BlockedDead(ctx context.Context) ([]claim.Job, error) {
+	return e.queryJobs(ctx, "SELECT "+jobColumns+" FROM jobs WHERE state = 'dead' AND"+unmetNow+" ORDER BY seq")
+}
+
 // HeldDead lists the dead jobs whose unique_key a live job holds.
 func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 	return e.queryJobs(ctx, "SELECT "+jobColumns+` FROM jobs AS d
