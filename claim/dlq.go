@@ -103,7 +103,7 @@ func (s *Store) EndDependents(ctx context.Context, id string, state State) ([]Jo
 		return nil, fmt.Errorf("end the dependents of %s: %w", id, err)
 	}
 	dep.State = state
-	return s.engine.EndDependents(ctx, EndDependentsParams{ID: id, State: state, Cause: DependencyError(dep), Now: s.Now()})
+	return s.engine.EndDependents(ctx, []EndDependentsParams{{ID: id, State: state, Cause: DependencyError(dep), Now: s.Now()}})
 }
 
 // EndLeftDependents ends the jobs that still wait for a job that is dead

@@ -99,10 +99,13 @@ type Engine interface {
 	// pending again, still waiting for it. One whose unique_key a live job
 	// holds stays dead, with the jobs below it.
 	Retry(ctx context.Context, id string, now time.Time) (Job, Rearmed, error)
-	// EndDependents makes dead the pending jobs waiting for p.ID, which
-	// ended in p.State, with error p.ErrorFor(the job it waited for), and those waiting for
-	// them, down the chain, in one transaction; it returns them.
-	EndDependents(ctx context.Context, p EndDependentsParams) ([]Job, error)
+	// EndDependents makes dead the pending jobs waiting for each p.ID of
+	// ps, which ended in p.State, with error p.ErrorFor(the job it waited
+	// for), and those waiting for them, down the chain, all in one
+	// transaction; it returns them, those of ps[0] first. ps may be
+	// thousands long (cancel --queue), and most of its jobs have no
+	// dependent.
+	EndDependents(ctx context.Context, ps []EndDependentsParams) ([]Job, error)
 	// EndedDependencies lists the dead or canceled jobs that pending jobs
 	// still wait for: what a crash between a death and its EndDependents
 	// left behind.

@@ -226,35 +226,58 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rear
 	return r, nil
 }
 
-// EndDependents makes dead the jobs waiting for p.ID, and theirs, down the
-// chain, in one transaction.
-func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams) ([]claim.Job, error) {
+// EndDependents makes dead the jobs waiting for each p.ID of ps, and
+// theirs, down the chain, in one transaction. One statement first finds
+// which of ps have dependents at all (most have none): a round trip each
+// took 10 s for the 15,000 jobs of a cancel --queue.
+func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsParams) ([]claim.Job, error) {
 	var out []claim.Job
-	now := p.Now.UnixNano()
+	ids := make([]string, len(ps))
+	for i, p := range ps {
+		ids[i] = p.ID
+	}
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT DISTINCT after_id FROM deps WHERE after_id = ANY($1) AND NOT met`, ids)
+		if err != nil {
+			return fmt.Errorf("find the dependents of %d jobs: %w", len(ids), err)
+		}
+		list, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("find the dependents of %d jobs: %w", len(ids), err)
+		}
+		waited := make(map[string]bool, len(list))
+		for _, id := range list {
+			waited[id] = true
+		}
 		type ended struct {
 			id    string
 			state claim.State
 		}
-		for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
-			x := frontier[0]
-			frontier = frontier[1:]
-			rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'dead', last_error = $1, dead_by = $2,
-				finished_at = $3, updated_at = $3
-				WHERE state = 'pending' AND waiting > 0
-				AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
-				RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now)
-			if err != nil {
-				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+		for _, p := range ps {
+			if !waited[p.ID] {
+				continue
 			}
-			jobs, err := claim.Collect(rows, claim.ScanJob)
-			rows.Close()
-			if err != nil {
-				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
-			}
-			for _, j := range jobs {
-				out = append(out, j)
-				frontier = append(frontier, ended{j.ID, claim.Dead})
+			now := p.Now.UnixNano()
+			for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
+				x := frontier[0]
+				frontier = frontier[1:]
+				rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'dead', last_error = $1, dead_by = $2,
+					finished_at = $3, updated_at = $3
+					WHERE state = 'pending' AND waiting > 0
+					AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
+					RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now)
+				if err != nil {
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				jobs, err := claim.Collect(rows, claim.ScanJob)
+				rows.Close()
+				if err != nil {
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				for _, j := range jobs {
+					out = append(out, j)
+					frontier = append(frontier, ended{j.ID, claim.Dead})
+				}
 			}
 		}
 		if len(out) == 0 {

@@ -198,32 +198,46 @@ const endDependentsQuery = `UPDATE jobs SET state = 'dead', last_error = ?, dead
 	AND +state = 'pending' AND waiting > 0
 	RETURNING ` + jobColumns
 
-// EndDependents makes dead the jobs waiting for p.ID, and theirs.
-func (e *Engine) EndDependents(ctx context.Context, p claim.EndDependentsParams) ([]claim.Job, error) {
+// EndDependents makes dead the jobs waiting for each p.ID of ps, and
+// theirs, in one transaction: the statement is prepared once, and finds
+// that most jobs have no dependent in one lookup of the deps key each (a
+// transaction each took 10 s for the 15,000 jobs of a cancel --queue).
+func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsParams) ([]claim.Job, error) {
 	var out []claim.Job
-	now := p.Now.UnixNano()
+	e.prepare(ctx, endDependentsQuery)
 	err := e.tx(ctx, func(tx *sql.Tx) error {
+		stmt := e.stmt(ctx, tx, endDependentsQuery)
+		if stmt == nil { // the cache is full
+			var err error
+			if stmt, err = tx.PrepareContext(ctx, endDependentsQuery); err != nil {
+				return fmt.Errorf("end the dependents of %s: %w", ps[0].ID, err)
+			}
+		}
+		defer stmt.Close()
 		type ended struct {
 			id    string
 			state claim.State
 		}
-		for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
-			x := frontier[0]
-			frontier = frontier[1:]
-			rows, err := tx.QueryContext(ctx, endDependentsQuery, p.ErrorFor(x.id), x.id, now, now, x.id)
-			if err != nil {
-				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
-			}
-			jobs, err := claim.Collect(rows, claim.ScanJob)
-			if cerr := rows.Close(); err == nil && cerr != nil {
-				return cerr
-			}
-			if err != nil {
-				return fmt.Errorf("end the dependents of %s: %w", x.id, err)
-			}
-			for _, j := range jobs {
-				out = append(out, j)
-				frontier = append(frontier, ended{j.ID, claim.Dead})
+		for _, p := range ps {
+			now := p.Now.UnixNano()
+			for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
+				x := frontier[0]
+				frontier = frontier[1:]
+				rows, err := stmt.QueryContext(ctx, p.ErrorFor(x.id), x.id, now, now, x.id)
+				if err != nil {
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				jobs, err := claim.Collect(rows, claim.ScanJob)
+				if cerr := rows.Close(); err == nil && cerr != nil {
+					return cerr
+				}
+				if err != nil {
+					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+				}
+				for _, j := range jobs {
+					out = append(out, j)
+					frontier = append(frontier, ended{j.ID, claim.Dead})
+				}
 			}
 		}
 		return nil
