@@ -38,6 +38,11 @@ func (e *countingEngine) Get(ctx context.Context, id string) (claim.Job, error) 
 	return e.Engine.Get(ctx, id)
 }
 
+func (e *countingEngine) GetAll(ctx context.Context, ids []string) iter.Seq2[claim.Job, error] {
+	e.count("GetAll")
+	return e.Engine.GetAll(ctx, ids)
+}
+
 func (e *countingEngine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, error] {
 	e.count("Jobs")
 	return e.Engine.Jobs(ctx, f)

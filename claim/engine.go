@@ -77,6 +77,9 @@ type Engine interface {
 
 	// Get returns one job or ErrNotFound.
 	Get(ctx context.Context, id string) (Job, error)
+	// GetAll streams the jobs of ids that exist, in any order, from one
+	// statement however many ids there are (wait reads 100,000 at a look).
+	GetAll(ctx context.Context, ids []string) iter.Seq2[Job, error]
 	// Jobs streams the jobs f selects, in its order (f is checked), one at
 	// a time: memory stays flat at any size. It stops at the first error,
 	// which it yields, or when the caller stops ranging.

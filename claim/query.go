@@ -12,6 +12,38 @@ func (s *Store) Get(ctx context.Context, id string) (Job, error) {
 	return s.withReason(ctx, j, err)
 }
 
+// GetAll returns the jobs of ids, in the order of ids, or ErrNotFound
+// naming the first that does not exist. It reads them in one statement
+// and the queues once (for the pending reasons), where a Get of each is a
+// statement each and three for a pending job: wait looks at every job it
+// waits for, 165,000 jobs for a wait --all of a big queue.
+func (s *Store) GetAll(ctx context.Context, ids []string) ([]Job, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	at := make(map[string]int, len(ids))
+	for i, id := range ids {
+		at[id] = i
+	}
+	jobs := make([]Job, len(ids))
+	for j, err := range s.engine.GetAll(ctx, ids) {
+		if err != nil {
+			return nil, err
+		}
+		jobs[at[j.ID]] = j
+	}
+	for i, j := range jobs {
+		if j.ID == "" {
+			if k := at[ids[i]]; k != i && jobs[k].ID != "" { // an id named twice
+				jobs[i] = jobs[k]
+				continue
+			}
+			return nil, NotFoundError(ids[i])
+		}
+	}
+	return s.WithReasons(ctx, jobs)
+}
+
 // withReason sets the PendingReason of j, read with err; a job whose own
 // fields tell it needs no read of the queues.
 func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {

@@ -83,14 +83,34 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 
 // ResolveAll is Resolve of every ref, in order; it stops at the first error.
 // A job named twice (by its id and a prefix of it, or by @last) is in the
-// result once, where it was first named.
+// result once, where it was first named. The refs that are whole ids are
+// found in one statement, and only the others one by one: `wait $(list
+// -q)` names thousands of jobs.
 func (s *Store) ResolveAll(ctx context.Context, refs []string) ([]string, error) {
+	var whole []string
+	for _, ref := range refs {
+		if ValidID(ref) {
+			whole = append(whole, ref)
+		}
+	}
+	exact := map[string]bool{}
+	if len(whole) > 1 {
+		for j, err := range s.engine.GetAll(ctx, whole) {
+			if err != nil {
+				return nil, err
+			}
+			exact[j.ID] = true
+		}
+	}
 	out := make([]string, 0, len(refs))
 	seen := make(map[string]bool, len(refs))
 	for _, ref := range refs {
-		id, err := s.Resolve(ctx, ref)
-		if err != nil {
-			return nil, err
+		id := ref
+		if !exact[ref] {
+			var err error
+			if id, err = s.Resolve(ctx, ref); err != nil {
+				return nil, err
+			}
 		}
 		if !seen[id] {
 			seen[id] = true

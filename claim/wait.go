@@ -70,15 +70,10 @@ func (s *Store) WaitUntil(ctx context.Context, poll time.Duration, done func() (
 }
 
 func (s *Store) finished(ctx context.Context, ids []string) ([]Job, bool, error) {
-	jobs := make([]Job, len(ids))
-	done := true
-	for i, id := range ids {
-		j, err := s.Get(ctx, id)
-		if err != nil {
-			return nil, false, err
-		}
-		jobs[i] = j
-		done = done && j.State.Finished()
+	jobs, err := s.GetAll(ctx, ids)
+	if err != nil {
+		return nil, false, err
 	}
+	done := !slices.ContainsFunc(jobs, func(j Job) bool { return !j.State.Finished() })
 	return jobs, done, nil
 }

@@ -3,6 +3,10 @@ package claim_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -106,6 +110,81 @@ func TestWaitForARestartedJob(t *testing.T) {
 			}
 		case <-time.After(10 * time.Second):
 			t.Fatal("Wait did not return within 10s of both jobs completing")
+		}
+	})
+}
+
+// TestGetAllReadsInOneStatement: GetAll returns the jobs of ids in their
+// order (an id named twice, twice), with pending reasons, in one call of
+// the engine and no Get: wait reads every job it waits for at each look,
+// 165,000 of them for a wait --all of a big queue, and a Get of each
+// spent 9 s of CPU in a 15 s wait. An unknown id is ErrNotFound naming it.
+func TestGetAllReadsInOneStatement(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, e := db.openCounted(t)
+		var ids []string
+		for i := range 300 {
+			ids = append(ids, mustEnqueue(t, s, claim.NewJob{Command: "true", Queue: fmt.Sprintf("q%d", i%3)}).ID)
+		}
+		mustCancel(t, s, ids[7])
+		if err := s.Pause(ctx, "q1"); err != nil {
+			t.Fatal(err)
+		}
+		asked := append(slices.Clone(ids[150:]), ids[:150]...)
+		asked = append(asked, ids[3])
+		e.Calls("Get")
+		e.Calls("GetAll")
+		jobs, err := s.GetAll(ctx, asked)
+		if err != nil || len(jobs) != len(asked) {
+			t.Fatalf("GetAll(%d ids) = %d jobs, %v", len(asked), len(jobs), err)
+		}
+		for i, j := range jobs {
+			if j.ID != asked[i] {
+				t.Fatalf("GetAll: job %d is %s, want %s", i, j.ID, asked[i])
+			}
+			if want := mustGet(t, s, j.ID); !reflect.DeepEqual(j, want) {
+				t.Fatalf("GetAll: job %s = %+v, want %+v as Get reads it", j.ID, j, want)
+			}
+		}
+		if got := e.Calls("GetAll"); got != 1 {
+			t.Errorf("GetAll of %d jobs called the engine's GetAll %d times, want 1", len(asked), got)
+		}
+		if got := e.Calls("Get"); got != len(asked) { // the mustGets above, none of GetAll
+			t.Errorf("GetAll and %d Gets called the engine's Get %d times, want %d", len(asked), got, len(asked))
+		}
+		if _, err := s.GetAll(ctx, []string{ids[0], "nope", ids[1]}); !errors.Is(err, claim.ErrNotFound) || !strings.Contains(err.Error(), "nope") {
+			t.Errorf("GetAll with an unknown id = %v, want ErrNotFound naming it", err)
+		}
+		if jobs, err := s.GetAll(ctx, nil); len(jobs) != 0 || err != nil {
+			t.Errorf("GetAll(nothing) = %v, %v; want nothing", jobs, err)
+		}
+	})
+}
+
+// TestResolveAllFindsWholeIDsAtOnce: wait $(list ...) of thousands of ids
+// finds them in one read of the engine, not a Get each; prefixes and
+// @last are still resolved one by one, and an id named twice is once.
+func TestResolveAllFindsWholeIDsAtOnce(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, e := db.openCounted(t)
+		var ids []string
+		for i := range 200 {
+			ids = append(ids, mustEnqueue(t, s, claim.NewJob{ID: fmt.Sprintf("job-%03d", i), Command: "true"}).ID)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "solo-x", Command: "true"})
+		e.Calls("Get")
+		refs := append(slices.Clone(ids), "solo", ids[5], claim.LastJob)
+		got, err := s.ResolveAll(ctx, refs)
+		if want := append(ids, "solo-x"); err != nil || !slices.Equal(got, want) {
+			t.Fatalf("ResolveAll(%d refs) = %d ids, %v; want the %d ids in order", len(refs), len(got), err, len(want))
+		}
+		if n := e.Calls("Get"); n > 1 { // solo, a prefix, is tried as an id first
+			t.Errorf("ResolveAll of %d ids read %d jobs one by one, want at most 1", len(ids), n)
+		}
+		if _, err := s.ResolveAll(ctx, []string{ids[0], "nope"}); !errors.Is(err, claim.ErrNotFound) {
+			t.Errorf("ResolveAll(%s, nope) = %v, want ErrNotFound", ids[0], err)
 		}
 	})
 }

@@ -41,6 +41,22 @@ func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
 	return j, nil
 }
 
+// GetAll reads the jobs of ids in one statement, the ids as one array.
+func (e *Engine) GetAll(ctx context.Context, ids []string) iter.Seq2[claim.Job, error] {
+	return func(yield func(claim.Job, error) bool) {
+		rows, err := e.pool.Query(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ANY($1)", ids)
+		if err != nil {
+			yield(claim.Job{}, classify(fmt.Errorf("get %d jobs: %w", len(ids), err)))
+			return
+		}
+		defer rows.Close()
+		var scan claim.JobScanner
+		if err := claim.Stream(rows, scan.Scan, yield); err != nil {
+			yield(claim.Job{}, classify(fmt.Errorf("get %d jobs: %w", len(ids), err)))
+		}
+	}
+}
+
 // Jobs streams the jobs f selects, in f's order, a row at a time.
 func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, error] {
 	return func(yield func(claim.Job, error) bool) {

@@ -102,3 +102,41 @@ func TestEndDependentsReadsJobsByID(t *testing.T) {
 		t.Errorf("ending the dependents of a job does not read jobs by id:\n%s", got)
 	}
 }
+
+// TestGetAllFindsEachJobByID: the read of many jobs by id (wait's look at
+// the jobs it waits for) finds each through the id's index: a scan of
+// jobs would read the whole store at each look.
+func TestGetAllFindsEachJobByID(t *testing.T) {
+	e, err := Open(filepath.Join(t.TempDir(), "queue.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if err := e.Migrate(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := e.db.QueryContext(t.Context(), "EXPLAIN QUERY PLAN "+getAllQuery, `["a","b"]`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	found := false
+	for _, step := range plan {
+		if strings.HasPrefix(step, "SCAN jobs") {
+			t.Errorf("GetAll scans jobs: %q", plan)
+		}
+		found = found || strings.HasPrefix(step, "SEARCH jobs") && strings.Contains(step, "(id=?)")
+	}
+	if !found {
+		t.Errorf("GetAll does not search jobs by id: %q", plan)
+	}
+}

@@ -3,6 +3,7 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -27,6 +28,32 @@ func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
 		return claim.Job{}, fmt.Errorf("get job %s: %w", id, err)
 	}
 	return j, nil
+}
+
+// getAllQuery reads the jobs whose ids its one parameter, a JSON array,
+// lists: each is found by the id's index, never by a scan of jobs.
+const getAllQuery = "SELECT " + jobColumns + " FROM jobs WHERE id IN (SELECT value FROM json_each(?))"
+
+// GetAll reads the jobs of ids in one statement: the ids go as one JSON
+// array, whatever their number (bound parameters are limited).
+func (e *Engine) GetAll(ctx context.Context, ids []string) iter.Seq2[claim.Job, error] {
+	return func(yield func(claim.Job, error) bool) {
+		list, err := json.Marshal(ids)
+		if err != nil {
+			yield(claim.Job{}, fmt.Errorf("get %d jobs: %w", len(ids), err))
+			return
+		}
+		rows, err := e.query(ctx, nil, getAllQuery, string(list))
+		if err != nil {
+			yield(claim.Job{}, fmt.Errorf("get %d jobs: %w", len(ids), err))
+			return
+		}
+		defer rows.Close()
+		var scan claim.JobScanner
+		if err := claim.Stream(rows, scan.Scan, yield); err != nil {
+			yield(claim.Job{}, fmt.Errorf("get %d jobs: %w", len(ids), err))
+		}
+	}
 }
 
 // Jobs streams the jobs f selects, in f's order, one row in memory at a
