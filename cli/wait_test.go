@@ -35,3 +35,18 @@ func TestWaitTimeoutOfManyJobsCountsThem(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitTimeoutCoversFindingTheJobs: --timeout bounds the whole wait,
+// finding the jobs of --all or --queue included: at 165,000 jobs that took
+// longer than the timeout, and --timeout 3s returned after 6 s. A timeout
+// past before the jobs are found says so, with exit 124.
+func TestWaitTimeoutCoversFindingTheJobs(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "a", "--command", "true")
+	for _, args := range [][]string{{"wait", "--all", "--timeout", "1ns"}, {"wait", "--queue", "default", "--timeout", "1ns"}} {
+		_, errText, code := h.run(args...)
+		if want := "timed out after 1ns finding the jobs to wait for"; code != exitTimeout || !strings.Contains(errText, want) {
+			t.Errorf("queuectl %s: exit %d, stderr %q; want %d and %q", strings.Join(args, " "), code, errText, exitTimeout, want)
+		}
+	}
+}
