@@ -79,8 +79,9 @@ func TestDiskFull(t *testing.T) {
 	h := &qhome{t: t, dir: filepath.Join(fs, "home")}
 	h.must("config", "set", "heartbeat-interval", "200ms")
 	w := h.start("worker", "start")
-	started := filepath.Join(t.TempDir(), "started") // off the full disk
-	h.must("enqueue", "--id", "running", "--command", "touch "+started+"; sleep 1")
+	off := t.TempDir() // off the full disk
+	started, ended := filepath.Join(off, "started"), filepath.Join(off, "ended")
+	h.must("enqueue", "--id", "running", "--command", "touch "+started+"; sleep 1; touch "+ended)
 	waitFor(t, 30*time.Second, "the job to start", func() bool {
 		_, err := os.Stat(started)
 		return err == nil
@@ -102,8 +103,9 @@ func TestDiskFull(t *testing.T) {
 	h.must("status") // reading still works
 	// The running job ends while the disk is full: its result cannot be
 	// stored yet, and must be once there is room again.
-	waitFor(t, 30*time.Second, "the worker to fail to record the job's end", func() bool {
-		return strings.Contains(w.stderr.String(), "job running: ")
+	waitFor(t, 30*time.Second, "the job to end, and the worker to say its end waits for room", func() bool {
+		_, err := os.Stat(ended)
+		return err == nil && strings.Contains(w.stderr.String(), "ended runs wait to be recorded")
 	})
 
 	if err := os.Remove(filler); err != nil {

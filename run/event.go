@@ -36,6 +36,7 @@ type Event struct {
 	Schedule   string        // scheduled, skipped: the schedule's name
 	Due        time.Time     // scheduled, skipped: the due time
 	Settings   []string      // settings: the config keys whose values changed
+	Waits      string        // disk_full: what waits for room
 }
 
 // EventKind names an event; it is the "event" field of a JSON log line.
@@ -59,6 +60,8 @@ const (
 	EventWarning     EventKind = "warning"     // something went wrong and is retried: Err
 	EventUnreachable EventKind = "unreachable" // the store cannot be reached: Err; running jobs go on, none is claimed
 	EventReachable   EventKind = "reachable"   // the store is back after Duration: claiming goes on
+	EventDiskFull    EventKind = "disk_full"   // a write found no room: Err names where; running jobs go on, what they write next waits
+	EventDiskRoom    EventKind = "disk_room"   // writes go through again after Duration: Err is the directory that was full
 	EventFenced      EventKind = "fenced"      // the lease (Duration) lapsed unrenewed: Slots runs stopped, to run again
 	EventRegistered  EventKind = "registered"  // the registration was gone (reaped as dead) and is back: Worker
 	EventHook        EventKind = "hook"        // a finish hook ran: Job, Run, Hook, Err (empty: it exited 0)
@@ -71,7 +74,7 @@ const (
 // outage (so that a log kept to warnings says both); "info" for the others.
 func (e Event) Level() string {
 	switch e.Kind {
-	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventFenced, EventRegistered:
+	case EventWarning, EventDropped, EventUnreachable, EventReachable, EventDiskFull, EventDiskRoom, EventFenced, EventRegistered:
 		return "warn"
 	case EventHook, EventScheduled:
 		if e.Err != "" {
@@ -132,6 +135,14 @@ func (e Event) String() string {
 		return fmt.Sprintf("store unreachable: %s; running jobs go on, no job is claimed until it is back", e.Err)
 	case EventReachable:
 		return fmt.Sprintf("store reachable again after %s; claiming jobs again", seconds(e.Duration))
+	case EventDiskFull:
+		return fmt.Sprintf("%s; until there is room, %s", e.Err, e.Waits)
+	case EventDiskRoom:
+		where := "the disk"
+		if e.Err != "" {
+			where = e.Err
+		}
+		return fmt.Sprintf("room again on %s after %s: ended runs are recorded, jobs claimed again", where, seconds(e.Duration))
 	case EventFenced:
 		return fmt.Sprintf("lease of %s lapsed while the store was unreachable: %d run(s) stopped, to run again once it is back", seconds(e.Duration), e.Slots)
 	case EventRegistered:

@@ -62,6 +62,7 @@ func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run, slot *sl
 	// the environment's fault, not the job's.
 	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
 		w.logsDown.Store(true) // the slots claim nothing more until logs/ is back (logsBack)
+		w.fullLogs.full(w, err)
 		return result{fault: err.Error()}
 	}
 	stdout, err := newOutput(r.StdoutPath)
@@ -297,7 +298,7 @@ func (w *Worker) recordStart(run context.Context, r claim.Run, guarded bool) *st
 		defer close(rec.done)
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(run), 30*time.Second)
 		defer cancel()
-		if err := w.Store.Started(ctx, r, r.PGID); err != nil && !w.storeDown(err) {
+		if err := w.Store.Started(ctx, r, r.PGID); err != nil && !w.storeDown(err) && !w.diskFull(err) {
 			w.logf("job %s: %v", r.JobID, err)
 		}
 	}

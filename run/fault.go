@@ -27,6 +27,7 @@ func (w *Worker) faultWait() time.Duration {
 func (w *Worker) logsBack(soft context.Context) bool {
 	if checkLogs(w.LogDir) == nil {
 		w.logsDown.Store(false)
+		w.fullLogs.room(w)
 		return true
 	}
 	select {
@@ -53,7 +54,9 @@ func (w *Worker) postpone(hard context.Context, j claim.Job, r claim.Run, fault 
 		case errors.Is(err, claim.ErrLost) || claim.Unusable(err) || hard.Err() != nil:
 			return
 		}
-		w.logf("job %s: put back after %s: %v; trying again in %v", j.ID, fault, err, delay)
+		if !w.diskFull(err) {
+			w.logf("job %s: put back after %s: %v; trying again in %v", j.ID, fault, err, delay)
+		}
 		select {
 		case <-hard.Done():
 			return

@@ -149,6 +149,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			return
 		case err == nil:
 			w.storeUp()
+			w.diskRoom()
 			w.reload(ctx)
 			if r.Registered {
 				w.emit(Event{Kind: EventRegistered, Worker: w.id})
@@ -158,7 +159,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 				// answer was lost. The reaper looks for it.
 				w.unsure.Store(true)
 			}
-		case ctx.Err() != nil || w.storeDown(err):
+		case ctx.Err() != nil || w.storeDown(err) || w.diskFull(err):
 		default:
 			w.logf("renew leases: %v", err)
 		}

@@ -84,7 +84,9 @@ func (w *Worker) giveBack(hard context.Context, r claim.Run) {
 		case w.storeDown(err):
 			w.awaitStore(hard, wait)
 		default:
-			w.logf("job %s: give back run %d: %v; trying again in %v", r.JobID, r.Attempt, err, wait)
+			if !w.diskFull(err) {
+				w.logf("job %s: give back run %d: %v; trying again in %v", r.JobID, r.Attempt, err, wait)
+			}
 			select {
 			case <-hard.Done():
 				return

@@ -55,7 +55,7 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 		if unseen {
 			w.unsure.Store(true)
 		}
-		if ctx.Err() == nil && !w.storeDown(err) {
+		if ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err) {
 			w.logf("reaper: %v", err)
 		}
 		return false
@@ -84,7 +84,7 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 				// Another reaper, or the worker itself, got there first.
 			case err != nil:
 				ok = false
-				if !w.storeDown(err) {
+				if !w.storeDown(err) && !w.diskFull(err) {
 					w.logf("reaper: %v", err)
 				}
 			default:

@@ -43,7 +43,7 @@ func (w *Worker) pruneLogs(ctx context.Context) {
 	cutoff := w.Store.Now().Add(-keep)
 	n, err := PruneLogs(ctx, w.Store, w.LogDir, w.host, cutoff)
 	switch {
-	case err != nil && ctx.Err() == nil && !w.storeDown(err):
+	case err != nil && ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err):
 		w.logf("log-retention: %v", err)
 	case n > 0:
 		w.logf("log-retention: removed %d log file(s) of runs that ended before %s", n, cutoff.Format(time.DateTime))
@@ -60,7 +60,7 @@ func (w *Worker) dropEnv(ctx context.Context) {
 	cutoff := w.Store.Now().Add(-keep)
 	n, err := w.Store.DropEnv(ctx, cutoff)
 	switch {
-	case err != nil && ctx.Err() == nil && !w.storeDown(err):
+	case err != nil && ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err):
 		w.logf("env-retention: %v", err)
 	case n > 0:
 		w.logf("env-retention: dropped the env of %d job(s) finished before %s", n, cutoff.Format(time.DateTime))

@@ -22,7 +22,7 @@ func (w *Worker) schedule(ctx context.Context, stop context.CancelFunc) {
 			return
 		case err == nil:
 			said = ""
-		case ctx.Err() == nil && !w.storeDown(err) && err.Error() != said:
+		case ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err) && err.Error() != said:
 			w.logf("schedules: %v", err)
 			said = err.Error()
 		}

@@ -84,6 +84,9 @@ type Worker struct {
 	scale      *scaler  // how many slots claim (worker scale)
 	pauses     pauseNotes
 	reach      Reach // whether the store answers (outage.go)
+	// fullStore, fullLogs: whether the store's disk, logs/'s, is full
+	// (diskfull.go).
+	fullStore, fullLogs fullness
 	// claiming counts claims in flight, and claimed runs not yet in steer;
 	// unsure is set when a claim failed in a way that may have committed
 	// (the connection lost on COMMIT): the reaper then looks for a run of
@@ -113,6 +116,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	w.id = newWorkerID(HostName(w.host))
 	keepInherited() // the process's: no job or hook gets them
 	w.sayReach()
+	w.fullStore.waits, w.fullLogs.waits = storeWaits, logsWaits
 	w.cgroups = newCgroups(w.id, w.logf)
 	defer w.cgroups.close()
 	// The child subreaper of its jobs (children_linux.go): what a job
@@ -211,6 +215,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		if err == nil || errors.Is(err, claim.ErrNoJob) {
 			w.storeUp()
 		}
+		if err == nil {
+			w.diskRoom()
+		}
 		if err != nil {
 			w.claimFailed(err)
 		}
@@ -233,7 +240,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			continue
 		}
 		if err != nil {
-			w.logf("claim: %v", err)
+			if !w.diskFull(err) { // said once for the spell
+				w.logf("claim: %v", err)
+			}
 			w.idle(soft, woken)
 			continue
 		}
@@ -392,6 +401,7 @@ func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res resu
 		err := w.recordOnce(hard, j, r, res)
 		if err == nil || errors.Is(err, claim.ErrLost) {
 			w.storeUp()
+			w.diskRoom()
 		}
 		if err == nil || errors.Is(err, claim.ErrLost) || claim.Unusable(err) || hard.Err() != nil {
 			return err
@@ -400,7 +410,9 @@ func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res resu
 			w.awaitStore(hard, wait) // said once for the outage; tried again once it is back
 			continue
 		}
-		w.logf("job %s: record the end of run %d: %v; trying again in %v", j.ID, r.Attempt, err, wait)
+		if !w.diskFull(err) { // said once for the spell
+			w.logf("job %s: record the end of run %d: %v; trying again in %v", j.ID, r.Attempt, err, wait)
+		}
 		select {
 		case <-hard.Done():
 			return err
