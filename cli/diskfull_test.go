@@ -4,9 +4,41 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/internal/testenv"
 )
+
+// TestJobNotStartedOnFullLogsDiskIsNotSaidToStart: with no room for a
+// job's logs the job does not run, and neither the worker nor run says
+// that it started: the worker says it was not run, run that it did not
+// start; it runs once there is room.
+func TestJobNotStartedOnFullLogsDiskIsNotSaidToStart(t *testing.T) {
+	h := newHome(t)
+	h.must("status") // makes the home
+	logs := filepath.Join(h.dir, "logs")
+	mountTmpfsAt(t, logs, "1m")
+	filler := fill(t, logs)
+	w := h.startServing()
+	r := h.start("run", "--id", "small", "--", "echo", "hi")
+	waitReport(t, 30*time.Second, "run to say how run 1 ended", func() bool {
+		return strings.Contains(r.stderr.String(), "run 1 ")
+	}, func() string { return "run:\n" + r.stderr.String() + "\nworker:\n" + w.stderr.String() })
+	if text := w.stderr.String(); strings.Contains(text, "job small started") || !strings.Contains(text, "job small not run: disk full") {
+		t.Errorf("worker's stderr:\n%s\nwant job small not run for the full disk, and not said to start", text)
+	}
+	if text := r.stderr.String(); strings.Contains(text, "started") || !strings.Contains(text, "run 1 did not start (disk full: ") {
+		t.Errorf("run's stderr:\n%s\nwant run 1 said not to start for the full disk, and not said to start", text)
+	}
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.exit(t, 60*time.Second); code != 0 || r.stdout.String() != "hi\n" {
+		t.Errorf("run: exit %d, stdout %q once there was room; want 0 and %q\n%s", code, r.stdout, "hi\n", r.stderr)
+	}
+}
 
 // TestDiskFullSaidOnce: a worker on a full disk says once that it is full
 // (where, and what waits) and once that there is room again, however many
@@ -50,4 +82,17 @@ func TestDiskFullSaidOnce(t *testing.T) {
 		!strings.Contains(full[1], "room again on "+h.dir) {
 		t.Errorf("the worker said of the full disk:\n%s\nwant one line when it filled (where, and what waits) and one when there was room again", strings.Join(full, "\n"))
 	}
+}
+
+// mountTmpfsAt mounts a tmpfs of the given size on dir, or skips the test
+// when this process may not mount.
+func mountTmpfsAt(t *testing.T, dir, size string) {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size="+size+",mode=0700"); err != nil {
+		testenv.Missing(t, "cannot mount a tmpfs here (%v); run as root (CAP_SYS_ADMIN) to test a full disk", err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 }

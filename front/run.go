@@ -174,6 +174,10 @@ func (f *follower) event(e wire.Event) {
 	case jobs.OutcomeLost:
 		f.announce("run %d was lost with its worker; it runs again as the same attempt", a)
 	case jobs.OutcomeInterrupted:
+		if e.Run.NeverRan() {
+			f.announce("run %d did not start (%s); it runs again as the same attempt", e.Run.Attempt, e.Run.Error)
+			return
+		}
 		f.announce("run %d was interrupted (%s); it runs again as the same attempt", a, e.Run.Error)
 	}
 }

@@ -58,13 +58,7 @@ type result struct {
 // log files made on their first byte (see output). run cancels the run: a
 // hard stop, or its job's cancel (cause errCanceled).
 func (w *Worker) execute(run context.Context, j claim.Job, r claim.Run, slot *slotCgroup) result {
-	// The job does not start where its output could not be kept: that is
-	// the environment's fault, not the job's.
-	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
-		w.logsDown.Store(true) // the slots claim nothing more until logs/ is back (logsBack)
-		w.fullLogs.full(w, err)
-		return result{fault: err.Error()}
-	}
+	// Its log directory was checked before it was said to start (runOne).
 	stdout, err := newOutput(r.StdoutPath)
 	if err != nil {
 		return result{fault: err.Error()}

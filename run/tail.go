@@ -154,7 +154,9 @@ func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, re
 		r := runs[*done]
 		if logs.run == nil {
 			logs.open(r)
-			t.event(TailEvent{Job: j, Run: r})
+			if !r.NeverRan() { // its end says it did not start
+				t.event(TailEvent{Job: j, Run: r})
+			}
 		}
 		if r.EndedAt.IsZero() && !finished(j.State) {
 			break

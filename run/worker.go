@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -311,6 +312,16 @@ func (w *Worker) drained(ctx, hard context.Context) bool {
 // same transaction and returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup) (bool, *claimed) {
 	j, r := held.job, held.run
+	// The job does not start where its output could not be kept: that is
+	// the environment's fault, not the job's. It is checked before the
+	// run is said to start, as it never does.
+	if err := prepareLogDir(filepath.Dir(r.StdoutPath)); err != nil {
+		w.logsDown.Store(true) // the slots claim nothing more until logs/ is back (logsBack)
+		w.claiming.Add(-1)
+		w.fullLogs.full(w, err)
+		w.postpone(hard, j, r, err.Error())
+		return false, nil
+	}
 	if w.Starts != nil {
 		w.Starts(j, r)
 	}

@@ -235,6 +235,13 @@ const (
 	OutcomeCanceled    = "canceled" // stopped by its worker for `cancel`
 )
 
+// NeverRan reports whether run r ended without its command starting: put
+// back for a cause outside the job (a full disk, no logs/), or stopped
+// before it could start. Its start is no news to whoever follows the job.
+func (r Run) NeverRan() bool {
+	return !r.EndedAt.IsZero() && r.Outcome == OutcomeInterrupted && r.ExecAt.IsZero()
+}
+
 // MaxLost is how many runs a job may lose to crashed workers before it is dead.
 const MaxLost = 5
 

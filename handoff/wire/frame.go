@@ -78,6 +78,7 @@ func (p *parser) run(r *jobs.Run) error {
 		field{"Attempt", func() error { return integer(p, &r.Attempt) }},
 		field{"Host", func() error { return p.str(&r.Host) }},
 		field{"StartedAt", func() error { return p.time(&r.StartedAt) }},
+		field{"ExecAt", func() error { return p.time(&r.ExecAt) }},
 		field{"EndedAt", func() error { return p.time(&r.EndedAt) }},
 		field{"Outcome", func() error { return p.str(&r.Outcome) }},
 		field{"Error", func() error { return p.str(&r.Error) }},
