@@ -11,6 +11,47 @@ import (
 	"github.com/queuectl/queuectl/internal/testenv"
 )
 
+// TestRunOnFullDiskSaysWhyItWaits: a job handed over by run fills the
+// home's disk with its output and ends. Its end cannot be recorded until
+// there is room, and run waits for it, but not silently: it says once on
+// stderr why, and where, writes the end of the job's output that the log
+// could not keep (the worker holds it), and once there is room exits as
+// the job did.
+func TestRunOnFullDiskSaysWhyItWaits(t *testing.T) {
+	fs := mountTmpfs(t, "8m")
+	h := &qhome{t: t, dir: filepath.Join(fs, "home")}
+	h.startServing()
+	r := h.start("run", "--id", "big", "--shell", "yes | head -c 12M; echo THE-END")
+	report := func() string { return "run's stderr:\n" + r.stderr.String() }
+	waitReport(t, 60*time.Second, "run to say why it waits", func() bool {
+		return strings.Contains(r.stderr.String(), "cannot be recorded") || ended(r)
+	}, report)
+	errText := r.stderr.String()
+	if ended(r) || strings.Count(errText, "cannot be recorded until there is room: disk full at "+h.dir) != 1 {
+		t.Errorf("run's stderr: %q; want it, still running, to say once that the job's end cannot be recorded until there is room on the full disk at %s", errText, h.dir)
+	}
+	if !strings.Contains(errText, "of its output to the full disk") {
+		t.Errorf("run's stderr: %q; want it to say how much output the full disk lost", errText)
+	}
+	waitReport(t, 30*time.Second, "the end of the job's output", func() bool {
+		return strings.HasSuffix(r.stdout.String(), "y\nTHE-END\n")
+	}, func() string {
+		out := r.stdout.String()
+		return "stdout ends " + strings.ReplaceAll(out[max(0, len(out)-40):], "\n", `\n`)
+	})
+
+	// Room again: the job's end is recorded, and run exits as the job did.
+	if err := os.RemoveAll(filepath.Join(h.dir, "logs", "big")); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.exit(t, 60*time.Second); code != 0 {
+		t.Errorf("run: exit %d once there was room, want 0 (the job's)\n%s", code, r.stderr)
+	}
+	if n := strings.Count(r.stdout.String(), "THE-END"); n != 1 {
+		t.Errorf("run wrote the job's last line %d times, want once", n)
+	}
+}
+
 // TestJobNotStartedOnFullLogsDiskIsNotSaidToStart: with no room for a
 // job's logs the job does not run, and neither the worker nor run says
 // that it started: the worker says it was not run, run that it did not

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"time"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 )
 
@@ -102,9 +104,33 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 		waits := &runWaits{waiting: feed.Waiting, paused: feed.Paused, stalled: feed.Stalled}
 		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Watch: watch, From: &j,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
-			Event: func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) },
-			Look:  func(j claim.Job) { waits.look(ctx, h.store, j) }}
+			Event:      func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) },
+			Look:       func(j claim.Job) { waits.look(ctx, h.store, j) },
+			Unrecorded: func(u run.Unrecorded, lost int64) { unrecordedStall(u, lost, feed.Stalled) }}
 		return t.Follow(ctx, j.ID)
+	}
+}
+
+// unrecordedStall tells run's caller why its job, which ended, is not
+// finished for it yet: its end waits to be recorded on a full disk. run
+// waits for it, and exits with the job's exit code once it is (SPEC: that
+// code is the job's, as recorded). The output the log could not keep is
+// said too: what follows is the end of it, as the worker held it.
+func unrecordedStall(u run.Unrecorded, lost int64, stalled func(handoff.Stall)) {
+	how := u.Run.Error
+	if u.Run.ExitCode != nil {
+		how = fmt.Sprintf("exit %d", *u.Run.ExitCode)
+	}
+	where := run.FullDir(u.Err.Error())
+	st := handoff.Stall{Why: fmt.Sprintf("ended (%s), but its end cannot be recorded until there is room: %v; run waits for it", how, u.Err)}
+	if where != "" {
+		st.Why = fmt.Sprintf("ended (%s), but its end cannot be recorded until there is room: disk full at %s; run waits for it, and exits as the job did once it is recorded", how, where)
+		st.Hint = "free space on the file system of " + where
+	}
+	stalled(st)
+	if lost > 0 {
+		stalled(handoff.Stall{Why: fmt.Sprintf("lost %s of its output to the full disk: it is missing here, and what follows is its end (the last %s of each stream, which its worker kept)",
+			report.Bytes(lost), report.Bytes(claim.TailBytes))})
 	}
 }
 

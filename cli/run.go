@@ -38,7 +38,10 @@ own, so a loop over lines (while read f; do queuectl run -- cc -c "$f"; done < l
 all: give a job input in its command, --shell 'CMD < FILE'. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
 a worker does: the job goes on, and run says once on stderr that the store is unreachable and
-once that it is back. run's own flags come before CMD: its first word ends them, and the
+once that it is back. On a full disk, a job that ended waits for its end to be recorded, and
+run with it: it says so once on stderr, and where, writes the end of the output the log could
+not keep (the last 64 KiB of each stream, after saying how much is missing), and exits with
+the job's exit code once there is room. run's own flags come before CMD: its first word ends them, and the
 flags after it are CMD's (run grep -q x f gives -q to grep), as with env and nohup.
 
 Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,

@@ -161,7 +161,8 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		nudges.Fire(e)
 	}
 	w := &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
-		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events, Starts: nudges.Start, Output: nudges.Output}
+		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events, Starts: nudges.Start, Output: nudges.Output,
+		Unrecorded: nudges.Unrecorded}
 	if claim.EngineFor(h.db) == claim.EnginePostgres {
 		// Other hosts' workers kill and re-drive jobs too: their dead/
 		// files belong in this home as well, while this worker runs.

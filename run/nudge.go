@@ -56,6 +56,17 @@ type Watch struct {
 	parts   []Part
 	queued  int
 	dropped bool
+	// unrecorded: the run that ended and waits to be recorded, told by
+	// Unrecorded and not taken yet.
+	unrecorded *Unrecorded
+}
+
+// Unrecorded is a run that ended but whose end cannot be recorded yet (a
+// full disk), as its worker knows it: its exit code, error and the tails
+// of its output it holds (Worker.Unrecorded).
+type Unrecorded struct {
+	Run claim.Run
+	Err error // the store's
 }
 
 // Part is a part of a run's output as the worker copied it to the run's
@@ -169,6 +180,37 @@ func (n *Nudges) Output(job string, run, stream int, off int64, p []byte) {
 		default:
 		}
 	}
+}
+
+// Unrecorded tells the watches of j that its run r ended, but that its
+// end waits to be recorded (err: why). Fire it from Worker.Unrecorded.
+func (n *Nudges) Unrecorded(j claim.Job, r claim.Run, err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for _, w := range n.watch[j.ID] {
+		w.unrecorded = &Unrecorded{Run: r, Err: err}
+		w.nudge()
+	}
+}
+
+// Unrecorded takes the run Nudges.Unrecorded told of, if any.
+func (w *Watch) Unrecorded() (Unrecorded, bool) {
+	w.n.mu.Lock()
+	defer w.n.mu.Unlock()
+	u := w.unrecorded
+	if u == nil {
+		return Unrecorded{}, false
+	}
+	w.unrecorded = nil
+	return *u, true
+}
+
+// unrecordedRun is Unrecorded for a Tail's Watch, which may be nil.
+func (w *Watch) unrecordedRun() (Unrecorded, bool) {
+	if w == nil {
+		return Unrecorded{}, false
+	}
+	return w.Unrecorded()
 }
 
 // Output takes the output that came since it was last taken, in the order

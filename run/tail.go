@@ -51,6 +51,14 @@ type Tail struct {
 	// meanwhile, so Follow tries again (and streams its output here) until
 	// the store answers. Nil: a Reach that says nothing.
 	Reach *Reach
+	// Unrecorded, with a Watch, is called when the worker tells that the
+	// job's run ended but that its end waits to be recorded (a full disk):
+	// Follow goes on until it is. lost is how much of the run's output
+	// its log files could not keep and that the tails the worker holds do
+	// not have: once Unrecorded returns, Follow writes the rest of the
+	// files, then what of the tails was not written; lost bytes come
+	// before them. May be nil.
+	Unrecorded func(u Unrecorded, lost int64)
 
 	parts []Part // output of a run not open yet (writeParts)
 }
@@ -101,6 +109,11 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	for {
 		if err := t.copy(&logs); err != nil {
 			return claim.Job{}, err
+		}
+		if u, ok := t.Watch.unrecordedRun(); ok {
+			if err := t.unrecorded(&logs, u); err != nil {
+				return claim.Job{}, err
+			}
 		}
 		if (look || time.Since(looked) >= t.Poll) && reach.Due() {
 			looked = time.Now()
@@ -249,6 +262,50 @@ func (t *Tail) copy(logs *runLogs) error {
 	return logs.copy(t.Stdout, t.Stderr)
 }
 
+// unrecorded writes out a run that ended but is not recorded yet (Tail.
+// Unrecorded): what its files hold, then what of the tails its worker
+// holds comes after that, so that output the files could not keep ends
+// as the run's did, but for what lies between (lost).
+func (t *Tail) unrecorded(logs *runLogs, u Unrecorded) error {
+	if err := t.writeParts(logs); err != nil {
+		return err
+	}
+	w := [2]io.Writer{t.Stdout, t.Stderr}
+	var lost int64
+	var rest [2]claim.Tail // what of each tail is still to write
+	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt && u.Run.Tails != nil {
+		for s, tail := range [2]claim.Tail{u.Run.Tails.Stdout, u.Run.Tails.Stderr} {
+			if err := logs.copyTo(s, w[s], -1); err != nil {
+				return err
+			}
+			from := tail.Size - int64(len(tail.Data))
+			if tail.Size > logs.pos[s] {
+				lost += max(0, from-logs.pos[s])
+				rest[s] = claim.Tail{Data: tail.Data[max(0, logs.pos[s]-from):], Size: tail.Size}
+			}
+		}
+	}
+	if t.Unrecorded != nil {
+		t.Unrecorded(u, lost)
+	}
+	for s, tail := range rest {
+		if tail.Size == 0 {
+			continue
+		}
+		if _, err := w[s].Write(tail.Data); err != nil {
+			return err
+		}
+		logs.pos[s] = tail.Size // the files end before it: nothing more of them
+	}
+	// All of the run is written: its files are not held open, so that
+	// removing them makes room.
+	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt {
+		logs.closeFiles()
+		logs.written = true
+	}
+	return nil
+}
+
 // writeParts takes the Watch's output and writes the parts of the open
 // run, in the order they came, each after what its file holds before it
 // that was not written yet: so stdout and stderr keep their order, which
@@ -296,6 +353,7 @@ type runLogs struct {
 	pos     [2]int64
 	live    bool
 	dropped bool // parts of this run were dropped: its files only
+	written bool // all of the run was written (Tail.unrecorded): its files are read no more
 }
 
 func (l *runLogs) open(r claim.Run) {
@@ -328,7 +386,7 @@ func (l *runLogs) part(p Part, w io.Writer) error {
 // copyTo writes stream s's file from what was written of it up to end
 // (-1: all of it), opening it on the first call that finds it.
 func (l *runLogs) copyTo(s int, w io.Writer, end int64) error {
-	if l.run == nil || l.run.Host != HostID() {
+	if l.run == nil || l.run.Host != HostID() || l.written {
 		return nil // another host's files are not here (Tail.kept)
 	}
 	if end >= 0 && end <= l.pos[s] {
@@ -355,12 +413,18 @@ func (l *runLogs) copyTo(s int, w io.Writer, end int64) error {
 }
 
 func (l *runLogs) close() {
-	for _, f := range l.files {
+	l.closeFiles()
+	*l = runLogs{}
+}
+
+// closeFiles closes the files; a copy opens them again.
+func (l *runLogs) closeFiles() {
+	for s, f := range l.files {
 		if f != nil {
 			f.Close()
+			l.files[s] = nil
 		}
 	}
-	*l = runLogs{}
 }
 
 // openLog opens a log file for reading; nil and no error when it does not

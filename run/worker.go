@@ -61,6 +61,12 @@ type Worker struct {
 	// its offset there, in the goroutine that copies the stream: it must
 	// not keep p, nor block (Nudges.Output).
 	Output func(job string, run, stream int, off int64, p []byte)
+	// Unrecorded, when set, is called once for a run whose end could not
+	// be recorded for a full disk, with the run as it ended (its Tails,
+	// ExitCode and Error) and the store's error: the run is recorded once
+	// there is room, and whoever waits for it may know why it waits
+	// (Nudges.Unrecorded).
+	Unrecorded func(j claim.Job, r claim.Run, err error)
 	// Log receives diagnostics when Events is nil; may be nil.
 	Log func(format string, args ...any)
 
@@ -408,6 +414,7 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 // hard stop the job stays processing and is recovered once this worker is
 // gone.
 func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res result) error {
+	told := false
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, 5*time.Second) {
 		err := w.recordOnce(hard, j, r, res)
 		if err == nil || errors.Is(err, claim.ErrLost) {
@@ -421,7 +428,14 @@ func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res resu
 			w.awaitStore(hard, wait) // said once for the outage; tried again once it is back
 			continue
 		}
-		if !w.diskFull(err) { // said once for the spell
+		if w.diskFull(err) { // said once for the spell
+			if !told && w.Unrecorded != nil {
+				told = true
+				ended := r
+				ended.ExitCode, ended.Error = res.exitCode, res.err
+				w.Unrecorded(j, ended, err)
+			}
+		} else {
 			w.logf("job %s: record the end of run %d: %v; trying again in %v", j.ID, r.Attempt, err, wait)
 		}
 		select {
