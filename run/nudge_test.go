@@ -161,3 +161,41 @@ func TestRunLogsPart(t *testing.T) {
 		t.Errorf("copy after the parts: %q, %v; want nothing more", got.String(), err)
 	}
 }
+
+// A run that ended unrecorded (a full disk) is written out from what its
+// file kept, then what of the tail its worker held comes after that, with
+// the bytes in between counted as lost; the file is read no more.
+func TestTailUnrecorded(t *testing.T) {
+	dir := t.TempDir()
+	r := claim.Run{Host: HostID(), Attempt: 1, StdoutPath: filepath.Join(dir, "1.out"), StderrPath: filepath.Join(dir, "1.err")}
+	// The stream wrote "0123456789"; the file kept "0123", the worker the last four bytes.
+	if err := os.WriteFile(r.StdoutPath, []byte("0123"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(r.StderrPath, []byte("e"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	var lost int64 = -1
+	tl := &Tail{Stdout: &stdout, Stderr: &stderr, Unrecorded: func(_ Unrecorded, n int64) { lost = n }}
+	var l runLogs
+	defer l.close()
+	l.open(r)
+	if err := l.copyTo(0, &stdout, 2); err != nil { // "01" written before
+		t.Fatal(err)
+	}
+	ended := r
+	ended.Tails = &claim.Tails{Stdout: claim.Tail{Data: []byte("6789"), Size: 10}, Stderr: claim.Tail{Data: []byte("e"), Size: 1}}
+	if err := tl.unrecorded(&l, Unrecorded{Run: ended}); err != nil {
+		t.Fatal(err)
+	}
+	if stdout.String() != "01236789" || stderr.String() != "e" || lost != 2 {
+		t.Errorf("unrecorded wrote stdout %q, stderr %q, lost %d; want %q, %q, 2", stdout.String(), stderr.String(), lost, "01236789", "e")
+	}
+	if err := os.WriteFile(r.StdoutPath, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.copy(&stdout, &stderr); err != nil || stdout.String() != "01236789" || l.files[0] != nil {
+		t.Errorf("copy after unrecorded: stdout %q, %v, file open %v; want nothing more, the file closed", stdout.String(), err, l.files[0] != nil)
+	}
+}
