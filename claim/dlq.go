@@ -1,8 +1,10 @@
 package claim
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -129,4 +131,24 @@ func (s *Store) EndLeftDependents(ctx context.Context) ([]Job, error) {
 // "on_dead failed: …"), for `show`.
 func (s *Store) HookDone(ctx context.Context, r Run, text string) error {
 	return s.engine.HookDone(ctx, r, text)
+}
+
+// InRounds calls round until it changes no job, and returns the jobs of
+// every round in Seq order: a bulk re-drive (dlq retry --all, restart
+// --all) goes down the chains of dependencies a round at a time, so that a
+// job re-driven in one frees its dependents for the next, and one left
+// dead keeps them dead.
+func InRounds(round func() ([]Job, error)) ([]Job, error) {
+	var out []Job
+	for {
+		jobs, err := round()
+		if err != nil {
+			return out, err
+		}
+		if len(jobs) == 0 {
+			slices.SortFunc(out, func(a, b Job) int { return cmp.Compare(a.Seq, b.Seq) })
+			return out, nil
+		}
+		out = append(out, jobs...)
+	}
 }

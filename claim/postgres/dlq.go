@@ -1,11 +1,9 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -39,22 +37,12 @@ const retrySet = ` SET state = 'pending', attempts = 0, lost = 0, run_after = gr
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		for {
-			round, err := retryRound(ctx, tx, now)
-			if err != nil {
-				return err
-			}
-			if len(round) == 0 {
-				break
-			}
-			out = append(out, round...)
-		}
-		if len(out) == 0 {
-			return nil
+		var err error
+		if out, err = claim.InRounds(func() ([]claim.Job, error) { return retryRound(ctx, tx, now) }); err != nil || len(out) == 0 {
+			return err
 		}
 		return e.notify(ctx, tx)
 	})
-	slices.SortFunc(out, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	return out, err
 }
 

@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -97,17 +96,10 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		if p.ID == "" {
 			// In rounds, as RetryAll: a job waiting for one that stays dead,
 			// canceled or removed stays as it is, never pending for ever.
-			for {
-				round, err := restartRound(ctx, tx, p)
-				if err != nil {
-					return err
-				}
-				if len(round) == 0 {
-					break
-				}
-				jobs = append(jobs, round...)
+			var err error
+			if jobs, err = claim.InRounds(func() ([]claim.Job, error) { return restartRound(ctx, tx, p) }); err != nil {
+				return err
 			}
-			slices.SortFunc(jobs, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 		} else {
 			j, err := claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
 				" WHERE id = $2 AND state IN ('completed', 'dead', 'canceled') RETURNING "+jobColumns, now, p.ID))

@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -32,18 +30,16 @@ func (e *Engine) Retry(ctx context.Context, id string, now time.Time) (claim.Job
 func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, error) {
 	var out []claim.Job
 	err := e.tx(ctx, func(tx *sql.Tx) error {
-		for {
+		var err error
+		out, err = claim.InRounds(func() ([]claim.Job, error) {
 			round, err := collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE state = 'dead' AND NOT"+unmetNow+" RETURNING "+jobColumns, now.UnixNano(), now.UnixNano()))
 			if err != nil {
-				return fmt.Errorf("retry dead jobs: %w", err)
+				return nil, fmt.Errorf("retry dead jobs: %w", err)
 			}
-			if len(round) == 0 {
-				return nil
-			}
-			out = append(out, round...)
-		}
+			return round, nil
+		})
+		return err
 	})
-	slices.SortFunc(out, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
 	if err == nil && len(out) > 0 {
 		e.notify()
 	}

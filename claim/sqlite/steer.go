@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -94,16 +93,10 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 		if p.ID == "" {
 			// In rounds, as RetryAll: a job waiting for one that stays dead,
 			// canceled or removed stays as it is, never pending for ever.
-			for {
-				var round []claim.Job
-				round, err = collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+restartSet+" WHERE state = ? AND NOT"+unmetNow+" RETURNING "+jobColumns,
+			jobs, err = claim.InRounds(func() ([]claim.Job, error) {
+				return collectJobs(tx.QueryContext(ctx, "UPDATE OR IGNORE jobs"+restartSet+" WHERE state = ? AND NOT"+unmetNow+" RETURNING "+jobColumns,
 					now, now, string(p.State)))
-				if err != nil || len(round) == 0 {
-					break
-				}
-				jobs = append(jobs, round...)
-			}
-			slices.SortFunc(jobs, func(a, b claim.Job) int { return cmp.Compare(a.Seq, b.Seq) })
+			})
 		} else {
 			var j claim.Job
 			j, err = claim.ScanJob(tx.QueryRowContext(ctx, "UPDATE jobs"+restartSet+" WHERE id = ? AND"+finished+" RETURNING "+jobColumns,
