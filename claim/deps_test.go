@@ -150,6 +150,13 @@ func TestDependencyDeathEndsTheChain(t *testing.T) {
 				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
 			}
 		}
+		// A dead job waits for nothing: it names what killed it, not what
+		// it waited for.
+		for id, want := range map[string]string{"b": "a", "c": "b"} {
+			if j := mustGet(t, s, id); j.WaitingOn != nil || j.DeadBy != want {
+				t.Errorf("%s: waiting on %v, dead by %q; want waiting on nothing, dead by %s", id, j.WaitingOn, j.DeadBy, want)
+			}
+		}
 		if _, err := s.Retry(ctx, "a"); err != nil {
 			t.Fatal(err)
 		}

@@ -62,7 +62,10 @@ func (s *JobScanner) Scan(row Scanner) (Job, error) {
 	if c.err != nil {
 		return Job{}, fmt.Errorf("job %s: %w", j.ID, c.err)
 	}
-	if waitingOn := c.str(30); waitingOn != "" {
+	// A dead or canceled job waits for nothing, though its count of unmet
+	// dependencies stays for a re-drive to wait on: DeadBy says what
+	// killed it.
+	if waitingOn := c.str(30); waitingOn != "" && j.State != Dead && j.State != Canceled {
 		j.WaitingOn = strings.Fields(waitingOn)
 		slices.Sort(j.WaitingOn)
 	}

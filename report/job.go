@@ -44,11 +44,13 @@ type JobObject struct {
 	UpdatedAt     string            `json:"updated_at"`
 	FinishedAt    string            `json:"finished_at,omitempty"`
 	WaitingOn     []string          `json:"waiting_on,omitempty"`
-	OnSuccess     string            `json:"on_success,omitempty"`
-	OnFailure     string            `json:"on_failure,omitempty"`
-	OnDead        string            `json:"on_dead,omitempty"`
-	Limits        *claim.Limits     `json:"limits,omitempty"`
-	CancelAt      string            `json:"cancel_requested_at,omitempty"`
+	// DeadBy is the dependency whose end made the job dead.
+	DeadBy    string        `json:"dead_by,omitempty"`
+	OnSuccess string        `json:"on_success,omitempty"`
+	OnFailure string        `json:"on_failure,omitempty"`
+	OnDead    string        `json:"on_dead,omitempty"`
+	Limits    *claim.Limits `json:"limits,omitempty"`
+	CancelAt  string        `json:"cancel_requested_at,omitempty"`
 }
 
 // JobJSON returns the JSON shape of j. It depends on j alone (no clock),
@@ -70,6 +72,7 @@ func JobJSON(j claim.Job) JobObject {
 		o.NextRetryAt = o.RunAfter // the name a reader of a failed job looks for
 	}
 	o.WaitingOn = j.WaitingOn
+	o.DeadBy = j.DeadBy
 	o.OnSuccess, o.OnFailure, o.OnDead = j.Hooks.OnSuccess, j.Hooks.OnFailure, j.Hooks.OnDead
 	if !j.Limits.IsZero() {
 		l := j.Limits // not &j.Limits, which would put every j on the heap

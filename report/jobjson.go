@@ -57,6 +57,7 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	if len(o.WaitingOn) > 0 {
 		w.strings("waiting_on", o.WaitingOn)
 	}
+	w.optStr("dead_by", o.DeadBy)
 	w.optStr("on_success", o.OnSuccess)
 	w.optStr("on_failure", o.OnFailure)
 	w.optStr("on_dead", o.OnDead)
