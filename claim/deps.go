@@ -47,6 +47,20 @@ func (p EndDependentsParams) ErrorFor(dep string) string {
 	return p.Cause + " (via " + dep + ")"
 }
 
+// KeyHeldCause is the last_error of a dependent that a re-drive of the job
+// that killed it (dlq retry, restart) leaves dead, because job holder
+// holds its unique_key key: its old error would say that a job pending
+// again died. The jobs below it, left dead with it, get KeyHeldBelow's ErrorFor.
+func KeyHeldCause(key, holder string) string {
+	return fmt.Sprintf("unique_key %s is held by job %s", key, holder)
+}
+
+// KeyHeldBelow is what the jobs below id, a dependent left dead as
+// KeyHeldCause says, are told: id is their root cause now.
+func KeyHeldBelow(id, key, holder string) EndDependentsParams {
+	return EndDependentsParams{ID: id, Cause: fmt.Sprintf("dependency %s stays dead: %s", id, KeyHeldCause(key, holder))}
+}
+
 // orderAfter orders a batch so that every job comes after the jobs of the
 // batch it waits for, which lets `enqueue -` name ids of its own batch in
 // any order: order[k] is the index in batch of the k-th job to store. A

@@ -292,9 +292,14 @@ func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 		if !slices.Equal(r.Waiting, []string{"d", "e"}) || !slices.Equal(r.Left, []string{"b"}) {
 			t.Errorf("RetryChain(a) = waiting %v, left %v; want waiting [d e], left [b]", r.Waiting, r.Left)
 		}
-		for _, id := range []string{"b", "c"} {
-			if j := mustGet(t, s, id); j.State != claim.Dead {
-				t.Errorf("after dlq retry of a with b's key held, %s = %s %q; want dead", id, j.State, j.LastError)
+		// Their errors say why they are still dead, not that a, pending
+		// again, died.
+		for id, want := range map[string]string{
+			"b": "unique_key k is held by job x",
+			"c": "dependency b stays dead: unique_key k is held by job x",
+		} {
+			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
+				t.Errorf("after dlq retry of a with b's key held, %s = %s %q; want dead %q", id, j.State, j.LastError, want)
 			}
 		}
 		left, err := s.EndLeftDependents(ctx)

@@ -207,11 +207,53 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rear
 		if err != nil {
 			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
+		for _, id := range left {
+			if err := tellKeyHeld(ctx, tx, id, now); err != nil {
+				return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			}
+		}
 		r.Waiting = append(r.Waiting, deps...)
 		r.Left = append(r.Left, left...)
 		frontier = append(frontier, deps...)
 	}
 	return r, nil
+}
+
+// tellKeyHeld rewrites the error of id, a dependent rearm leaves dead
+// because a live job holds its unique_key, and of the jobs below it: they
+// said that a dependency died which is pending again (claim.KeyHeldCause).
+// As on SQLite.
+func tellKeyHeld(ctx context.Context, tx pgx.Tx, id string, now time.Time) error {
+	var key, holder string
+	err := tx.QueryRow(ctx, `SELECT d.unique_key, l.id FROM jobs d JOIN jobs l ON l.unique_key = d.unique_key
+		WHERE d.id = $1 AND l.id <> d.id AND l.state IN ('pending', 'processing', 'failed', 'held')
+		ORDER BY l.seq LIMIT 1`, id).Scan(&key, &holder)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find the holder of the key of %s: %w", id, err)
+	}
+	if _, err := tx.Exec(ctx, "UPDATE jobs SET last_error = $1, updated_at = $2 WHERE id = $3",
+		claim.KeyHeldCause(key, holder), now.UnixNano(), id); err != nil {
+		return fmt.Errorf("tell %s its key is held: %w", id, err)
+	}
+	below := claim.KeyHeldBelow(id, key, holder)
+	for frontier := []string{id}; len(frontier) > 0; {
+		x := frontier[0]
+		frontier = frontier[1:]
+		rows, err := tx.Query(ctx, "UPDATE jobs SET last_error = $1, updated_at = $2 WHERE dead_by = $3 AND state = 'dead' RETURNING id",
+			below.ErrorFor(x), now.UnixNano(), x)
+		if err != nil {
+			return fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
+		}
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
+		}
+		frontier = append(frontier, ids...)
+	}
+	return nil
 }
 
 // EndDependents makes dead the jobs waiting for each p.ID of ps, and
