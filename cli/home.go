@@ -33,6 +33,9 @@ type home struct {
 	// watched: the command checks the store's file itself (a worker,
 	// run/filecheck.go), not around.
 	watched bool
+	// started ends the worker's start (run.Starting) once it is registered;
+	// nil but for worker start.
+	started func()
 }
 
 // openHomeSpool resolves --home/--db, creates the home (0700) and opens the

@@ -13,6 +13,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/run"
 )
 
 func runCommand() *cli.Command {
@@ -103,6 +104,10 @@ func runAction(c *cli.Context) error {
 		}
 	}
 	return withHome(func(c *cli.Context, h *home) error {
+		// A worker still starting may serve the job (`worker start &` then
+		// run, in a script). Asked before the registry is read: one that
+		// registers in between is in it.
+		starting := run.WorkerStarting(h.dir)
 		live, err := liveWorkers(c.Context, h)
 		if err != nil {
 			return err
@@ -133,7 +138,7 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if !finished(r.Job.State) {
+		if !finished(r.Job.State) && !starting {
 			if err := checkWorkers(c, nj, live); err != nil {
 				return err
 			}

@@ -364,6 +364,10 @@ func (w *jobWatch) look(ctx context.Context, jobs []claim.Job) bool {
 // checkServed warns when no live worker serves some of queues, and says so
 // when that changes.
 func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
+	// A worker still starting may serve them once registered (`worker
+	// start &` then `wait` in a script is no mistake). Asked before the
+	// registry is read: one that registers in between is in it.
+	starting := run.WorkerStarting(w.h.dir)
 	// A short --timeout must not cut the first look short: the warning is
 	// what tells a user why the wait timed out.
 	live, err := liveWorkers(context.WithoutCancel(ctx), w.h)
@@ -375,6 +379,9 @@ func (w *jobWatch) checkServed(ctx context.Context, queues []string) {
 		if !served(q, live) {
 			unserved = append(unserved, q)
 		}
+	}
+	if len(unserved) > 0 && starting {
+		return // look again at the next check
 	}
 	w.sayChanged(&w.unserved, unserved, "no live worker serves queue %s; the jobs wait until one does",
 		"queuectl worker start --queue "+strings.Join(unserved, " --queue "), "a worker serves queue %s now")

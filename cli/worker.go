@@ -90,18 +90,32 @@ func workerScale(c *cli.Context, h *home) error {
 // openWorkerHome is openHome with the store's connections sized for the
 // worker's slots (claim.ForWorker): a fleet of workers on one PostgreSQL
 // server holds a known number of connections.
+//
+// The worker is marked as starting (run.Starting) from before the store
+// is opened, the home made and checked: wait and run do not warn of no
+// live worker while one opens the store, ingests the spool and registers.
 func openWorkerHome(c *cli.Context) (*home, error) {
+	started := func() {}
 	h, err := openHomeWith(c, false, func(location string) (*claim.Store, error) {
+		if dir, _, err := homePaths(c); err == nil {
+			started = run.Starting(dir)
+		}
 		return claim.OpenWith(location, claim.ForWorker(c.Int("count")))
 	})
 	if err != nil {
+		started()
 		return nil, err
 	}
+	h.started = started
 	h.watched = true // run.Worker.watchFile
-	return h.readConfig(c)
+	if h, err = h.readConfig(c); err != nil {
+		started()
+	}
+	return h, err
 }
 
 func workerStart(c *cli.Context, h *home, hard context.Context) error {
+	defer h.started() // if it never registers
 	if _, err := args(c, 0, 0); err != nil {
 		return err
 	}
@@ -152,6 +166,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	endServe := func() {}
 	events := func(e run.Event) {
 		if e.Kind == run.EventStart {
+			h.started()
 			// The socket is served once the worker is registered (Run
 			// emits its start in the caller's goroutine): a client that
 			// finds it finds a live worker in the store too.

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestWaitSaysNothingOfAStartingWorker: a script runs `worker start &` and
+// then `wait` or `run`: the worker, not registered yet, is on its way, and
+// neither may warn that no live worker serves the queue. The test holds
+// the store's write lock, so the worker, which has opened the store,
+// cannot register until it lets go; a wait meanwhile makes its first look
+// (which checks the workers, however short its --timeout) and says nothing
+// of them, and a run, which has opened the store too, waits to store its
+// job. Once the lock is let go, the worker registers and runs both jobs.
+func TestWaitSaysNothingOfAStartingWorker(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "soon", "--command", "true")
+	db, err := sql.Open("sqlite", "file:"+h.location()+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	lock, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Close()
+	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	worker := h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the worker to open the store", func() bool {
+		return hasOpen(worker.cmd.Process.Pid, h.location())
+	})
+
+	_, stderr, code := h.run("wait", "soon", "--timeout", "1s")
+	if code != 124 || strings.Contains(stderr, "no live worker") {
+		t.Errorf("wait while the worker starts: exit %d, stderr %q; want 124 (the worker cannot run it yet), no warning", code, stderr)
+	}
+	r := h.start("run", "--", "true")
+	waitFor(t, 30*time.Second, "run to open the store", func() bool {
+		return hasOpen(r.cmd.Process.Pid, h.location())
+	})
+	if _, err := lock.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code = h.run("wait", "soon")
+	if code != 0 || stderr != "" {
+		t.Errorf("wait once the worker started: exit %d, stderr %q; want 0, nothing", code, stderr)
+	}
+	if code := r.exit(t, 60*time.Second); code != 0 || strings.Contains(r.stderr.String(), "no live worker") {
+		t.Errorf("run while the worker started: exit %d, stderr %q; want 0, no warning", code, r.stderr)
+	}
+	if strings.Contains(worker.stderr.String(), "error") {
+		t.Errorf("worker: %s", worker.stderr)
+	}
+}
+
+// hasOpen reports whether process pid has the file path open.
+func hasOpen(pid int, path string) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	entries, err := os.ReadDir(fds)
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if to, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && to == path {
+			return true
+		}
+	}
+	return false
+}
