@@ -320,3 +320,22 @@ func (p Printer) Logs(runs []claim.Run, stdout, stderr []string) error {
 	}
 	return WriteJSON(p.Out, out)
 }
+
+// RearmedObject is the JSON shape of claim.Rearmed: what a re-drive (dlq
+// retry, restart) did to the jobs that died with the job re-driven.
+type RearmedObject struct {
+	// Waiting came back: pending, waiting for it again.
+	Waiting []string `json:"waiting,omitempty"`
+	// Left stay dead: a live job holds their unique_key.
+	Left []string `json:"left,omitempty"`
+	// Rewaiting had not started and wait for its new run.
+	Rewaiting []string `json:"rewaiting,omitempty"`
+}
+
+// RearmedJSON returns the JSON shape of r, nil when it names no job.
+func RearmedJSON(r claim.Rearmed) *RearmedObject {
+	if len(r.Waiting)+len(r.Left)+len(r.Rewaiting) == 0 {
+		return nil
+	}
+	return &RearmedObject{Waiting: r.Waiting, Left: r.Left, Rewaiting: r.Rewaiting}
+}

@@ -23,9 +23,8 @@ type action struct {
 }
 
 // jobActions are the actions on one job, each the CLI command's own calls.
-// gone reports that the job no longer exists afterwards.
 var jobActions = map[string]struct {
-	do   func(s *Server, ctx context.Context, id string) (gone bool, err error)
+	do   func(s *Server, ctx context.Context, id string) (done, error)
 	when []claim.State
 	action
 }{
@@ -43,6 +42,14 @@ var jobActions = map[string]struct {
 		action{Name: "rm", Label: "Remove", Confirm: "Forget this job, its runs and logs for good?", Danger: true}},
 	"purge": {(*Server).purge, []claim.State{claim.Dead},
 		action{Name: "purge", Label: "Purge", Confirm: "Delete this dead job, its runs and logs for good?", Danger: true}},
+}
+
+// done is what an action did besides its change to the job: gone, the
+// job no longer exists; rearmed, what a retry or restart did to the jobs
+// that died with it (what `dlq retry` and `restart` say on stderr).
+type done struct {
+	gone    bool
+	rearmed claim.Rearmed
 }
 
 // actionOrder is the order of the buttons.
@@ -66,34 +73,35 @@ func (s *Server) actionsFor(j claim.Job) []action {
 }
 
 // hold is `hold ID`: the claim skips the job until it is released.
-func (s *Server) hold(ctx context.Context, id string) (bool, error) {
+func (s *Server) hold(ctx context.Context, id string) (done, error) {
 	_, _, err := s.store.Hold(ctx, id)
-	return false, err
+	return done{}, err
 }
 
 // release is `release ID`: the held job is pending or failed again.
-func (s *Server) release(ctx context.Context, id string) (bool, error) {
+func (s *Server) release(ctx context.Context, id string) (done, error) {
 	_, err := s.store.ReleaseHeld(ctx, id)
-	return false, err
+	return done{}, err
 }
 
 // retry is `dlq retry ID`: pending again, attempts back to 0, its dead/
 // file removed, and those of the jobs its death made dead, pending again
 // with it.
-func (s *Server) retry(ctx context.Context, id string) (bool, error) {
-	if _, err := s.store.Retry(ctx, id); err != nil {
-		return false, err
+func (s *Server) retry(ctx context.Context, id string) (done, error) {
+	_, r, err := s.store.RetryChain(ctx, id)
+	if err != nil {
+		return done{}, err
 	}
-	return false, spool.SyncDead(ctx, s.store, s.dirs.Dead)
+	return done{rearmed: r}, spool.SyncDead(ctx, s.store, s.dirs.Dead)
 }
 
 // cancel is `cancel ID`: a pending or failed job is canceled at once; a
 // running one is marked, and its worker stops its processes (the job page
 // follows it to canceled).
-func (s *Server) cancel(ctx context.Context, id string) (bool, error) {
+func (s *Server) cancel(ctx context.Context, id string) (done, error) {
 	_, died, _, err := s.store.Cancel(ctx, id)
 	if err != nil {
-		return false, err
+		return done{}, err
 	}
 	// Jobs that waited for it (after) died with it: their dead/ files, as
 	// the CLI writes them.
@@ -103,56 +111,57 @@ func (s *Server) cancel(ctx context.Context, id string) (bool, error) {
 			err = spool.WriteDead(s.dirs.Dead, j, runs)
 		}
 		if err != nil {
-			return false, err
+			return done{}, err
 		}
 	}
-	return false, nil
+	return done{}, nil
 }
 
 // restart is `restart ID`: pending again, as new runs; a dead job's dead/
 // file removed, and those of the jobs its end made dead, pending again
 // with it.
-func (s *Server) restart(ctx context.Context, id string) (bool, error) {
-	if _, err := s.store.Restart(ctx, id); err != nil {
-		return false, err
+func (s *Server) restart(ctx context.Context, id string) (done, error) {
+	_, r, err := s.store.RestartChain(ctx, id)
+	if err != nil {
+		return done{}, err
 	}
-	return false, spool.SyncDead(ctx, s.store, s.dirs.Dead)
+	return done{rearmed: r}, spool.SyncDead(ctx, s.store, s.dirs.Dead)
 }
 
 // remove is `rm ID`: the finished job, its runs, logs and dead/ file.
-func (s *Server) remove(ctx context.Context, id string) (bool, error) {
+func (s *Server) remove(ctx context.Context, id string) (done, error) {
 	if err := s.store.Remove(ctx, id); err != nil {
-		return false, err
+		return done{}, err
 	}
 	if err := spool.RemoveDead(s.dirs.Dead, id); err != nil {
-		return true, err
+		return done{gone: true}, err
 	}
-	return true, run.RemoveLogs(s.logs, id)
+	return done{gone: true}, run.RemoveLogs(s.logs, id)
 }
 
 // purge is `dlq purge ID`: the dead job, its runs, logs and dead/ file.
-func (s *Server) purge(ctx context.Context, id string) (bool, error) {
+func (s *Server) purge(ctx context.Context, id string) (done, error) {
 	if err := s.store.Purge(ctx, id); err != nil {
-		return false, err
+		return done{}, err
 	}
 	if err := spool.RemoveDead(s.dirs.Dead, id); err != nil {
-		return true, err
+		return done{gone: true}, err
 	}
-	return true, run.RemoveLogs(s.logs, id)
+	return done{gone: true}, run.RemoveLogs(s.logs, id)
 }
 
 // doJobAction does action name on the job ref names (an id, a unique
 // prefix of one, or @last, as in the CLI) and returns the job's id.
-func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, gone bool, err error) {
+func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, d done, err error) {
 	a, ok := jobActions[name]
 	if !ok {
-		return ref, false, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
+		return ref, done{}, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
 	}
 	if id, err = s.store.Resolve(ctx, ref); err != nil {
-		return ref, false, err
+		return ref, done{}, err
 	}
-	gone, err = a.do(s, ctx, id)
-	return id, gone, err
+	d, err = a.do(s, ctx, id)
+	return id, d, err
 }
 
 // jobAction is a button's POST: the action, then back to the job's page
@@ -160,13 +169,13 @@ func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, 
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	id, gone, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
+	id, d, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
 	back := "/jobs/" + url.PathEscape(id)
-	if next := r.PostFormValue("next"); gone || next != "" {
+	if next := r.PostFormValue("next"); d.gone || next != "" {
 		back = localPath(next, "/jobs")
 	}
 	http.Redirect(w, r, back, http.StatusSeeOther)
@@ -189,16 +198,18 @@ func localPath(p, def string) string {
 }
 
 // apiJobAction answers with the job as it is after the action (`show
-// --json`), or 204 No Content when the action removed it.
+// --json`), or 204 No Content when the action removed it. A retry or
+// restart adds "rearmed", what came back with the job, as `dlq retry` and
+// `restart` say it on stderr (report.RearmedJSON).
 func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
-	id, gone, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
+	id, d, err := s.doJobAction(ctx, r.PathValue("action"), r.PathValue("id"))
 	if err != nil {
 		s.failErr(w, r, err)
 		return
 	}
-	if gone {
+	if d.gone {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
@@ -207,5 +218,11 @@ func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, report.ShowJSON(j, runs))
+	writeJSON(w, http.StatusOK, actionAnswer{ShownJob: report.ShowJSON(j, runs), Rearmed: report.RearmedJSON(d.rearmed)})
+}
+
+// actionAnswer is the job after an action, and what came back with it.
+type actionAnswer struct {
+	report.ShownJob
+	Rearmed *report.RearmedObject `json:"rearmed,omitempty"`
 }

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -500,5 +501,51 @@ func TestSteering(t *testing.T) {
 	}
 	if _, page := get(t, ts.URL+"/", "Accept", "text/html"); !strings.Contains(page, "Every queue is paused") {
 		t.Errorf("the overview does not say every queue is paused")
+	}
+}
+
+// TestRetryAndRestartSayWhatCameBack: a retry or restart through the API
+// names, as `dlq retry` and `restart` do on stderr, the jobs that came back
+// with the job (pending, waiting for it again) and those left dead because
+// a live job holds their unique_key.
+func TestRetryAndRestartSayWhatCameBack(t *testing.T) {
+	h := newHome(t)
+	one := 1
+	h.enqueue(t, claim.NewJob{ID: "d", Command: "exit 3", Queue: "dq", MaxRetries: &one})
+	h.enqueue(t, claim.NewJob{ID: "e", Command: "true", Queue: "dq", After: []string{"d"}})
+	h.enqueue(t, claim.NewJob{ID: "k", Command: "true", Queue: "dq", After: []string{"d"}, UniqueKey: "nightly"})
+	h.enqueue(t, claim.NewJob{ID: "a", Command: "true", Queue: "held"})
+	h.enqueue(t, claim.NewJob{ID: "b", Command: "true", Queue: "held", After: []string{"a"}})
+	ts := h.serve(t, serve.Options{})
+	post := poster(t, ts.URL)
+	h.worker(t, 1, "dq")
+	h.waitState(t, "e", claim.Dead)
+	h.waitState(t, "k", claim.Dead)
+	h.enqueue(t, claim.NewJob{ID: "taker", Command: "true", Queue: "held", UniqueKey: "nightly"})
+	if status, body := post("/api/v1/jobs/a/cancel"); status != 200 || strings.Contains(body, `"rearmed"`) {
+		t.Fatalf("POST cancel a = %d %s; want 200, nothing rearmed", status, body)
+	}
+	for _, tc := range []struct {
+		path string
+		want string
+	}{
+		{"/api/v1/jobs/d/retry", `{"waiting":["e"],"left":["k"]}`},
+		{"/api/v1/jobs/a/restart", `{"waiting":["b"]}`},
+	} {
+		status, body := post(tc.path)
+		var got struct {
+			State   string          `json:"state"`
+			Rearmed json.RawMessage `json:"rearmed"`
+		}
+		// d may be running again already: the worker serves its queue.
+		if err := json.Unmarshal([]byte(body), &got); err != nil || status != 200 || got.State == "dead" || got.State == "canceled" {
+			t.Errorf("POST %s = %d %s (%v); want 200, the job back", tc.path, status, body, err)
+			continue
+		}
+		var compact bytes.Buffer
+		json.Compact(&compact, got.Rearmed)
+		if compact.String() != tc.want {
+			t.Errorf("POST %s: rearmed %s, want %s", tc.path, compact.String(), tc.want)
+		}
 	}
 }
