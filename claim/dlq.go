@@ -24,26 +24,6 @@ func (s *Store) RetryChain(ctx context.Context, id string) (Job, Rearmed, error)
 	return s.engine.Retry(ctx, id, s.Now())
 }
 
-// Rearmed is what a re-drive (dlq retry, restart) did to the jobs the
-// re-driven job's death or cancel made dead, down the chain.
-type Rearmed struct {
-	// Waiting are the jobs pending again, waiting for it as before.
-	Waiting []string
-	// Left are the jobs that stay dead because a live job holds their
-	// unique_key (and with them, unnamed, the jobs waiting for them).
-	Left []string
-	// Rewaiting are the pending or held jobs that had counted a restarted
-	// job as completed and wait for its new run instead.
-	Rewaiting []string
-}
-
-// Add appends o's jobs to r's.
-func (r *Rearmed) Add(o Rearmed) {
-	r.Waiting = append(r.Waiting, o.Waiting...)
-	r.Left = append(r.Left, o.Left...)
-	r.Rewaiting = append(r.Rewaiting, o.Rewaiting...)
-}
-
 // RetryAll re-drives every dead job and returns them. A dead job whose
 // unique_key another live job holds stays dead (retrying it would be the
 // conflict Retry reports), and so does all but the oldest of several dead

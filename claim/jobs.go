@@ -36,6 +36,9 @@ type (
 	Outcome = jobs.Outcome
 	// Result is what became of one NewJob (jobs.Result).
 	Result = jobs.Result
+	// Rearmed is what a re-drive did to the jobs that died with the job
+	// re-driven (jobs.Rearmed).
+	Rearmed = jobs.Rearmed
 	// Queue is a queue's settings (jobs.Queue).
 	Queue = jobs.Queue
 )

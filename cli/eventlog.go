@@ -99,6 +99,8 @@ type logLine struct {
 	UniqueKey  string     `json:"unique_key,omitempty"`
 	State      string     `json:"state,omitempty"`
 	Path       string     `json:"path,omitempty"`
+	Rearmed    []string   `json:"rearmed,omitempty"` // a dead/ file's re-drive: the jobs that came back
+	Left       []string   `json:"left,omitempty"`    // and those that stay dead, their unique_key held
 }
 
 // worker prints a worker's event.
@@ -149,7 +151,7 @@ func (l *eventLog) release() {
 // spool prints a spool watcher's event.
 func (l *eventLog) spool(e spool.Event) {
 	l.print(logLine{Time: e.Time, Level: e.Level(), Event: string(e.Kind), Msg: e.String(), Job: e.Job,
-		Error: e.Err, File: e.File, UniqueKey: e.Key, State: e.State, Path: e.Path})
+		Error: e.Err, File: e.File, UniqueKey: e.Key, State: e.State, Path: e.Path, Rearmed: e.Rearmed, Left: e.Left})
 }
 
 // say prints an event of the command itself (watch's stop line).

@@ -254,7 +254,7 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 		s.logf("%s was ingested as job %s before an ingester stopped; removing the file", tk.name, r.Job.ID)
 	case claim.Redriven:
 		t.Redriven++
-		s.emit(Event{Kind: EventRedriven, File: tk.name, Job: r.Job.ID})
+		s.emit(Event{Kind: EventRedriven, File: tk.name, Job: r.Job.ID, Rearmed: r.Rearmed.Waiting, Left: r.Rearmed.Left})
 		if err := RemoveDead(s.Dirs.Dead, r.Job.ID); err != nil {
 			s.logf("%v", err)
 		}

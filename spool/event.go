@@ -2,6 +2,7 @@ package spool
 
 import (
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -21,6 +22,10 @@ type Event struct {
 	State string    // skipped: the state of the job holding the key
 	Err   string    // rejected: what is wrong with the file; unsafe, warning: what went wrong
 	Path  string    // rejected: the reason file; watching, unsafe, safe: the spool directory
+	// Rearmed: redriven, the jobs Job's death had made dead that came
+	// back with it, pending and waiting for it again; Left: those that
+	// stay dead, a live job holding their unique_key (as dlq retry says).
+	Rearmed, Left []string
 }
 
 // EventKind names an event; it is the "event" field of a JSON log line.
@@ -55,7 +60,14 @@ func (e Event) String() string {
 	case EventIngested:
 		return fmt.Sprintf("ingested %s as job %s", e.File, e.Job)
 	case EventRedriven:
-		return fmt.Sprintf("%s re-drove dead job %s", e.File, e.Job)
+		s := fmt.Sprintf("%s re-drove dead job %s", e.File, e.Job)
+		if len(e.Rearmed) > 0 {
+			s += fmt.Sprintf("; %s came back with it, waiting again", jobNames(e.Rearmed))
+		}
+		if len(e.Left) > 0 {
+			s += fmt.Sprintf("; still dead, as another job holds the unique_key: %s (queuectl dlq retry once that job is done)", strings.Join(e.Left, ", "))
+		}
+		return s
 	case EventSkipped:
 		return fmt.Sprintf("skipped %s: job %s with unique_key %q is still %s", e.File, e.Job, e.Key, e.State)
 	case EventRejected:
@@ -77,4 +89,17 @@ func (w *Watcher) emit(e Event) {
 	}
 	e.Time = time.Now()
 	w.Events(e)
+}
+
+// jobNames is "job a" or "jobs a, b, c", the first 10 named.
+func jobNames(ids []string) string {
+	if len(ids) == 1 {
+		return "job " + ids[0]
+	}
+	names := ids[:min(len(ids), 10)]
+	s := "jobs " + strings.Join(names, ", ")
+	if len(ids) > len(names) {
+		s += fmt.Sprintf(" and %d more", len(ids)-len(names))
+	}
+	return s
 }

@@ -264,6 +264,29 @@ type Result struct {
 	Job     Job
 	Outcome Outcome
 	Err     error // EnqueueEach only
+	// Rearmed is, of a Redriven job, what its re-drive did to the jobs
+	// its death had made dead (as Store.RetryChain says it).
+	Rearmed Rearmed
+}
+
+// Rearmed is what a re-drive (dlq retry, restart) did to the jobs the
+// re-driven job's death or cancel made dead, down the chain.
+type Rearmed struct {
+	// Waiting are the jobs pending again, waiting for it as before.
+	Waiting []string
+	// Left are the jobs that stay dead because a live job holds their
+	// unique_key (and with them, unnamed, the jobs waiting for them).
+	Left []string
+	// Rewaiting are the pending or held jobs that had counted a restarted
+	// job as completed and wait for its new run instead.
+	Rewaiting []string
+}
+
+// Add appends o's jobs to r's.
+func (r *Rearmed) Add(o Rearmed) {
+	r.Waiting = append(r.Waiting, o.Waiting...)
+	r.Left = append(r.Left, o.Left...)
+	r.Rewaiting = append(r.Rewaiting, o.Rewaiting...)
 }
 
 // Queue is a queue's settings, with how many of its jobs run now.

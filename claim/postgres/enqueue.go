@@ -233,14 +233,15 @@ func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRo
 		return claim.Result{}, fmt.Errorf("insert job %s: %w", id, err)
 	}
 	if row.Redrive && j.State == claim.Dead {
-		j, _, err = e.retry(ctx, tx, id, now)
+		var r claim.Rearmed
+		j, r, err = e.retry(ctx, tx, id, now)
 		if err == nil && row.IngestKey != "" {
 			// Remember the dead file, so that seeing it again is a Duplicate.
 			if _, err = tx.Exec(ctx, "UPDATE jobs SET ingest_key = $1 WHERE id = $2", row.IngestKey, id); err != nil {
 				err = fmt.Errorf("redrive job %s: %w", id, err)
 			}
 		}
-		return claim.Result{Job: j, Outcome: claim.Redriven}, err
+		return claim.Result{Job: j, Outcome: claim.Redriven, Rearmed: r}, err
 	}
 	return claim.Result{}, claim.ExistsError(j)
 }
