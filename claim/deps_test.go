@@ -309,6 +309,45 @@ func TestRetryLeavesDeadBelowAHeldKey(t *testing.T) {
 	})
 }
 
+// TestRetryAllSaysWhyItLeavesDead: as TestRetryLeavesDeadBelowAHeldKey,
+// through dlq retry --all: b, left dead as x holds its key, and c below
+// it say so, not that a, pending again, died.
+func TestRetryAllSaysWhyItLeavesDead(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		a := claim.NewJob{ID: "a", Command: "false", MaxRetries: &one}
+		b := job("b", "a")
+		b.UniqueKey = "k"
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, b, job("c", "b")}); err != nil {
+			t.Fatal(err)
+		}
+		j, run := mustClaim(t, s, claimant(t, "w"))
+		if next, err := s.Fail(ctx, j, run, intp(1), "exit status 1", time.Hour); err != nil || next != claim.Dead {
+			t.Fatalf("Fail(a) = %s, %v; want dead", next, err)
+		}
+		if _, err := s.EndDependents(ctx, "a", claim.Dead); err != nil {
+			t.Fatal(err)
+		}
+		x := claim.NewJob{ID: "x", Command: "true", UniqueKey: "k", RunAt: time.Now().Add(time.Hour)}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{x}); err != nil {
+			t.Fatal(err)
+		}
+		retried, err := s.RetryAll(ctx)
+		if err != nil || len(retried) != 1 || retried[0].ID != "a" {
+			t.Fatalf("RetryAll = %v, %v; want a alone", ids(retried), err)
+		}
+		for id, want := range map[string]string{
+			"b": "unique_key k is held by job x",
+			"c": "dependency b stays dead: unique_key k is held by job x",
+		} {
+			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
+				t.Errorf("after dlq retry --all with b's key held, %s = %s %q; want dead %q", id, j.State, j.LastError, want)
+			}
+		}
+	})
+}
+
 // TestRestartChainNamesTheRearmed: restart of a canceled dependency says
 // which jobs its cancel had made dead wait for it again.
 func TestRestartChainNamesTheRearmed(t *testing.T) {

@@ -38,8 +38,14 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 	var out []claim.Job
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		var err error
-		if out, err = claim.InRounds(func() ([]claim.Job, error) { return retryRound(ctx, tx, now) }); err != nil || len(out) == 0 {
+		if out, err = claim.InRounds(func() ([]claim.Job, error) { return retryRound(ctx, tx, now) }); err != nil {
 			return err
+		}
+		if err := tellAllKeyHeld(ctx, tx, now); err != nil {
+			return err
+		}
+		if len(out) == 0 {
+			return nil
 		}
 		return e.notify(ctx, tx)
 	})
@@ -217,6 +223,27 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rear
 		frontier = append(frontier, deps...)
 	}
 	return r, nil
+}
+
+// tellAllKeyHeld does what tellKeyHeld does for every dead job whose
+// dependency that killed it is alive again: after RetryAll, those it left
+// dead because a live job holds their unique_key. As on SQLite.
+func tellAllKeyHeld(ctx context.Context, tx pgx.Tx, now time.Time) error {
+	rows, err := tx.Query(ctx, `SELECT d.id FROM jobs d JOIN jobs p ON p.id = d.dead_by
+		WHERE d.state = 'dead' AND p.state NOT IN ('dead', 'canceled') ORDER BY d.seq`)
+	if err != nil {
+		return fmt.Errorf("find the jobs left dead: %w", err)
+	}
+	left, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return fmt.Errorf("find the jobs left dead: %w", err)
+	}
+	for _, id := range left {
+		if err := tellKeyHeld(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tellKeyHeld rewrites the error of id, a dependent rearm leaves dead

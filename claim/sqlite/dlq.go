@@ -38,7 +38,10 @@ func (e *Engine) RetryAll(ctx context.Context, now time.Time) ([]claim.Job, erro
 			}
 			return round, nil
 		})
-		return err
+		if err != nil {
+			return err
+		}
+		return tellAllKeyHeld(ctx, tx, now)
 	})
 	if err == nil && len(out) > 0 {
 		e.notify()
@@ -173,6 +176,23 @@ func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Rea
 		frontier = append(frontier, deps...)
 	}
 	return r, nil
+}
+
+// tellAllKeyHeld does what tellKeyHeld does for every dead job whose
+// dependency that killed it is alive again: after RetryAll, those it left
+// dead because a live job holds their unique_key.
+func tellAllKeyHeld(ctx context.Context, tx *sql.Tx, now time.Time) error {
+	left, err := queryIDs(ctx, tx, `SELECT d.id FROM jobs AS d JOIN jobs AS p ON p.id = d.dead_by
+		WHERE d.state = 'dead' AND p.state NOT IN ('dead', 'canceled') ORDER BY d.seq`)
+	if err != nil {
+		return fmt.Errorf("find the jobs left dead: %w", err)
+	}
+	for _, id := range left {
+		if err := tellKeyHeld(ctx, tx, id, now); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // tellKeyHeld rewrites the error of id, a dependent rearm leaves dead
