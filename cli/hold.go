@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/urfave/cli/v2"
 )
 
@@ -16,23 +14,25 @@ unique_key until released. Holding a held job changes nothing, and says so. Exit
 unknown job, 4 for one that is neither pending, failed nor held.
 
 Example: queuectl hold @last && queuectl release @last`,
+		Flags: []cli.Flag{jsonFlag},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)
 			if err != nil {
 				return err
 			}
-			return eachJob(c, h, ids, func(id string) error {
-				_, changed, err := h.store.Hold(c.Context, id)
+			out := &jobsOut{c: c, store: h.store}
+			return out.end(eachJob(c, h, ids, func(id string) error {
+				j, changed, err := h.store.Hold(c.Context, id)
 				if err != nil {
 					return err
 				}
 				if !changed {
-					fmt.Fprintf(c.App.Writer, "Job %s was held already\n", id)
+					out.did(j, "Job %s was held already", id)
 					return nil
 				}
-				fmt.Fprintf(c.App.Writer, "Held job %s\n", id)
+				out.did(j, "Held job %s", id)
 				return nil
-			})
+			}))
 		}),
 	}
 }
@@ -45,19 +45,21 @@ func releaseCommand() *cli.Command {
 		Description: `Exit 3 for an unknown job, 4 for one that is not held.
 
 Example: queuectl release nightly-db`,
+		Flags: []cli.Flag{jsonFlag},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)
 			if err != nil {
 				return err
 			}
-			return eachJob(c, h, ids, func(id string) error {
+			out := &jobsOut{c: c, store: h.store}
+			return out.end(eachJob(c, h, ids, func(id string) error {
 				j, err := h.store.ReleaseHeld(c.Context, id)
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "Released job %s: %s again\n", id, j.State)
+				out.did(j, "Released job %s: %s again", id, j.State)
 				return nil
-			})
+			}))
 		}),
 	}
 }
