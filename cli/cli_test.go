@@ -261,6 +261,34 @@ func TestWaitInterrupted(t *testing.T) {
 	}
 }
 
+// TestWaitInterruptedJSON: wait --json stopped by Ctrl-C still prints one
+// JSON array, the jobs as they stand, as it does at a timeout: a script
+// reading its stdout gets a document, not nothing.
+func TestWaitInterruptedJSON(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "later", "--delay", "1h", "--command", "true")
+	wake := filepath.Join(h.dir, "queue.db-wake")
+	if err := os.Remove(wake); err != nil {
+		t.Fatal(err)
+	}
+	w := h.start("wait", "later", "--json")
+	waitFor(t, 30*time.Second, "wait to watch the wake file", func() bool {
+		_, err := os.Stat(wake)
+		return err == nil
+	})
+	w.signal(t, syscall.SIGINT)
+	if code := w.exit(t, 30*time.Second); code != exitInterrupted {
+		t.Errorf("wait --json after SIGINT: exit %d, want %d\n%s", code, exitInterrupted, w.stderr)
+	}
+	var jobs []struct{ ID, State string }
+	if err := json.Unmarshal([]byte(w.stdout.String()), &jobs); err != nil {
+		t.Fatalf("wait --json after SIGINT: stdout %q is not a JSON array: %v", w.stdout.String(), err)
+	}
+	if len(jobs) != 1 || jobs[0].ID != "later" || jobs[0].State != "pending" {
+		t.Errorf("wait --json after SIGINT printed %+v, want job later pending", jobs)
+	}
+}
+
 func TestWatchStopsOnSignal(t *testing.T) {
 	h := newHome(t)
 	w := h.start("watch")

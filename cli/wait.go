@@ -30,16 +30,16 @@ scheduled so, or in a paused queue. On a terminal, shows how many are done. --qu
 wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs enqueued later
 are not waited for). A dead job: its last run's exit and the last lines of its stderr (or, dead
 through a dependency, those of the job that caused it), on stderr. --json: the jobs as they
-ended, or stand at a timeout, as one array on stdout. A store that goes away meanwhile (a
-PostgreSQL server restarting) is waited out, as a worker does: wait says once on stderr that it
-is unreachable and once that it is back, and --timeout still applies.
+ended, or stand at a timeout or Ctrl-C, as one array on stdout. A store that goes away
+meanwhile (a PostgreSQL server restarting) is waited out, as a worker does: wait says once on
+stderr that it is unreachable and once that it is back, and --timeout still applies.
 
 Example: id=$(queuectl enqueue -q --command 'make test') && queuectl wait "$id" --timeout 10m
 Example: queuectl wait --queue nightly --timeout 1h`,
 		Flags: []cli.Flag{durationFlag("timeout", 0, "give up after `D` (exit 124), e.g. 10m or 600 (seconds); 0: wait forever"),
 			&cli.StringFlag{Name: "queue", Usage: "wait for every job of queue `Q` unfinished now"},
 			&cli.BoolFlag{Name: "all", Usage: "wait for every job unfinished now"},
-			&cli.BoolFlag{Name: "json", Usage: "print the jobs as they ended (or stand, on a timeout) as one JSON array"},
+			&cli.BoolFlag{Name: "json", Usage: "print the jobs as they ended (or stand, on a timeout or Ctrl-C) as one JSON array"},
 		},
 		Action: withHome(func(c *cli.Context, h *home) error {
 			// The timeout covers finding the jobs too: at 165,000 jobs
@@ -66,7 +66,10 @@ Example: queuectl wait --queue nightly --timeout 1h`,
 				return err
 			}
 			jobs, err = watchJobs(ctx, c, h, ids, jobs)
-			if c.Bool("json") && !errors.Is(err, context.Canceled) && len(jobs) == len(ids) {
+			// --json prints the jobs as they ended, or as they stand when a
+			// timeout or Ctrl-C ends the wait: a script gets one array either
+			// way, and tells the two apart by the exit code.
+			if c.Bool("json") && len(jobs) == len(ids) {
 				if perr := printer(c).Jobs(jobs); perr != nil {
 					return perr
 				}
