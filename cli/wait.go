@@ -66,6 +66,15 @@ Example: queuectl wait --queue nightly --timeout 1h`,
 				return err
 			}
 			jobs, err = watchJobs(ctx, c, h, ids, jobs)
+			if c.Bool("json") && len(jobs) != len(ids) && ctx.Err() != nil {
+				// Ended before its first look: read the jobs once more, as
+				// they stand, for the array below.
+				read, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				if got, gerr := h.store.GetAll(read, ids); gerr == nil {
+					jobs = got
+				}
+				cancel()
+			}
 			// --json prints the jobs as they ended, or as they stand when a
 			// timeout or Ctrl-C ends the wait: a script gets one array either
 			// way, and tells the two apart by the exit code.
