@@ -10,8 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
@@ -119,7 +117,7 @@ func diskCheck(dir string) report.Check {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("statfs %s: %v", dir, err), Fix: "check the home's file system"}
 	}
-	if st.Flags&unix.ST_RDONLY != 0 || writeRefused(dir) {
+	if writeRefused(dir) {
 		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("%s is on a read-only file system", dir),
 			Fix: "mount it read-write again; if the kernel made it read-only after an I/O error (dmesg), check the file system first (fsck)"}
 	}

@@ -59,7 +59,7 @@ func (e *Engine) backupFault(ctx context.Context, to string, err error) error {
 	if errors.Is(err, claim.ErrDiskFull) || syscall.Statfs(dir, &st) != nil {
 		return err
 	}
-	free := int64(st.Bavail) * st.Bsize
+	free := int64(st.Bavail) * int64(st.Bsize)
 	if size := e.size(ctx); free == 0 || size > free {
 		return fmt.Errorf("%w: %s (no space left for the backup %s: it needs about %d KiB, %d KiB free): %v",
 			claim.ErrDiskFull, dir, filepath.Base(to), (size+1023)>>10, free>>10, err)

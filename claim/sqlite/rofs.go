@@ -7,8 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
-
-	"golang.org/x/sys/unix"
 )
 
 // openOnReadOnlyFS opens, to read only, the database at path on a file
@@ -47,8 +45,7 @@ func (e *Engine) readOnlyFS(err error) error {
 // error (ext4's emergency_ro) says nothing of it to statfs or access(2):
 // only a write tells, so one empty file is made and removed.
 func onReadOnlyFS(dir string) bool {
-	var st syscall.Statfs_t
-	if syscall.Statfs(dir, &st) == nil && st.Flags&unix.ST_RDONLY != 0 {
+	if mountedReadOnly(dir) {
 		return true
 	}
 	f, err := os.CreateTemp(dir, ".queuectl-write-check-*")
