@@ -132,3 +132,29 @@ func InRounds(round func() ([]Job, error)) ([]Job, error) {
 		out = append(out, jobs...)
 	}
 }
+
+// WalkDown visits start, then each job a visit returns, breadth first,
+// until no visit returns one: how both engines go down a chain of
+// dependencies, one level a statement (re-arming it, ending it, rewriting
+// its errors).
+func WalkDown[T any](start T, visit func(T) ([]T, error)) error {
+	for next := []T{start}; len(next) > 0; {
+		x := next[0]
+		next = next[1:]
+		more, err := visit(x)
+		if err != nil {
+			return err
+		}
+		next = append(next, more...)
+	}
+	return nil
+}
+
+// IDs lists the ids of jobs, in their order.
+func IDs(jobs []Job) []string {
+	out := make([]string, len(jobs))
+	for i, j := range jobs {
+		out[i] = j.ID
+	}
+	return out
+}

@@ -188,9 +188,7 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 // dead are named in Left.
 func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rearmed, error) {
 	var r claim.Rearmed
-	for frontier := []string{id}; len(frontier) > 0; {
-		next := frontier[0]
-		frontier = frontier[1:]
+	err := claim.WalkDown(id, func(next string) ([]string, error) {
 		rows, err := tx.Query(ctx, `WITH free AS (
 				SELECT DISTINCT ON (coalesce(d.unique_key, d.id)) d.seq FROM jobs d
 				WHERE d.dead_by = $2 AND d.state = 'dead'
@@ -199,30 +197,30 @@ func rearm(ctx context.Context, tx pgx.Tx, id string, now time.Time) (claim.Rear
 				ORDER BY coalesce(d.unique_key, d.id), d.seq)
 			UPDATE jobs`+retrySet+` FROM free WHERE jobs.seq = free.seq RETURNING jobs.id`, now.UnixNano(), next)
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		deps, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		rows, err = tx.Query(ctx, "SELECT id FROM jobs WHERE dead_by = $1 AND state = 'dead' ORDER BY seq", next)
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		left, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		for _, id := range left {
 			if err := tellKeyHeld(ctx, tx, id, now); err != nil {
-				return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+				return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 			}
 		}
 		r.Waiting = append(r.Waiting, deps...)
 		r.Left = append(r.Left, left...)
-		frontier = append(frontier, deps...)
-	}
-	return r, nil
+		return deps, nil
+	})
+	return r, err
 }
 
 // tellAllKeyHeld does what tellKeyHeld does for every dead job whose
@@ -266,21 +264,18 @@ func tellKeyHeld(ctx context.Context, tx pgx.Tx, id string, now time.Time) error
 		return fmt.Errorf("tell %s its key is held: %w", id, err)
 	}
 	below := claim.KeyHeldBelow(id, key, holder)
-	for frontier := []string{id}; len(frontier) > 0; {
-		x := frontier[0]
-		frontier = frontier[1:]
+	return claim.WalkDown(id, func(x string) ([]string, error) {
 		rows, err := tx.Query(ctx, "UPDATE jobs SET last_error = $1, updated_at = $2 WHERE dead_by = $3 AND state = 'dead' RETURNING id",
 			below.ErrorFor(x), now.UnixNano(), x)
 		if err != nil {
-			return fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
+			return nil, fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
 		}
 		ids, err := pgx.CollectRows(rows, pgx.RowTo[string])
 		if err != nil {
-			return fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
+			return nil, fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
 		}
-		frontier = append(frontier, ids...)
-	}
-	return nil
+		return ids, nil
+	})
 }
 
 // EndDependents makes dead the jobs waiting for each p.ID of ps, and
@@ -306,35 +301,30 @@ func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsPara
 		for _, id := range list {
 			waited[id] = true
 		}
-		type ended struct {
-			id    string
-			state claim.State
-		}
 		for _, p := range ps {
 			if !waited[p.ID] {
 				continue
 			}
 			now := p.Now.UnixNano()
-			for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
-				x := frontier[0]
-				frontier = frontier[1:]
+			err := claim.WalkDown(p.ID, func(x string) ([]string, error) {
 				rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'dead', last_error = $1, dead_by = $2,
 					finished_at = $3, updated_at = $3
 					WHERE state = 'pending' AND waiting > 0
 					AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
-					RETURNING `+jobColumns, p.ErrorFor(x.id), x.id, now)
+					RETURNING `+jobColumns, p.ErrorFor(x), x, now)
 				if err != nil {
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+					return nil, fmt.Errorf("end the dependents of %s: %w", x, err)
 				}
 				jobs, err := claim.Collect(rows, claim.ScanJob)
 				rows.Close()
 				if err != nil {
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+					return nil, fmt.Errorf("end the dependents of %s: %w", x, err)
 				}
-				for _, j := range jobs {
-					out = append(out, j)
-					frontier = append(frontier, ended{j.ID, claim.Dead})
-				}
+				out = append(out, jobs...)
+				return claim.IDs(jobs), nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		if len(out) == 0 {

@@ -154,28 +154,26 @@ func (e *Engine) HeldDead(ctx context.Context) ([]claim.Job, error) {
 // IGNORE), and so do the jobs below it; it is named in Left.
 func rearm(ctx context.Context, tx *sql.Tx, id string, now time.Time) (claim.Rearmed, error) {
 	var r claim.Rearmed
-	for frontier := []string{id}; len(frontier) > 0; {
-		next := frontier[0]
-		frontier = frontier[1:]
+	err := claim.WalkDown(id, func(next string) ([]string, error) {
 		deps, err := queryIDs(ctx, tx, "UPDATE OR IGNORE jobs"+retrySet+" WHERE dead_by = ? AND state = 'dead' RETURNING id",
 			now.UnixNano(), now.UnixNano(), next)
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		left, err := queryIDs(ctx, tx, "SELECT id FROM jobs WHERE dead_by = ? AND state = 'dead' ORDER BY seq", next)
 		if err != nil {
-			return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+			return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 		}
 		for _, id := range left {
 			if err := tellKeyHeld(ctx, tx, id, now); err != nil {
-				return r, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
+				return nil, fmt.Errorf("re-arm the dependents of %s: %w", next, err)
 			}
 		}
 		r.Waiting = append(r.Waiting, deps...)
 		r.Left = append(r.Left, left...)
-		frontier = append(frontier, deps...)
-	}
-	return r, nil
+		return deps, nil
+	})
+	return r, err
 }
 
 // tellAllKeyHeld does what tellKeyHeld does for every dead job whose
@@ -214,17 +212,14 @@ func tellKeyHeld(ctx context.Context, tx *sql.Tx, id string, now time.Time) erro
 		return fmt.Errorf("tell %s its key is held: %w", id, err)
 	}
 	below := claim.KeyHeldBelow(id, key, holder)
-	for frontier := []string{id}; len(frontier) > 0; {
-		x := frontier[0]
-		frontier = frontier[1:]
+	return claim.WalkDown(id, func(x string) ([]string, error) {
 		ids, err := queryIDs(ctx, tx, "UPDATE jobs SET last_error = ?, updated_at = ? WHERE dead_by = ? AND state = 'dead' RETURNING id",
 			below.ErrorFor(x), now.UnixNano(), x)
 		if err != nil {
-			return fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
+			return nil, fmt.Errorf("tell the jobs below %s its key is held: %w", id, err)
 		}
-		frontier = append(frontier, ids...)
-	}
-	return nil
+		return ids, nil
+	})
 }
 
 // queryIDs runs query, whose rows are one id each, and collects them.
@@ -267,30 +262,25 @@ func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsPara
 			}
 		}
 		defer stmt.Close()
-		type ended struct {
-			id    string
-			state claim.State
-		}
 		for _, p := range ps {
 			now := p.Now.UnixNano()
-			for frontier := []ended{{p.ID, p.State}}; len(frontier) > 0; {
-				x := frontier[0]
-				frontier = frontier[1:]
-				rows, err := stmt.QueryContext(ctx, p.ErrorFor(x.id), x.id, now, now, x.id)
+			err := claim.WalkDown(p.ID, func(x string) ([]string, error) {
+				rows, err := stmt.QueryContext(ctx, p.ErrorFor(x), x, now, now, x)
 				if err != nil {
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+					return nil, fmt.Errorf("end the dependents of %s: %w", x, err)
 				}
 				jobs, err := claim.Collect(rows, claim.ScanJob)
 				if cerr := rows.Close(); err == nil && cerr != nil {
-					return cerr
+					return nil, cerr
 				}
 				if err != nil {
-					return fmt.Errorf("end the dependents of %s: %w", x.id, err)
+					return nil, fmt.Errorf("end the dependents of %s: %w", x, err)
 				}
-				for _, j := range jobs {
-					out = append(out, j)
-					frontier = append(frontier, ended{j.ID, claim.Dead})
-				}
+				out = append(out, jobs...)
+				return claim.IDs(jobs), nil
+			})
+			if err != nil {
+				return err
 			}
 		}
 		return nil
