@@ -83,21 +83,24 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 	if j.Attempts >= j.MaxRetries {
 		next = Dead
 	}
-	// Durable: a dead job gets a dead/ file, and someone may act on the
-	// failure; failures are rare enough to pay for the fsync.
-	return s.engine.Finish(ctx, FinishParams{Run: ending(r), State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
-		Error: errText, RunAfter: now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff)),
-		Finished: next == Dead, Outcome: OutcomeFailed, Durable: true, Now: now})
+	return s.fail(ctx, r, exitCode, errText, next, now.Add(Backoff(j.BackoffBase, j.Attempts, maxBackoff)), now)
 }
 
 // FailForGood is Fail for a run that no attempt could make succeed (a
 // limit above what the worker's host allows): the job is dead at once,
 // whatever attempts it has left, so that `dlq retry` re-drives it once the
 // cause is fixed; canceled, as with Fail, when a cancel came first.
-// maxBackoff is unused: it has Fail's signature.
-func (s *Store) FailForGood(ctx context.Context, j Job, r Run, exitCode *int, errText string, _ time.Duration) (State, error) {
-	return s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Dead, SetExitCode: true, SetError: true, ExitCode: exitCode,
-		Error: errText, RunAfter: s.Now(), Finished: true, Outcome: OutcomeFailed, Durable: true, Now: s.Now()})
+func (s *Store) FailForGood(ctx context.Context, r Run, exitCode *int, errText string) (State, error) {
+	now := s.Now()
+	return s.fail(ctx, r, exitCode, errText, Dead, now, now)
+}
+
+// fail ends run r as failed, its job next. Durable: a dead job gets a
+// dead/ file, and someone may act on the failure; failures are rare enough
+// to pay for the fsync.
+func (s *Store) fail(ctx context.Context, r Run, exitCode *int, errText string, next State, runAfter, now time.Time) (State, error) {
+	return s.engine.Finish(ctx, FinishParams{Run: ending(r), State: next, SetExitCode: true, SetError: true, ExitCode: exitCode,
+		Error: errText, RunAfter: runAfter, Finished: next == Dead, Outcome: OutcomeFailed, Durable: true, Now: now})
 }
 
 // Release puts an interrupted run's job back to pending without counting the

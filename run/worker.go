@@ -476,11 +476,13 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	if res.outputLost != "" {
 		errText += "; " + res.outputLost
 	}
-	fail := w.Store.Fail
+	var next claim.State
+	var err error
 	if res.final {
-		fail = w.Store.FailForGood
+		next, err = w.Store.FailForGood(ctx, r, res.exitCode, errText)
+	} else {
+		next, err = w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
 	}
-	next, err := fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
 	if err != nil {
 		return err
 	}
