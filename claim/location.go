@@ -2,6 +2,7 @@ package claim
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 
 	"github.com/queuectl/queuectl/claim/jobs"
 )
@@ -203,4 +205,17 @@ func serverKey(location string) (string, bool) {
 	host := strings.ToLower(u.Hostname())
 	port := cmp.Or(u.Port(), "5432")
 	return net.JoinHostPort(host, port) + "\x00" + u.User.Username() + "\x00" + u.Path + "\x00" + q.Encode(), true
+}
+
+// ReadOnlyFS reports whether the file system holding dir refuses a new
+// file as read-only: mounted so, or made so by the kernel after an I/O
+// error (ext4's errors=remount-ro), which neither statfs(2) nor access(2)
+// tells; only a write does, so one empty file is made and removed.
+func ReadOnlyFS(dir string) bool {
+	f, err := os.CreateTemp(dir, ".queuectl-write-check-*")
+	if err == nil {
+		f.Close()
+		os.Remove(f.Name())
+	}
+	return errors.Is(err, syscall.EROFS)
 }

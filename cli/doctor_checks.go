@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -117,7 +116,7 @@ func diskCheck(dir string) report.Check {
 	if err := syscall.Statfs(dir, &st); err != nil {
 		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("statfs %s: %v", dir, err), Fix: "check the home's file system"}
 	}
-	if writeRefused(dir) {
+	if claim.ReadOnlyFS(dir) {
 		return report.Check{Name: "disk", Status: report.CheckFail, Detail: fmt.Sprintf("%s is on a read-only file system", dir),
 			Fix: "mount it read-write again; if the kernel made it read-only after an I/O error (dmesg), check the file system first (fsck)"}
 	}
@@ -183,17 +182,4 @@ func bytesText(n uint64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
-// writeRefused reports whether dir's file system refuses a new file as
-// read-only. One the kernel made read-only after an error (ext4's
-// emergency_ro) says nothing of it to statfs or access(2): only a write
-// tells, so one empty file is made and removed.
-func writeRefused(dir string) bool {
-	f, err := os.CreateTemp(dir, ".queuectl-write-check-*")
-	if err == nil {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	return errors.Is(err, syscall.EROFS)
 }

@@ -1,12 +1,10 @@
 package sqlite
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
-	"syscall"
 )
 
 // openOnReadOnlyFS opens, to read only, the database at path on a file
@@ -38,22 +36,6 @@ func openOnReadOnlyFS(path string) (*Engine, error) {
 func (e *Engine) readOnlyFS(err error) error {
 	return fmt.Errorf("read-only file system: %s (mount it read-write again; until then the store can only be read): %w",
 		filepath.Dir(e.path), err)
-}
-
-// onReadOnlyFS reports whether the file system holding dir refuses
-// writes as read-only. A file system the kernel made read-only after an
-// error (ext4's emergency_ro) says nothing of it to statfs or access(2):
-// only a write tells, so one empty file is made and removed.
-func onReadOnlyFS(dir string) bool {
-	if mountedReadOnly(dir) {
-		return true
-	}
-	f, err := os.CreateTemp(dir, ".queuectl-write-check-*")
-	if err == nil {
-		f.Close()
-		os.Remove(f.Name())
-	}
-	return errors.Is(err, syscall.EROFS)
 }
 
 // immutableDSN opens the file as one nothing changes: no WAL, no index, no

@@ -341,7 +341,7 @@ func (e *Engine) fault(err error) error {
 		return e.diskFull()
 	}
 	if code := se.Code() & 0xff; (code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_IOERR || code == sqlite3.SQLITE_CANTOPEN) &&
-		(e.roFS || onReadOnlyFS(filepath.Dir(e.path))) {
+		(e.roFS || claim.ReadOnlyFS(filepath.Dir(e.path))) {
 		return e.readOnlyFS(err)
 	}
 	switch se.Code() & 0xff {
