@@ -511,11 +511,11 @@ func TestSteering(t *testing.T) {
 func TestRetryAndRestartSayWhatCameBack(t *testing.T) {
 	h := newHome(t)
 	one := 1
-	// d fails its two runs and passes the third: the worker that serves dq
-	// may run it again before the retry's answer is read, and it must not
-	// be dead again by then.
+	// d fails its first run (max_retries 1: dead after one) and passes the
+	// second: the worker that serves dq may run it again before the retry's
+	// answer is read, and it must not be dead again by then.
 	runs := filepath.Join(t.TempDir(), "runs")
-	h.enqueue(t, claim.NewJob{ID: "d", Command: fmt.Sprintf("echo >> %s; [ $(wc -l < %s) -gt 2 ] || exit 3", runs, runs), Queue: "dq", MaxRetries: &one})
+	h.enqueue(t, claim.NewJob{ID: "d", Command: fmt.Sprintf("echo >> %s; [ $(wc -l < %s) -gt 1 ] || exit 3", runs, runs), Queue: "dq", MaxRetries: &one})
 	h.enqueue(t, claim.NewJob{ID: "e", Command: "true", Queue: "dq", After: []string{"d"}})
 	h.enqueue(t, claim.NewJob{ID: "k", Command: "true", Queue: "dq", After: []string{"d"}, UniqueKey: "nightly"})
 	h.enqueue(t, claim.NewJob{ID: "a", Command: "true", Queue: "held"})
