@@ -1,14 +1,14 @@
 package cli
 
 import (
-	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/claim/sqlite/sqlitetest"
 )
 
 // TestWaitSaysNothingOfAStartingWorker: a script runs `worker start &` and
@@ -22,19 +22,7 @@ import (
 func TestWaitSaysNothingOfAStartingWorker(t *testing.T) {
 	h := newHome(t)
 	h.must("enqueue", "--id", "soon", "--command", "true")
-	db, err := sql.Open("sqlite", "file:"+h.location()+"?_pragma=busy_timeout(30000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	lock, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	unlock := sqlitetest.WriteLock(t, h.location())
 	worker := h.start("worker", "start", "--no-spool")
 	waitFor(t, 30*time.Second, "the worker to open the store", func() bool {
 		return hasOpen(worker.cmd.Process.Pid, h.location())
@@ -48,9 +36,7 @@ func TestWaitSaysNothingOfAStartingWorker(t *testing.T) {
 	waitFor(t, 30*time.Second, "run to open the store", func() bool {
 		return hasOpen(r.cmd.Process.Pid, h.location())
 	})
-	if _, err := lock.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
+	unlock()
 	_, stderr, code = h.run("wait", "soon")
 	if code != 0 || stderr != "" {
 		t.Errorf("wait once the worker started: exit %d, stderr %q; want 0, nothing", code, stderr)

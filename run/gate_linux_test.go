@@ -3,7 +3,6 @@ package run
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"fmt"
 	"os"
 	"os/exec"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/sqlite/sqlitetest"
 )
 
 // gateChild names, in the environment of the re-executed test binary, the
@@ -57,19 +57,7 @@ func TestRunDiesBeforeItsStartIsRecorded(t *testing.T) {
 		t.Fatalf("child said %q, want claimed", line)
 	}
 
-	db, err := sql.Open("sqlite", "file:"+s.Path()+"?_pragma=busy_timeout(30000)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	lock, err := db.Conn(context.Background())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	unlock := sqlitetest.WriteLock(t, s.Path())
 	in.Write([]byte("go\n")) // the child forks the job; nothing of it can be recorded
 	for deadline := time.Now().Add(10 * time.Second); !exists(out); time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
@@ -78,10 +66,7 @@ func TestRunDiesBeforeItsStartIsRecorded(t *testing.T) {
 	}
 	child.Process.Signal(syscall.SIGKILL)
 	child.Wait()
-	if _, err := lock.ExecContext(context.Background(), "ROLLBACK"); err != nil {
-		t.Fatal(err)
-	}
-	lock.Close()
+	unlock()
 
 	w := newWorker(t, s)
 	w.host = HostID()

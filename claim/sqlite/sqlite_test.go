@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuectl/queuectl/claim"
 	_ "github.com/queuectl/queuectl/claim/sqlite"
+	"github.com/queuectl/queuectl/claim/sqlite/sqlitetest"
 )
 
 // Tests of the SQLite engine's own mechanisms: the file, its pragmas, its
@@ -276,15 +277,7 @@ func TestClaimOfNothingTakesNoLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "queue.db")
 	s := mustOpenPath(t, path)
 	mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
-	lock, err := rawDB(t, path).Conn(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lock.Close()
-	if _, err := lock.ExecContext(t.Context(), "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
-	defer lock.ExecContext(context.Background(), "ROLLBACK")
+	sqlitetest.WriteLock(t, path) // let go at the test's end
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
