@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -428,6 +429,48 @@ func TestAfterASkippedJobOfTheBatch(t *testing.T) {
 		}
 		if _, err := s.Get(ctx, "transform"); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("Get(transform) = %v, want ErrNotFound: the batch is refused", err)
+		}
+	})
+}
+
+// TestEndLeftDependentsEndsEveryChain: a worker that crashed between two
+// deaths and the ends of their dependents left b1 and b2 waiting for
+// ever, and c below b1. The next worker's start ends them all at once,
+// each saying which dependency died and how.
+func TestEndLeftDependentsEndsEveryChain(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		a1 := claim.NewJob{ID: "a1", Command: "false", MaxRetries: &one}
+		a2 := claim.NewJob{ID: "a2", Command: "false", MaxRetries: &one}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a1, a2, job("b1", "a1"), job("b2", "a2"), job("c", "b1"), job("free")}); err != nil {
+			t.Fatal(err)
+		}
+		for code := range 2 {
+			j, run := mustClaim(t, s, claimant(t, "w"))
+			if next, err := s.Fail(ctx, j, run, intp(code+2), fmt.Sprintf("exit status %d", code+2), time.Hour); err != nil || next != claim.Dead {
+				t.Fatalf("Fail(%s) = %s, %v; want dead", j.ID, next, err)
+			}
+		}
+		ended, err := s.EndLeftDependents(ctx)
+		slices.SortFunc(ended, func(a, b claim.Job) int { return strings.Compare(a.ID, b.ID) })
+		if err != nil || ids(ended) != "b1 b2 c" {
+			t.Fatalf("EndLeftDependents = %v, %v; want b1 b2 c", ids(ended), err)
+		}
+		for id, want := range map[string]string{
+			"b1": "dependency a1 died: exit 2",
+			"b2": "dependency a2 died: exit 3",
+			"c":  "dependency a1 died: exit 2 (via b1)",
+		} {
+			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
+				t.Errorf("%s = %s %q; want dead %q", id, j.State, j.LastError, want)
+			}
+		}
+		if j := mustGet(t, s, "free"); j.State != claim.Pending {
+			t.Errorf("free = %s; want pending: it waits for nothing", j.State)
+		}
+		if again, err := s.EndLeftDependents(ctx); err != nil || len(again) != 0 {
+			t.Errorf("EndLeftDependents again = %v, %v; want none", ids(again), err)
 		}
 	})
 }

@@ -96,15 +96,23 @@ func (s *Store) EndLeftDependents(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []Job
-	for _, p := range left {
-		ended, err := s.EndDependents(ctx, p.ID, p.State)
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ended...)
+	if len(left) == 0 {
+		return nil, nil
 	}
-	return out, nil
+	ids := make([]string, len(left))
+	for i, p := range left {
+		ids[i] = p.ID
+	}
+	deps, err := s.GetAll(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("end the jobs waiting for dead or canceled ones: %w", err)
+	}
+	now := s.Now()
+	for i, dep := range deps {
+		dep.State = left[i].State
+		left[i].Cause, left[i].Now = DependencyError(dep), now
+	}
+	return s.engine.EndDependents(ctx, left)
 }
 
 // HookDone records how a finish hook after run r ended ("on_success ok",
