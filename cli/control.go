@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
 	"github.com/urfave/cli/v2"
@@ -85,39 +86,18 @@ func cancelJobs(c *cli.Context, h *home) error {
 
 // rearmedWith says on stderr which jobs came back with id, re-driven by
 // dlq retry or restart, as diedWith said they died with it; and which of
-// them stay dead because a live job holds their unique_key, with what to do.
+// them stay dead because a live job holds their unique_key, with what to do
+// (report.RearmedLines, the words the dashboard shows too).
 func rearmedWith(c *cli.Context, h *home, id string, r claim.Rearmed) {
-	say := logf(c)
-	if len(r.Waiting) > 0 {
-		say("%s came back with %s: pending, waiting again", jobNames(r.Waiting), id)
-	}
-	if len(r.Rewaiting) > 0 {
-		verb := "wait"
-		if len(r.Rewaiting) == 1 {
-			verb = "waits"
-		}
-		say("%s, not started yet, now %s for the new run of %s", jobNames(r.Rewaiting), verb, id)
-	}
+	keys := map[string]string{}
 	for _, left := range r.Left {
-		key := ""
 		if j, err := h.store.Get(c.Context, left); err == nil {
-			key = fmt.Sprintf(" %q", j.UniqueKey)
+			keys[left] = j.UniqueKey
 		}
-		say("job %s stays dead: another job holds its unique_key%s; once that one is done: queuectl dlq retry %s", left, key, left)
 	}
-}
-
-// jobNames is "job a" or "jobs a, b, c", the first 10 named.
-func jobNames(ids []string) string {
-	if len(ids) == 1 {
-		return "job " + ids[0]
+	for _, line := range report.RearmedLines(id, r, keys) {
+		logf(c)("%s", line)
 	}
-	names := ids[:min(len(ids), 10)]
-	more := ""
-	if len(ids) > len(names) {
-		more = fmt.Sprintf(" and %d more", len(ids)-len(names))
-	}
-	return "jobs " + strings.Join(names, ", ") + more
 }
 
 // diedWith writes the dead/ files of jobs that died waiting for a job just
