@@ -165,7 +165,8 @@ func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, 
 }
 
 // jobAction is a button's POST: the action, then back to the job's page
-// (or to where the form says, for a job that is gone).
+// (or to where the form says, for a job that is gone), which says, after
+// a retry or restart, what came back with the job, as the CLI says it.
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
@@ -178,7 +179,21 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	if next := r.PostFormValue("next"); d.gone || next != "" {
 		back = localPath(next, "/jobs")
 	}
+	back = s.notices.add(back, s.rearmedLines(ctx, id, d.rearmed), s.now())
 	http.Redirect(w, r, back, http.StatusSeeOther)
+}
+
+// rearmedLines is what `dlq retry` and `restart` say on stderr of the jobs
+// that came back with id, or stay dead (report.RearmedLines); a unique_key
+// it cannot read is left out of its line, as the CLI leaves it.
+func (s *Server) rearmedLines(ctx context.Context, id string, r claim.Rearmed) []string {
+	keys := map[string]string{}
+	for _, left := range r.Left {
+		if j, err := s.store.Get(ctx, left); err == nil {
+			keys[left] = j.UniqueKey
+		}
+	}
+	return report.RearmedLines(id, r, keys)
 }
 
 // localPath returns p when it is a path on this server, else def: a form

@@ -60,7 +60,7 @@ func (s *Server) readOverview(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.page("overview", v)
+	return s.page("overview", v, nil)
 }
 
 func (s *Server) overviewData(ctx context.Context) (overviewView, error) {

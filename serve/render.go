@@ -80,20 +80,23 @@ var funcs = template.FuncMap{
 }
 
 // frame is what every page gets: the navigation's numbers, the CSRF token
-// for its forms, and Body, the page's own data.
+// for its forms, what the action that led here said (Notice, see notices),
+// and Body, the page's own data.
 type frame struct {
 	Page     string
 	Title    string
 	CSRF     string
 	ReadOnly bool
 	Now      string
+	Notice   []string
 	Body     any
 }
 
-// render writes page name with body. It renders into a buffer first, so a
-// template error is a clean 500 rather than half a page.
+// render writes page name with body, and the notice r's ?notice= names:
+// what the action that sent the browser here said. It renders into a
+// buffer first, so a template error is a clean 500 rather than half a page.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name string, body any) {
-	page, err := s.page(name, body)
+	page, err := s.page(name, body, s.notices.get(r.URL.Query().Get("notice"), s.now()))
 	if err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
@@ -101,14 +104,14 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, name
 	writePage(w, status, page)
 }
 
-// page renders page name with body, dated now.
-func (s *Server) page(name string, body any) ([]byte, error) {
+// page renders page name with body and notice, dated now.
+func (s *Server) page(name string, body any, notice []string) ([]byte, error) {
 	t, ok := s.pages[name]
 	if !ok {
 		return nil, fmt.Errorf("no page %s", name)
 	}
 	f := frame{Page: name, Title: titleOf(name, body), CSRF: s.csrf, ReadOnly: s.readOnly,
-		Now: s.now().UTC().Format(time.RFC3339), Body: body}
+		Now: s.now().UTC().Format(time.RFC3339), Notice: notice, Body: body}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", f); err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)

@@ -2,7 +2,8 @@
 // for scripts (/api/v1/…, the same objects as the CLI's --json, encoded by
 // report) and Prometheus metrics (/metrics). It reads and acts through
 // claim, spool and run, as the CLI does, and owns no state of its own
-// beyond the counters of /metrics.
+// beyond the counters of /metrics and, for an hour, what its last actions
+// said for the pages they lead to (notices).
 //
 // Safety: the caller decides the address (the CLI binds 127.0.0.1 unless a
 // token is given); with Token set every request must carry it, as a bearer
@@ -54,6 +55,7 @@ type Server struct {
 	metrics  *metrics
 	minutes  minuteCache
 	overview *shared[[]byte] // what / shows, read once a second
+	notices  notices         // what the last actions said, for the pages they lead to
 	closing  chan struct{}   // closed by Close: event streams end
 	close    sync.Once
 }
