@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"io"
 	"iter"
 	"runtime"
@@ -138,9 +137,7 @@ func (p Printer) tableBlock(b *batch) {
 	if b.n == 0 {
 		header = jobHeader
 	}
-	out := bytes.NewBuffer(b.out)
-	b.err = writeRows(out, header, rows)
-	b.out = out.Bytes()
+	b.out, b.err = appendRows(b.out, header, rows)
 }
 
 // reason is job j's REASON cell: why it waits when pending; when it
