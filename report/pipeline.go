@@ -11,8 +11,9 @@ import (
 // pipeline writes a stream of jobs over several CPUs, in the order read:
 // one goroutine ranges the stream and hands its jobs over in batches,
 // workers render batches to bytes, and the caller's goroutine writes them.
-// Reading a row (the store's step and scan) and rendering it (JSON,
-// tablewriter) are each a large share of a list's CPU, so they overlap.
+// Reading a row (the store's step and scan) and rendering it (JSON) are
+// each a large share of a list's CPU, so they overlap. (A table's row,
+// since appendRows, costs little next to its reading.)
 //
 // Batch i goes to worker i mod workers and is written i-th: the order
 // needs no bookkeeping. Each hand-over holds at most slack batches, so at
