@@ -3,10 +3,13 @@ package report
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 )
 
 // tableHeader heads the tables of these tests.
@@ -69,8 +72,22 @@ var cellParts = []string{"", "a", "job-42", "-", " ", "  ", "\t", "\n", "\r", "�
 
 // TestTableMatchesTablewriter lays out random tables both ways: writeTable
 // and appendRows must write what tablewriter writes, byte for byte, for
-// plain cells and for the others (which they hand to tablewriter).
+// plain cells and for the others (which they hand to tablewriter), also
+// where a CJK locale makes ambiguous characters (±, →, …) two cells wide.
 func TestTableMatchesTablewriter(t *testing.T) {
+	defer twwidth.SetEastAsian(twwidth.IsEastAsian())
+	for _, eastAsian := range []bool{false, true} {
+		t.Run(fmt.Sprintf("eastAsian=%v", eastAsian), func(t *testing.T) {
+			twwidth.SetEastAsian(eastAsian)
+			if w := twwidth.Width("±"); w != map[bool]int{false: 1, true: 2}[eastAsian] {
+				t.Fatalf("Width(±) = %d: the locale's widths are not what this test means", w)
+			}
+			matchRandomTables(t)
+		})
+	}
+}
+
+func matchRandomTables(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	cell := func() string {
 		var b strings.Builder
