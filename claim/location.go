@@ -219,3 +219,31 @@ func ReadOnlyFS(dir string) bool {
 	}
 	return errors.Is(err, syscall.EROFS)
 }
+
+// NoSpace reports whether the file system holding dir has no space left
+// for this user.
+func NoSpace(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
+}
+
+// NoInodes reports whether the file system holding dir has no inodes left
+// for a new file. One that does not count them (btrfs) says 0 of 0.
+func NoInodes(dir string) bool {
+	var st syscall.Statfs_t
+	return syscall.Statfs(dir, &st) == nil && st.Files > 0 && st.Ffree == 0
+}
+
+// DiskFullAt is the ErrDiskFull of a write to the SQLite store at path
+// whose file system has no space (inodes: no inode) left: it names the
+// directory, what is missing and that queuectl carries on once there is
+// room, in the words every reader of it shares (run.FullDir reads the
+// directory back).
+func DiskFullAt(path string, inodes bool) error {
+	dir, file := filepath.Dir(path), filepath.Base(path)
+	if inodes {
+		return fmt.Errorf("%w: %s (no inodes left for %s's WAL and index: remove files on that file system; queuectl carries on once there are some)",
+			ErrDiskFull, dir, file)
+	}
+	return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room)", ErrDiskFull, dir, file)
+}

@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 )
 
@@ -76,6 +77,25 @@ func (s *Store) CheckFile() error { return s.engine.Check() }
 // Path returns what the store was opened on: the database file's path, or
 // the PostgreSQL URL without its password.
 func (s *Store) Path() string { return s.engine.Location() }
+
+// Full returns the ErrDiskFull a write to the store meets now, when it is
+// a SQLite file whose file system has no space or no inode left (as the
+// engine names it, DiskFullAt), and nil otherwise: always for PostgreSQL,
+// whose server's disk this host cannot see. It writes nothing: a reader
+// learns why the writers of the store wait, without being one of them.
+func (s *Store) Full() error {
+	path := s.Path()
+	if EngineFor(path) != EngineSQLite {
+		return nil
+	}
+	switch dir := filepath.Dir(path); {
+	case NoSpace(dir):
+		return DiskFullAt(path, false)
+	case NoInodes(dir):
+		return DiskFullAt(path, true)
+	}
+	return nil
+}
 
 // Names reports whether location, however spelt, names this store
 // (SameStore): how a worker knows a client's --db for its own.

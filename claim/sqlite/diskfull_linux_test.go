@@ -25,6 +25,9 @@ func TestDiskFullIsNamed(t *testing.T) {
 	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
 	s := mustOpenPath(t, filepath.Join(dir, "queue.db"))
 	mustEnqueue(t, s, claim.NewJob{ID: "first", Command: "true"})
+	if err := s.Full(); err != nil {
+		t.Errorf("Full with room = %v, want nil", err)
+	}
 
 	filler := filepath.Join(dir, "filler")
 	f, err := os.Create(filler)
@@ -52,8 +55,15 @@ func TestDiskFullIsNamed(t *testing.T) {
 		}
 		break
 	}
+	// A reader learns it without a write, in the words of the write.
+	if err := s.Full(); !errors.Is(err, claim.ErrDiskFull) || !strings.Contains(err.Error(), "disk full: "+dir+" (no space left for queue.db") {
+		t.Errorf("Full on a full disk = %v, want ErrDiskFull naming %s", err, dir)
+	}
 	if err := os.Remove(filler); err != nil {
 		t.Fatal(err)
+	}
+	if err := s.Full(); err != nil {
+		t.Errorf("Full with room again = %v, want nil", err)
 	}
 	mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true"})
 }

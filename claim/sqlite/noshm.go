@@ -33,7 +33,7 @@ func (e *Engine) shmFull(err error) bool {
 	}
 	switch se.Code() {
 	case sqlite3.SQLITE_IOERR_SHMSIZE, sqlite3.SQLITE_IOERR_SHMOPEN, sqlite3.SQLITE_IOERR_SHMMAP:
-		return noSpace(filepath.Dir(e.path)) && noWAL(e.path)
+		return claim.NoSpace(filepath.Dir(e.path)) && noWAL(e.path)
 	}
 	return false
 }

@@ -352,17 +352,15 @@ func (e *Engine) fault(err error) error {
 	}
 	switch se.Code() & 0xff {
 	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR:
-		if dir := filepath.Dir(e.path); noSpace(dir) {
-			return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room): %v",
-				claim.ErrDiskFull, dir, filepath.Base(e.path), err)
+		if claim.NoSpace(filepath.Dir(e.path)) {
+			return fmt.Errorf("%w: %v", claim.DiskFullAt(e.path, false), err)
 		}
 		fallthrough
 	case sqlite3.SQLITE_CANTOPEN:
 		// SQLite creates the WAL and its index beside the file as it
 		// opens it: with no inode left, "unable to open database file".
-		if dir := filepath.Dir(e.path); noInodes(dir) {
-			return fmt.Errorf("%w: %s (no inodes left for %s's WAL and index: remove files on that file system; queuectl carries on once there are some): %v",
-				claim.ErrDiskFull, dir, filepath.Base(e.path), err)
+		if claim.NoInodes(filepath.Dir(e.path)) {
+			return fmt.Errorf("%w: %v", claim.DiskFullAt(e.path, true), err)
 		}
 	}
 	return err
@@ -384,20 +382,6 @@ func (e notADatabase) Error() string {
 
 func (e notADatabase) Is(target error) bool { return target == claim.ErrCorrupt }
 func (e notADatabase) Unwrap() error        { return e.err }
-
-// noSpace reports whether the file system holding dir has no space left
-// for this user.
-func noSpace(dir string) bool {
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Bavail == 0
-}
-
-// noInodes reports whether the file system holding dir has no inodes left
-// for a new file. One that does not count them (btrfs) says 0 of 0.
-func noInodes(dir string) bool {
-	var st syscall.Statfs_t
-	return syscall.Statfs(dir, &st) == nil && st.Files > 0 && st.Ffree == 0
-}
 
 // Health runs PRAGMA quick_check (the b-trees and their pages, without
 // matching each index to its table: integrity_check's slow half) and reads
