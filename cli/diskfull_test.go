@@ -52,6 +52,43 @@ func TestRunOnFullDiskSaysWhyItWaits(t *testing.T) {
 	}
 }
 
+// TestRunInTheStoreOnFullDiskSaysWhyItWaits: as
+// TestRunOnFullDiskSaysWhyItWaits, but run follows its job in the store:
+// no worker served the home's socket when it began, so no worker tells it
+// that the job ended. It sees so itself (the job's processes are gone, its
+// worker lives, the store's disk is full), says why it waits in the same
+// words, once, and once there is room exits as the job did.
+func TestRunInTheStoreOnFullDiskSaysWhyItWaits(t *testing.T) {
+	fs := mountTmpfs(t, "8m")
+	h := &qhome{t: t, dir: filepath.Join(fs, "home")}
+	h.must("status") // makes the home
+	r := h.start("run", "--id", "big", "--shell", "yes | head -c 12M; echo THE-END")
+	waitReport(t, 30*time.Second, "run to store its job itself", func() bool {
+		_, _, code := h.run("show", "big")
+		return code == 0 || ended(r)
+	}, func() string { return "run's stderr:\n" + r.stderr.String() })
+	w := h.start("worker", "start", "--no-spool")
+	report := func() string { return "run's stderr:\n" + r.stderr.String() + "\nworker's:\n" + w.stderr.String() }
+	waitReport(t, 60*time.Second, "run to say why it waits", func() bool {
+		return strings.Contains(r.stderr.String(), "cannot be recorded") || ended(r)
+	}, report)
+	errText := r.stderr.String()
+	if ended(r) || strings.Count(errText, "cannot be recorded until there is room: disk full at "+h.dir) != 1 {
+		t.Errorf("run's stderr: %q; want it, still running, to say once that the job's end cannot be recorded until there is room on the full disk at %s", errText, h.dir)
+	}
+
+	// Room again: the job's end is recorded, and run exits as the job did.
+	if err := os.RemoveAll(filepath.Join(h.dir, "logs", "big")); err != nil {
+		t.Fatal(err)
+	}
+	if code := r.exit(t, 60*time.Second); code != 0 {
+		t.Errorf("run: exit %d once there was room, want 0 (the job's)\n%s", code, report())
+	}
+	if n := strings.Count(r.stderr.String(), "cannot be recorded"); n != 1 {
+		t.Errorf("run said %d times that the job's end cannot be recorded, want once\n%s", n, r.stderr)
+	}
+}
+
 // TestJobNotStartedOnFullLogsDiskIsNotSaidToStart: with no room for a
 // job's logs the job does not run, and neither the worker nor run says
 // that it started: the worker says it was not run, run that it did not

@@ -115,16 +115,23 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 // finished for it yet: its end waits to be recorded on a full disk. run
 // waits for it, and exits with the job's exit code once it is (SPEC: that
 // code is the job's, as recorded). The output the log could not keep is
-// said too: what follows is the end of it, as the worker held it.
+// said too: what follows is the end of it, as the worker held it. Said on
+// the worker's connection (followFor) and by run following its job in the
+// store (follower), which sees the end but not how it went: then the
+// exit code is left out.
 func unrecordedStall(u run.Unrecorded, lost int64, stalled func(handoff.Stall)) {
 	how := u.Run.Error
 	if u.Run.ExitCode != nil {
 		how = fmt.Sprintf("exit %d", *u.Run.ExitCode)
 	}
+	ended := "ended"
+	if how != "" {
+		ended = fmt.Sprintf("ended (%s)", how)
+	}
 	where := run.FullDir(u.Err.Error())
-	st := handoff.Stall{Why: fmt.Sprintf("ended (%s), but its end cannot be recorded until there is room: %v; run waits for it", how, u.Err)}
+	st := handoff.Stall{Why: fmt.Sprintf("%s, but its end cannot be recorded until there is room: %v; run waits for it", ended, u.Err)}
 	if where != "" {
-		st.Why = fmt.Sprintf("ended (%s), but its end cannot be recorded until there is room: disk full at %s; run waits for it, and exits as the job did once it is recorded", how, where)
+		st.Why = fmt.Sprintf("%s, but its end cannot be recorded until there is room: disk full at %s; run waits for it, and exits as the job did once it is recorded", ended, where)
 		st.Hint = "free space on the file system of " + where
 	}
 	stalled(st)

@@ -51,16 +51,19 @@ type Tail struct {
 	// meanwhile, so Follow tries again (and streams its output here) until
 	// the store answers. Nil: a Reach that says nothing.
 	Reach *Reach
-	// Unrecorded, with a Watch, is called when the worker tells that the
-	// job's run ended but that its end waits to be recorded (a full disk):
-	// Follow goes on until it is. lost is how much of the run's output
-	// its log files could not keep and that the tails the worker holds do
-	// not have: once Unrecorded returns, Follow writes the rest of the
-	// files, then what of the tails was not written; lost bytes come
-	// before them. May be nil.
+	// Unrecorded is called when the job's run ended but its end waits to
+	// be recorded (a full disk), once a run: with a Watch, when the worker
+	// tells; without one, when Follow sees it in the store and on this
+	// host (endWaits; u.Run then has no exit code, error or tails). Follow
+	// goes on until the end is recorded. It is called after what the
+	// run's log files hold is written; lost is how much of the run's
+	// output they could not keep and that the tails the worker holds do
+	// not have: once Unrecorded returns, Follow writes what of the tails
+	// was not written; lost bytes come before them. May be nil.
 	Unrecorded func(u Unrecorded, lost int64)
 
-	parts []Part // output of a run not open yet (writeParts)
+	parts []Part  // output of a run not open yet (writeParts)
+	wait  endWait // what was seen of the open run's end waiting (endWaits)
 }
 
 // TailEvent is a run that started (Ended false) or ended, with its job as
@@ -172,6 +175,11 @@ func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, re
 			}
 		}
 		if r.EndedAt.IsZero() && !finished(j.State) {
+			if u, ok := t.endWaits(j, r); ok {
+				if err := t.unrecorded(logs, u); err != nil {
+					return claim.Job{}, false, err
+				}
+			}
 			break
 		}
 		if j.State == claim.Processing && j.Runs == r.Attempt {
@@ -273,11 +281,13 @@ func (t *Tail) unrecorded(logs *runLogs, u Unrecorded) error {
 	w := [2]io.Writer{t.Stdout, t.Stderr}
 	var lost int64
 	var rest [2]claim.Tail // what of each tail is still to write
+	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt {
+		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
+			return err
+		}
+	}
 	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt && u.Run.Tails != nil {
 		for s, tail := range [2]claim.Tail{u.Run.Tails.Stdout, u.Run.Tails.Stderr} {
-			if err := logs.copyTo(s, w[s], -1); err != nil {
-				return err
-			}
 			from := tail.Size - int64(len(tail.Data))
 			if tail.Size > logs.pos[s] {
 				lost += max(0, from-logs.pos[s])
