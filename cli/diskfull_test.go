@@ -87,6 +87,14 @@ func TestRunInTheStoreOnFullDiskSaysWhyItWaits(t *testing.T) {
 	if n := strings.Count(r.stderr.String(), "cannot be recorded"); n != 1 {
 		t.Errorf("run said %d times that the job's end cannot be recorded, want once\n%s", n, r.stderr)
 	}
+	// The end of the output, which the full disk kept from the log, comes
+	// from the store with the recorded end, said to follow a gap.
+	if out := r.stdout.String(); !strings.HasSuffix(out, "y\nTHE-END\n") || strings.Count(out, "THE-END") != 1 {
+		t.Errorf("run's stdout ends %q, want the job's last line once, after its output", out[max(0, len(out)-40):])
+	}
+	if !strings.Contains(r.stderr.String(), "of its output to the full disk") {
+		t.Errorf("run's stderr: %q; want it to say how much output the full disk lost", r.stderr)
+	}
 }
 
 // TestJobNotStartedOnFullLogsDiskIsNotSaidToStart: with no room for a

@@ -135,6 +135,14 @@ func unrecordedStall(u run.Unrecorded, lost int64, stalled func(handoff.Stall)) 
 		st.Hint = "free space on the file system of " + where
 	}
 	stalled(st)
+	lostStall(lost, stalled)
+}
+
+// lostStall says how much of the output of a run whose end waited for room
+// the full disk lost, before the end its worker kept is written: on the
+// worker's connection when it tells (unrecordedStall), in the store once
+// the end is recorded (run.Tail.Lost).
+func lostStall(lost int64, stalled func(handoff.Stall)) {
 	if lost > 0 {
 		stalled(handoff.Stall{Why: fmt.Sprintf("lost %s of its output to the full disk: it is missing here, and what follows is its end (the last %s of each stream, which its worker kept)",
 			report.Bytes(lost), report.Bytes(claim.TailBytes))})

@@ -59,8 +59,14 @@ type Tail struct {
 	// run's log files hold is written; lost is how much of the run's
 	// output they could not keep and that the tails the worker holds do
 	// not have: once Unrecorded returns, Follow writes what of the tails
-	// was not written; lost bytes come before them. May be nil.
+	// was not written (without a Watch: once the end is recorded, after
+	// Lost); lost bytes come before them. May be nil.
 	Unrecorded func(u Unrecorded, lost int64)
+	// Lost, without a Watch, is called once the end of a run Unrecorded
+	// told of is recorded, when lost bytes of its output lie between what
+	// its files held and the end the store kept with the run, which Follow
+	// then writes. May be nil.
+	Lost func(lost int64)
 
 	parts []Part  // output of a run not open yet (writeParts)
 	wait  endWait // what was seen of the open run's end waiting (endWaits)
@@ -191,7 +197,7 @@ func (t *Tail) look(ctx context.Context, id string, logs *runLogs, done *int, re
 		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 			return claim.Job{}, false, err
 		}
-		if err := t.kept(ctx, r); err != nil {
+		if err := t.kept(ctx, r, logs); err != nil {
 			return claim.Job{}, false, err
 		}
 		logs.close()
@@ -231,9 +237,13 @@ func (t *Tail) read(ctx context.Context, id string, done int) (claim.Job, []clai
 }
 
 // kept writes what the store kept of ended run r, when it ran on another
-// host: its files cannot be read here.
-func (t *Tail) kept(ctx context.Context, r claim.Run) error {
-	if r.Host == HostID() {
+// host: its files cannot be read here. Of a run of this host whose end
+// waited for room, told without its worker's tails (endWaits), it writes
+// what comes after its files, which the full disk cut, saying first how
+// much is missing (Lost).
+func (t *Tail) kept(ctx context.Context, r claim.Run, logs *runLogs) error {
+	own := r.Host == HostID()
+	if own && (!logs.written || r.Tails == nil || r.Tails.Stdout.Size <= logs.pos[0] && r.Tails.Stderr.Size <= logs.pos[1]) {
 		return nil
 	}
 	runs, err := t.Store.RunsWithTails(ctx, r.JobID)
@@ -241,6 +251,13 @@ func (t *Tail) kept(ctx context.Context, r claim.Run) error {
 		return err
 	}
 	for _, got := range runs {
+		if got.Attempt == r.Attempt && got.Tails != nil && own {
+			lost, rest := logs.after(*got.Tails)
+			if lost > 0 && t.Lost != nil {
+				t.Lost(lost)
+			}
+			return t.writeRest(logs, rest)
+		}
 		if got.Attempt == r.Attempt && got.Tails != nil {
 			if _, err := t.Stdout.Write(got.Tails.Stdout.Data); err != nil {
 				return err
@@ -278,26 +295,48 @@ func (t *Tail) unrecorded(logs *runLogs, u Unrecorded) error {
 	if err := t.writeParts(logs); err != nil {
 		return err
 	}
-	w := [2]io.Writer{t.Stdout, t.Stderr}
 	var lost int64
-	var rest [2]claim.Tail // what of each tail is still to write
+	var rest [2]claim.Tail
 	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt {
 		if err := logs.copy(t.Stdout, t.Stderr); err != nil {
 			return err
 		}
-	}
-	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt && u.Run.Tails != nil {
-		for s, tail := range [2]claim.Tail{u.Run.Tails.Stdout, u.Run.Tails.Stderr} {
-			from := tail.Size - int64(len(tail.Data))
-			if tail.Size > logs.pos[s] {
-				lost += max(0, from-logs.pos[s])
-				rest[s] = claim.Tail{Data: tail.Data[max(0, logs.pos[s]-from):], Size: tail.Size}
-			}
+		if u.Run.Tails != nil {
+			lost, rest = logs.after(*u.Run.Tails)
 		}
 	}
 	if t.Unrecorded != nil {
 		t.Unrecorded(u, lost)
 	}
+	if err := t.writeRest(logs, rest); err != nil {
+		return err
+	}
+	// All of the run is written: its files are not held open, so that
+	// removing them makes room.
+	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt {
+		logs.closeFiles()
+		logs.written = true
+	}
+	return nil
+}
+
+// after returns what of tails (of the open run) comes after what was
+// written of its files, and how much lies between them: output the files
+// could not keep, nor the tails.
+func (l *runLogs) after(tails claim.Tails) (lost int64, rest [2]claim.Tail) {
+	for s, tail := range [2]claim.Tail{tails.Stdout, tails.Stderr} {
+		from := tail.Size - int64(len(tail.Data))
+		if tail.Size > l.pos[s] {
+			lost += max(0, from-l.pos[s])
+			rest[s] = claim.Tail{Data: tail.Data[max(0, l.pos[s]-from):], Size: tail.Size}
+		}
+	}
+	return lost, rest
+}
+
+// writeRest writes what after returned of each stream.
+func (t *Tail) writeRest(logs *runLogs, rest [2]claim.Tail) error {
+	w := [2]io.Writer{t.Stdout, t.Stderr}
 	for s, tail := range rest {
 		if tail.Size == 0 {
 			continue
@@ -306,12 +345,6 @@ func (t *Tail) unrecorded(logs *runLogs, u Unrecorded) error {
 			return err
 		}
 		logs.pos[s] = tail.Size // the files end before it: nothing more of them
-	}
-	// All of the run is written: its files are not held open, so that
-	// removing them makes room.
-	if r := logs.run; r != nil && r.Attempt == u.Run.Attempt {
-		logs.closeFiles()
-		logs.written = true
 	}
 	return nil
 }
