@@ -101,7 +101,7 @@ func rearmedWith(c *cli.Context, h *home, id string, r claim.Rearmed) {
 }
 
 // diedWith writes the dead/ files of jobs that died waiting for a job just
-// canceled, and says so.
+// canceled, and says so (report.DiedLine, the words the dashboard shows too).
 func diedWith(c *cli.Context, h *home, died []claim.Job) {
 	for _, j := range died {
 		runs, err := h.store.Runs(c.Context, j.ID)
@@ -112,7 +112,7 @@ func diedWith(c *cli.Context, h *home, died []claim.Job) {
 			logf(c)("job %s is dead (%s), but dead/%s.json: %v", j.ID, j.LastError, j.ID, err)
 			continue
 		}
-		logf(c)("job %s is dead: %s", j.ID, j.LastError)
+		logf(c)("%s", report.DiedLine(j))
 	}
 }
 
