@@ -46,11 +46,17 @@ var jobActions = map[string]struct {
 
 // done is what an action did besides its change to the job: gone, the
 // job no longer exists; rearmed, what a retry or restart did to the jobs
-// that died with it (what `dlq retry` and `restart` say on stderr).
+// that died with it (what `dlq retry` and `restart` say on stderr); died,
+// the jobs that died with a job canceled (what `cancel` says on stderr).
 type done struct {
 	gone    bool
 	rearmed claim.Rearmed
+	died    []claim.Job
 }
+
+// shownDied is how many of the jobs that died with a job canceled the
+// page names; it counts the rest (report.DiedLines).
+const shownDied = 10
 
 // actionOrder is the order of the buttons.
 var actionOrder = []string{"hold", "release", "cancel", "retry", "restart", "purge", "rm"}
@@ -95,9 +101,10 @@ func (s *Server) retry(ctx context.Context, id string) (done, error) {
 	return done{rearmed: r}, spool.SyncDead(ctx, s.store, s.dirs.Dead)
 }
 
-// cancel is `cancel ID`: a pending or failed job is canceled at once; a
-// running one is marked, and its worker stops its processes (the job page
-// follows it to canceled).
+// cancel is `cancel ID`: a pending or failed job is canceled at once, and
+// the jobs waiting for it die with it; a running one is marked, and its
+// worker stops its processes (the job page follows it to canceled) and
+// ends the jobs waiting for it then, as it does for `cancel`.
 func (s *Server) cancel(ctx context.Context, id string) (done, error) {
 	_, died, _, err := s.store.Cancel(ctx, id)
 	if err != nil {
@@ -114,7 +121,7 @@ func (s *Server) cancel(ctx context.Context, id string) (done, error) {
 			return done{}, err
 		}
 	}
-	return done{}, nil
+	return done{died: died}, nil
 }
 
 // restart is `restart ID`: pending again, as new runs; a dead job's dead/
@@ -166,7 +173,8 @@ func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, 
 
 // jobAction is a button's POST: the action, then back to the job's page
 // (or to where the form says, for a job that is gone), which says, after
-// a retry or restart, what came back with the job, as the CLI says it.
+// a retry or restart, what came back with the job, and after a cancel,
+// what died with it, as the CLI says it.
 func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
@@ -179,7 +187,8 @@ func (s *Server) jobAction(w http.ResponseWriter, r *http.Request) {
 	if next := r.PostFormValue("next"); d.gone || next != "" {
 		back = localPath(next, "/jobs")
 	}
-	back = s.notices.add(back, s.rearmedLines(ctx, id, d.rearmed), s.now())
+	lines := append(s.rearmedLines(ctx, id, d.rearmed), report.DiedLines(id, d.died, shownDied)...)
+	back = s.notices.add(back, lines, s.now())
 	http.Redirect(w, r, back, http.StatusSeeOther)
 }
 
