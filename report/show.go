@@ -339,3 +339,17 @@ func RearmedJSON(r claim.Rearmed) *RearmedObject {
 	}
 	return &RearmedObject{Waiting: r.Waiting, Left: r.Left, Rewaiting: r.Rewaiting}
 }
+
+// DiedJSON is the JSON shape of the jobs that died with a job canceled,
+// those `cancel` names on stderr: their ids, in the order it names them;
+// nil when none did.
+func DiedJSON(died []claim.Job) []string {
+	if len(died) == 0 {
+		return nil
+	}
+	ids := make([]string, len(died))
+	for i, j := range died {
+		ids[i] = j.ID
+	}
+	return ids
+}

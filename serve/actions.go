@@ -224,7 +224,8 @@ func localPath(p, def string) string {
 // apiJobAction answers with the job as it is after the action (`show
 // --json`), or 204 No Content when the action removed it. A retry or
 // restart adds "rearmed", what came back with the job, as `dlq retry` and
-// `restart` say it on stderr (report.RearmedJSON).
+// `restart` say it on stderr (report.RearmedJSON); a cancel adds "died",
+// the jobs that died with it, as `cancel` says it (report.DiedJSON).
 func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
@@ -242,11 +243,14 @@ func (s *Server) apiJobAction(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, actionAnswer{ShownJob: report.ShowJSON(j, runs), Rearmed: report.RearmedJSON(d.rearmed)})
+	writeJSON(w, http.StatusOK, actionAnswer{ShownJob: report.ShowJSON(j, runs), Rearmed: report.RearmedJSON(d.rearmed),
+		Died: report.DiedJSON(d.died)})
 }
 
-// actionAnswer is the job after an action, and what came back with it.
+// actionAnswer is the job after an action, and what came back or died
+// with it.
 type actionAnswer struct {
 	report.ShownJob
 	Rearmed *report.RearmedObject `json:"rearmed,omitempty"`
+	Died    []string              `json:"died,omitempty"`
 }

@@ -553,3 +553,42 @@ func TestRetryAndRestartSayWhatCameBack(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelSaysWhatDiedWithIt: a cancel through the API names, as `cancel`
+// does on stderr, the jobs that died with the job (b waited for it, c for
+// b), in the order `cancel` names them, and nothing when none waited.
+func TestCancelSaysWhatDiedWithIt(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "a", Command: "true", Queue: "q"})
+	h.enqueue(t, claim.NewJob{ID: "b", Command: "true", Queue: "q", After: []string{"a"}})
+	h.enqueue(t, claim.NewJob{ID: "c", Command: "true", Queue: "q", After: []string{"b"}})
+	h.enqueue(t, claim.NewJob{ID: "alone", Command: "true", Queue: "q"})
+	ts := h.serve(t, serve.Options{})
+	post := poster(t, ts.URL)
+	for _, tc := range []struct {
+		path string
+		want []string
+	}{
+		{"/api/v1/jobs/a/cancel", []string{"b", "c"}},
+		{"/api/v1/jobs/alone/cancel", nil},
+	} {
+		status, body := post(tc.path)
+		var got struct {
+			State string          `json:"state"`
+			Died  json.RawMessage `json:"died"`
+		}
+		if err := json.Unmarshal([]byte(body), &got); err != nil || status != 200 || got.State != "canceled" {
+			t.Errorf("POST %s = %d %s (%v); want 200, the job canceled", tc.path, status, body, err)
+			continue
+		}
+		var died []string
+		if got.Died != nil {
+			if err := json.Unmarshal(got.Died, &died); err != nil {
+				t.Errorf("POST %s: died %s: %v", tc.path, got.Died, err)
+			}
+		}
+		if (got.Died == nil) != (tc.want == nil) || strings.Join(died, " ") != strings.Join(tc.want, " ") {
+			t.Errorf("POST %s: died %s, want %q", tc.path, got.Died, tc.want)
+		}
+	}
+}
