@@ -2,10 +2,18 @@
 // without it. Text from the server is only ever set as textContent.
 "use strict";
 
-// Buttons that cannot be undone ask first.
+// Buttons that cannot be undone ask first. A page whose form is sent is
+// leaving for the form's answer, and reloads itself no more: a job page
+// that follows its job would, as the button changes the job, and its
+// reload could win over the answer (the page with what the action said).
+let leaving = false;
 document.addEventListener("submit", (e) => {
   const msg = e.target.dataset && e.target.dataset.confirm;
-  if (msg && !window.confirm(msg)) e.preventDefault();
+  if (msg && !window.confirm(msg)) {
+    e.preventDefault();
+    return;
+  }
+  leaving = true;
 });
 
 // The overview refreshes itself: fetch the page again, swap <main>.
@@ -42,7 +50,9 @@ if (live && window.EventSource) {
   });
   es.addEventListener("state", (e) => {
     const s = JSON.parse(e.data);
-    if (s.state !== live.dataset.state || String(s.run_count) !== live.dataset.runs) {
+    if (leaving) {
+      es.close();
+    } else if (s.state !== live.dataset.state || String(s.run_count) !== live.dataset.runs) {
       es.close();
       location.reload();
     }
