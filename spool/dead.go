@@ -132,6 +132,10 @@ func WriteDead(dir string, j claim.Job, runs []claim.Run) error {
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
+	if err == nil && !j.UpdatedAt.IsZero() {
+		// The file's time is the job's as written (stale, SyncDead).
+		err = os.Chtimes(tmp.Name(), time.Time{}, j.UpdatedAt)
+	}
 	if err == nil {
 		err = os.Rename(tmp.Name(), deadPath(dir, j.ID))
 	}
@@ -160,7 +164,8 @@ func deadPath(dir, id string) string { return filepath.Join(dir, id+".json") }
 const staleTemp = time.Minute
 
 // SyncDead makes dir agree with the store after a crash anywhere: it writes
-// the missing file of every dead job, and removes the files of jobs that
+// the missing file of every dead job, writes again the file of one changed
+// since its file was written (stale), and removes the files of jobs that
 // are no longer dead or are gone. Files that are not dead files (another
 // name, or without a "dead" object) are left alone. Run it at start, before
 // workers run jobs; it is safe, but may race, while they do.
@@ -182,7 +187,7 @@ func SyncDead(ctx context.Context, s *claim.Store, dir string) error {
 	isDead := make(map[string]bool, len(dead))
 	for _, j := range dead {
 		isDead[j.ID] = true
-		if files[j.ID] {
+		if written, ok := files[j.ID]; ok && !stale(written, j.UpdatedAt) {
 			continue
 		}
 		runs, err := s.Runs(ctx, j.ID)
@@ -203,14 +208,26 @@ func SyncDead(ctx context.Context, s *claim.Store, dir string) error {
 	return errors.Join(errs...)
 }
 
-// deadFiles returns the ids of the <id>.json files in dir, and removes the
-// temporary files of writers that died.
-func deadFiles(dir string) (map[string]bool, error) {
+// stale reports whether a dead file whose time is written holds a job
+// changed since, at updated (a dependent left dead by a re-drive, whose
+// error now says why; an edit): WriteDead gives the file the job's time.
+// A file system that keeps whole seconds (its times have no nanoseconds)
+// is compared in seconds, or every sync would write the file again.
+func stale(written, updated time.Time) bool {
+	if written.Nanosecond() == 0 {
+		return updated.Truncate(time.Second).After(written)
+	}
+	return updated.After(written)
+}
+
+// deadFiles returns the ids of the <id>.json files in dir, with the time
+// of each, and removes the temporary files of writers that died.
+func deadFiles(dir string) (map[string]time.Time, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("sync dead files: %w", err)
 	}
-	ids := make(map[string]bool, len(entries))
+	ids := make(map[string]time.Time, len(entries))
 	for _, e := range entries {
 		name := e.Name()
 		if strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".tmp") {
@@ -220,7 +237,9 @@ func deadFiles(dir string) (map[string]bool, error) {
 			continue
 		}
 		if id, ok := strings.CutSuffix(name, ".json"); ok && claim.ValidID(id) && e.Type().IsRegular() {
-			ids[id] = true
+			if fi, err := e.Info(); err == nil {
+				ids[id] = fi.ModTime()
+			}
 		}
 	}
 	return ids, nil

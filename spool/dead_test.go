@@ -249,3 +249,85 @@ func TestDeadFileKeepsEnvBytes(t *testing.T) {
 		t.Errorf("Parse(the dead file).Env = %q, want %q\n%s", nj.Env, env, data)
 	}
 }
+
+// TestSyncDeadRewritesAChangedJob: b, dead with a, is left dead by the
+// re-drive of a, as x holds its unique_key; its error now says so, and so
+// must its dead/ file, which is what an operator reads and drops back. A
+// file of a job that did not change is not written again.
+func TestSyncDeadRewritesAChangedJob(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx := context.Background()
+	dir := t.TempDir()
+	one := 1
+	if _, err := s.EnqueueAll(ctx, []claim.NewJob{{ID: "a", Command: "false", MaxRetries: &one},
+		{ID: "b", Command: "true", After: []string{"a"}, UniqueKey: "k"}}); err != nil {
+		t.Fatal(err)
+	}
+	j, r, err := s.Claim(ctx, claim.Claimant{WorkerID: "w1", Host: "h", PID: 1, Lease: time.Minute, LogDir: "/logs"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	code := 1
+	if st, err := s.Fail(ctx, j, r, &code, "exit status 1", time.Hour); err != nil || st != claim.Dead {
+		t.Fatalf("Fail = %s, %v; want dead", st, err)
+	}
+	if _, err := s.EndDependents(ctx, "a", claim.Dead); err != nil {
+		t.Fatal(err)
+	}
+	mustKill(t, s, "other")
+	if err := SyncDead(ctx, s, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := deadError(t, dir, "b"); !strings.Contains(got, "dependency a died") {
+		t.Fatalf("b's dead file says %q; want that a died", got)
+	}
+	otherInfo, err := os.Stat(filepath.Join(dir, "other.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	if _, err := s.EnqueueAll(ctx, []claim.NewJob{{ID: "x", Command: "true", UniqueKey: "k", RunAt: time.Now().Add(time.Hour)}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, rearmed, err := s.RetryChain(ctx, "a"); err != nil || len(rearmed.Left) != 1 {
+		t.Fatalf("RetryChain(a) = %+v, %v; want b left dead", rearmed, err)
+	}
+	b, err := s.Get(ctx, "b")
+	if err != nil || b.State != claim.Dead {
+		t.Fatalf("b = %s, %v; want dead", b.State, err)
+	}
+	if err := SyncDead(ctx, s, dir); err != nil {
+		t.Fatal(err)
+	}
+	if got := deadError(t, dir, "b"); got != b.LastError {
+		t.Errorf("b's dead file says %q; want the job's error, %q", got, b.LastError)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "a.json")); !os.IsNotExist(err) {
+		t.Errorf("a.json: %v; want it gone, a is pending again", err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "other.json")); err != nil || !os.SameFile(fi, otherInfo) {
+		t.Errorf("other.json was written again (%v): its job did not change", err)
+	}
+	// Once written, the file is up to date: another sync leaves it.
+	before, _ := os.Stat(filepath.Join(dir, "b.json"))
+	if err := SyncDead(ctx, s, dir); err != nil {
+		t.Fatal(err)
+	}
+	if after, err := os.Stat(filepath.Join(dir, "b.json")); err != nil || !os.SameFile(before, after) {
+		t.Errorf("b.json was written again by a sync with nothing changed (%v)", err)
+	}
+}
+
+// deadError is the error the dead file of id says the job died of.
+func deadError(t *testing.T, dir, id string) string {
+	t.Helper()
+	var f struct {
+		Dead struct {
+			LastError string `json:"last_error"`
+		} `json:"dead"`
+	}
+	if err := json.Unmarshal(mustRead(t, filepath.Join(dir, id+".json")), &f); err != nil {
+		t.Fatal(err)
+	}
+	return f.Dead.LastError
+}

@@ -55,7 +55,9 @@
 //
 // dead/<id>.json is written atomically for every dead job (WriteDead): the
 // job spec, valid to drop back into spool/ to re-drive the job, plus a
-// "dead" object. SyncDead makes dead/ agree with the database again after a
-// crash, and, on a store other hosts share, while a worker runs (jobs die
-// and are re-driven on other hosts too).
+// "dead" object; the file's time is the job's updated_at. SyncDead makes
+// dead/ agree with the database again after a crash, and, on a store other
+// hosts share, while a worker runs (jobs die and are re-driven on other
+// hosts too); it writes again the file of a dead job changed since (a
+// dependent a re-drive leaves dead, whose error then says why).
 package spool
