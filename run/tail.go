@@ -46,6 +46,10 @@ type Tail struct {
 	// takes it for the job, and reads only why it may wait (the queues'
 	// pauses and limits), when it never ran. For a Watch that began before
 	// the job could start, or saw its start (Nudges keeps the recent ones).
+	// A job From says may run now (due, waiting for no job) is not looked
+	// at before a nudge or Poll: a slot most often claims it at once, and
+	// its start comes with the Watch; why it waits (a paused or full
+	// queue) is worth a read only once it has waited.
 	From *claim.Job
 	// Reach rides out a store that cannot be reached: the job goes on
 	// meanwhile, so Follow tries again (and streams its output here) until
@@ -115,6 +119,10 @@ func (t *Tail) Follow(ctx context.Context, id string) (claim.Job, error) {
 	defer logs.close()
 	done := 0 // runs streamed to their end
 	look, looked := true, time.Time{}
+	if f := t.From; f != nil && t.Watch != nil && f.State == claim.Pending && f.Runs == 0 && f.Waiting == 0 &&
+		!f.RunAfter.After(time.Now()) {
+		t.From, look, looked = nil, false, time.Now()
+	}
 	for {
 		if err := t.copy(&logs); err != nil {
 			return claim.Job{}, err
