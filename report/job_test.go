@@ -234,6 +234,46 @@ func TestDeadJobs(t *testing.T) {
 	}
 }
 
+// awkwardDeadJobs are dead jobs with every field a dead job can carry and
+// the strings that are hard to lay out or to encode: what `dlq list`
+// writes for them is pinned in golden files.
+func awkwardDeadJobs() []DeadJob {
+	base := claim.Job{ID: "full", Command: "run", State: claim.Dead, Attempts: 3, MaxRetries: 3,
+		BackoffBase: 2, Priority: -4, Queue: "q", Runs: 7, Lost: 2, Timeout: 90 * time.Second,
+		Env: map[string]string{"B": "2", "A": "1"}, Cwd: "/srv", UniqueKey: "u", Label: "nightly",
+		Hooks: claim.Hooks{OnSuccess: "s", OnFailure: "f", OnDead: "d"}, DeadBy: "a",
+		LastError: "exit status 3", ExitCode: intp(3), CreatedAt: ago(3 * time.Hour),
+		UpdatedAt: ago(time.Hour), FinishedAt: ago(time.Hour)}
+	jobs := []DeadJob{{Job: base, LastStderr: "fatal: no"}}
+	limited := base
+	limited.ID, limited.Limits = "limited", claim.Limits{Memory: 1 << 20}
+	jobs = append(jobs, DeadJob{Job: limited, LastStderr: "killed: out of memory"})
+	unfinished := base // died before finished_at was kept: DIED is its last change
+	unfinished.ID, unfinished.FinishedAt, unfinished.ExitCode = "unfinished", time.Time{}, nil
+	jobs = append(jobs, DeadJob{Job: unfinished})
+	for i, s := range tricky {
+		j := base
+		j.ID, j.Command, j.LastError = fmt.Sprintf("tricky-%d", i), s, s
+		jobs = append(jobs, DeadJob{Job: j, LastStderr: s})
+	}
+	long := base
+	long.ID, long.Command = "long", strings.Repeat("make all ", 20)
+	long.LastError = "exit status 2: " + strings.Repeat("x", 80)
+	return append(jobs, DeadJob{Job: long, LastStderr: strings.Repeat("日本語", 30)})
+}
+
+func TestDeadJobsAwkward(t *testing.T) {
+	for _, asJSON := range []bool{false, true} {
+		t.Run(map[bool]string{false: "text", true: "json"}[asJSON], func(t *testing.T) {
+			p, buf := printer(asJSON, false)
+			if err := p.DeadJobs(awkwardDeadJobs()); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, buf.Bytes())
+		})
+	}
+}
+
 func TestFailedJobJSONHasNextRetryAt(t *testing.T) {
 	at := time.Date(2026, 11, 21, 6, 0, 4, 0, time.UTC)
 	for _, tt := range []struct {
