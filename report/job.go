@@ -111,7 +111,7 @@ func (p Printer) JobStream(seq iter.Seq2[claim.Job, error]) error {
 	if p.JSON {
 		return p.jobStreamJSON(seq)
 	}
-	pl := pipeline{size: streamBlock, workers: runtime.GOMAXPROCS(0), render: p.tableBlock}
+	pl := pipeline[claim.Job]{size: streamBlock, workers: runtime.GOMAXPROCS(0), render: p.tableBlock}
 	_, err := pl.run(p.Out, seq)
 	return err
 }
@@ -124,7 +124,7 @@ var jobHeader = []string{"ID", "STATE", "REASON", "ATTEMPTS", "QUEUE", "PRIORITY
 
 // tableBlock lays out one block of the job list's table, the header
 // before the first.
-func (p Printer) tableBlock(b *batch) {
+func (p Printer) tableBlock(b *batch[claim.Job]) {
 	if b.err != nil {
 		return // cut short by the store: a block is shown whole or not at all
 	}
@@ -178,7 +178,7 @@ func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
 	// tablewriter laid the blocks out; since appendRows they wait on the
 	// reader as JSON's does, and one worker with slack measured the same
 	// (200,000 jobs, 2 CPUs), so the tables' pipeline stayed as it was.
-	pl := pipeline{size: jsonBatch, workers: 1, slack: 1, render: jsonObjects}
+	pl := pipeline[claim.Job]{size: jsonBatch, workers: 1, slack: 1, render: jsonObjects}
 	n, err := pl.run(p.Out, seq)
 	if err != nil {
 		return err
@@ -193,7 +193,7 @@ func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
 
 // jsonObjects appends b's jobs as members of the list's array, the
 // array's opening bracket before the first.
-func jsonObjects(b *batch) {
+func jsonObjects(b *batch[claim.Job]) {
 	for i, j := range b.jobs {
 		mark := len(b.out)
 		if b.n == 0 && i == 0 {

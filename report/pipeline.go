@@ -4,13 +4,12 @@ import (
 	"io"
 	"iter"
 	"sync"
-
-	"github.com/queuectl/queuectl/claim"
 )
 
-// pipeline writes a stream of jobs over several CPUs, in the order read:
-// one goroutine ranges the stream and hands its jobs over in batches,
-// workers render batches to bytes, and the caller's goroutine writes them.
+// pipeline writes a stream of jobs (claim.Job; DeadJob for `dlq list`)
+// over several CPUs, in the order read: one goroutine ranges the stream
+// and hands its jobs over in batches, workers render batches to bytes,
+// and the caller's goroutine writes them.
 // Reading a row (the store's step and scan) and rendering it (JSON) are
 // each a large share of a list's CPU, so they overlap. (A table's row,
 // since appendRows, costs little next to its reading.)
@@ -22,25 +21,25 @@ import (
 // memory is flat at any length. The first batch goes alone: no other
 // batch competes with it for a CPU, so the first rows show as soon as
 // they would without the pipeline.
-type pipeline struct {
-	size    int          // jobs a batch
-	workers int          // goroutines rendering batches, at least 1
-	slack   int          // batches a hand-over holds: the reader runs on while a write waits
-	render  func(*batch) // appends b.jobs' bytes to b.out; sets b.err on failure
+type pipeline[T any] struct {
+	size    int             // jobs a batch
+	workers int             // goroutines rendering batches, at least 1
+	slack   int             // batches a hand-over holds: the reader runs on while a write waits
+	render  func(*batch[T]) // appends b.jobs' bytes to b.out; sets b.err on failure
 
 	// One run's hand-overs: worker k takes from ins[k] and gives to outs[k].
-	ins, outs []chan *batch
-	free      chan *batch   // written batches, for the reader to fill again
-	shown     chan struct{} // closed once the first batch is written
-	stop      chan struct{} // closed when run returns
+	ins, outs []chan *batch[T]
+	free      chan *batch[T] // written batches, for the reader to fill again
+	shown     chan struct{}  // closed once the first batch is written
+	stop      chan struct{}  // closed when run returns
 }
 
 // batch is a run of jobs in the order read and, once rendered, their
 // bytes. err is the stream's error that cut the batch short, or the
 // render's: render decides what of a cut batch to show.
-type batch struct {
+type batch[T any] struct {
 	n    int // the batch's place in the stream, from 0
-	jobs []claim.Job
+	jobs []T
 	out  []byte
 	err  error
 }
@@ -52,13 +51,13 @@ type batch struct {
 // stops ranging seq at the next hand-over; it returns only after every
 // goroutine it started has ended, so the stream (the store's rows) is
 // closed by then.
-func (pl pipeline) run(w io.Writer, seq iter.Seq2[claim.Job, error]) (int, error) {
-	pl.ins, pl.outs = make([]chan *batch, pl.workers), make([]chan *batch, pl.workers)
-	pl.free = make(chan *batch, (2*pl.slack+1)*pl.workers+2)
+func (pl pipeline[T]) run(w io.Writer, seq iter.Seq2[T, error]) (int, error) {
+	pl.ins, pl.outs = make([]chan *batch[T], pl.workers), make([]chan *batch[T], pl.workers)
+	pl.free = make(chan *batch[T], (2*pl.slack+1)*pl.workers+2)
 	pl.shown, pl.stop = make(chan struct{}), make(chan struct{})
 	var wg sync.WaitGroup
 	for k := range pl.workers {
-		pl.ins[k], pl.outs[k] = make(chan *batch, pl.slack), make(chan *batch, pl.slack)
+		pl.ins[k], pl.outs[k] = make(chan *batch[T], pl.slack), make(chan *batch[T], pl.slack)
 		wg.Go(func() { pl.work(k) })
 	}
 	wg.Go(func() { pl.read(seq) })
@@ -88,7 +87,7 @@ func (pl pipeline) run(w io.Writer, seq iter.Seq2[claim.Job, error]) (int, error
 
 // work renders the batches of worker k until the reader is done or run
 // returns.
-func (pl pipeline) work(k int) {
+func (pl pipeline[T]) work(k int) {
 	defer close(pl.outs[k])
 	for b := range pl.ins[k] {
 		pl.render(b)
@@ -102,14 +101,14 @@ func (pl pipeline) work(k int) {
 
 // read ranges seq into batches and hands them to the workers in turn,
 // until seq ends, errs or run returns. Closing ins tells the workers.
-func (pl pipeline) read(seq iter.Seq2[claim.Job, error]) {
+func (pl pipeline[T]) read(seq iter.Seq2[T, error]) {
 	defer func() {
 		for _, in := range pl.ins {
 			close(in)
 		}
 	}()
 	n := 0
-	var b *batch // filling; nil between hand-overs
+	var b *batch[T] // filling; nil between hand-overs
 	send := func() bool {
 		select {
 		case <-pl.stop: // before a hand-over with room, which select may pick
@@ -154,13 +153,13 @@ func (pl pipeline) read(seq iter.Seq2[claim.Job, error]) {
 }
 
 // batch returns an empty batch number n, a written one when there is one.
-func (pl pipeline) batch(n int) *batch {
+func (pl pipeline[T]) batch(n int) *batch[T] {
 	select {
 	case b := <-pl.free:
 		clear(b.jobs) // let the strings of written jobs go
 		b.n, b.jobs, b.out, b.err = n, b.jobs[:0], b.out[:0], nil
 		return b
 	default:
-		return &batch{n: n, jobs: make([]claim.Job, 0, pl.size)}
+		return &batch[T]{n: n, jobs: make([]T, 0, pl.size)}
 	}
 }
