@@ -163,14 +163,21 @@ func (p Printer) runningFor(j claim.Job) string {
 	return coarse(max(p.now().Sub(j.UpdatedAt), 0))
 }
 
-// jsonBatch is how many jobs jobStreamJSON hands over at a time: enough
-// that a hand-over costs nothing next to the rows, few enough that the
-// first ones show at once.
+// jsonBatch is how many jobs a JSON list (streamJSON) hands over at a
+// time: enough that a hand-over costs nothing next to the rows, few
+// enough that the first ones show at once.
 const jsonBatch = 256
 
 // jobStreamJSON writes the array WriteJSON would write for the whole list,
 // byte for byte, a batch of objects at a time.
 func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
+	return streamJSON(p.Out, seq, jsonObjects)
+}
+
+// streamJSON writes seq as one JSON array, `[]` when empty, a batch of
+// members at a time; render appends a batch's members, the array's
+// opening bracket before the first.
+func streamJSON[T any](w io.Writer, seq iter.Seq2[T, error], render func(*batch[T])) error {
 	// Reading the rows is most of the CPU here, so the reader gets slack:
 	// it reads on while a batch waits for the pipe (reader blocked 0.5 s
 	// of a million rows without, 0.2-0.35 s with). Tables have none:
@@ -178,8 +185,8 @@ func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
 	// tablewriter laid the blocks out; since appendRows they wait on the
 	// reader as JSON's does, and one worker with slack measured the same
 	// (200,000 jobs, 2 CPUs), so the tables' pipeline stayed as it was.
-	pl := pipeline[claim.Job]{size: jsonBatch, workers: 1, slack: 1, render: jsonObjects}
-	n, err := pl.run(p.Out, seq)
+	pl := pipeline[T]{size: jsonBatch, workers: 1, slack: 1, render: render}
+	n, err := pl.run(w, seq)
 	if err != nil {
 		return err
 	}
@@ -187,7 +194,7 @@ func (p Printer) jobStreamJSON(seq iter.Seq2[claim.Job, error]) error {
 	if n == 0 {
 		end = "[]\n"
 	}
-	_, err = io.WriteString(p.Out, end)
+	_, err = io.WriteString(w, end)
 	return err
 }
 
@@ -211,56 +218,6 @@ func jsonObjects(b *batch[claim.Job]) {
 			return
 		}
 	}
-}
-
-// DeadJob is a dead job with the last line of its latest run's stderr:
-// what `dlq list` shows beside its error.
-type DeadJob struct {
-	claim.Job
-	LastStderr string
-}
-
-// DeadJobsOf pairs jobs with the last lines of their stderr, in order.
-func DeadJobsOf(jobs []claim.Job, lastStderr []string) []DeadJob {
-	out := make([]DeadJob, len(jobs))
-	for i, j := range jobs {
-		out[i] = DeadJob{Job: j, LastStderr: lastStderr[i]}
-	}
-	return out
-}
-
-// DeadJobObject is the JSON shape of a dead job in `dlq list`: the job
-// object and, when its latest run printed to stderr, last_stderr_line.
-type DeadJobObject struct {
-	JobObject
-	LastStderr string `json:"last_stderr_line,omitempty"`
-}
-
-// DeadJobsJSON is the JSON shape of `dlq list`; never nil.
-func DeadJobsJSON(jobs []DeadJob) []DeadJobObject {
-	out := make([]DeadJobObject, len(jobs))
-	for i, j := range jobs {
-		out[i] = DeadJobObject{JobJSON(j.Job), j.LastStderr}
-	}
-	return out
-}
-
-// DeadJobs renders `dlq list`: why and when each dead job died. JSON is an
-// array of dead job objects, `[]` when there are none.
-func (p Printer) DeadJobs(jobs []DeadJob) error {
-	if p.JSON {
-		return WriteJSON(p.Out, DeadJobsJSON(jobs))
-	}
-	rows := make([][]string, len(jobs))
-	for i, j := range jobs {
-		died := j.FinishedAt
-		if died.IsZero() {
-			died = j.UpdatedAt
-		}
-		rows[i] = []string{j.ID, Attempts(j.Job), orNone(exitCode(j.ExitCode)), p.age(died),
-			orNone(clip(oneLine(j.LastError), 40)), orNone(clip(oneLine(j.LastStderr), 40)), command(j.Command)}
-	}
-	return writeTable(p.Out, []string{"ID", "ATTEMPTS", "EXIT", "DIED", "LAST ERROR", "LAST STDERR", "COMMAND"}, rows)
 }
 
 // JobsJSON is the JSON shape of a job list (list, dlq list). It is never

@@ -19,6 +19,23 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 		return appendIndented(b, o)
 	}
 	w := jsonObject{b: b}
+	w.job(o)
+	return append(w.b, "\n  }"...), nil
+}
+
+// appendDeadJobObject is appendJobObject for `dlq list`'s array.
+func appendDeadJobObject(b []byte, o *DeadJobObject) ([]byte, error) {
+	if o.Limits != nil {
+		return appendIndented(b, o)
+	}
+	w := jsonObject{b: b}
+	w.job(&o.JobObject)
+	w.optStr("last_stderr_line", o.LastStderr)
+	return append(w.b, "\n  }"...), nil
+}
+
+// job appends the fields of o, in the order of its struct.
+func (w *jsonObject) job(o *JobObject) {
 	w.str("id", o.ID)
 	w.str("command", o.Command)
 	w.str("state", string(o.State))
@@ -62,12 +79,11 @@ func appendJobObject(b []byte, o *JobObject) ([]byte, error) {
 	w.optStr("on_failure", o.OnFailure)
 	w.optStr("on_dead", o.OnDead)
 	w.optStr("cancel_requested_at", o.CancelAt)
-	return append(w.b, "\n  }"...), nil
 }
 
 // appendIndented appends o as encoding/json writes it in WriteJSON's array.
 // It encodes a copy, so that the caller's o stays on the stack.
-func appendIndented(b []byte, o *JobObject) ([]byte, error) {
+func appendIndented[T any](b []byte, o *T) ([]byte, error) {
 	v := *o
 	var obj bytes.Buffer
 	enc := json.NewEncoder(&obj)
