@@ -1,7 +1,9 @@
 package cli
 
 import (
+	"context"
 	"fmt"
+	"iter"
 	"strings"
 	"time"
 
@@ -54,15 +56,52 @@ func dlqList(c *cli.Context, h *home) error {
 	if f.Limit < 0 {
 		return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl dlq list --newest --limit 20")
 	}
-	jobs, err := h.store.List(c.Context, f)
-	if err != nil {
-		return err
+	// Streamed: a dead-letter queue of 200,000 jobs starts at once, in
+	// flat memory, and `dlq list | head` reads no further than it shows.
+	return printer(c).DeadJobStream(deadJobs(c.Context, h.store, f))
+}
+
+// deadPage is how many dead jobs deadJobs reads from the store at a time.
+const deadPage = 1000
+
+// deadJobs streams the dead jobs f selects, in its order, each with the
+// last line of its latest run's stderr, read only when its turn comes.
+// The jobs are read a page at a time (keyset pagination, Filter.After),
+// not through Store.Jobs: while that ranges it holds the store's
+// connection (SQLite has one), which each job's stderr needs for its
+// runs. Memory stays at a page whatever the queue's size. The stream ends
+// at the first error, which it yields.
+func deadJobs(ctx context.Context, s *claim.Store, f claim.Filter) iter.Seq2[report.DeadJob, error] {
+	return func(yield func(report.DeadJob, error) bool) {
+		left := f.Limit // 0: all
+		for {
+			page := f
+			page.Limit = deadPage
+			if f.Limit > 0 {
+				page.Limit = min(deadPage, left)
+			}
+			jobs, err := s.List(ctx, page)
+			if err != nil {
+				yield(report.DeadJob{}, err)
+				return
+			}
+			for _, j := range jobs {
+				line, err := run.LastStderrLine(ctx, s, j.ID)
+				if err != nil {
+					yield(report.DeadJob{}, err)
+					return
+				}
+				if !yield(report.DeadJob{Job: j, LastStderr: line}, nil) {
+					return
+				}
+			}
+			left -= len(jobs)
+			if len(jobs) < page.Limit || f.Limit > 0 && left == 0 {
+				return
+			}
+			f.After = jobs[len(jobs)-1].Seq
+		}
 	}
-	lines, err := run.LastStderrLines(c.Context, h.store, jobs)
-	if err != nil {
-		return err
-	}
-	return printer(c).DeadJobs(report.DeadJobsOf(jobs, lines))
 }
 
 func dlqRetry(c *cli.Context, h *home) error {
