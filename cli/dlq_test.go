@@ -48,14 +48,22 @@ func idsOf(h *qhome, args ...string) []string {
 	return ids
 }
 
-// dlq list reads the store a page at a time: over several pages, with
-// --limit and --newest, it lists every dead job once, in list's order.
-func TestDlqListPages(t *testing.T) {
+// dlq list reads the store a page at a time and writes its first rows
+// before it has read the whole queue: see dlqListPages and dlqListEnds.
+// (One test: the two share a home of many dead jobs, slow to make.)
+func TestDlqListStreams(t *testing.T) {
 	h := newHome(t)
 	ids := manyDead(h, deadPage+300)
 	if len(ids) != deadPage+300 {
 		t.Fatalf("%d dead jobs, want %d", len(ids), deadPage+300)
 	}
+	dlqListPages(t, h, ids)
+	dlqListEnds(t, h, ids)
+}
+
+// dlqListPages: over several pages, with --limit and --newest, dlq list
+// lists every dead job once, in list's order, each with its own stderr.
+func dlqListPages(t *testing.T, h *qhome, ids []string) {
 	newest := slices.Clone(ids)
 	slices.Reverse(newest)
 	for _, tt := range []struct {
@@ -94,13 +102,12 @@ func TestDlqListPages(t *testing.T) {
 	}
 }
 
-// dlq list writes its first rows before it has read the whole queue, and
-// a reader gone away (`dlq list | head`) ends it there. The last dead
-// job's stderr log is made a symbolic link, which dlq list refuses: a
-// dlq list that reached it says so, and one that stopped before did not.
-func TestDlqListStreams(t *testing.T) {
-	h := newHome(t)
-	ids := manyDead(h, deadPage+300)
+// dlqListEnds: dlq list writes its first rows before it has read the
+// whole queue, and a reader gone away (`dlq list | head`) ends it there.
+// The last dead job's stderr log is made a symbolic link, which dlq list
+// refuses: a dlq list that reached it says so, and one that stopped
+// before did not.
+func dlqListEnds(t *testing.T, h *qhome, ids []string) {
 	last := filepath.Join(h.dir, "logs", ids[len(ids)-1], "1.err")
 	if err := os.Remove(last); err != nil {
 		t.Fatal(err)
