@@ -33,7 +33,7 @@ var liveRuns = struct {
 }{m: map[int]liveRun{}}
 
 type liveRun struct {
-	start  uint64 // the shell's start, in clock ticks after boot
+	start  uint64 // the shell's start, in clock ticks after boot; 0 until read (orphans)
 	mark   string // QUEUECTL_RUN
 	cgroup string // the run's cgroup's directory name, or ""
 }
@@ -42,10 +42,7 @@ type liveRun struct {
 // reports whether the guard holds the run's group: whether the run dies
 // with this worker, whatever kills it.
 func runStarted(pid int, mark string, conf *confinement) (guarded bool) {
-	r := liveRun{mark: mark}
-	if p, ok := readProc(pid); ok {
-		r.start = p.start
-	}
+	r := liveRun{mark: mark} // its start is read when an orphan asks (orphans)
 	if conf != nil && conf.cgroup != "" {
 		r.cgroup = filepath.Base(conf.cgroup)
 	}
@@ -105,6 +102,16 @@ func orphans() []int {
 	liveRuns.mu.Lock()
 	live := make(map[int]liveRun, len(liveRuns.m))
 	for pid, r := range liveRuns.m {
+		if r.start == 0 {
+			// Read once, now that a process was adopted: most runs end
+			// before any is. The shell is this process's child, its pid
+			// no other's until its run has ended; unread, 0 holds every
+			// process as the run's.
+			if p, ok := readProc(pid); ok {
+				r.start = p.start
+				liveRuns.m[pid] = r
+			}
+		}
 		live[pid] = r
 	}
 	liveRuns.mu.Unlock()
