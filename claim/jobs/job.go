@@ -73,8 +73,9 @@ var (
 	// database has no space left. The message names the directory.
 	ErrDiskFull = errors.New("disk full")
 	// ErrUnavailable means the database server cannot be reached, or
-	// refuses the connection (authentication, no such database). It is
-	// the environment's fault, never a job's: a worker waits and retries.
+	// refuses the connection (authentication, no such database), or gave
+	// up on a statement (statement_timeout). It is the environment's
+	// fault, never a job's: a worker waits and retries.
 	ErrUnavailable = errors.New("database unavailable")
 )
 

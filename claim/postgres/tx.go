@@ -128,6 +128,7 @@ const (
 	// a write (CREATE DATABASE, say) by a role without the right
 	codeInsufficientPrivilege = "42501"
 	codeReadOnly              = "25006" // a write in a read-only transaction (a standby)
+	codeQueryCanceled         = "57014" // statement_timeout, or pg_cancel_backend
 )
 
 // isUnique reports whether err is a unique constraint violation.
@@ -157,6 +158,13 @@ func classify(err error) error {
 			// cannot grow goes on with the connections it holds.
 			return &hinted{err, "the server has no connection left for this user: raise its max_connections (or the role's " +
 				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) has the sum"}
+		case pe.Code == codeQueryCanceled:
+			// The server answers, but gave up on the statement: most often
+			// it waited on a lock another session holds on the queue's tables.
+			return unavailable(err, "the server canceled the statement: it ran past the statement_timeout of the database or role "+
+				"(SHOW statement_timeout), most often waiting for a lock another session holds on the queue's tables "+
+				"(see pg_locks and pg_stat_activity), or an administrator canceled it; end that session, or raise the timeout: "+
+				"ALTER ROLE USER SET statement_timeout = '1min'")
 		case strings.HasPrefix(pe.Code, "08"), strings.HasPrefix(pe.Code, "57"): // connection exception, operator intervention
 			return unavailable(err, serverHint)
 		case pe.Code == codeInsufficientPrivilege:
