@@ -105,6 +105,7 @@ var (
 	ErrCorrupt     = jobs.ErrCorrupt
 	ErrDiskFull    = jobs.ErrDiskFull
 	ErrUnavailable = jobs.ErrUnavailable
+	ErrReadOnly    = jobs.ErrReadOnly
 )
 
 // Unusable reports whether err says the store can no longer be used by

@@ -24,8 +24,13 @@ func (w *Worker) storeDown(err error) bool {
 	return errors.Is(err, claim.ErrUnavailable) && w.reach.Unreachable(err)
 }
 
-// storeUp notes that the store answered; the end of an outage is said.
+// storeUp notes that the store answered, a write included; the end of an
+// outage is said.
 func (w *Worker) storeUp() { w.reach.Answered() }
+
+// storeRead notes that the store answered a read: the end of an outage,
+// unless it was the store's refusal of writes (Reach.AnsweredRead).
+func (w *Worker) storeRead() { w.reach.AnsweredRead() }
 
 // storeBack returns a channel closed when the store is reachable again,
 // or nil when it is reachable now.

@@ -24,11 +24,12 @@ type Reach struct {
 	// not; may be nil.
 	Back func(away time.Duration)
 
-	mu    sync.Mutex
-	since time.Time     // zero: the store answers
-	next  time.Time     // while it does not: when to try again
-	wait  time.Duration // the backoff after the next failure
-	back  chan struct{} // while it does not: closed when it answers again
+	mu       sync.Mutex
+	since    time.Time     // zero: the store answers
+	noWrites bool          // the outage's last error: the store answers, but takes no writes
+	next     time.Time     // while it does not: when to try again
+	wait     time.Duration // the backoff after the next failure
+	back     chan struct{} // while it does not: closed when it answers again
 }
 
 // Backoff of a follower that cannot reach the store: the first retry soon
@@ -56,6 +57,7 @@ func (r *Reach) Unreachable(err error) bool {
 	}
 	r.next = now.Add(r.wait)
 	r.wait = min(2*r.wait, reachRetryMost)
+	r.noWrites = errors.Is(err, claim.ErrReadOnly)
 	r.mu.Unlock()
 	if first && r.Lost != nil {
 		r.Lost(err)
@@ -70,10 +72,24 @@ func (r *Reach) Answered() {
 	if !since.IsZero() {
 		close(r.back)
 	}
-	r.since, r.wait, r.back = time.Time{}, 0, nil
+	r.since, r.wait, r.back, r.noWrites = time.Time{}, 0, nil, false
 	r.mu.Unlock()
 	if !since.IsZero() && r.Back != nil {
 		r.Back(time.Since(since))
+	}
+}
+
+// AnsweredRead notes that the store answered a read, which ends an outage
+// unless the store refused writes (claim.ErrReadOnly): a server that takes
+// no writes still answers reads, and its outage lasts until a write goes
+// through. A worker whose reads end it would say it anew at each refused
+// write, a pair of lines a second.
+func (r *Reach) AnsweredRead() {
+	r.mu.Lock()
+	noWrites := r.noWrites
+	r.mu.Unlock()
+	if !noWrites {
+		r.Answered()
 	}
 }
 

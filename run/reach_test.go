@@ -72,3 +72,28 @@ func TestReachRiding(t *testing.T) {
 		t.Errorf("Riding of an unreachable store once ctx ended = %v, want the error", err)
 	}
 }
+
+// A store that answers reads but refuses writes (claim.ErrReadOnly) stays
+// in its outage through the reads that go through: only a write, which
+// Answered notes, ends it. A read ends any other outage.
+func TestReachReadsDoNotEndRefusedWrites(t *testing.T) {
+	var lost, back int
+	r := &Reach{Lost: func(error) { lost++ }, Back: func(time.Duration) { back++ }}
+	refused := fmt.Errorf("%w: %w: claim jobs: read-only transaction", claim.ErrUnavailable, claim.ErrReadOnly)
+	for range 3 {
+		r.Unreachable(refused)
+		r.AnsweredRead()
+	}
+	if lost != 1 || back != 0 {
+		t.Errorf("refused writes between reads: lost %d, back %d; want 1, 0", lost, back)
+	}
+	r.Answered()
+	if back != 1 {
+		t.Errorf("after a write went through: back %d, want 1", back)
+	}
+	r.Unreachable(fmt.Errorf("%w: connection refused", claim.ErrUnavailable))
+	r.AnsweredRead()
+	if lost != 2 || back != 2 {
+		t.Errorf("a read after an unreachable store: lost %d, back %d; want 2, 2", lost, back)
+	}
+}

@@ -60,7 +60,7 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 		}
 		return false
 	}
-	w.storeUp()
+	w.storeRead()
 	unseen = unseen && w.reapUnseen()
 	now := w.Store.Now()
 	var lost []claim.InFlight

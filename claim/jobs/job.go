@@ -73,10 +73,15 @@ var (
 	// database has no space left. The message names the directory.
 	ErrDiskFull = errors.New("disk full")
 	// ErrUnavailable means the database server cannot be reached, or
-	// refuses the connection (authentication, no such database), or gave
-	// up on a statement (statement_timeout). It is the environment's
-	// fault, never a job's: a worker waits and retries.
+	// refuses the connection (authentication, no such database), takes no
+	// writes (ErrReadOnly), or gave up on a statement (statement_timeout).
+	// It is the environment's fault, never a job's: a worker waits and
+	// retries.
 	ErrUnavailable = errors.New("database unavailable")
+	// ErrReadOnly means the database server answers but takes no writes
+	// (a standby, or default_transaction_read_only on). It comes wrapped
+	// with ErrUnavailable: reads go on, and a worker waits for writes.
+	ErrReadOnly = errors.New("the database takes no writes")
 )
 
 // Unusable reports whether err says the store can no longer be used by

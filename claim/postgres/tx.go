@@ -158,6 +158,11 @@ func classify(err error) error {
 			// cannot grow goes on with the connections it holds.
 			return &hinted{err, "the server has no connection left for this user: raise its max_connections (or the role's " +
 				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) has the sum"}
+		case pe.Code == codeReadOnly:
+			// A standby, or default_transaction_read_only on: the store takes
+			// no writes until it is a primary again, an outage for a worker.
+			return unavailable(fmt.Errorf("%w: %w", claim.ErrReadOnly, err), "the server takes no writes (a standby, or default_transaction_read_only = on for the database "+
+				"or role): name the primary in "+claim.LocationFlag+", or turn it off there: ALTER DATABASE NAME RESET default_transaction_read_only")
 		case pe.Code == codeQueryCanceled:
 			// The server answers, but gave up on the statement: most often
 			// it waited on a lock another session holds on the queue's tables.
