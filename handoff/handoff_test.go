@@ -32,7 +32,7 @@ func mustOpenStore(tb testing.TB) *claim.Store {
 
 // serve starts a Server for s on a socket in a fresh directory; the test's
 // cleanup stops it and waits for it.
-func serve(tb testing.TB, s *claim.Store) (path string, logged func() string) {
+func serve(tb testing.TB, s Store) (path string, logged func() string) {
 	tb.Helper()
 	path = filepath.Join(tb.TempDir(), SocketName)
 	ln, err := Listen(path)

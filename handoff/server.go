@@ -171,7 +171,11 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 // commit stores the queued jobs: each group is what arrived while the
 // previous commit was being written, in one fsync'd transaction, so that
 // concurrent clients share an fsync. It returns when queue is closed.
+// A store that cannot be reached is said once, not once per client that
+// enqueues meanwhile (each client says its own error): the next is said
+// after a commit went through.
 func (s *Server) commit(queue <-chan pending) {
+	away := false // a commit failed for want of the store, and none went through since
 	group := make([]pending, 0, maxGroup)
 	batch := make([]jobs.NewJob, 0, maxGroup)
 	for p := range queue {
@@ -191,8 +195,12 @@ func (s *Server) commit(queue <-chan pending) {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		rs, err := s.Store.EnqueueEach(ctx, batch)
 		cancel()
-		if err != nil {
+		switch unavailable := errors.Is(err, jobs.ErrUnavailable); {
+		case err == nil:
+			away = false
+		case !unavailable || !away:
 			s.logf("enqueue socket: store %d job(s): %v", len(batch), err)
+			away = unavailable
 		}
 		for i, p := range group {
 			switch {
