@@ -102,6 +102,7 @@ var (
 	ErrInvalid     = jobs.ErrInvalid
 	ErrLost        = jobs.ErrLost
 	ErrReplaced    = jobs.ErrReplaced
+	ErrDropped     = jobs.ErrDropped
 	ErrCorrupt     = jobs.ErrCorrupt
 	ErrDiskFull    = jobs.ErrDiskFull
 	ErrUnavailable = jobs.ErrUnavailable

@@ -165,7 +165,9 @@ func (w *Worker) watchCancels(ctx context.Context, changes <-chan struct{}) {
 func (w *Worker) checkCancels(ctx context.Context) {
 	ids, err := w.Store.CancelRequested(ctx, w.id)
 	if err != nil {
-		if ctx.Err() == nil && !w.storeDown(err) {
+		// An unusable store is said once, by the loop it stops (schedule,
+		// heartbeat); these checks come every second until then.
+		if ctx.Err() == nil && !w.storeDown(err) && !claim.Unusable(err) {
 			w.logf("look for canceled jobs: %v", err)
 		}
 		return

@@ -55,7 +55,8 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 		if unseen {
 			w.unsure.Store(true)
 		}
-		if ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err) {
+		// An unusable store is said once, by the loop it stops.
+		if ctx.Err() == nil && !w.storeDown(err) && !w.diskFull(err) && !claim.Unusable(err) {
 			w.logf("reaper: %v", err)
 		}
 		return false

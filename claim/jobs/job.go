@@ -65,6 +65,11 @@ var (
 	// the file the store opened (deleted, moved or replaced), so the store
 	// refuses to write on to the old one, where nobody would look.
 	ErrReplaced = errors.New("database file replaced")
+	// ErrDropped means the queue's tables are gone from the database the
+	// store opened: the database or its schema was dropped (and perhaps
+	// made anew, empty) while the store was open. The jobs went with them;
+	// no retry brings them back.
+	ErrDropped = errors.New("the queue's tables are gone")
 	// ErrCorrupt means the database says its own content is malformed
 	// (SQLite's SQLITE_CORRUPT, SQLITE_NOTADB). No retry mends it: a
 	// backup must be restored.
@@ -86,9 +91,10 @@ var (
 
 // Unusable reports whether err says the store can no longer be used by
 // this process, however long it waits: its file was replaced (ErrReplaced)
-// or is corrupt (ErrCorrupt). A long-running process stops on it.
+// or is corrupt (ErrCorrupt), or its tables were dropped (ErrDropped). A
+// long-running process stops on it.
 func Unusable(err error) bool {
-	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt)
+	return errors.Is(err, ErrReplaced) || errors.Is(err, ErrCorrupt) || errors.Is(err, ErrDropped)
 }
 
 func invalidf(format string, args ...any) error {

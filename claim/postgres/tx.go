@@ -158,6 +158,13 @@ func classify(err error) error {
 			// cannot grow goes on with the connections it holds.
 			return &hinted{err, "the server has no connection left for this user: raise its max_connections (or the role's " +
 				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) has the sum"}
+		case pe.Code == codeUndefinedTable:
+			// Every statement after Open names only the queue's own tables,
+			// which Migrate made (and which Migrate and OpenReadOnly look for
+			// before classifying): they went after the store opened them.
+			return &hinted{fmt.Errorf("%w (the database or its schema was dropped while in use): %w", claim.ErrDropped, err),
+				"the jobs went with the tables: restore the database from a backup, or, if dropping it was meant, " +
+					"start the workers again, which make the tables anew"}
 		case pe.Code == codeReadOnly:
 			// A standby, or default_transaction_read_only on: the store takes
 			// no writes until it is a primary again, an outage for a worker.

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+)
+
+// TestStoreDroppedUnderWorker: the queue's schema is dropped and made anew,
+// empty, while a worker runs a job (as a database dropped and created
+// again would be). The worker says that the queue's tables are gone, with
+// what to do, lets its running job end and exits 1, instead of a line a
+// second from each of its loops for as long as it lives. The server is a
+// cluster of the test's own.
+func TestStoreDroppedUnderWorker(t *testing.T) {
+	t.Parallel() // it mostly waits (a server of its own): see TestMain
+	cluster := pgtest.NewCluster(t)
+	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drop() })
+	admin := newHome(t)
+	admin.db = dsn + "&pool_max_conns=4"
+	admin.must("config", "set", "heartbeat-interval", "1s")
+	dir := t.TempDir()
+	admin.enqueueOutageJob(dir, "held")
+	h := newHome(t)
+	h.db = admin.db
+	w := h.start("worker", "start", "--count", "2", "--no-spool")
+	waitFor(t, time.Minute, "job held to start", func() bool { return pidIn(filepath.Join(dir, "held.pid")) > 0 })
+
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var schema string
+	if err := conn.QueryRow(t.Context(), "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	name := pgx.Identifier{schema}.Sanitize()
+	if _, err := conn.Exec(t.Context(), "DROP SCHEMA "+name+" CASCADE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+name); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the worker to say the queue's tables are gone", func() bool {
+		if n := strings.Count(w.stderr.String(), "does not exist"); n > 20 {
+			t.Fatalf("the worker said %d lines of tables that do not exist, and goes on:\n%s", n, w.stderr)
+		}
+		return strings.Contains(w.stderr.String(), claim.ErrDropped.Error())
+	})
+	openGate(t, dir)
+	if code := w.exit(t, time.Minute); code != exitFailure {
+		t.Errorf("worker exit %d, want %d\nstderr: %s", code, exitFailure, w.stderr)
+	}
+	text := w.stderr.String()
+	if !strings.Contains(text, "hint: the jobs went with the tables") {
+		t.Errorf("the worker's last words have no hint at a backup:\n%s", text)
+	}
+	// The job's end, which cannot be recorded, and the worker's end: said
+	// once each, and the stop itself.
+	if n := strings.Count(text, claim.ErrDropped.Error()); n > 4 {
+		t.Errorf("the worker said the tables were gone %d times, want at most 4:\n%s", n, text)
+	}
+}
