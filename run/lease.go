@@ -171,15 +171,19 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 
 // renew renews the worker's leases, waiting at most a heartbeat interval
 // for the store: a connection that hangs (a network that drops packets
-// rather than refusing them) must not hold up the next renewal. No answer
-// in time is the store's absence.
+// rather than refusing them, or a lock another session holds on the
+// queue's tables) must not hold up the next renewal. No answer in time is
+// the store's absence, said as that whatever the driver made of the
+// deadline (the store may have classified it already).
 func (w *Worker) renew(ctx context.Context) (claim.Renewal, error) {
 	limit := w.Config.HeartbeatInterval
 	rctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	r, err := w.Store.Renew(rctx, w.registration(), w.Config.Lease)
-	if err != nil && rctx.Err() != nil && ctx.Err() == nil && !errors.Is(err, claim.ErrUnavailable) {
-		err = fmt.Errorf("%w: renew leases: no answer within %v", claim.ErrUnavailable, limit.Round(time.Millisecond))
+	if err != nil && rctx.Err() != nil && ctx.Err() == nil {
+		err = fmt.Errorf("%w: renew leases: no answer within %v (the server cannot be reached, "+
+			"or the renewal waits for a lock another session holds on the queue's tables)",
+			claim.ErrUnavailable, limit.Round(time.Millisecond))
 	}
 	return r, err
 }

@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
+)
+
+// TestJobsTableLockedUnderWorker: another session holds a lock on the jobs
+// table (an administrator's LOCK TABLE in an open transaction) while a
+// worker runs a job, for less than the lease. The worker says once that
+// its renewal got no answer, and why that may be (a lock held elsewhere),
+// rather than a driver's "context deadline exceeded"; once the lock goes
+// it says the store is back, and the job is recorded once. The server is
+// a cluster of the test's own.
+func TestJobsTableLockedUnderWorker(t *testing.T) {
+	t.Parallel() // it mostly waits (a server of its own, a lock): see TestMain
+	cluster := pgtest.NewCluster(t)
+	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drop() })
+	admin := newHome(t)
+	admin.db = dsn + "&pool_max_conns=4"
+	admin.must("config", "set", "heartbeat-interval", "1s")
+	admin.must("config", "set", "lease", "30s")
+	dir := t.TempDir()
+	admin.enqueueOutageJob(dir, "held")
+	h := newHome(t)
+	h.db = admin.db
+	w := h.start("worker", "start", "--count", "1", "--no-spool")
+	waitFor(t, time.Minute, "job held to start", func() bool { return pidIn(filepath.Join(dir, "held.pid")) > 0 })
+
+	conn, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	tx, err := conn.Begin(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(t.Context(), "LOCK TABLE jobs IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, time.Minute, "the worker to say its renewal got no answer", func() bool {
+		return strings.Contains(w.stderr.String(), "store unreachable")
+	})
+	if err := tx.Rollback(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	text := w.stderr.String()
+	if !strings.Contains(text, "no answer within") || !strings.Contains(text, "a lock another session holds") {
+		t.Errorf("the worker said, of a renewal that waited on a lock:\n%s\nwant it to say there was no answer in time, and that a lock may be why", text)
+	}
+	openGate(t, dir)
+	admin.must("wait", "held", "--timeout", "60s")
+	if runs := runsOf(t, admin, "held"); len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
+		t.Errorf("job held: runs %+v, want one, completed", runs)
+	}
+	text = w.stderr.String()
+	for _, want := range []string{"store unreachable", "store reachable again"} {
+		if n := strings.Count(text, want); n != 1 {
+			t.Errorf("the worker said %q %d times, want once\nstderr: %s", want, n, text)
+		}
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
