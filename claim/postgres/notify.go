@@ -28,6 +28,7 @@ func (e *Engine) notify(ctx context.Context, tx pgx.Tx) error {
 // listener is the process's one LISTENing connection and its subscribers.
 type listener struct {
 	config  *pgx.ConnConfig
+	dsn     string // the config's, for the password of each connection (password)
 	channel string
 
 	mu      sync.Mutex
@@ -95,6 +96,7 @@ func (l *listener) run(ctx context.Context) {
 // fails or ctx ends. It wakes every subscriber once listening, since what
 // changed before went unheard.
 func (l *listener) listen(ctx context.Context) error {
+	l.config.Password = password(l.dsn, l.config.Password)
 	conn, err := pgx.ConnectConfig(ctx, l.config)
 	if err != nil {
 		return err

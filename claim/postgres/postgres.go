@@ -126,8 +126,13 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
+	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
+		cc.Password = password(dsn, cc.Password)
+		return nil
+	}
 	e := &Engine{location: claim.RedactLocation(dsn)}
 	e.listen.config = cfg.ConnConfig.Copy()
+	e.listen.dsn = dsn
 	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, openError(dsn, e.location, err)
@@ -148,6 +153,19 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	e.claimKey = lockKey("claim " + e.schema)
 	e.listen.channel = e.channel
 	return e, nil
+}
+
+// password is the password for a new connection to dsn: read again from
+// the password file (~/.pgpass, PGPASSFILE, passfile=) where dsn has
+// none, as libpq reads it for each connection, so that a password changed
+// on the server and in the file is taken up by processes that run on; was
+// otherwise (what the DSN, or the file when the store opened, gave).
+func password(dsn, was string) string {
+	cc, err := pgconn.ParseConfig(dsn)
+	if err != nil || cc.Password == "" {
+		return was
+	}
+	return cc.Password
 }
 
 // openError is the error of opening dsn (location, shown). A parameter

@@ -163,6 +163,24 @@ func (c *Cluster) Crash() {
 	}
 }
 
+// RequirePassword makes the server ask role for its password (SCRAM) on
+// the cluster's socket, ahead of the trust every other role keeps, and
+// reloads the server's configuration.
+func (c *Cluster) RequirePassword(role string) {
+	c.tb.Helper()
+	path := filepath.Join(c.dir, "pg_hba.conf")
+	hba, err := os.ReadFile(path)
+	if err != nil {
+		c.tb.Fatal(err)
+	}
+	if err := os.WriteFile(path, append([]byte("local all "+role+" scram-sha-256\n"), hba...), 0o600); err != nil {
+		c.tb.Fatal(err)
+	}
+	if out, err := c.pgctl("reload"); err != nil {
+		c.tb.Fatalf("pg_ctl reload: %v\n%s", err, out)
+	}
+}
+
 func (c *Cluster) pgctl(args ...string) ([]byte, error) {
 	cmd := osexec.Command(filepath.Join(c.bin, "pg_ctl"), append([]string{"-D", c.dir}, args...)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: c.cred}
