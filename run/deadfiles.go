@@ -17,7 +17,8 @@ func (w *Worker) keepDead(ctx context.Context, changes <-chan struct{}) {
 	sync := func() {
 		err := w.SyncDead(ctx)
 		switch {
-		case err != nil && ctx.Err() == nil && err.Error() != said:
+		// A store away is an outage, said once for the worker (storeDown).
+		case err != nil && ctx.Err() == nil && !w.storeDown(err) && err.Error() != said:
 			said = err.Error()
 			w.logf("dead/: %v", err)
 		case err == nil:
