@@ -221,7 +221,9 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		if errors.Is(err, claim.ErrUnavailable) {
 			msg = claim.ErrUnavailable.Error()
 		}
-		if err != nil && msg != said && !(d.AwaySaid && errors.Is(err, claim.ErrUnavailable)) {
+		// A pass that ctx's end cut short (the worker's stop, or a start
+		// that failed) has nothing to say.
+		if err != nil && ctx.Err() == nil && msg != said && !(d.AwaySaid && errors.Is(err, claim.ErrUnavailable)) {
 			d.logf("schedules: %v", err)
 			said = msg
 		} else if err == nil {

@@ -1,6 +1,8 @@
 package spool
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,5 +77,24 @@ func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
 	now = now.Add(5 * time.Second)
 	if list := pass(); len(list) != 0 {
 		t.Errorf("once the file was gone for the grace, schedules = %+v, want none", list)
+	}
+}
+
+// TestSchedulesCutShortSayNothing: a pass that the end of Run's context
+// cut short is no trouble to report. A worker whose start failed (a store
+// that takes no writes) said "schedules: list schedules: … context
+// canceled" above its error.
+func TestSchedulesCutShortSayNothing(t *testing.T) {
+	s := mustOpenStore(t)
+	var said []string
+	d := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s,
+		Log: func(format string, args ...any) { said = append(said, fmt.Sprintf(format, args...)) }}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := d.Run(ctx); err != nil {
+		t.Errorf("Run = %v, want nil", err)
+	}
+	if len(said) > 0 {
+		t.Errorf("Run with its context ended said %q, want nothing", said)
 	}
 }
