@@ -547,6 +547,33 @@ func TestSecondSignalPutsJobBack(t *testing.T) {
 	}
 }
 
+// TestSignalAfterWorkerStopStopsJobs: a worker that `worker stop` asked
+// to stop says "signal again to stop them now" of its running jobs, as
+// after a first signal, and one signal then stops them: worker stop was
+// the first stage. It once took that signal for the first, and went on
+// waiting for a job that ignores nothing but had an hour to run.
+func TestSignalAfterWorkerStopStopsJobs(t *testing.T) {
+	h := newHome(t)
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "long", "--command", "touch "+started+"; sleep 3600")
+	w := h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	h.must("worker", "stop")
+	waitFor(t, 30*time.Second, "the worker to say it is stopping", func() bool {
+		return strings.Contains(w.stderr.String(), "signal again to stop them now")
+	})
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, 30*time.Second); code != 130 {
+		t.Errorf("exit %d after worker stop and one signal, want 130\n%s", code, w.stderr)
+	}
+	if j := h.show("long"); j.State != "pending" || j.Attempts != 0 {
+		t.Errorf("state %s attempts %d, want pending 0", j.State, j.Attempts)
+	}
+}
+
 // TestIgnoredInterruptStaysIgnored: a worker started with SIGINT ignored,
 // as a background command of a script is (`queuectl worker start &`),
 // leaves a SIGINT alone: a Ctrl-C at the script's terminal is for its

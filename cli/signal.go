@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/queuectl/queuectl/front"
@@ -15,17 +16,21 @@ import (
 // front.Interrupted), hard by the
 // second (stop running jobs). Both end with parent. stop undoes the signal
 // handling and waits for nothing: the goroutine it ends owns no resource.
+// A command that stopped of itself as a first signal stops it (a worker
+// that `worker stop` asked) says so with stoppedOfItself(hard): the next
+// signal is then the second.
 func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Context, stop func()) {
-	hard, cancelHard := context.WithCancel(parent)
+	var first atomic.Bool // the first stage is past: by a signal, or of itself
+	hard, cancelHard := context.WithCancel(context.WithValue(parent, firstStageKey{}, &first))
 	soft, cancelSoft := context.WithCancelCause(hard)
 	ch := make(chan os.Signal, 2)
 	signal.Notify(ch, sigs...)
 	done := make(chan struct{})
 	go func() {
-		for n := 0; ; n++ {
+		for {
 			select {
 			case sig := <-ch:
-				if n == 0 {
+				if !first.Swap(true) {
 					// The signal is the cause: what ends on soft ends as
 					// that signal would have ended it (front.Exit).
 					cancelSoft(front.Interrupted{Signal: sig.(syscall.Signal)})
@@ -42,6 +47,19 @@ func stages(parent context.Context, sigs ...os.Signal) (soft, hard context.Conte
 		close(done)
 		cancelSoft(nil)
 		cancelHard()
+	}
+}
+
+// firstStageKey holds, in stages' contexts, whether the first stage is past.
+type firstStageKey struct{}
+
+// stoppedOfItself tells the stages of ctx (hard, or a context below it)
+// that the command stopped as a first signal stops it, without one: a
+// worker that `worker stop` asked says "signal again to stop them now",
+// and one signal then does. Outside stages (tests) it does nothing.
+func stoppedOfItself(ctx context.Context) {
+	if first, ok := ctx.Value(firstStageKey{}).(*atomic.Bool); ok {
+		first.Store(true)
 	}
 }
 

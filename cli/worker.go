@@ -172,6 +172,11 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 			// finds it finds a live worker in the store too.
 			endServe = serveEnqueues(c, h, c.StringSlice("queue"), &nudges)
 		}
+		if e.Kind == run.EventStopping {
+			// Stopping by `worker stop` too, it says "signal again":
+			// the next signal is the second, whatever stopped it.
+			stoppedOfItself(hard)
+		}
 		log.worker(e)
 		nudges.Fire(e)
 	}
