@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/termtext"
 )
 
 // lastLinesBytes bounds what LastLines reads: the end of a stream of any
@@ -20,8 +21,10 @@ const lastLinesBytes = 8 << 10
 const lineCells = 300
 
 // LastLines returns the last n lines of the stream, from where Open reads
-// it, without their newlines: at most the stream's last 8 KiB, each line
-// cut at 300 bytes. A stream that printed nothing has none.
+// it, without their newlines and as text to quote (termtext.Plain: no
+// terminal escapes, a carriage return ends a line): at most the stream's
+// last 8 KiB, each line cut at 300 bytes. A stream that printed nothing
+// has none.
 func (l Log) LastLines(n int) ([]string, error) {
 	rc, _, err := l.Open()
 	if err != nil {
@@ -46,9 +49,12 @@ func (l Log) LastLines(n int) ([]string, error) {
 	if len(data) > lastLinesBytes {
 		data, partial = data[len(data)-lastLinesBytes:], true
 	}
-	lines := strings.Split(string(bytes.TrimRight(data, "\n")), "\n")
+	// As a terminal showed them: a progress bar's carriage returns end
+	// lines (one starting a line starts none), escapes are gone.
+	data = bytes.TrimLeft(bytes.ReplaceAll(data, []byte("\n\r"), []byte("\n")), "\r")
+	lines := strings.Split(strings.TrimRight(termtext.Plain(string(data)), "\n"), "\n")
 	if partial && len(lines) > 1 {
-		lines = lines[1:] // the end of a line cut off
+		lines = lines[1:] // the end of a line (or of an escape) cut off
 	}
 	if len(lines) == 1 && lines[0] == "" {
 		return nil, nil
@@ -58,7 +64,6 @@ func (l Log) LastLines(n int) ([]string, error) {
 		if len(s) > lineCells {
 			lines[i] = strings.ToValidUTF8(s[:lineCells], "") + "…"
 		}
-		lines[i] = strings.TrimRight(lines[i], "\r")
 	}
 	return lines, nil
 }

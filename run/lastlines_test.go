@@ -38,6 +38,15 @@ func TestLastLines(t *testing.T) {
 			[]string{"one", "two"}},
 		{"a long line is cut", claim.Run{Host: HostID(), StderrPath: write("long", long+"\n")}, 1,
 			[]string{strings.Repeat("x", lineCells) + "…"}},
+		// Quoted by wait and run on a terminal, a job's escapes would act
+		// there: clear the screen, leave queuectl's own lines red, show a
+		// progress bar's first state (the line cut at 300 bytes) for its
+		// last.
+		{"terminal escapes removed", claim.Run{Host: HostID(), StderrPath: write("escapes",
+			"bad\x1b]0;title\x07\x1b[2J\x1b[31m red\x1b[0m\n")}, 10, []string{"bad red"}},
+		{"a progress bar's last state", claim.Run{Host: HostID(), StderrPath: write("progress",
+			strings.Repeat("\rdownloading  10%", 50)+"\rdownloading 100%\nerror: checksum mismatch\n")}, 2,
+			[]string{"downloading 100%", "error: checksum mismatch"}},
 		{"no file: nothing", claim.Run{Host: HostID(), StderrPath: filepath.Join(dir, "none")}, 10, nil},
 		{"another host's run: the kept tail", claim.Run{Host: "elsewhere/boot", StderrPath: "/x/1.err",
 			Tails: &claim.Tails{Stderr: kept}}, 1, []string{"last from the tail"}},

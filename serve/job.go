@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/termtext"
 	"github.com/queuectl/queuectl/report"
 )
 
@@ -114,7 +115,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 		} else {
 			v.Log, v.LogEnd, v.LogCut, err = tail(l.File, logTail)
 		}
-		v.Log = plain(v.Log)
+		v.Log = termtext.Plain(v.Log)
 		if l.File != nil {
 			l.File.Close()
 		}
@@ -231,7 +232,7 @@ func (s *Server) sendEvents(ctx context.Context, w io.Writer, id string, attempt
 }
 
 // sendLog sends what the log gained since offset, in pieces of at most
-// 64 KiB without terminal escapes (plain), and moves offset past it.
+// 64 KiB without terminal escapes (termtext.Plain), and moves offset past it.
 func (s *Server) sendLog(w io.Writer, id string, attempt int, stream string, offset *int64) error {
 	f, err := s.openLog(id, attempt, stream)
 	if err != nil || f == nil {
@@ -248,7 +249,7 @@ func (s *Server) sendLog(w io.Writer, id string, attempt int, stream string, off
 		n = escapeCut(buf[:n]) // and of an escape sequence
 		if n > 0 {
 			*offset += int64(n)
-			if err := writeEvent(w, "log", plain(string(buf[:n]))); err != nil {
+			if err := writeEvent(w, "log", termtext.Plain(string(buf[:n]))); err != nil {
 				return err
 			}
 		}
