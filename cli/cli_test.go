@@ -318,6 +318,11 @@ func TestWorkerStopWaitTimesOut(t *testing.T) {
 		if code != exitTimeout || !strings.Contains(errText, "1 worker(s) still running") {
 			t.Errorf("worker stop --wait --timeout %s with a job still running: exit %d, stderr %q; want %d", timeout, code, errText, exitTimeout)
 		}
+		// And why, and what stops it now: not a bare pid to guess at.
+		hint := fmt.Sprintf("queuectl: hint: a stopping worker first finishes its running jobs (1: gated); kill -TERM %d stops them now and puts them back to pending; queuectl cancel ID ends them\n", w.cmd.Process.Pid)
+		if !strings.HasSuffix(errText, hint) {
+			t.Errorf("worker stop --wait --timeout %s with a job still running: stderr %q, want it to end with %q", timeout, errText, hint)
+		}
 	}
 	g.release(t)
 	if code := w.exit(t, 30*time.Second); code != 0 {

@@ -235,7 +235,52 @@ func workerStop(c *cli.Context, h *home) error {
 	if err != nil || len(live) == 0 {
 		return err
 	}
-	return &exitStatus{exitTimeout, fmt.Errorf("%d worker(s) still running after %v: %s", len(live), durationOf(c, "timeout"), stillRunning(h, live))}
+	err = fmt.Errorf("%d worker(s) still running after %v: %s", len(live), durationOf(c, "timeout"), stillRunning(h, live))
+	if hint := finishing(c.Context, h, live); hint != "" {
+		err = withHint(err, hint)
+	}
+	return &exitStatus{exitTimeout, err}
+}
+
+// finishing says, for worker stop --wait that timed out, what the workers
+// wait for (the jobs they run, which a stopping worker finishes) and how
+// not to: a signal to a worker of this host stops its jobs and puts them
+// back to pending, cancel ends them. "" when they run none.
+func finishing(ctx context.Context, h *home, live []claim.WorkerInfo) string {
+	ours := map[string]bool{}
+	for _, w := range live {
+		ours[w.ID] = true
+	}
+	var ids []string
+	n := 0
+	for j, err := range h.store.Jobs(ctx, claim.Filter{State: claim.Processing}) {
+		if err != nil {
+			return ""
+		}
+		if ours[j.WorkerID] {
+			if n++; n <= 3 {
+				ids = append(ids, j.ID)
+			}
+		}
+	}
+	if n == 0 {
+		return ""
+	}
+	named := strings.Join(ids, ", ")
+	if n > len(ids) {
+		named += fmt.Sprintf(" and %d more", n-len(ids))
+	}
+	var here []string
+	for _, w := range live {
+		if w.Host == run.HostID() {
+			here = append(here, strconv.Itoa(w.PID))
+		}
+	}
+	how := "queuectl cancel ID ends them"
+	if len(here) > 0 {
+		how = fmt.Sprintf("kill -TERM %s stops them now and puts them back to pending; queuectl cancel ID ends them", strings.Join(here, " "))
+	}
+	return fmt.Sprintf("a stopping worker first finishes its running jobs (%d: %s); %s", n, named, how)
 }
 
 // stillRunning names live workers for worker stop --wait that timed out:
