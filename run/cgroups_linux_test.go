@@ -29,10 +29,10 @@ func slotCgroupsOf(id string) []string {
 	return dirs
 }
 
-// A daemon that leaves its run's process group with setpgid (not setsid,
-// so it stays in the worker's session, where the orphan reaper leaves it
-// alone) and its environment (env -i, no QUEUECTL_RUN mark) is still in
-// the slot's cgroup it was born in, and ends with its run.
+// A daemon that leaves its run's process group with setpgid (not setsid:
+// it stays in its run's session) and its environment (env -i, no
+// QUEUECTL_RUN mark) is still in the slot's cgroup it was born in, and
+// ends with its run.
 func TestSetpgidDaemonEndsWithItsRun(t *testing.T) {
 	needCgroups(t)
 	perl := testenv.LookPath(t, "perl", "perl")

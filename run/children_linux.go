@@ -348,11 +348,15 @@ func stopUntil(pids []int, termed int, deadline time.Time) {
 	reapAdopted()
 }
 
-// childAttr puts the job in its own process group. Pdeathsig kills the shell
-// if this worker dies; the reaper of whichever worker recovers the run kills
-// the rest of the group.
+// childAttr puts the job in a session of its own, and so in its own
+// process group, with no controlling terminal: a job of a worker started
+// on a terminal that reads /dev/tty (a password prompt) fails at once, as
+// under cron, instead of being stopped by SIGTTIN, a background group of
+// that terminal, for ever. Pdeathsig kills the shell if this worker dies;
+// the reaper of whichever worker recovers the run kills the rest of the
+// group.
 func childAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // keepInherited marks every descriptor this process inherited (above

@@ -19,9 +19,10 @@ func becomeSubreaper() func()        { return func() {} }
 func reapAdopted()                   {}
 func adoptedAny() bool               { return false }
 
-// childAttr puts the job in its own process group, so a cancel or timeout
-// stops the whole group.
-func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
+// childAttr puts the job in a session of its own, and so in its own
+// process group (a cancel or timeout stops the whole group), with no
+// controlling terminal (children_linux.go).
+func childAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
 
 func runMark(workerID, jobID string, attempt int) string {
 	return workerID + ":" + jobID + ":" + strconv.Itoa(attempt)

@@ -109,7 +109,8 @@ func (w *Worker) runHook(hard context.Context, h hookRun, ev hookEvent) string {
 	cmd.Env = append(os.Environ(), hookEnv(ev)...)
 	out := &tailBuffer{max: hookOutputTail}
 	cmd.Stdout, cmd.Stderr = out, out
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Its own group, and no terminal, as a job (childAttr).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = time.Second
 	err := startChild(cmd)

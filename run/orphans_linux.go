@@ -20,10 +20,12 @@ import (
 // all ended. One started while other runs were live is stopped when the
 // last of them ends.
 //
-// Only a process in a session of its own counts as adopted: a job's daemon
-// calls setsid to leave the job, while a child this process started by other
-// means than startChild (a browser a test drives, beside a worker in the
-// same process) stays in this process's session and is not a run's to stop.
+// Only a process in another session than this process's counts as
+// adopted: every run has a session of its own (childAttr), which a job's
+// daemon keeps or leaves with setsid, while a child this process started by
+// other means than startChild (a browser a test drives, beside a worker in
+// the same process) stays in this process's session and is not a run's to
+// stop.
 
 // liveRuns are the runs this process is running, by their shell's pid
 // (also their process group).
