@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 )
@@ -15,6 +16,30 @@ func (w *Worker) sayStopping(soft, hard context.Context) {
 	n, h := w.running.Load(), w.hooksRunning.Load()
 	if n+h > 0 && hard.Err() == nil {
 		w.emit(Event{Kind: EventStopping, Slots: int(n), Hooks: int(h)})
+	}
+}
+
+// sayHardStopping tells the person at the terminal, a second after the
+// second signal, of the jobs that go on after their SIGTERM: they are
+// killed only at the stop-timeout, 30 s by default, and another signal
+// changes nothing meanwhile. It ends with watching (the last slot done).
+func (w *Worker) sayHardStopping(watching, hard context.Context) {
+	select {
+	case <-hard.Done():
+	case <-watching.Done():
+		return
+	}
+	grace := w.settings().StopTimeout
+	if grace <= time.Second {
+		return
+	}
+	select {
+	case <-time.After(time.Second):
+	case <-watching.Done():
+		return
+	}
+	if n := w.running.Load(); n > 0 {
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf("stopping: %d running job(s) go on after SIGTERM; killed %v after it", n, grace)})
 	}
 }
 
@@ -100,6 +125,7 @@ func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.C
 	// running in a stopping worker must not look lost to other hosts.
 	b.watchers.Go(func() { w.heartbeat(watching, stop) })
 	b.watchers.Go(func() { w.fence(watching) })
+	b.watchers.Go(func() { w.sayHardStopping(watching, hard) })
 
 	b.tasks.Go(func() { w.sayStopping(soft, hard) })
 	b.tasks.Go(func() { w.watchFile(soft, stop) })

@@ -181,6 +181,43 @@ func TestHardStopPutsRunningJobBack(t *testing.T) {
 	}
 }
 
+// A hard stop (the second signal) of a job that traps TERM waits for the
+// stop-timeout's KILL, 30 s by default; the worker says so a second after
+// the TERM, as it does of a job that timed out, instead of nothing until
+// then, when a third Ctrl-C does nothing either.
+func TestHardStopSaysWhatGoesOnAfterTerm(t *testing.T) {
+	s := mustOpenStore(t)
+	started := filepath.Join(t.TempDir(), "started")
+	enqueue(t, s, claim.NewJob{ID: "stubborn", Command: "trap '' TERM; touch " + started + "; sleep 30"})
+	w := newWorker(t, s)
+	w.Drain = false
+	w.Config.StopTimeout = 3 * time.Second
+	var log logLines
+	w.Events = func(e Event) { log.logf("%s", e) }
+	soft, stopSoft := context.WithCancel(context.Background())
+	hard, stopHard := context.WithCancel(context.Background())
+	defer stopHard()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(soft, hard) }()
+	waitFor(t, "the job to start", func() bool { _, err := os.Stat(started); return err == nil })
+	stopSoft()
+	stopHard()
+	waitFor(t, "the worker to say the job goes on after SIGTERM", func() bool {
+		return strings.Contains(log.String(), "stopping: 1 running job(s) go on after SIGTERM; killed 3s after it")
+	})
+	select {
+	case err := <-done:
+		if !errors.Is(err, ErrInterrupted) {
+			t.Errorf("Run = %v, want ErrInterrupted", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("Run did not return after a hard stop")
+	}
+	if j := get(t, s, "stubborn"); j.State != claim.Pending || j.Attempts != 0 {
+		t.Errorf("state %s attempts %d, want pending 0", j.State, j.Attempts)
+	}
+}
+
 func TestFollowCopiesUntilTheRunEnds(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "1.out")
 	var ended atomic.Bool
