@@ -152,8 +152,9 @@ func awaitCanceled(c *cli.Context, h *home, out *jobsOut, running []claim.Job, f
 // ignores TERM) stops nothing more: at every poll interval, the runs of
 // gone workers are recovered here (cancelOrphaned), as before the wait.
 func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) error {
-	looked := time.Now()
+	looked, began := time.Now(), time.Now()
 	told := map[string]bool{}
+	slowTold := false
 	return h.store.WaitUntil(c.Context, h.config.PollInterval, func() (bool, error) {
 		if time.Since(looked) >= h.config.PollInterval {
 			looked = time.Now()
@@ -177,6 +178,21 @@ func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) er
 			}
 		}
 		running = left
+		if grace := h.config.StopTimeout; !slowTold && len(running) > 0 && grace > time.Second && time.Since(began) >= time.Second {
+			// A job that traps TERM runs on until its worker's KILL:
+			// say why cancel waits, rather than nothing for half a minute.
+			slowTold = true
+			ids := make([]string, len(running))
+			for i, j := range running {
+				ids[i] = j.ID
+			}
+			verb := "is"
+			if len(ids) > 1 {
+				verb = "are"
+			}
+			logf(c)("%s %s still running a second after SIGTERM: killed %v after it (stop-timeout); cancel --no-wait returns at once",
+				report.JobNames(ids), verb, grace)
+		}
 		return len(running) == 0, nil
 	})
 }

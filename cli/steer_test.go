@@ -119,6 +119,29 @@ func readPGID(t *testing.T, path string) int {
 // never runs again. With no worker left, the cancel recovers the dead
 // worker's run itself, as a reaper would; with one started meanwhile,
 // whichever comes first does.
+// TestCancelSaysWhyItWaits: cancel of a job whose processes trap TERM
+// waits for its worker's KILL, stop-timeout after the TERM (30 s by
+// default); it says so a second in, rather than nothing until then.
+func TestCancelSaysWhyItWaits(t *testing.T) {
+	h := newHome(t)
+	h.must("config", "set", "stop-timeout", "3s")
+	started := filepath.Join(t.TempDir(), "started")
+	h.must("enqueue", "--id", "stubborn", "--command", "trap '' TERM; touch "+started+"; while :; do sleep 0.05; done")
+	h.start("worker", "start", "--no-spool")
+	waitFor(t, 30*time.Second, "the job to start", func() bool {
+		_, err := os.Stat(started)
+		return err == nil
+	})
+	out, errText, code := h.run("cancel", "stubborn")
+	if code != 0 || out != "Canceled job stubborn: its processes are stopped\n" {
+		t.Fatalf("cancel: exit %d, stdout %q, stderr %q", code, out, errText)
+	}
+	want := "queuectl: job stubborn is still running a second after SIGTERM: killed 3s after it (stop-timeout); cancel --no-wait returns at once\n"
+	if errText != want {
+		t.Errorf("cancel of a job that traps TERM: stderr %q, want %q", errText, want)
+	}
+}
+
 func TestCancelSurvivesWorkerKill(t *testing.T) {
 	t.Run("no worker left", func(t *testing.T) {
 		cancelSurvivesWorkerKill(t, false, "Canceled job stubborn: its worker was gone; its processes are stopped\n")

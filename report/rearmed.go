@@ -19,14 +19,14 @@ import (
 func RearmedLines(id string, r claim.Rearmed, keys map[string]string) []string {
 	var out []string
 	if len(r.Waiting) > 0 {
-		out = append(out, fmt.Sprintf("%s came back with %s: pending, waiting again", jobNames(r.Waiting), id))
+		out = append(out, fmt.Sprintf("%s came back with %s: pending, waiting again", JobNames(r.Waiting), id))
 	}
 	if len(r.Rewaiting) > 0 {
 		verb := "wait"
 		if len(r.Rewaiting) == 1 {
 			verb = "waits"
 		}
-		out = append(out, fmt.Sprintf("%s, not started yet, now %s for the new run of %s", jobNames(r.Rewaiting), verb, id))
+		out = append(out, fmt.Sprintf("%s, not started yet, now %s for the new run of %s", JobNames(r.Rewaiting), verb, id))
 	}
 	for _, left := range r.Left {
 		key := ""
@@ -38,8 +38,8 @@ func RearmedLines(id string, r claim.Rearmed, keys map[string]string) []string {
 	return out
 }
 
-// jobNames is "job a" or "jobs a, b, c", the first 10 named.
-func jobNames(ids []string) string {
+// JobNames is "job a" or "jobs a, b, c", the first 10 named.
+func JobNames(ids []string) string {
 	if len(ids) == 1 {
 		return "job " + ids[0]
 	}
