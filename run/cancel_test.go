@@ -1,6 +1,7 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -122,6 +123,36 @@ func TestCancelKillsJobIgnoringTerm(t *testing.T) {
 	runs, _ := s.Runs(context.Background(), "stubborn")
 	if code := runs[0].ExitCode; code == nil || *code != 128+int(syscall.SIGKILL) {
 		t.Errorf("run exit code = %v, want %d (KILL)", code, 128+int(syscall.SIGKILL))
+	}
+}
+
+// A job stopped by a signal (kill -STOP, Ctrl-Z's SIGTSTP sent to it)
+// cannot act on its TERM until it is continued: a cancel sends SIGCONT
+// after the TERM, as systemd does, so that its trap cleans up and it ends
+// at once, instead of waiting stopped for the KILL at stop-timeout (an
+// hour here), which no trap outlives.
+func TestCancelContinuesAStoppedJob(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Config.StopTimeout = time.Hour
+	startWorker(t, w)
+	dir := t.TempDir()
+	pidFile, trace := filepath.Join(dir, "pgid"), filepath.Join(dir, "trace")
+	enqueue(t, s, claim.NewJob{ID: "stopped", Command: "trap 'echo term > " + trace + "; exit 0' TERM; echo $$ > " + pidFile + "; kill -STOP $$; echo resumed"})
+	pgid := pgidOf(t, pidFile)
+	waitFor(t, "the job to stop itself", func() bool {
+		data, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pgid))
+		i := bytes.LastIndexByte(data, ')')
+		return i > 0 && bytes.HasPrefix(data[i+1:], []byte(" T"))
+	})
+	if _, _, _, err := s.Cancel(context.Background(), "stopped"); err != nil {
+		t.Fatal(err)
+	}
+	if j := waitState(t, s, "stopped"); j.State != claim.Canceled {
+		t.Fatalf("job = %s, want canceled", j.State)
+	}
+	if data, _ := os.ReadFile(trace); string(data) != "term\n" {
+		t.Errorf("the job's TERM trap wrote %q, want %q: it never ran", data, "term\n")
 	}
 }
 

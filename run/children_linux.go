@@ -325,6 +325,7 @@ func stopUntil(pids []int, termed int, deadline time.Time) {
 	for _, pid := range pids {
 		if p, ok := readProc(pid); !ok || termed == 0 || p.pgrp != termed {
 			syscall.Kill(pid, syscall.SIGTERM)
+			syscall.Kill(pid, syscall.SIGCONT) // a stopped one acts on its TERM (killGroup)
 		}
 	}
 	for len(pids) > 0 {

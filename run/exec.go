@@ -479,11 +479,15 @@ func gatedArgs(command string) []string {
 }
 
 // killGroup stops a job's process group: TERM, then KILL after grace
-// (stop-timeout). It returns at once; the KILL is sent from a timer.
+// (stop-timeout). A process stopped by a signal (kill -STOP, SIGTSTP) acts
+// on its TERM only once continued, so CONT follows the TERM, as systemd
+// sends it: a stopped job's trap cleans up, instead of waiting for the
+// KILL. It returns at once; the KILL is sent from a timer.
 func (w *Worker) killGroup(pgid int, grace time.Duration) error {
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil {
 		return err
 	}
+	syscall.Kill(-pgid, syscall.SIGCONT)
 	time.AfterFunc(grace, func() { syscall.Kill(-pgid, syscall.SIGKILL) })
 	return nil
 }
