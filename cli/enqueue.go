@@ -28,7 +28,12 @@ runs in its worker's directory and environment, with its cwd and env laid over t
 (--cwd, --env): it carries nothing of this shell's, as a spool file has no shell to carry;
 run, which stands in for running a command here, takes this directory and environment.
 
-Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db`,
+Resource limits and finish hooks have no flag: give them in the spec ("limits": memory, cpu,
+nofile, nproc, fsize; "on_success", "on_failure", "on_dead"), or for every job with
+config set limit-memory 2G (and the other limit- and on- keys). docs/job-spec.md has every field.
+
+Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db
+Example: queuectl enqueue '{"command": "make -j8", "limits": {"memory": "2G", "cpu": "1h"}}'`,
 		Flags: append(jobFlags(),
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "read the job spec from `FILE`"},
 			&cli.StringFlag{Name: "command", Aliases: []string{"c"}, Usage: "shell `CMD` to run"},

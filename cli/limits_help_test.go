@@ -49,3 +49,16 @@ func TestConfigHelpListsEverySetting(t *testing.T) {
 		}
 	}
 }
+
+// TestEnqueueHelpSaysWhereLimitsGo: enqueue --help, where one looks for
+// how to limit a job's memory, says that limits (and hooks), which have
+// no flag, go in the JSON spec; it said nothing of them.
+func TestEnqueueHelpSaysWhereLimitsGo(t *testing.T) {
+	h := newHome(t)
+	help, _, _ := h.run("enqueue", "--help")
+	for _, want := range []string{`"limits"`, "memory", `"on_failure"`, "config", "config set limit-memory"} {
+		if !strings.Contains(help, want) {
+			t.Errorf("enqueue --help does not mention %s:\n%s", want, help)
+		}
+	}
+}
