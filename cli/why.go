@@ -68,6 +68,9 @@ func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool) {
 	switch {
 	case err != nil:
 		say("its stderr: %v", err)
+	case len(lines) == 0 && errLog.Size() > 0:
+		// Printed, but nothing a terminal would show as text.
+		say("its stderr has %s, none of it text (blank lines or terminal escapes): queuectl logs %s --stderr", report.Bytes(errLog.Size()), j.ID)
 	case len(lines) == 0 && outLog.Size() > 0:
 		say("its stderr is empty; its stdout has %s: queuectl logs %s", report.Bytes(outLog.Size()), j.ID)
 	case len(lines) == 0:
