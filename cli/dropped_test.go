@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // TestStoreDroppedUnderWorker: the queue's schema is dropped and made anew,
@@ -21,19 +20,8 @@ import (
 // cluster of the test's own.
 func TestStoreDroppedUnderWorker(t *testing.T) {
 	t.Parallel() // it mostly waits (a server of its own): see TestMain
-	cluster := pgtest.NewCluster(t)
-	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { drop() })
-	admin := newHome(t)
-	admin.db = dsn + "&pool_max_conns=4"
-	admin.must("config", "set", "heartbeat-interval", "1s")
-	dir := t.TempDir()
+	_, dsn, admin, h, dir := faultSetup(t)
 	admin.enqueueOutageJob(dir, "held")
-	h := newHome(t)
-	h.db = admin.db
 	w := h.start("worker", "start", "--count", "2", "--no-spool")
 	waitFor(t, time.Minute, "job held to start", func() bool { return pidIn(filepath.Join(dir, "held.pid")) > 0 })
 

@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // TestJobsTableLockedUnderWorker: another session holds a lock on the jobs
@@ -23,20 +22,9 @@ import (
 // a cluster of the test's own.
 func TestJobsTableLockedUnderWorker(t *testing.T) {
 	t.Parallel() // it mostly waits (a server of its own, a lock): see TestMain
-	cluster := pgtest.NewCluster(t)
-	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { drop() })
-	admin := newHome(t)
-	admin.db = dsn + "&pool_max_conns=4"
-	admin.must("config", "set", "heartbeat-interval", "1s")
+	_, dsn, admin, h, dir := faultSetup(t)
 	admin.must("config", "set", "lease", "30s")
-	dir := t.TempDir()
 	admin.enqueueOutageJob(dir, "held")
-	h := newHome(t)
-	h.db = admin.db
 	w := h.start("worker", "start", "--count", "1", "--no-spool")
 	waitFor(t, time.Minute, "job held to start", func() bool { return pidIn(filepath.Join(dir, "held.pid")) > 0 })
 

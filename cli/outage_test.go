@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // Tests of a PostgreSQL store that goes away while workers use it: a TCP
@@ -207,6 +208,25 @@ func pidIn(path string) int {
 	data, _ := os.ReadFile(path)
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(data)))
 	return pid
+}
+
+// faultSetup is outageSetup for a fault of the server itself: a cluster
+// of the test's own, a schema on it (dsn), a home for the admin and one
+// for a worker on that schema, heartbeats every second, and a directory
+// for the jobs' files.
+func faultSetup(t *testing.T) (cluster *pgtest.Cluster, dsn string, admin, worker *qhome, dir string) {
+	cluster = pgtest.NewCluster(t)
+	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { drop() })
+	admin = newHome(t)
+	admin.db = dsn + "&pool_max_conns=4"
+	admin.must("config", "set", "heartbeat-interval", "1s")
+	worker = newHome(t)
+	worker.db = admin.db
+	return cluster, dsn, admin, worker, t.TempDir()
 }
 
 // outageSetup is a PostgreSQL home for the admin (direct to the server)

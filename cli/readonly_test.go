@@ -11,7 +11,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/queuectl/queuectl/claim"
-	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 )
 
 // TestReadOnlyServer: the server stops taking writes while a worker runs a
@@ -24,19 +23,8 @@ import (
 // server's.
 func TestReadOnlyServer(t *testing.T) {
 	t.Parallel() // it mostly waits (a server of its own, an outage): see TestMain
-	cluster := pgtest.NewCluster(t)
-	dsn, drop, err := pgtest.NewSchema(cluster.DSN())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { drop() })
-	admin := newHome(t)
-	admin.db = dsn + "&pool_max_conns=4"
-	admin.must("config", "set", "heartbeat-interval", "1s")
-	dir := t.TempDir()
+	cluster, _, admin, h, dir := faultSetup(t)
 	admin.enqueueOutageJob(dir, "long")
-	h := newHome(t)
-	h.db = admin.db
 	w := h.start("worker", "start", "--count", "2", "--no-spool")
 	waitFor(t, time.Minute, "job long to start", func() bool { return pidIn(filepath.Join(dir, "long.pid")) > 0 })
 
