@@ -215,7 +215,7 @@ func (s *session) readTaken(path, name string, t *tally) (data []byte, changedAt
 	// gets opened: a FIFO or device is never opened.
 	fi, err := os.Lstat(path)
 	if err != nil {
-		s.logf("read %s: %v", name, err)
+		s.logf("read %s: %v", shown(name), err)
 		return nil, changedAt, false
 	}
 	if !fi.Mode().IsRegular() {
@@ -232,7 +232,7 @@ func (s *session) readTaken(path, name string, t *tally) (data []byte, changedAt
 		return nil, changedAt, false
 	}
 	if err != nil {
-		s.logf("read %s: %v", name, err)
+		s.logf("read %s: %v", shown(name), err)
 		return nil, changedAt, false
 	}
 	return data, changed(fi), true
@@ -251,7 +251,7 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 		s.emit(Event{Kind: EventIngested, File: tk.name, Job: r.Job.ID})
 	case claim.Duplicate:
 		t.Duplicates++
-		s.logf("%s was ingested as job %s before an ingester stopped; removing the file", tk.name, r.Job.ID)
+		s.logf("%s was ingested as job %s before an ingester stopped; removing the file", shown(tk.name), r.Job.ID)
 	case claim.Redriven:
 		t.Redriven++
 		s.emit(Event{Kind: EventRedriven, File: tk.name, Job: r.Job.ID, Rearmed: r.Rearmed.Waiting, Left: r.Rearmed.Left})
@@ -262,12 +262,12 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 		t.Skipped++
 		s.emit(Event{Kind: EventSkipped, File: tk.name, Job: r.Job.ID, Key: r.Job.UniqueKey, State: string(r.Job.State)})
 	default:
-		s.logf("%s: the store answered %q; leaving the file for the next pass", tk.name, r.Outcome)
+		s.logf("%s: the store answered %q; leaving the file for the next pass", shown(tk.name), r.Outcome)
 		return
 	}
 	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		// The job is committed; the next pass finds the file a Duplicate.
-		s.logf("remove ingested %s: %v", tk.name, err)
+		s.logf("remove ingested %s: %v", shown(tk.name), err)
 	}
 }
 

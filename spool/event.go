@@ -56,11 +56,11 @@ func (e Event) Level() string {
 func (e Event) String() string {
 	switch e.Kind {
 	case EventWatching:
-		return fmt.Sprintf("watching spool %s", e.Path)
+		return fmt.Sprintf("watching spool %s", shown(e.Path))
 	case EventIngested:
-		return fmt.Sprintf("ingested %s as job %s", e.File, e.Job)
+		return fmt.Sprintf("ingested %s as job %s", shown(e.File), e.Job)
 	case EventRedriven:
-		s := fmt.Sprintf("%s re-drove dead job %s", e.File, e.Job)
+		s := fmt.Sprintf("%s re-drove dead job %s", shown(e.File), e.Job)
 		if len(e.Rearmed) > 0 {
 			s += fmt.Sprintf("; %s came back with it, waiting again", jobNames(e.Rearmed))
 		}
@@ -69,17 +69,17 @@ func (e Event) String() string {
 		}
 		return s
 	case EventSkipped:
-		return fmt.Sprintf("skipped %s: job %s with unique_key %q is still %s", e.File, e.Job, e.Key, e.State)
+		return fmt.Sprintf("skipped %s: job %s with unique_key %q is still %s", shown(e.File), e.Job, e.Key, e.State)
 	case EventRejected:
-		return fmt.Sprintf("rejected %s (see %s)", e.Err, e.Path)
+		return fmt.Sprintf("rejected %s (see %s)", e.Err, shown(e.Path))
 	case EventUnsafe:
-		return fmt.Sprintf("spool %s is unsafe, not ingesting it: %s", e.Path, e.Err)
+		return fmt.Sprintf("spool %s is unsafe, not ingesting it: %s", shown(e.Path), e.Err)
 	case EventSafe:
-		return fmt.Sprintf("spool %s is safe again; ingesting it", e.Path)
+		return fmt.Sprintf("spool %s is safe again; ingesting it", shown(e.Path))
 	case EventWarning:
 		return e.Err
 	}
-	return fmt.Sprintf("%s %s", e.Kind, e.File)
+	return fmt.Sprintf("%s %s", e.Kind, shown(e.File))
 }
 
 // emit hands e to Events, stamped with the time.

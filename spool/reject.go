@@ -6,8 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -39,7 +42,7 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 			continue
 		}
 		if err != nil {
-			return false, fmt.Errorf("reject %s: %w", name, err)
+			return false, fmt.Errorf("reject %s: %w", shown(name), err)
 		}
 		if _, err := os.Lstat(target); err == nil {
 			// A rejected file whose reason someone deleted: keep it.
@@ -63,19 +66,19 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 			// No file goes to rejected/ without its reason: it stays where
 			// it is, and the next pass tries again.
 			os.Remove(target + reasonExt)
-			return false, fmt.Errorf("reject %s: write %s: %w; the file stays until its reason can be written", name, target+reasonExt, werr)
+			return false, fmt.Errorf("reject %s: write %s: %w; the file stays until its reason can be written", shown(name), shown(target+reasonExt), werr)
 		}
 		if err := os.Rename(src, target); err != nil {
 			os.Remove(target + reasonExt)
 			if errors.Is(err, fs.ErrNotExist) {
 				return false, nil
 			}
-			return false, fmt.Errorf("reject %s: %w", name, err)
+			return false, fmt.Errorf("reject %s: %w", shown(name), err)
 		}
 		s.emit(Event{Kind: EventRejected, File: name, Err: p.what, Path: target + reasonExt})
 		return true, nil
 	}
-	return false, fmt.Errorf("reject %s: 1000 rejected files of that name; clean up %s", name, s.Dirs.Rejected)
+	return false, fmt.Errorf("reject %s: 1000 rejected files of that name; clean up %s", shown(name), s.Dirs.Rejected)
 }
 
 // rejectedName keeps the original name; the n-th later file of the same
@@ -91,6 +94,17 @@ func rejectedName(name string, n int) string {
 	return fmt.Sprintf("%s.%d%s", strings.TrimSuffix(name, ext), n, ext)
 }
 
+// shown is a file name (or path) as a log line or the first line of a
+// reason shows it: as it is, unless it holds a control character (a
+// newline, an escape sequence) or is not UTF-8; then Go-quoted, so that a
+// name can neither break the line in two nor drive the terminal.
+func shown(name string) string {
+	if !utf8.ValidString(name) || strings.IndexFunc(name, unicode.IsControl) >= 0 {
+		return strconv.Quote(name)
+	}
+	return name
+}
+
 // moveBack is the fix of a file that only needs editing.
 func moveBack(what string) func(rejected, spool string) string {
 	return func(rejected, spool string) string {
@@ -104,7 +118,7 @@ func invalidProblem(name string, err error) problem {
 	if errors.Is(err, claim.ErrConflict) {
 		fix = moveBack(`give the job another "id", or leave "id" out to get a generated one`)
 	}
-	return problem{what: name + ": " + describe(name, err), fix: fix}
+	return problem{what: shown(name) + ": " + describe(name, err), fix: fix}
 }
 
 // describe is err's message for a reason file, which names the file itself
@@ -119,21 +133,21 @@ func describe(name string, err error) string {
 
 func truncatedProblem(name string, settle time.Duration, err error) problem {
 	return problem{
-		what: fmt.Sprintf("%s: not a complete JSON object, and unchanged for %v (%s)", name, settle, describe(name, err)),
+		what: fmt.Sprintf("%s: not a complete JSON object, and unchanged for %v (%s)", shown(name), settle, describe(name, err)),
 		fix:  moveBack(fmt.Sprintf("finish the JSON object (a writer should write %s.tmp and rename it when done)", name)),
 	}
 }
 
 func tooBigProblem(name string, size int64) problem {
 	return problem{
-		what: fmt.Sprintf("%s: the file is %d bytes, over the limit of 1 MiB", name, size),
+		what: fmt.Sprintf("%s: the file is %d bytes, over the limit of 1 MiB", shown(name), size),
 		fix:  moveBack("keep the job spec small and put large data in a file the command reads"),
 	}
 }
 
 func longNameProblem(name string) problem {
 	return problem{
-		what: fmt.Sprintf("%.40s…: the file name is %d bytes, over the limit of %d", name, len(name), maxName),
+		what: fmt.Sprintf("%s…: the file name is %d bytes, over the limit of %d", shown(fmt.Sprintf("%.40s", name)), len(name), maxName),
 		fix: func(rejected, spool string) string {
 			return fmt.Sprintf("move it back under a shorter name: mv %s %s", quote(rejected),
 				quote(filepath.Join(filepath.Dir(spool), "job.json")))
@@ -144,7 +158,7 @@ func longNameProblem(name string) problem {
 func foreignProblem(name string, uid int) problem {
 	return problem{
 		what: fmt.Sprintf("%s: the file is owned by %s, not by %s who runs this queue; a file someone else wrote is never run as you",
-			name, userName(uid), userName(os.Getuid())),
+			shown(name), userName(uid), userName(os.Getuid())),
 		fix: func(rejected, spool string) string {
 			return fmt.Sprintf("if you trust it, copy it as yourself, so that you own the copy: cp %s %s && mv %s %s",
 				quote(rejected), quote(spool+".tmp"), quote(spool+".tmp"), quote(spool))
@@ -158,7 +172,7 @@ func irregularProblem(name string, mode fs.FileMode, path string) problem {
 	case mode&fs.ModeSymlink != 0:
 		target, _ := os.Readlink(path)
 		return problem{
-			what: fmt.Sprintf("%s: a symbolic link (to %s); links are never followed, so nobody can make you run a file you did not drop", name, target),
+			what: fmt.Sprintf("%s: a symbolic link (to %s); links are never followed, so nobody can make you run a file you did not drop", shown(name), shown(target)),
 			fix: func(rejected, spool string) string {
 				return fmt.Sprintf("if you trust its target, drop a copy: cp -L %s %s && mv %s %s",
 					quote(rejected), quote(spool+".tmp"), quote(spool+".tmp"), quote(spool))
@@ -166,7 +180,7 @@ func irregularProblem(name string, mode fs.FileMode, path string) problem {
 		}
 	case mode.IsDir():
 		return problem{
-			what: name + ": a directory, not a regular file",
+			what: shown(name) + ": a directory, not a regular file",
 			fix: func(rejected, _ string) string {
 				return "only regular *.json files belong in the spool; move " + quote(rejected) + " where you keep directories"
 			},
@@ -182,7 +196,7 @@ func irregularProblem(name string, mode fs.FileMode, path string) problem {
 		kind = "a device"
 	}
 	return problem{
-		what: fmt.Sprintf("%s: %s, not a regular file; it is never opened", name, kind),
+		what: fmt.Sprintf("%s: %s, not a regular file; it is never opened", shown(name), kind),
 		fix: func(rejected, spool string) string {
 			return fmt.Sprintf("write the job spec into a regular file and drop that (e.g. as %s), then remove %s",
 				quote(spool), quote(rejected))
@@ -195,7 +209,7 @@ func unreadableProblem(name string, err error) problem {
 		err = pe.Err // the path is the private taken one, not the user's
 	}
 	return problem{
-		what: fmt.Sprintf("%s: cannot be read: %v", name, err),
+		what: fmt.Sprintf("%s: cannot be read: %v", shown(name), err),
 		fix:  moveBack("make it readable (chmod u+r)"),
 	}
 }

@@ -115,7 +115,7 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 			// Not named by an ingester; give it a key of its own.
 			tk = taken{key: newKey(), name: f}
 			if err := os.Rename(filepath.Join(s.own.path, f), filepath.Join(s.own.path, tk.file())); err != nil {
-				s.logf("rename %s: %v", f, err)
+				s.logf("rename %s: %v", shown(f), err)
 				continue
 			}
 		}
@@ -210,7 +210,7 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	// os.Rename would first Lstat it.
 	if err := syscall.Rename(path, filepath.Join(s.own.path, tk.file())); err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			s.logf("take %s: %v", name, err)
+			s.logf("take %s: %v", shown(name), err)
 		}
 		return taken{}, false
 	}
@@ -257,5 +257,5 @@ func (s *session) noteIgnored(name string) {
 		clear(s.ignored)
 	}
 	s.ignored[name] = true
-	s.logf("ignoring %s in the spool: only *.json files are ingested", name)
+	s.logf("ignoring %s in the spool: only *.json files are ingested", shown(name))
 }

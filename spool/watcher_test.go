@@ -463,3 +463,55 @@ func TestWatcherRescansOnOverflow(t *testing.T) {
 	})
 	eventually(t, 10*time.Second, "after.json ingested", func() bool { return len(jobs(t, w.Store)) == 2 })
 }
+
+// A file name may hold a newline or an escape sequence (a shell loop's
+// mistake, a hostile drop): the worker's log shows one line per event and
+// the reason's first line is the whole reason, the name Go-quoted in both,
+// so that no name can break a line in two or drive the terminal.
+func TestWatcherQuotesControlCharactersInNames(t *testing.T) {
+	w := newWatcher(t)
+	var mu sync.Mutex
+	var said []Event
+	w.Events = func(e Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		said = append(said, e)
+	}
+	start(t, w)
+	good, bad := "new\nline.json", "bad\x1b[31m\nname.json"
+	for name, content := range map[string]string{good: `{"id": "nl", "command": "true"}`, bad: `{"command": true}`} {
+		if err := os.WriteFile(filepath.Join(w.Dirs.Spool, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		var out []string
+		for _, e := range said {
+			if e.Kind == EventIngested || e.Kind == EventRejected {
+				out = append(out, e.String())
+			}
+		}
+		return out
+	}
+	eventually(t, 10*time.Second, "one file ingested and one rejected", func() bool { return len(lines()) == 2 })
+	for _, l := range lines() {
+		if strings.ContainsAny(l, "\n\x1b") {
+			t.Errorf("event line %q holds a newline or an escape, want the name quoted", l)
+		}
+		if !strings.Contains(l, `"new\nline.json"`) && !strings.Contains(l, `"bad\x1b[31m\nname.json"`) {
+			t.Errorf("event line %q does not name the file Go-quoted", l)
+		}
+	}
+	rs, err := ListRejected(w.Dirs)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("ListRejected = %+v, %v; want the one bad file", rs, err)
+	}
+	if want := `"bad\x1b[31m\nname.json": field "command" must be a JSON string`; !strings.HasPrefix(rs[0].Reason, want) {
+		t.Errorf("reason's first line = %q, want it to start with %q", rs[0].Reason, want)
+	}
+	if rs[0].Name != bad {
+		t.Errorf("rejected name = %q, want %q (the file keeps its name)", rs[0].Name, bad)
+	}
+}
