@@ -179,16 +179,25 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 	if err != nil || !fi.regular {
 		return taken{}, false
 	}
-	if p, bad := s.checkFile(name, fi.uid, fi.size); bad {
-		s.rejectCounted(path, name, p, t)
+	if fi.uid != s.uid {
+		s.rejectCounted(path, name, foreignProblem(name, fi.uid), t)
 		return taken{}, false
 	}
 	changedAt := fi.changed
 	if writing, _ := f.openForWriting(); writing {
 		// A writer still has it open: however long it pauses, the file
-		// is not done. Looked at again shortly.
+		// is not done, nor is its size known: one already over MaxSize
+		// is rejected once closed, with the size it ended at, rather than
+		// taken from under its writer. Looked at again shortly.
 		t.Waiting++
 		t.wakeBy(time.Now().Add(writerPoll))
+		return taken{}, false
+	}
+	if fi.size > MaxSize {
+		if now, err := f.stat(); err == nil {
+			fi.size = now.size // what a writer closed since the first look left
+		}
+		s.rejectCounted(path, name, tooBigProblem(name, fi.size), t)
 		return taken{}, false
 	}
 	settled := time.Since(changedAt) >= s.settle

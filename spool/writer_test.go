@@ -3,6 +3,7 @@ package spool
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -101,5 +102,49 @@ func TestRejectWithoutRoomKeepsTheFile(t *testing.T) {
 	reason, err := os.ReadFile(filepath.Join(w.Dirs.Rejected, "bad.json"+reasonExt))
 	if err != nil || !strings.Contains(string(reason), "nope") {
 		t.Errorf("rejected/bad.json.reason = %q, %v; want the unknown field named", reason, err)
+	}
+}
+
+// A file over the size limit that a writer still holds open (cp of a
+// large file, a slow scp) is left alone until it is closed, and only then
+// rejected, its reason giving the size it ended at: not taken from under
+// its writer, with a size it had on the way.
+func TestOversizedFileIsRejectedOnceWritten(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.Missing(t, "only Linux tells whether a file is open for writing (F_SETLEASE)")
+	}
+	w := newWatcher(t)
+	path := filepath.Join(w.Dirs.Spool, "big.json")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := strings.Repeat(" ", MaxSize)
+	if _, err := f.WriteString(`{"command": "true"}` + chunk); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	st, err := w.Pass(ctx)
+	if err != nil || st.Waiting != 1 || st.Rejected != 0 {
+		t.Fatalf("Pass with a writer holding big.json = %+v, %v; want it waiting, not rejected", st, err)
+	}
+	if !exists(path) {
+		t.Fatalf("big.json left the spool while its writer held it open")
+	}
+	if _, err := f.WriteString(chunk); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(t, w)
+	reason := filepath.Join(w.Dirs.Rejected, "big.json"+reasonExt)
+	eventually(t, 10*time.Second, "big.json rejected once closed", func() bool { return exists(reason) })
+	text, err := os.ReadFile(reason)
+	if want := fmt.Sprintf("big.json: the file is %d bytes, over the limit of 1 MiB", fi.Size()); err != nil || !strings.HasPrefix(string(text), want) {
+		t.Errorf("big.json.reason = %q, %v; want it to start %q", text, err, want)
 	}
 }
