@@ -21,6 +21,7 @@ type session struct {
 	uid     int
 	settle  time.Duration
 	ignored map[string]bool // names already logged as ignored
+	writing map[string]bool // names a writer held open at the last pass
 	from    string          // the directory rejected files came from, when not the spool
 }
 
@@ -87,6 +88,7 @@ func parseTaken(file string) (taken, bool) {
 // failed commit, whose files are then tried again by the next pass.
 func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 	var t tally
+	clear(s.writing)
 	if adopt {
 		n, err := s.own.adopt()
 		if err != nil {
@@ -188,7 +190,9 @@ func (s *session) take(e fs.DirEntry, t *tally) (taken, bool) {
 		// A writer still has it open: however long it pauses, the file
 		// is not done, nor is its size known: one already over MaxSize
 		// is rejected once closed, with the size it ended at, rather than
-		// taken from under its writer. Looked at again shortly.
+		// taken from under its writer. Looked at again shortly; its
+		// writes are no hint meanwhile.
+		s.writing[name] = true
 		t.Waiting++
 		t.wakeBy(time.Now().Add(writerPoll))
 		return taken{}, false

@@ -41,6 +41,8 @@ type Watcher struct {
 	// AwaySaid: another part of the process (a worker) says when the store
 	// is unavailable and when it is back; not said here again.
 	AwaySaid bool
+
+	onPass func() // for tests: called before each pass of Run
 }
 
 // Stats counts what one Pass did with the files it found.
@@ -106,6 +108,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 				w.tell(Event{Kind: EventSafe, Path: w.Dirs.Spool})
 				paused, full = nil, true
 			}
+			if w.onPass != nil {
+				w.onPass()
+			}
 			t, err = s.pass(ctx, full)
 		}
 		if ctx.Err() != nil {
@@ -131,7 +136,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 		if !t.wake.IsZero() {
 			settle.Reset(time.Until(t.wake) + 10*time.Millisecond)
 		}
-		if full, err = w.wait(ctx, fw, rescan.C, settle.C); err != nil || ctx.Err() != nil {
+		if full, err = w.wait(ctx, fw, s.writing, rescan.C, settle.C); err != nil || ctx.Err() != nil {
 			return err
 		}
 	}
@@ -198,7 +203,8 @@ func (w *Watcher) open() (*session, error) {
 		own.close()
 		return nil, fmt.Errorf("open spool: %w", err)
 	}
-	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, ignored: map[string]bool{}}, nil
+	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, ignored: map[string]bool{},
+		writing: map[string]bool{}}, nil
 }
 
 func (w *Watcher) rescan() time.Duration {
@@ -210,8 +216,9 @@ func (w *Watcher) rescan() time.Duration {
 
 // wait blocks until a pass is due or ctx ends. full says the pass should
 // also adopt the files of dead ingesters: on rescans and after lost events.
-// fw may be nil: then only the timers count.
-func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle <-chan time.Time) (full bool, err error) {
+// fw may be nil: then only the timers count. writing holds the names a
+// writer held open at the last pass, whose writes are no hint.
+func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, writing map[string]bool, rescan, settle <-chan time.Time) (full bool, err error) {
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if fw != nil {
@@ -235,7 +242,7 @@ func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle
 			if !ok {
 				return false, errors.New("watch spool: fsnotify stopped")
 			}
-			if w.hint(ev) {
+			if w.hint(ev, writing) {
 				return drain(fw), nil
 			}
 		case err, ok := <-errs:
@@ -253,13 +260,22 @@ func (w *Watcher) wait(ctx context.Context, fw *fsnotify.Watcher, rescan, settle
 }
 
 // hint reports whether ev may mean a file to ingest. Renames and removals
-// out of the spool (mostly takes, by this and other ingesters) are not.
-func (w *Watcher) hint(ev fsnotify.Event) bool {
+// out of the spool (mostly takes, by this and other ingesters) are not,
+// nor are the writes to a file its writer held open at the last pass
+// (writing): that pass looks again every writerPoll until it is closed,
+// so that a slow copy's thousands of writes do not cost a pass each.
+func (w *Watcher) hint(ev fsnotify.Event, writing map[string]bool) bool {
 	if ev.Name == w.Dirs.Spool {
 		return true // the spool itself changed: the pass re-checks it
 	}
-	return candidate(filepath.Base(ev.Name)) &&
-		(ev.Has(fsnotify.Create) || ev.Has(fsnotify.Write) || ev.Has(fsnotify.Chmod))
+	name := filepath.Base(ev.Name)
+	switch {
+	case !candidate(name):
+		return false
+	case ev.Has(fsnotify.Create) || ev.Has(fsnotify.Chmod):
+		return true
+	}
+	return ev.Has(fsnotify.Write) && !writing[name]
 }
 
 // drain discards the events already queued, so that a burst of drops costs

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -147,4 +148,46 @@ func TestOversizedFileIsRejectedOnceWritten(t *testing.T) {
 	if want := fmt.Sprintf("big.json: the file is %d bytes, over the limit of 1 MiB", fi.Size()); err != nil || !strings.HasPrefix(string(text), want) {
 		t.Errorf("big.json.reason = %q, %v; want it to start %q", text, err, want)
 	}
+}
+
+// A slow writer (scp, a copy over a slow link) makes a write event per
+// chunk. Once a pass found the file open for writing, its writes are no
+// reason for another pass: the watcher looks again every writerPoll, and
+// ingests the file once it is closed.
+func TestSlowWriterCostsNoPassPerWrite(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		testenv.Missing(t, "only Linux tells whether a file is open for writing (F_SETLEASE)")
+	}
+	w := newWatcher(t)
+	var passes atomic.Int64
+	w.onPass = func() { passes.Add(1) }
+	start(t, w)
+	eventually(t, 10*time.Second, "the first pass", func() bool { return passes.Load() > 0 })
+	path := filepath.Join(w.Dirs.Spool, "slow.json")
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	before := passes.Load()
+	content := `{"id": "slow", "command": "true"}` + strings.Repeat(" ", 400)
+	const writes = 400
+	for i := 0; i < writes; i++ {
+		if _, err := f.WriteString(content[i : i+1]); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(time.Millisecond) // a writer a byte a millisecond, the case at hand
+	}
+	during := passes.Load() - before
+	if _, err := f.WriteString(content[writes:]); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	eventually(t, 10*time.Second, "slow.json ingested once closed", func() bool { return len(jobs(t, w.Store)) == 1 })
+	// At most one pass per writerPoll while it wrote, and a few for the
+	// Create and the first writes; not one per write.
+	if during > writes/10 {
+		t.Errorf("%d passes during %d writes to a file held open, want the writes to be no hint", during, writes)
+	}
+	t.Logf("%d passes during %d writes", during, writes)
 }
