@@ -83,9 +83,15 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 
 // rejectedName keeps the original name; the n-th later file of the same
 // name becomes stem.n.ext, so that it still ends in .json when moved back.
+// A name over maxName bytes is cut at a character's boundary, so that a
+// UTF-8 name stays one, which `rejected list --json` gives exactly.
 func rejectedName(name string, n int) string {
 	if len(name) > maxName {
-		name = name[:maxName]
+		cut := maxName
+		for cut > 0 && !utf8.RuneStart(name[cut]) {
+			cut--
+		}
+		name = name[:cut]
 	}
 	if n == 0 {
 		return name

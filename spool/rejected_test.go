@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -126,5 +127,25 @@ func TestRejectedNameErrors(t *testing.T) {
 	}
 	if !exists(filepath.Join(w.Dirs.Rejected, "x.json")) {
 		t.Errorf("a refused name touched rejected/x.json")
+	}
+}
+
+// A name over maxName bytes is cut to fit rejected/, at a character's
+// boundary: cut inside a multi-byte character, the name was no longer
+// UTF-8, `rejected list --json` gave it with U+FFFD in place of the cut
+// bytes, and `rejected purge` or `retry` of the name listed found nothing.
+func TestLongNameRejectedUnderUTF8Name(t *testing.T) {
+	w := newWatcher(t)
+	long := "a" + strings.Repeat("é", 120) + ".json" // 246 bytes; byte 200 is inside an é
+	rejectOne(t, w, long, `{"command": "true"}`)
+	rs, err := ListRejected(w.Dirs)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("ListRejected = %+v, %v; want the one long name", rs, err)
+	}
+	if name := rs[0].Name; !utf8.ValidString(name) || len(name) > maxName || !strings.HasPrefix(long, name) {
+		t.Fatalf("rejected name = %q, want a UTF-8 prefix of the name of at most %d bytes", name, maxName)
+	}
+	if err := PurgeRejected(w.Dirs, rs[0].Name); err != nil {
+		t.Fatalf("PurgeRejected(%q) = %v, want the listed name purged", rs[0].Name, err)
 	}
 }
