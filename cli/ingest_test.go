@@ -6,6 +6,7 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -142,4 +143,32 @@ func (h *qhome) listAll() []json.RawMessage {
 		h.t.Fatalf("list --json: %v", err)
 	}
 	return jobs
+}
+
+// `rejected retry` and `rejected purge` name the file they acted on; a name
+// with a newline or an escape sequence is Go-quoted there, as in the
+// worker's log, so that it can neither forge a line nor drive the terminal.
+func TestRejectedCommandsQuoteControlCharacters(t *testing.T) {
+	h := newHome(t)
+	h.must("status") // creates the home
+	name := "q\x1b[2Jz\nw.json"
+	spoolDir := filepath.Join(h.dir, "spool")
+	if err := os.WriteFile(filepath.Join(spoolDir, name), []byte(`{"command": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, errText, code := h.run("ingest"); code != 0 || !strings.Contains(errText, `rejected "q\x1b[2Jz\nw.json": `) {
+		t.Fatalf("ingest: exit %d, stderr %q; want the file rejected under its quoted name", code, errText)
+	}
+	for _, verb := range []string{"retry", "purge"} {
+		out, errText, code := h.run("rejected", verb, name)
+		if code != 0 || strings.ContainsAny(out, "\x1b") || strings.Count(out, "\n") != 1 || !strings.Contains(out, `"q\x1b[2Jz\nw.json"`) {
+			t.Errorf("rejected %s: exit %d, stdout %q, stderr %q; want one line naming the file Go-quoted", verb, code, out, errText)
+		}
+		if verb == "retry" {
+			h.must("ingest") // rejected again, for purge
+		}
+	}
+	if _, errText, code := h.run("rejected", "purge", name); code != 3 || strings.ContainsAny(errText, "\x1b") {
+		t.Errorf("rejected purge of a purged name: exit %d, stderr %q; want 3 and the name quoted", code, errText)
+	}
 }

@@ -66,7 +66,7 @@ func eachName(c *cli.Context, done string, fn func(string) error) error {
 		if err := fn(name); err != nil {
 			return err
 		}
-		fmt.Fprintf(c.App.Writer, "%s rejected file %s\n", done, name)
+		fmt.Fprintf(c.App.Writer, "%s rejected file %s\n", done, spool.ShowName(name))
 		return nil
 	})
 }

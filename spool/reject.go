@@ -111,6 +111,10 @@ func shown(name string) string {
 	return name
 }
 
+// ShowName is a file name as a line of text shows it (shown): for the
+// commands that name rejected files.
+func ShowName(name string) string { return shown(name) }
+
 // moveBack is the fix of a file that only needs editing.
 func moveBack(what string) func(rejected, spool string) string {
 	return func(rejected, spool string) string {

@@ -119,12 +119,12 @@ func RetryRejected(d Dirs, name string) error {
 	switch {
 	case errors.Is(err, fs.ErrExist):
 		return kindf(claim.ErrConflict, "%s exists in %s already; move it away first, or retry this file under another name: mv %s %s",
-			name, where, quote(src), quote(filepath.Join(dir, "other-"+name)))
+			shown(name), where, quote(src), quote(filepath.Join(dir, "other-"+name)))
 	case err != nil:
-		return fmt.Errorf("retry rejected %s: %w", name, err)
+		return fmt.Errorf("retry rejected %s: %w", shown(name), err)
 	}
 	if err := os.Remove(src); err != nil {
-		return fmt.Errorf("retry rejected %s: %w", name, err)
+		return fmt.Errorf("retry rejected %s: %w", shown(name), err)
 	}
 	removeReason(src)
 	return nil
@@ -138,7 +138,7 @@ func PurgeRejected(d Dirs, name string) error {
 		return err
 	}
 	if err := os.Remove(path); err != nil {
-		return fmt.Errorf("purge rejected %s: %w", name, err)
+		return fmt.Errorf("purge rejected %s: %w", shown(name), err)
 	}
 	removeReason(path)
 	return nil
@@ -152,13 +152,13 @@ func rejectedPath(d Dirs, name string) (string, error) {
 	path := filepath.Join(d.Rejected, name)
 	fi, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return "", kindf(claim.ErrNotFound, "no rejected file %s", name)
+		return "", kindf(claim.ErrNotFound, "no rejected file %s", shown(name))
 	}
 	if err != nil {
-		return "", fmt.Errorf("rejected %s: %w", name, err)
+		return "", fmt.Errorf("rejected %s: %w", shown(name), err)
 	}
 	if fi.IsDir() {
-		return "", kindf(claim.ErrInvalid, "rejected/%s is a directory; move it yourself", name)
+		return "", kindf(claim.ErrInvalid, "rejected/%s is a directory; move it yourself", shown(name))
 	}
 	return path, nil
 }
