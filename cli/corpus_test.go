@@ -58,7 +58,7 @@ func TestBadInputCorpus(t *testing.T) {
 	for _, f := range files {
 		rejected := filepath.Join(h.dir, "rejected", f.name)
 		if len(f.name) > 200 {
-			rejected = filepath.Join(h.dir, "rejected", f.name[:200])
+			rejected = filepath.Join(h.dir, "rejected", f.name[:200-len(".json")]+".json")
 		}
 		if _, err := os.Lstat(rejected); err != nil {
 			t.Errorf("%q: not in rejected/: %v", f.name, err)

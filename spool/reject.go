@@ -83,15 +83,21 @@ func (s *session) reject(src, name string, p problem) (bool, error) {
 
 // rejectedName keeps the original name; the n-th later file of the same
 // name becomes stem.n.ext, so that it still ends in .json when moved back.
-// A name over maxName bytes is cut at a character's boundary, so that a
-// UTF-8 name stays one, which `rejected list --json` gives exactly.
+// A name over maxName bytes keeps its extension and the start of its stem,
+// cut at a character's boundary, so that a UTF-8 name stays one, which
+// `rejected list --json` gives exactly, and `rejected retry` puts back a
+// name the spool ingests.
 func rejectedName(name string, n int) string {
 	if len(name) > maxName {
-		cut := maxName
+		ext := filepath.Ext(name)
+		if len(ext) > maxName/2 {
+			ext = ""
+		}
+		cut := maxName - len(ext)
 		for cut > 0 && !utf8.RuneStart(name[cut]) {
 			cut--
 		}
-		name = name[:cut]
+		name = name[:cut] + ext
 	}
 	if n == 0 {
 		return name
@@ -159,8 +165,8 @@ func longNameProblem(name string) problem {
 	return problem{
 		what: fmt.Sprintf("%s…: the file name is %d bytes, over the limit of %d", shown(fmt.Sprintf("%.40s", name)), len(name), maxName),
 		fix: func(rejected, spool string) string {
-			return fmt.Sprintf("move it back under a shorter name: mv %s %s", quote(rejected),
-				quote(filepath.Join(filepath.Dir(spool), "job.json")))
+			return fmt.Sprintf("it is kept here under a name cut to fit; move it back under that name (queuectl rejected retry %s) or another short one: mv %s %s",
+				quote(filepath.Base(rejected)), quote(rejected), quote(filepath.Join(filepath.Dir(spool), filepath.Base(rejected))))
 		},
 	}
 }

@@ -142,10 +142,32 @@ func TestLongNameRejectedUnderUTF8Name(t *testing.T) {
 	if err != nil || len(rs) != 1 {
 		t.Fatalf("ListRejected = %+v, %v; want the one long name", rs, err)
 	}
-	if name := rs[0].Name; !utf8.ValidString(name) || len(name) > maxName || !strings.HasPrefix(long, name) {
-		t.Fatalf("rejected name = %q, want a UTF-8 prefix of the name of at most %d bytes", name, maxName)
+	if name := rs[0].Name; !utf8.ValidString(name) || len(name) > maxName || !strings.HasPrefix(long, strings.TrimSuffix(name, ".json")) {
+		t.Fatalf("rejected name = %q, want a UTF-8 start of the name of at most %d bytes", name, maxName)
 	}
 	if err := PurgeRejected(w.Dirs, rs[0].Name); err != nil {
 		t.Fatalf("PurgeRejected(%q) = %v, want the listed name purged", rs[0].Name, err)
+	}
+}
+
+// A name too long for the spool is cut to fit rejected/, keeping its
+// .json: `rejected retry` of the name listed puts back a file the spool
+// ingests, not one it ignores for not ending in .json.
+func TestLongNameRetriedBecomesAJob(t *testing.T) {
+	w := newWatcher(t)
+	long := strings.Repeat("x", 230) + ".json"
+	rejectOne(t, w, long, `{"id": "long", "command": "true"}`)
+	rs, err := ListRejected(w.Dirs)
+	if err != nil || len(rs) != 1 {
+		t.Fatalf("ListRejected = %+v, %v; want the one long name", rs, err)
+	}
+	if name := rs[0].Name; len(name) > maxName || !strings.HasSuffix(name, ".json") {
+		t.Fatalf("rejected name = %q (%d bytes), want at most %d bytes ending in .json", name, len(name), maxName)
+	}
+	if err := RetryRejected(w.Dirs, rs[0].Name); err != nil {
+		t.Fatalf("RetryRejected(%q) = %v", rs[0].Name, err)
+	}
+	if st, err := w.Pass(context.Background()); err != nil || st.Ingested != 1 {
+		t.Fatalf("Pass after rejected retry = %+v, %v; want the file ingested", st, err)
 	}
 }
