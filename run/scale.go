@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -14,15 +15,18 @@ const scaleCheck = 100 * time.Millisecond
 // scaler runs the worker's slots: as many as its registry row says
 // (`worker scale N` sets it), read on store changes and every poll. Slots
 // above the count park before their next claim (a running job goes on);
-// slots are started when the count grows past those ever started. It
-// returns once soft ends; it is counted in slots itself, so that adding
-// to slots never races slots.Wait.
+// slots are started when the count grows past those ever started. A slot
+// below the count claims only while fewer jobs than the count run (take),
+// so that a worker scaled down while busy starts nothing until its jobs
+// above the count have ended. It returns once soft ends; it is counted in
+// slots itself, so that adding to slots never races slots.Wait.
 type scaler struct {
 	w       *Worker
 	want    int32 // slots that may claim now; read by the slots
 	mu      sync.Mutex
 	started int
-	unpark  broadcast // fired when the count changes, for parked slots
+	held    atomic.Int32 // slots claiming or running a job (take, put)
+	unpark  broadcast    // fired when the count changes, for parked slots
 }
 
 // run starts n slots, then follows the count until soft ends.
@@ -79,5 +83,41 @@ func (s *scaler) count() int {
 	return int(s.want)
 }
 
-// parked reports whether slot i is above the count.
-func (s *scaler) parked(i int) bool { return i >= s.count() }
+// take reports whether slot i may claim now: it is below the count and
+// fewer jobs than the count run or are being claimed. A slot that may
+// claim holds its place until put, whether it found a job or not.
+func (s *scaler) take(i int) bool {
+	n := int32(s.count())
+	if int32(i) >= n {
+		return false
+	}
+	for {
+		held := s.held.Load()
+		if held >= n {
+			return false
+		}
+		if s.held.CompareAndSwap(held, held+1) {
+			return true
+		}
+	}
+}
+
+// keep reports whether slot i, which holds its place and whose job just
+// completed, may claim its next job at once (in the completion's own
+// transaction): it is below the count, and no more jobs than the count run.
+func (s *scaler) keep(i int) bool {
+	n := s.count()
+	return i < n && int(s.held.Load()) <= n
+}
+
+// put gives back the place take gave slot i. Slots parked while more jobs
+// than the count ran (only after a scale down) look again.
+func (s *scaler) put() {
+	s.held.Add(-1)
+	s.mu.Lock()
+	over := int(s.want) < s.started
+	s.mu.Unlock()
+	if over {
+		s.unpark.fire()
+	}
+}

@@ -211,7 +211,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 			continue
 		}
 		unpark := w.scale.unparked()
-		if w.scale.parked(i) { // scaled down: claim nothing until scaled up
+		if !w.scale.take(i) { // scaled down: claim nothing until fewer jobs than the count run
 			w.idle(soft, unpark)
 			continue
 		}
@@ -219,6 +219,9 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		w.claiming.Add(1)
 		began := time.Now() // the claim's lease runs from no earlier
 		j, r, err := w.Store.Claim(soft, c)
+		if err != nil {
+			w.scale.put()
+		}
 		if err == nil || errors.Is(err, claim.ErrNoJob) {
 			w.storeUp()
 		}
@@ -260,10 +263,11 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		w.running.Add(1)
 		for next := (&claimed{j, r, began.Add(c.Lease)}); next != nil; {
 			var stopped bool
-			stopped, next = w.runOne(soft, hard, c, next, cg)
+			stopped, next = w.runOne(soft, hard, c, next, cg, i)
 			interrupted = interrupted || stopped
 		}
 		w.running.Add(-1)
+		w.scale.put()
 	}
 	return interrupted
 }
@@ -314,9 +318,10 @@ func (w *Worker) drained(ctx, hard context.Context) bool {
 // runOne runs a claimed job and records how it ended. Bookkeeping outlives
 // the contexts, with a bound, so that a shutdown never strands a job in
 // processing. It reports whether a hard stop interrupted the job. When the
-// job completed and soft still runs, the slot's next job is claimed in the
-// same transaction and returned.
-func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup) (bool, *claimed) {
+// job completed, soft still runs and slot i may go on claiming (it was not
+// scaled down), the slot's next job is claimed in the same transaction and
+// returned.
+func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup, i int) (bool, *claimed) {
 	j, r := held.job, held.run
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's. It is checked before the
@@ -366,7 +371,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 		w.postpone(hard, j, r, res.fault)
 		return false, nil
 	}
-	if res.err == "" && !res.interrupted && soft.Err() == nil {
+	if res.err == "" && !res.interrupted && soft.Err() == nil && w.scale.keep(i) {
 		if next, ok := w.completeAndClaim(hard, c, j, r, res); ok {
 			return false, next
 		}
