@@ -40,7 +40,7 @@ func (s *Store) Cancel(ctx context.Context, id string) (j Job, died []Job, chang
 // of 15,000 jobs).
 func (s *Store) CancelQueue(ctx context.Context, queue string) ([]Job, []Job, error) {
 	if queue == AllQueues || !ValidID(queue) {
-		return nil, nil, invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", queue)
+		return nil, nil, invalidf("queue %q is not valid: %s", queue, NameRule)
 	}
 	jobs, err := s.engine.CancelQueue(ctx, CancelParams{Queue: queue, Now: s.Now()})
 	if err != nil {

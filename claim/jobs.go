@@ -116,6 +116,9 @@ func Unusable(err error) bool { return jobs.Unusable(err) }
 // ValidID reports whether id may name a job (jobs.ValidID).
 func ValidID(id string) bool { return jobs.ValidID(id) }
 
+// NameRule says what ValidID takes (jobs.NameRule).
+const NameRule = jobs.NameRule
+
 // HostID is jobs.HostID: this host, as its runs record it.
 func HostID() string { return jobs.HostID() }
 

@@ -86,7 +86,7 @@ func (s *Store) Running(ctx context.Context, queue string) (int, error) {
 
 func checkQueue(queue string) error {
 	if queue != AllQueues && !ValidID(queue) {
-		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", queue)
+		return invalidf("queue %q is not valid: %s", queue, NameRule)
 	}
 	return nil
 }

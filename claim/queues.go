@@ -15,7 +15,7 @@ const maxMaxRunning = 1 << 20
 // name or a limit out of range.
 func (s *Store) SetQueueLimit(ctx context.Context, queue string, maxRunning int) error {
 	if !ValidID(queue) {
-		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", queue)
+		return invalidf("queue %q is not valid: %s", queue, NameRule)
 	}
 	if maxRunning < 0 || maxRunning > maxMaxRunning {
 		return invalidf("max running %d: give 0 (no limit) to %d", maxRunning, maxMaxRunning)

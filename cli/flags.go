@@ -167,7 +167,7 @@ func reorderLevel(cmd *cli.Command, global map[string]bool, args []string, hoist
 func queueOf(c *cli.Context) (string, error) {
 	q := c.String("queue")
 	if c.IsSet("queue") && !claim.ValidID(q) {
-		return "", fmt.Errorf("%w: queue %q is not valid: use letters, digits, '.', '_' or '-'", claim.ErrInvalid, q)
+		return "", fmt.Errorf("%w: queue %q is not valid: %s", claim.ErrInvalid, q, claim.NameRule)
 	}
 	return q, nil
 }

@@ -125,7 +125,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	for _, q := range c.StringSlice("queue") {
 		if !claim.ValidID(q) {
 			// No job can be in such a queue: the worker would run nothing.
-			return usagef("--queue %q is not a queue name: use letters, digits, '.', '_' or '-'", q)
+			return usagef("--queue %q is not a queue name: %s", q, claim.NameRule)
 		}
 	}
 	log, err := newEventLog(c)

@@ -101,6 +101,10 @@ func invalidf(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
 }
 
+// NameRule says what ValidID takes, for the messages that refuse a job
+// id or a queue name.
+const NameRule = "use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit"
+
 // ValidID reports whether id may name a job (and so a log directory):
 // [A-Za-z0-9][A-Za-z0-9._-]{0,127}. It is written out rather than a regexp
 // because compiling that {0,127} costs every command a millisecond or two

@@ -63,7 +63,7 @@ func (nj *NewJob) validateCommand() error {
 func (nj *NewJob) validateFields() error {
 	switch {
 	case nj.ID != "" && !ValidID(nj.ID):
-		return invalidf("id %q is not valid: use 1 to 128 letters, digits, '.', '_' or '-', starting with a letter or digit", nj.ID)
+		return invalidf("id %q is not valid: %s", nj.ID, NameRule)
 	case nj.MaxRetries != nil && (*nj.MaxRetries < 1 || *nj.MaxRetries > MaxRetriesMost):
 		return invalidf("max_retries is %d; it counts runs, so give 1 to %d (as config max-retries takes)", *nj.MaxRetries, MaxRetriesMost)
 	case nj.BackoffBase != nil && (*nj.BackoffBase < 1 || *nj.BackoffBase > 3600):
@@ -75,7 +75,7 @@ func (nj *NewJob) validateFields() error {
 	case nj.Cwd != "" && !filepath.IsAbs(nj.Cwd):
 		return invalidf("cwd %q is not an absolute path; give one starting with /", nj.Cwd)
 	case nj.Queue != "" && !ValidID(nj.Queue):
-		return invalidf("queue %q is not valid: use letters, digits, '.', '_' or '-'", nj.Queue)
+		return invalidf("queue %q is not valid: %s", nj.Queue, NameRule)
 	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):
 		return invalidf("unique_key and cwd must not contain NUL bytes")
 	case len(nj.Label) > MaxLabel || strings.ContainsFunc(nj.Label, unicode.IsControl):
