@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -124,4 +125,59 @@ func TestPausedOf(t *testing.T) {
 			t.Errorf("PausedOf(%v, %v) = %v, want %v", tc.paused, tc.queues, got, tc.want)
 		}
 	}
+}
+
+// TestRetryDueHeldBack: a failed job whose retry is due but whose queue is
+// paused, or at its limit, is told so (Job.HeldBack), so that list does not
+// say its retry is simply due; one whose retry is still ahead is not.
+func TestRetryDueHeldBack(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, clk := db.openClocked(t)
+		c := claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Hour, LogDir: t.TempDir()}
+		fail := func(id, queue string) {
+			t.Helper()
+			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "false", Queue: queue})
+			j, r := mustClaim(t, s, c)
+			if j.ID != id {
+				t.Fatalf("claimed %s, want %s", j.ID, id)
+			}
+			if _, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Second); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fail("m", "mail")
+		fail("b", "busy")
+		fail("soon", "other")
+		mustEnqueue(t, s, claim.NewJob{ID: "run", Command: "true", Queue: "busy"})
+		if j, _ := mustClaim(t, s, c); j.ID != "run" {
+			t.Fatalf("claimed %s, want run", j.ID)
+		}
+		if err := s.Pause(ctx, "mail"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]string{"m": "", "b": "", "soon": "", "run": ""}
+		check := func(when string) {
+			t.Helper()
+			jobs, err := s.List(ctx, claim.Filter{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range jobs {
+				if j.HeldBack != want[j.ID] || j.PendingReason != "" {
+					t.Errorf("%s: List: %s held back %q (reason %q), want %q", when, j.ID, j.HeldBack, j.PendingReason, want[j.ID])
+				}
+				if g := mustGet(t, s, j.ID); g.HeldBack != want[j.ID] {
+					t.Errorf("%s: Get(%s) held back %q, want %q", when, j.ID, g.HeldBack, want[j.ID])
+				}
+			}
+		}
+		check("retries ahead")
+		clk.Advance(2 * time.Second)
+		want["m"], want["b"] = claim.ReasonPaused, claim.ReasonLimited
+		check("retries due")
+	})
 }

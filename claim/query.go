@@ -44,10 +44,10 @@ func (s *Store) GetAll(ctx context.Context, ids []string) ([]Job, error) {
 	return s.WithReasons(ctx, jobs)
 }
 
-// withReason sets the PendingReason of j, read with err; a job whose own
-// fields tell it needs no read of the queues.
+// withReason sets the PendingReason (or HeldBack) of j, read with err; a
+// job whose own fields tell it needs no read of the queues.
 func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {
-	if err != nil || j.State != Pending {
+	if err != nil || j.State != Pending && j.State != Failed {
 		return j, err
 	}
 	var b blockers
@@ -56,15 +56,16 @@ func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {
 			return Job{}, err
 		}
 	}
-	j.PendingReason = b.reason(j, s.Now())
+	j.PendingReason, j.HeldBack = b.reason(j, s.Now()), b.heldBack(j, s.Now())
 	return j, nil
 }
 
-// WithReasons sets the PendingReason of each pending job of jobs, as the
-// store is now: Get and List set it; the job a change returns (an enqueue,
-// a restart, a release) does not, for it costs a read of the queues.
+// WithReasons sets the PendingReason of each pending job of jobs (and the
+// HeldBack of each failed one), as the store is now: Get and List set it;
+// the job a change returns (an enqueue, a restart, a release) does not,
+// for it costs a read of the queues.
 func (s *Store) WithReasons(ctx context.Context, jobs []Job) ([]Job, error) {
-	if !slices.ContainsFunc(jobs, func(j Job) bool { return j.State == Pending }) {
+	if !slices.ContainsFunc(jobs, func(j Job) bool { return j.State == Pending || j.State == Failed }) {
 		return jobs, nil
 	}
 	b, err := s.blockers(ctx)
@@ -73,7 +74,7 @@ func (s *Store) WithReasons(ctx context.Context, jobs []Job) ([]Job, error) {
 	}
 	now := s.Now()
 	for i := range jobs {
-		jobs[i].PendingReason = b.reason(jobs[i], now)
+		jobs[i].PendingReason, jobs[i].HeldBack = b.reason(jobs[i], now), b.heldBack(jobs[i], now)
 	}
 	return jobs, nil
 }

@@ -66,7 +66,22 @@ func (b blockers) reason(j Job, now time.Time) string {
 	return ""
 }
 
-// withReasons sets the PendingReason of every pending job jobs yields.
+// heldBack is j's HeldBack at now: why the queue of failed job j, whose
+// retry is due, keeps it from running.
+func (b blockers) heldBack(j Job, now time.Time) string {
+	switch {
+	case j.State != Failed || j.RunAfter.After(now):
+		return ""
+	case b.allPaused || b.paused[j.Queue]:
+		return ReasonPaused
+	case b.limited[j.Queue]:
+		return ReasonLimited
+	}
+	return ""
+}
+
+// withReasons sets the PendingReason of every pending job jobs yields, and
+// the HeldBack of every failed one.
 func (s *Store) withReasons(ctx context.Context, jobs iter.Seq2[Job, error]) iter.Seq2[Job, error] {
 	return func(yield func(Job, error) bool) {
 		// Read before the listing starts: while it runs, it holds the
@@ -78,7 +93,7 @@ func (s *Store) withReasons(ctx context.Context, jobs iter.Seq2[Job, error]) ite
 		}
 		now := s.Now()
 		for j, err := range jobs {
-			j.PendingReason = b.reason(j, now)
+			j.PendingReason, j.HeldBack = b.reason(j, now), b.heldBack(j, now)
 			if !yield(j, err) {
 				return
 			}

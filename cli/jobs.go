@@ -87,7 +87,8 @@ func listCommand() *cli.Command {
 		Usage: "list jobs, oldest first (--newest: newest first)",
 		Description: `--limit N keeps the first N jobs in the order shown: the oldest, or with --newest the newest.
 REASON says why a pending job cannot run now (scheduled, waiting, paused, limited), and when
-a failed job retries ("retry in 28s"; "retry due" once its time has come).
+a failed job retries ("retry in 28s"; "retry due" once its time has come, "retry due, paused"
+or "retry due, limited" when its queue holds it back).
 
 Example: queuectl list --state failed --newest --limit 20`,
 		Flags: []cli.Flag{

@@ -142,14 +142,18 @@ func (p Printer) tableBlock(b *batch[claim.Job]) {
 
 // reason is job j's REASON cell: why it waits when pending; when it
 // retries when failed ("retry in 28s", an age as the table's others), or
-// that its retry is due. "-" otherwise. Only the table says the retry:
-// JSON carries next_retry_at, and pending_reason is for pending jobs.
+// that its retry is due, and what keeps it from running all the same
+// ("retry due, paused": its queue). "-" otherwise. Only the table says the
+// retry: JSON carries next_retry_at, and pending_reason is for pending jobs.
 func (p Printer) reason(j claim.Job) string {
 	if j.State != claim.Failed {
 		return orNone(j.PendingReason)
 	}
 	if d := j.RunAfter.Sub(p.now()); d >= time.Second {
 		return "retry in " + coarse(d)
+	}
+	if j.HeldBack != "" {
+		return "retry due, " + j.HeldBack
 	}
 	return "retry due"
 }

@@ -288,15 +288,18 @@ func TestFailedJobJSONHasNextRetryAt(t *testing.T) {
 }
 
 // A failed job's REASON says when it retries, as an age; once due, that it
-// is due. Its JSON keeps pending_reason for pending jobs (next_retry_at
-// says it there).
+// is due, and what holds it back (its queue paused or at its limit). Its
+// JSON keeps pending_reason for pending jobs (next_retry_at says it there).
 func TestFailedJobReasonSaysRetry(t *testing.T) {
 	for _, tt := range []struct {
-		after time.Duration
-		want  string
-	}{{28*time.Second + 400*time.Millisecond, "retry in 28s"}, {10 * time.Minute, "retry in 10m"}, {-time.Second, "retry due"}} {
+		after    time.Duration
+		heldBack string
+		want     string
+	}{{28*time.Second + 400*time.Millisecond, "", "retry in 28s"}, {10 * time.Minute, "", "retry in 10m"},
+		{-time.Second, "", "retry due"}, {-time.Second, claim.ReasonPaused, "retry due, paused"},
+		{-time.Second, claim.ReasonLimited, "retry due, limited"}} {
 		j := claim.Job{ID: "flaky", Command: "exit 7", State: claim.Failed, Attempts: 1, MaxRetries: 2,
-			Queue: "default", RunAfter: now.Add(tt.after), UpdatedAt: ago(time.Second)}
+			Queue: "default", RunAfter: now.Add(tt.after), UpdatedAt: ago(time.Second), HeldBack: tt.heldBack}
 		p, buf := printer(false, false)
 		if err := p.Jobs([]claim.Job{j}); err != nil {
 			t.Fatal(err)

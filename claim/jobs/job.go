@@ -162,6 +162,11 @@ type Job struct {
 	// "" when it is, or is not pending. It is not stored: the Store works
 	// it out as it reads the job (see Store.Jobs).
 	PendingReason string
+	// HeldBack says why a failed job whose retry is due cannot run now:
+	// its queue is paused (ReasonPaused) or at its limit (ReasonLimited);
+	// "" otherwise. Worked out as PendingReason is, for the tables' REASON
+	// (a failed job has no pending_reason).
+	HeldBack string
 	// CancelAt is when `cancel` was asked of the job; while it is still
 	// processing, its worker is stopping it. Cleared by restart.
 	CancelAt time.Time
