@@ -36,6 +36,7 @@ Example: queuectl queue set heavy --max-running 2`,
 					return err
 				}
 				fmt.Fprintf(c.App.Writer, "queue %s: max running %s\n", a[0], maxRunning(c.Int("max-running")))
+				overLimit(c, h, a[0], c.Int("max-running"))
 				return nil
 			}),
 		}, {
@@ -81,6 +82,20 @@ func queueSettings(ctx context.Context, h *home) ([]claim.Queue, map[string]map[
 	}
 	counts, err := h.store.QueueCounts(ctx)
 	return limits, counts, err
+}
+
+// overLimit says on stderr that a limit just lowered below what queue runs
+// stops none of it: status would show "4/2 running", which reads as a limit
+// not kept. A failed read says nothing: the limit is set either way.
+func overLimit(c *cli.Context, h *home, queue string, limit int) {
+	if limit == 0 {
+		return
+	}
+	counts, err := h.store.QueueCounts(c.Context)
+	if n := counts[queue][claim.Processing]; err == nil && n > limit {
+		fmt.Fprintf(c.App.ErrWriter, "queuectl: queue %s runs %d jobs now, more than %d: they go on; no more start until fewer than %d run\n",
+			queue, n, limit, limit)
+	}
 }
 
 func maxRunning(n int) string {
