@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,11 +50,20 @@ func (r *refusingServer) set(sql string) {
 
 // refused enqueues until the server refuses: a reload reaches the store's
 // connections before their next statement, but not at once, and a write
-// that still went through is no answer yet.
+// that still went through is no answer yet. Nor is one that began before
+// its connection took the reload, and so waits for the lock a test holds
+// with no statement_timeout: each is given a few seconds, then tried again.
 func (r *refusingServer) refused(what string) error {
 	r.t.Helper()
 	for i := 0; i < 1000; i++ {
-		if _, err := r.store.Enqueue(r.t.Context(), claim.NewJob{Command: "true"}); err != nil {
+		ctx, cancel := context.WithTimeout(r.t.Context(), 5*time.Second)
+		_, err := r.store.Enqueue(ctx, claim.NewJob{Command: "true"})
+		late := ctx.Err() != nil && r.t.Context().Err() == nil
+		cancel()
+		if late {
+			continue
+		}
+		if err != nil {
 			return err
 		}
 	}
