@@ -58,8 +58,8 @@ type Answer[J any] struct {
 // that no longer matches the types declines every client of its build
 // (handoff's TestFingerprints says which value to write).
 const (
-	EnqueueFingerprint = "264b6fc2228a7912"
-	FollowFingerprint  = "25d6440c37925e8b"
+	EnqueueFingerprint = "39dbb97d1a281414"
+	FollowFingerprint  = "4b8a1ec0ff324d31"
 )
 
 // Fingerprint is what a client sends.
