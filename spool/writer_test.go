@@ -146,10 +146,13 @@ func TestOversizedFileIsRejectedOnceWritten(t *testing.T) {
 	// The reason file is there before its text is: wait for the text.
 	want := fmt.Sprintf("big.json: the file is %d bytes, over the limit of 1 MiB", fi.Size())
 	var text []byte
-	eventually(t, 10*time.Second, "big.json rejected once closed, with its reason", func() bool {
-		text, _ = os.ReadFile(reason)
-		return strings.HasPrefix(string(text), want)
-	})
+	deadline := time.Now().Add(10 * time.Second)
+	for text, _ = os.ReadFile(reason); !strings.HasPrefix(string(text), want); text, _ = os.ReadFile(reason) {
+		if time.Now().After(deadline) {
+			t.Fatalf("big.json.reason = %q after 10s; want it to start %q", text, want)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
 
 // A slow writer (scp, a copy over a slow link) makes a write event per
