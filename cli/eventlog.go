@@ -101,6 +101,7 @@ type logLine struct {
 	Path       string     `json:"path,omitempty"`
 	Rearmed    []string   `json:"rearmed,omitempty"` // a dead/ file's re-drive: the jobs that came back
 	Left       []string   `json:"left,omitempty"`    // and those that stay dead, their unique_key held
+	Files      int        `json:"files,omitempty"`   // adopted: how many files
 }
 
 // worker prints a worker's event.
@@ -151,7 +152,7 @@ func (l *eventLog) release() {
 // spool prints a spool watcher's event.
 func (l *eventLog) spool(e spool.Event) {
 	l.print(logLine{Time: e.Time, Level: e.Level(), Event: string(e.Kind), Msg: e.String(), Job: e.Job,
-		Error: e.Err, File: e.File, UniqueKey: e.Key, State: e.State, Path: e.Path, Rearmed: e.Rearmed, Left: e.Left})
+		Error: e.Err, File: e.File, UniqueKey: e.Key, State: e.State, Path: e.Path, Rearmed: e.Rearmed, Left: e.Left, Files: e.Count})
 }
 
 // say prints an event of the command itself (watch's stop line).

@@ -45,7 +45,8 @@ func ingestCommand() *cli.Command {
 		Usage: "ingest the spool directory once and exit (for cron)",
 		Description: `Prints a line for each file ingested, skipped or rejected and a summary, and
 nothing when the spool was empty (so cron mails only when something happened); -q: only
-warnings; --json: the counts on stdout.
+warnings, such as a rejected file (not a file left alone for not being *.json, which is said
+each run without -q); --json: the counts on stdout.
 
 Example (crontab): * * * * * $HOME/go/bin/queuectl ingest -q
 (cron's PATH is /usr/bin:/bin: give queuectl's full path, as command -v queuectl prints it)`,

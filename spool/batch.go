@@ -251,7 +251,7 @@ func (s *session) finish(tk taken, r claim.Result, t *tally) {
 		s.emit(Event{Kind: EventIngested, File: tk.name, Job: r.Job.ID})
 	case claim.Duplicate:
 		t.Duplicates++
-		s.logf("%s was ingested as job %s before an ingester stopped; removing the file", shown(tk.name), r.Job.ID)
+		s.tell(Event{Kind: EventRecovered, File: tk.name, Job: r.Job.ID})
 	case claim.Redriven:
 		t.Redriven++
 		s.emit(Event{Kind: EventRedriven, File: tk.name, Job: r.Job.ID, Rearmed: r.Rearmed.Waiting, Left: r.Rearmed.Left})

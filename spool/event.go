@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/queuectl/queuectl/report"
 )
 
 // Event is one thing a Watcher did with the spool: Watcher.Events receives
@@ -22,6 +24,7 @@ type Event struct {
 	State string    // skipped: the state of the job holding the key
 	Err   string    // rejected: what is wrong with the file; unsafe, warning: what went wrong
 	Path  string    // rejected: the reason file; watching, unsafe, safe: the spool directory
+	Count int       // adopted: how many files
 	// Rearmed: redriven, the jobs Job's death had made dead that came
 	// back with it, pending and waiting for it again; Left: those that
 	// stay dead, a live job holding their unique_key (as dlq retry says).
@@ -41,6 +44,11 @@ const (
 	EventUnsafe   EventKind = "unsafe"   // the spool (Path) is unsafe: Err; nothing is ingested
 	EventSafe     EventKind = "safe"     // the spool (Path) is safe again: ingestion resumes
 	EventWarning  EventKind = "warning"  // something went wrong and is retried: Err
+	EventIgnored  EventKind = "ignored"  // File is not a *.json file: left alone, said once per name
+	EventAdopted  EventKind = "adopted"  // Count files a stopped ingester had taken are ingested now
+	// File was ingested as Job before an ingester stopped, and only now
+	// removed: the job was committed once, and is not ingested again.
+	EventRecovered EventKind = "recovered"
 )
 
 // Level is "warn" for events that report trouble, "info" for the others.
@@ -62,7 +70,7 @@ func (e Event) String() string {
 	case EventRedriven:
 		s := fmt.Sprintf("%s re-drove dead job %s", shown(e.File), e.Job)
 		if len(e.Rearmed) > 0 {
-			s += fmt.Sprintf("; %s came back with it, waiting again", jobNames(e.Rearmed))
+			s += fmt.Sprintf("; %s came back with it, waiting again", report.JobNames(e.Rearmed))
 		}
 		if len(e.Left) > 0 {
 			s += fmt.Sprintf("; still dead, as another job holds the unique_key: %s (queuectl dlq retry once that job is done)", strings.Join(e.Left, ", "))
@@ -78,6 +86,12 @@ func (e Event) String() string {
 		return fmt.Sprintf("spool %s is safe again; ingesting it", shown(e.Path))
 	case EventWarning:
 		return e.Err
+	case EventIgnored:
+		return fmt.Sprintf("ignoring %s in the spool: only *.json files are ingested", shown(e.File))
+	case EventAdopted:
+		return fmt.Sprintf("adopted %d file(s) a stopped ingester had taken", e.Count)
+	case EventRecovered:
+		return fmt.Sprintf("%s was ingested as job %s before an ingester stopped; removed the file", shown(e.File), e.Job)
 	}
 	return fmt.Sprintf("%s %s", e.Kind, shown(e.File))
 }
@@ -89,17 +103,4 @@ func (w *Watcher) emit(e Event) {
 	}
 	e.Time = time.Now()
 	w.Events(e)
-}
-
-// jobNames is "job a" or "jobs a, b, c", the first 10 named.
-func jobNames(ids []string) string {
-	if len(ids) == 1 {
-		return "job " + ids[0]
-	}
-	names := ids[:min(len(ids), 10)]
-	s := "jobs " + strings.Join(names, ", ")
-	if len(ids) > len(names) {
-		s += fmt.Sprintf(" and %d more", len(ids)-len(names))
-	}
-	return s
 }

@@ -91,9 +91,26 @@ func TestPassAdoptsFilesOfCrashedIngester(t *testing.T) {
 	if waiting, _, _ := Count(w.Dirs); waiting != 2 {
 		t.Errorf("Count waiting = %d, want 2 (taken files count as waiting)", waiting)
 	}
+	var events []Event
+	w.Events = func(e Event) { events = append(events, e) }
 	st, err := w.Pass(ctx)
 	if err != nil || st != (Stats{Ingested: 1, Duplicates: 1}) {
 		t.Fatalf("Pass = %+v, %v; want 1 ingested, 1 duplicate", st, err)
+	}
+	// Nothing went wrong: no warning (which -q would print), but the
+	// adoption and the recovered file are said.
+	said := map[EventKind]Event{}
+	for _, e := range events {
+		if e.Level() != "info" {
+			t.Errorf("%s event %q, want every event info", e.Level(), e)
+		}
+		said[e.Kind] = e
+	}
+	if e := said[EventAdopted]; e.Count != 2 {
+		t.Errorf("adopted event %+v, want 2 files", e)
+	}
+	if e := said[EventRecovered]; e.File != "committed.json" || e.Job != "committed" {
+		t.Errorf("recovered event %+v, want committed.json as job committed", e)
 	}
 	if n := len(jobs(t, w.Store)); n != 2 {
 		t.Errorf("%d jobs, want 2", n)

@@ -95,7 +95,7 @@ func (s *session) pass(ctx context.Context, adopt bool) (tally, error) {
 			s.logf("adopt files of a stopped ingester: %v", err)
 		}
 		if n > 0 {
-			s.logf("adopted %d files left by a stopped ingester", n)
+			s.tell(Event{Kind: EventAdopted, Count: n})
 		}
 	}
 	c := s.startCommitter(ctx)
@@ -270,5 +270,5 @@ func (s *session) noteIgnored(name string) {
 		clear(s.ignored)
 	}
 	s.ignored[name] = true
-	s.logf("ignoring %s in the spool: only *.json files are ingested", shown(name))
+	s.tell(Event{Kind: EventIgnored, File: name})
 }
