@@ -247,3 +247,13 @@ func DiskFullAt(path string, inodes bool) error {
 	}
 	return fmt.Errorf("%w: %s (no space left for %s; queuectl carries on once there is room)", ErrDiskFull, dir, file)
 }
+
+// WaitHint says what most often keeps a write to the store waiting without
+// bound: another session's lock, which neither engine times out unless the
+// server's statement_timeout (PostgreSQL) says so.
+func (s *Store) WaitHint() string {
+	if loc := s.Path(); hasScheme(loc) || keywordValue(loc) {
+		return "another session may hold a lock on the queue's tables (see pg_locks and pg_stat_activity)"
+	}
+	return "another process may hold the database in a write transaction (an open sqlite3 shell, say: fuser " + s.Path() + " names who has it open)"
+}

@@ -75,7 +75,9 @@ func enqueueJobs(c *cli.Context, jobs []claim.NewJob) error {
 		}
 	}
 	return withStore(func(c *cli.Context, h *home) error {
+		answered := saySlow(c, h)
 		rs, err := h.store.EnqueueAll(c.Context, jobs)
+		answered()
 		if err != nil && errors.Is(handed, handoff.ErrUnknown) {
 			rs, err = handedAfterAll(c, h, jobs[0], start, err)
 		}

@@ -43,12 +43,24 @@ func TestJobsTableLockedUnderWorker(t *testing.T) {
 	waitFor(t, time.Minute, "the worker to say its renewal got no answer", func() bool {
 		return strings.Contains(w.stderr.String(), "store unreachable")
 	})
+	// An enqueue behind the lock (its home has no worker: it writes to
+	// the store itself) waits as long as the lock is held, and says so.
+	behind := admin.start("enqueue", "--id", "behind", "--command", "true")
+	waitFor(t, time.Minute, "enqueue behind the lock to say it waits", func() bool {
+		return strings.Contains(behind.stderr.String(), "the store has not answered")
+	})
+	if text := behind.stderr.String(); !strings.Contains(text, "pg_locks") {
+		t.Errorf("enqueue behind a lock said %q, want where to look (pg_locks)", text)
+	}
 	if err := tx.Rollback(t.Context()); err != nil {
 		t.Fatal(err)
 	}
 	text := w.stderr.String()
 	if !strings.Contains(text, "no answer within") || !strings.Contains(text, "a lock another session holds") {
 		t.Errorf("the worker said, of a renewal that waited on a lock:\n%s\nwant it to say there was no answer in time, and that a lock may be why", text)
+	}
+	if code := behind.exit(t, time.Minute); code != 0 {
+		t.Errorf("enqueue behind the lock: exit %d once it went, want 0\nstderr: %s", code, behind.stderr)
 	}
 	openGate(t, dir)
 	admin.must("wait", "held", "--timeout", "60s")

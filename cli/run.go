@@ -128,7 +128,9 @@ func runAction(c *cli.Context) error {
 				return err
 			}
 		}
+		answered := saySlow(c, h)
 		r, err := h.store.Enqueue(c.Context, nj)
+		answered()
 		if err != nil && stored {
 			var rs []claim.Result
 			if rs, err = handedAfterAll(c, h, nj, start, err); err == nil {

@@ -63,3 +63,25 @@ func hasOpen(pid int, path string) bool {
 	}
 	return false
 }
+
+// TestEnqueueBehindALockSaysItWaits: another process holds the SQLite
+// database in a write transaction. enqueue waits for it without bound, as
+// it should (the job is taken once the lock goes), but says on stderr that
+// it waits and what may hold it, rather than look hung.
+func TestEnqueueBehindALockSaysItWaits(t *testing.T) {
+	h := newHome(t)
+	h.must("status")
+	unlock := sqlitetest.WriteLock(t, h.location())
+	e := h.start("enqueue", "--id", "behind", "--command", "true")
+	waitFor(t, time.Minute, "enqueue to say it waits", func() bool {
+		return strings.Contains(e.stderr.String(), "the store has not answered")
+	})
+	if text := e.stderr.String(); !strings.Contains(text, "write transaction") || !strings.Contains(text, "fuser "+h.location()) {
+		t.Errorf("enqueue behind a lock said %q, want what may hold it and how to find who", text)
+	}
+	unlock()
+	if code := e.exit(t, time.Minute); code != 0 {
+		t.Errorf("enqueue once the lock went: exit %d, want 0\nstderr: %s", code, e.stderr)
+	}
+	h.must("show", "behind")
+}
