@@ -83,6 +83,10 @@ type Renewal struct {
 	// took the worker for dead while it could not reach the store), and
 	// the renewal registered it again.
 	Registered bool
+	// Newer is set when the database's schema, read with the renewal, is
+	// newer than this binary knows: a newer queuectl migrated it since
+	// the worker opened it. The renewal went through all the same.
+	Newer *NewerSchemaError
 }
 
 // RecoverParams ends a lost run. The job is dead once it has lost MaxLost

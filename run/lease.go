@@ -129,7 +129,8 @@ func (s *steering) nextLapse() (at time.Time, ok bool) {
 // renewal that found the worker's registration gone (another host's reaper
 // took it for dead during an outage longer than the lease) put it back,
 // which the worker says; runs recovered meanwhile were not renewed, and
-// renewed stops them.
+// renewed stops them. A renewal that found the schema newer than this
+// binary's stops the worker as `worker stop` would, and it exits 1.
 func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 	t := time.NewTicker(w.Config.HeartbeatInterval)
 	defer t.Stop()
@@ -153,6 +154,12 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			w.reload(ctx)
 			if r.Registered {
 				w.emit(Event{Kind: EventRegistered, Worker: w.id})
+			}
+			if r.Newer != nil {
+				// A newer queuectl migrated the store: this worker stops
+				// claiming, and goes on renewing the leases of the jobs it
+				// runs until they end, then exits with the error.
+				w.fail(r.Newer, stop)
 			}
 			if _, unheld := w.steer.renewed(r.Runs, mark, began.Add(w.Config.Lease)); unheld {
 				// A run of this worker that no slot holds: its claim's

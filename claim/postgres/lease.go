@@ -19,8 +19,8 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 }
 
 // Renew extends the worker's leases and records its heartbeat, in one
-// durable transaction of two statements sent together, and returns the
-// runs it renewed. Durable: the worker goes on running the jobs it renewed
+// durable transaction of two statements sent together (and a read of the
+// schema version), and returns the runs it renewed. Durable: the worker goes on running the jobs it renewed
 // for a lease on its own clock, which a renewal the server's crash took
 // back would cut short for every other host. A worker whose row is gone is
 // registered again by the second statement; the first renewed only the
@@ -40,6 +40,7 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 				RETURNING stopping)
 			SELECT stopping, false FROM beat UNION ALL SELECT stopping, true FROM back`,
 			p.Now.UnixNano(), w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.Stopping)
+		b.Queue(`SELECT version FROM queuectl_schema`)
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()
 		if err != nil {
@@ -50,6 +51,13 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 		}
 		if err := br.QueryRow().Scan(&r.Stopping, &r.Registered); err != nil {
 			return fmt.Errorf("record heartbeat: %w", err)
+		}
+		var version int
+		if err := br.QueryRow().Scan(&version); err != nil {
+			return fmt.Errorf("read schema version: %w", err)
+		}
+		if version > len(migrations) {
+			r.Newer = &claim.NewerSchemaError{Version: version, Known: len(migrations)}
 		}
 		return nil
 	})

@@ -35,6 +35,11 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 		if r.Runs, err = scanRunIDs(rows); err != nil {
 			return fmt.Errorf("renew leases: %w", err)
 		}
+		if _, err := schemaVersion(tx.QueryRowContext(ctx, "PRAGMA user_version")); err != nil {
+			if !errors.As(err, &r.Newer) {
+				return err
+			}
+		}
 		err = e.queryRow(ctx, tx, `UPDATE workers SET heartbeat_at = ? WHERE id = ?
 			RETURNING stopping`, p.Now.UnixNano(), w.ID).Scan(&r.Stopping)
 		if !errors.Is(err, sql.ErrNoRows) {
