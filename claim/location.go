@@ -190,10 +190,13 @@ func SameStore(a, b string) bool {
 
 // serverKey is what of a PostgreSQL URL names its store: the server, the
 // user, the database and every parameter but the password's and the
-// pool's, in one spelling.
+// pool's, in one spelling. A URL with no host (postgres:///q?host=/run/
+// postgresql, a Unix socket's directory) is keyed by its parameters, the
+// host among them; as with a URL with no user, what libpq's defaults fill
+// in is taken to be the same for the worker and the commands of its home.
 func serverKey(location string) (string, bool) {
 	u, err := url.Parse(location)
-	if err != nil || u.Host == "" {
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		return "", false
 	}
 	q := u.Query()

@@ -132,6 +132,11 @@ func TestSameStore(t *testing.T) {
 		{"postgres://me@db1:5433/q?sslmode=disable", worker, false},
 		{"postgres://me@db1:5432/q?sslmode=disable&search_path=other", worker, false},
 		{"/work/main/postgres:/me@db1:5432/q?sslmode=disable", worker, false},
+		// A Unix socket's directory, as a parameter of a URL with no host.
+		{"postgres:///q?host=/run/postgresql", "postgresql:///q?host=%2Frun%2Fpostgresql&password=pw", true},
+		{"postgres:///q?host=/run/postgresql", "postgres:///q?host=/tmp", false},
+		{"postgres:///q?host=/run/postgresql", "postgres:///other?host=/run/postgresql", false},
+		{"postgres:///q?host=/run/postgresql", worker, false},
 	} {
 		if got := claim.SameStore(tc.a, tc.b); got != tc.same {
 			t.Errorf("SameStore(%q, %q) = %v, want %v", tc.a, tc.b, got, tc.same)
