@@ -2,7 +2,9 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/urfave/cli/v2"
@@ -68,7 +70,16 @@ Example: queuectl queue set heavy --max-running 2`,
 				if err != nil {
 					return err
 				}
-				return h.store.RemoveQueue(c.Context, a[0])
+				err = h.store.RemoveQueue(c.Context, a[0])
+				if errors.Is(err, claim.ErrNotFound) {
+					// queue list shows a queue that is only paused: rm
+					// finds no limit, and the pause is resume's.
+					if paused, perr := h.store.Paused(c.Context); perr == nil && slices.Contains(paused, a[0]) {
+						return withHint(fmt.Errorf("%w: no limit to forget; queue list shows it for its pause, which resume ends", err),
+							"queuectl resume --queue "+a[0])
+					}
+				}
+				return err
 			}),
 		}},
 	}
