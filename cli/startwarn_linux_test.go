@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -84,4 +85,26 @@ func TestEnqueueBehindALockSaysItWaits(t *testing.T) {
 		t.Errorf("enqueue once the lock went: exit %d, want 0\nstderr: %s", code, e.stderr)
 	}
 	h.must("show", "behind")
+}
+
+// TestEnqueueToABlockedWorkerSaysItWaits: a worker serves the home, and
+// another process holds its store in a write transaction, so the worker's
+// commit of a handed job waits. The enqueue says that the worker has not
+// answered yet, and exits 0 once the lock goes and the job is stored.
+func TestEnqueueToABlockedWorkerSaysItWaits(t *testing.T) {
+	h := newHome(t)
+	h.must("status")
+	w := h.startRegistered(h.command("worker", "start", "--no-spool"))
+	unlock := sqlitetest.WriteLock(t, h.location())
+	e := h.start("enqueue", "--id", "behind", "--command", "true")
+	waitFor(t, time.Minute, "enqueue to say it waits", func() bool {
+		return strings.Contains(e.stderr.String(), "the worker has not answered")
+	})
+	unlock()
+	if code := e.exit(t, time.Minute); code != 0 {
+		t.Errorf("enqueue once the lock went: exit %d, want 0\nstderr: %s", code, e.stderr)
+	}
+	h.must("wait", "behind")
+	w.signal(t, syscall.SIGTERM)
+	w.exit(t, time.Minute)
 }

@@ -3,8 +3,8 @@ package wire
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"os"
 	"time"
 
@@ -63,9 +63,18 @@ func enqueue(path string, req Request, decode func([]byte) error, declined *stri
 	return err
 }
 
+// slowAnswer is how long a client waits for the worker's answer before
+// it says that it waits.
+const slowAnswer = 5 * time.Second
+
 // ask sends req on c and reads the worker's answer into decode. The
 // reader it returns holds whatever the worker wrote after the answer.
-func ask(c io.ReadWriter, req Request, size int, decode func([]byte) error, declined *string, unknown *bool) (*bufio.Reader, error) {
+// An answer that takes longer than slowAnswer (the worker's commit waits
+// on a lock another session holds on its store, or the worker is stopped)
+// is said on stderr, once: the clients are queuectl's commands, whose
+// stderr is their user's, and a command that waits without a word looks
+// hung.
+func ask(c *os.File, req Request, size int, decode func([]byte) error, declined *string, unknown *bool) (*bufio.Reader, error) {
 	data, err := AppendRequest(make([]byte, 0, 1024), req)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrDeclined, err)
@@ -75,7 +84,13 @@ func ask(c io.ReadWriter, req Request, size int, decode func([]byte) error, decl
 	}
 	r := bufio.NewReaderSize(c, size)
 	var part []byte
+	c.SetReadDeadline(time.Now().Add(slowAnswer))
 	line, err := readLine(r, &part)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		fmt.Fprintf(os.Stderr, "queuectl: the worker has not answered in %v; still waiting: another session may hold a lock on its store, or the worker be stopped. Ctrl-C gives up\n", slowAnswer)
+		c.SetReadDeadline(time.Now().Add(answerTimeout - slowAnswer))
+		line, err = readLine(r, &part)
+	}
 	if err == nil {
 		err = decode(line)
 	}
