@@ -255,7 +255,7 @@ func DiskFullAt(path string, inodes bool) error {
 // bound: another session's lock, which neither engine times out unless the
 // server's statement_timeout (PostgreSQL) says so.
 func (s *Store) WaitHint() string {
-	if loc := s.Path(); hasScheme(loc) || keywordValue(loc) {
+	if EngineFor(s.Path()) == EnginePostgres {
 		return "another session may hold a lock on the queue's tables (see pg_locks and pg_stat_activity)"
 	}
 	return "another process may hold the database in a write transaction (an open sqlite3 shell, say: fuser " + s.Path() + " names who has it open)"

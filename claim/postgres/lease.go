@@ -19,10 +19,11 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 }
 
 // Renew extends the worker's leases and records its heartbeat, in one
-// durable transaction of two statements sent together (and a read of the
-// schema version), and returns the runs it renewed. Durable: the worker goes on running the jobs it renewed
-// for a lease on its own clock, which a renewal the server's crash took
-// back would cut short for every other host. A worker whose row is gone is
+// durable transaction of two statements sent together with a read of the
+// schema version, and returns the runs it renewed. Durable: the worker
+// goes on running the jobs it renewed for a lease on its own clock, which
+// a renewal the server's crash took back would cut short for every other
+// host. A worker whose row is gone is
 // registered again by the second statement; the first renewed only the
 // jobs that still name it, so the registration gives it none back.
 func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
