@@ -23,9 +23,9 @@ func (e *Engine) InFlight(ctx context.Context) ([]claim.InFlight, error) {
 // schema version, and returns the runs it renewed. Durable: the worker
 // goes on running the jobs it renewed for a lease on its own clock, which
 // a renewal the server's crash took back would cut short for every other
-// host. A worker whose row is gone is
-// registered again by the second statement; the first renewed only the
-// jobs that still name it, so the registration gives it none back.
+// host. A worker whose row is gone is registered again by the second
+// statement; the first renewed only the jobs that still name it, so the
+// registration gives it none back.
 func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal, error) {
 	var r claim.Renewal
 	w := p.Worker
