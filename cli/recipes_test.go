@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -136,6 +137,80 @@ func TestMakefileRecipe(t *testing.T) {
 	if n := h.count("dead"); n != 1 {
 		t.Errorf("%d dead jobs, want 1", n)
 	}
+}
+
+// TestMakefileRecipeInterrupted: Ctrl-C (SIGINT to make's process group)
+// during `make check` ends the wait of the recipe but not its jobs, which
+// a worker runs: the output says they go on and gives the cancel that
+// stops them, and that command cancels both. It said nothing, and left
+// them running.
+func TestMakefileRecipeInterrupted(t *testing.T) {
+	makeBin := needTool(t, "make")
+	recipe, err := os.ReadFile(filepath.Join(recipes, "Makefile"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Makefile"), recipe, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h := newHome(t)
+	h.start("worker", "start", "--count", "2", "--no-spool")
+	cmd := exec.Command(makeBin, "check", "VET=sleep 600", "TEST=sleep 601")
+	cmd.Dir = dir
+	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the terminal's foreground group
+	mk := h.startCmd(cmd)
+	waitFor(t, 30*time.Second, "both jobs of make check to run", func() bool { return h.count("processing") == 2 })
+	waitFor(t, 30*time.Second, "the recipe's wait to watch its jobs", func() bool {
+		return groupHolds(cmd.Process.Pid, "wait", "anon_inode:inotify") // the store's wake file
+	})
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	if code := mk.exit(t, 30*time.Second); code == 0 {
+		t.Fatalf("make check after Ctrl-C: exit 0, want non-zero\n%s%s", mk.stdout, mk.stderr)
+	}
+	var cancel []string
+	for line := range strings.Lines(mk.stderr.String()) {
+		if _, after, ok := strings.Cut(line, "stop them with: queuectl "); ok {
+			cancel = strings.Fields(after)
+		}
+	}
+	if len(cancel) != 3 || cancel[0] != "cancel" {
+		t.Fatalf("make check after Ctrl-C does not say how to stop its 2 jobs, which go on:\n%s", mk.stderr)
+	}
+	h.must(cancel...)
+	for _, id := range cancel[1:] {
+		if st := h.show(id).State; st != "canceled" {
+			t.Errorf("job %s after the cancel make's output gave: %s, want canceled", id, st)
+		}
+	}
+}
+
+// groupHolds reports whether a process of group pgid, run as `queuectl
+// COMMAND …`, has a file descriptor whose link reads target.
+func groupHolds(pgid int, command, target string) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false
+	}
+	for _, e := range entries {
+		if _, pgrp, ok := procStat(e.Name()); !ok || pgrp != strconv.Itoa(pgid) {
+			continue
+		}
+		argv, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if args := strings.Split(string(argv), "\x00"); len(args) < 2 || args[1] != command {
+			continue
+		}
+		fds, _ := filepath.Glob(filepath.Join("/proc", e.Name(), "fd", "*"))
+		for _, fd := range fds {
+			if link, _ := os.Readlink(fd); link == target {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // cronCommands returns the commands of a crontab's job lines, as cron

@@ -30,7 +30,8 @@ scheduled so, or in a paused queue. On a terminal, shows how many are done. --qu
 wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs enqueued later
 are not waited for). A dead job: its last run's exit and the last lines of its stderr (or, dead
 through a dependency, those of the job that caused it), on stderr. --json: the jobs as they
-ended, or stand at a timeout or Ctrl-C, as one array on stdout. A store that goes away
+ended, or stand at a timeout or Ctrl-C, as one array on stdout. Ctrl-C ends the wait, not
+the jobs: it names those that go on, with the queuectl cancel that stops them. A store that goes away
 meanwhile (a PostgreSQL server restarting) is waited out, as a worker does: wait says once on
 stderr that it is unreachable and once that it is back, and --timeout still applies.
 
@@ -87,6 +88,7 @@ Example: queuectl wait --queue nightly --timeout 1h`,
 			case errors.Is(err, context.DeadlineExceeded):
 				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), unfinished(ids, jobs))}
 			case errors.Is(err, context.Canceled):
+				sayLeft(c, ids, jobs)
 				return &exitStatus{exitInterrupted, nil}
 			case err != nil:
 				return err
@@ -188,20 +190,44 @@ func endedAs(jobs []claim.Job) error {
 // rest: a wait --all of a big queue named every id, megabytes on one line
 // of stderr. --json carries them all.
 func unfinished(ids []string, jobs []claim.Job) string {
-	left := ids
-	if len(jobs) == len(ids) {
-		left = nil
-		for _, j := range jobs {
-			if !finished(j.State) {
-				left = append(left, j.ID)
-			}
-		}
-	}
+	left := unfinishedIDs(ids, jobs)
 	if len(left) <= shownUnfinished {
 		return strings.Join(left, " ")
 	}
 	const first = 5
 	return fmt.Sprintf("%d jobs: %s and %d more", len(left), strings.Join(left[:first], " "), len(left)-first)
+}
+
+// unfinishedIDs are the ids of the jobs not finished at the last look,
+// jobs (all of ids when it had no look).
+func unfinishedIDs(ids []string, jobs []claim.Job) []string {
+	if len(jobs) != len(ids) {
+		return ids
+	}
+	var left []string
+	for _, j := range jobs {
+		if !finished(j.State) {
+			left = append(left, j.ID)
+		}
+	}
+	return left
+}
+
+// sayLeft says on stderr, when Ctrl-C ends a wait, that the jobs it waited
+// for go on, with the cancel that stops them: wait only watches, and a
+// make target of enqueue and wait stopped by Ctrl-C otherwise left its
+// jobs running without a word.
+func sayLeft(c *cli.Context, ids []string, jobs []claim.Job) {
+	left := unfinishedIDs(ids, jobs)
+	switch {
+	case len(left) == 0:
+	case len(left) == 1:
+		logf(c)("job %s goes on; stop it with: queuectl cancel %s", left[0], left[0])
+	case len(left) <= shownUnfinished:
+		logf(c)("jobs %s go on; stop them with: queuectl cancel %[1]s", strings.Join(left, " "))
+	default:
+		logf(c)("%s go on; queuectl cancel ID... stops them", unfinished(ids, jobs))
+	}
 }
 
 // shownUnfinished is how many unfinished jobs a timed-out wait names one by
