@@ -289,6 +289,36 @@ func TestWaitInterruptedJSON(t *testing.T) {
 	}
 }
 
+// TestListInterruptedSaysNoError: Ctrl-C while list streams a big store
+// ends it with 130, and only that: it said `queuectl: error: list jobs:
+// context canceled`, as if the store had failed (so did wait --all).
+func TestListInterruptedSaysNoError(t *testing.T) {
+	h := newHome(t)
+	h.startInput(strings.Repeat(`{"command": "true"}`+"\n", 20000), "enqueue", "-q", "-").exit(t, runLimit)
+	if n := h.count("pending"); n != 20000 {
+		t.Fatalf("%d jobs enqueued, want 20000", n)
+	}
+	out, in, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	cmd := h.command("list", "--json")
+	cmd.Stdout = in
+	l := h.startCmd(cmd)
+	in.Close()
+	// The first bytes read, list is streaming the jobs; it blocks on the
+	// full pipe until read on, with its read of the store open.
+	if _, err := io.ReadFull(out, make([]byte, 1)); err != nil {
+		t.Fatal(err)
+	}
+	l.signal(t, syscall.SIGINT)
+	io.Copy(io.Discard, out)
+	if code := l.exit(t, 30*time.Second); code != exitInterrupted || l.stderr.String() != "" {
+		t.Errorf("list --json after SIGINT: exit %d, stderr %q; want %d and nothing", code, l.stderr, exitInterrupted)
+	}
+}
+
 func TestWatchStopsOnSignal(t *testing.T) {
 	h := newHome(t)
 	w := h.start("watch")

@@ -59,6 +59,11 @@ func exitCode(err error, stderr io.Writer) int {
 	if errors.As(err, &coded) && coded.err == nil {
 		return coded.code
 	}
+	if !errors.As(err, &coded) && errors.Is(err, context.Canceled) {
+		// Only a signal cancels c.Context: a read it cut short is the
+		// Ctrl-C the user gave, not an error to report.
+		return exitInterrupted
+	}
 	fmt.Fprintf(stderr, "queuectl: error: %v\n", err)
 	var h interface{ Hint() string }
 	if errors.As(err, &h) {
