@@ -78,6 +78,7 @@ func complete(ctx context.Context, app *cli.App, words []string, w io.Writer) {
 	if len(words) == 0 {
 		words = []string{""}
 	}
+	words, split := joinInline(words)
 	cur := words[len(words)-1]
 	s := walk(app, words[:len(words)-1])
 	if s.dashdash >= 0 {
@@ -95,11 +96,57 @@ func complete(ctx context.Context, app *cli.App, words []string, w io.Writer) {
 		printLines(w, s.flagValues(ctx, flagOf(s.prev)))
 		return
 	}
+	if name, inline := flagName(cur); isFlag(cur) && inline {
+		if takes, known := flagSpec(s.flags)[name]; known && takes || flagSpec(app.Flags)[name] {
+			printLines(w, inlineValues(cur, split, s.flagValues(ctx, name)))
+		}
+		return
+	}
 	if strings.HasPrefix(cur, "-") {
 		printLines(w, flagWords(s.flags))
 		return
 	}
 	printLines(w, s.arguments(ctx))
+}
+
+// joinInline joins each --flag, "=" and value that bash made three words
+// of ("=" is in its COMP_WORDBREAKS) back into --flag=value, and reports
+// whether the last word was so split: bash then completes only the value
+// (the word after "=", or "=" itself when nothing follows yet). zsh and
+// fish pass --flag=value as one word.
+func joinInline(words []string) ([]string, bool) {
+	var out []string
+	split := false
+	for i := 0; i < len(words); i++ {
+		word := words[i]
+		split = word == "=" && len(out) > 0 && flagOf(out[len(out)-1]) != ""
+		if split {
+			word = out[len(out)-1] + "="
+			out = out[:len(out)-1]
+			if i+1 < len(words) {
+				i++
+				word += words[i]
+			}
+		}
+		out = append(out, word)
+	}
+	return out, split
+}
+
+// inlineValues are the candidates for the value of --flag=value, cur: the
+// values alone where the shell completes the value alone (split), else
+// each after --flag=, as zsh and fish match them against the whole word.
+// A directive stays as it is.
+func inlineValues(cur string, split bool, values []string) []string {
+	if split || slices.ContainsFunc(values, func(v string) bool { return strings.HasPrefix(v, ":") }) {
+		return values
+	}
+	flag, _, _ := strings.Cut(cur, "=")
+	out := make([]string, len(values))
+	for i, v := range values {
+		out[i] = flag + "=" + v
+	}
+	return out
 }
 
 // walk follows words from the app through the commands they name.
@@ -119,6 +166,9 @@ func walk(app *cli.App, words []string) *completion {
 			takes, known := flagSpec(s.flags)[name]
 			if !known {
 				takes = global[name]
+			}
+			if _, value, ok := strings.Cut(word, "="); inline && ok {
+				s.setGlobal(name, value)
 			}
 			if takes && !inline && i+1 < len(words) {
 				i++

@@ -15,8 +15,13 @@ import (
 // completers drive each shell's real completion of a command line (the
 // line is $2, the script $1) and print the candidates, one a line.
 var completers = map[string][]string{
-	// COMP_WORDS and COMP_CWORD as bash sets them.
-	"bash": {"--norc", "--noprofile", "-c", `source "$1"; read -ra COMP_WORDS <<<"$2"; [[ $2 == *" " ]] && COMP_WORDS+=("")
+	// COMP_WORDS and COMP_CWORD as bash sets them: "=" (in COMP_WORDBREAKS)
+	// is a word of its own, --state=d three words, --state= two.
+	"bash": {"--norc", "--noprofile", "-c", `source "$1"; read -ra w <<<"$2"; [[ $2 == *" " ]] && w+=("")
+COMP_WORDS=(); for x in "${w[@]}"; do
+  while [[ $x == *=* ]]; do [[ -n ${x%%=*} ]] && COMP_WORDS+=("${x%%=*}"); COMP_WORDS+=("="); x=${x#*=}; done
+  [[ -n $x || ${COMP_WORDS[-1]-} != "=" ]] && COMP_WORDS+=("$x")
+done
 COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _queuectl; printf '%s\n' "${COMPREPLY[@]}"`},
 	// As zsh's bashcompinit sets them; zsh then filters by the prefix itself.
 	"zsh": {"-f", "-c", `autoload -U +X compinit bashcompinit && compinit -u && bashcompinit; source "$1"
@@ -170,6 +175,53 @@ func TestCompletionCreatesNoHome(t *testing.T) {
 
 // TestCompleteRunsCommandWords: after run's command word, what is typed is
 // the command's (reorderArgs): files, never run's flags or values.
+// TestCompletionInlineFlagValues: a flag's value typed after "=" is
+// completed as after a space, in bash (which makes "=" a word of its own),
+// zsh and fish (which keep --flag=value one word), and --home=DIR names the
+// home to read as --home DIR does. Bash offered command names for
+// run --queue=ma (make, man), nothing for list --state=d, and read the
+// default home after --home=DIR.
+func TestCompletionInlineFlagValues(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "hello", "--command", "true")
+	other := newHome(t)
+	other.must("enqueue", "--id", "nightly-db", "--queue", "mail", "--command", "true")
+	tests := []struct{ line, flag, want string }{
+		{"queuectl list --state=d", "--state=", "dead"},
+		{"queuectl list --state=", "--state=", "pending failed dead"},
+		{"queuectl run --queue=ma", "--queue=", ""},
+		{"queuectl --home=" + other.dir + " run --queue=ma", "--queue=", "mail"},
+		{"queuectl --home=" + other.dir + " pause --queue ", "", "mail default"},
+		{"queuectl --home=" + other.dir + " show ", "", "nightly-db"},
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		script := completionScript(t, h, shell)
+		for _, tt := range tests {
+			got := completeLine(t, h, shell, script, t.TempDir(), tt.line)
+			prefix := tt.flag
+			if shell == "bash" {
+				prefix = "" // bash completes the word after "=" alone
+			}
+			for _, w := range strings.Fields(tt.want) {
+				if !got[prefix+w] {
+					t.Errorf("%s: complete %q = %v, want %s among them", shell, tt.line, got, prefix+w)
+				}
+			}
+			if shell == "zsh" { // zsh keeps those the typed word starts
+				last := tt.line[strings.LastIndexByte(tt.line, ' ')+1:]
+				for w := range got {
+					if !strings.HasPrefix(w, last) {
+						delete(got, w)
+					}
+				}
+			}
+			if tt.want == "" && len(got) > 0 {
+				t.Errorf("%s: complete %q = %v, want nothing: no queue of this home starts so", shell, tt.line, got)
+			}
+		}
+	}
+}
+
 func TestCompleteRunsCommandWords(t *testing.T) {
 	app := newApp(context.Background())
 	for _, words := range [][]string{{"run", "grep", "-"}, {"run", "-q", "grep", "--queue", ""}, {"run", "cat", "no"}} {

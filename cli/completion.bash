@@ -3,6 +3,7 @@
 # `queuectl __complete WORDS` only prints candidates: it never runs a command.
 _queuectl() {
   local cur=${COMP_WORDS[COMP_CWORD]} IFS=$'\n'
+  [[ $cur == = ]] && cur= # --flag=<TAB>: bash made "=" a word of its own
   local -a out
   out=($("${COMP_WORDS[0]}" __complete "${COMP_WORDS[@]:1:$COMP_CWORD}" 2>/dev/null </dev/null))
   case ${out[0]} in
