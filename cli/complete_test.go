@@ -222,6 +222,26 @@ func TestCompletionInlineFlagValues(t *testing.T) {
 	}
 }
 
+// TestCompletionAfterTakesJobIDs: the value of --after (enqueue, run,
+// edit) is a job id, and is completed as one, in bash, zsh and fish; it
+// was completed as a path.
+func TestCompletionAfterTakesJobIDs(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "fetch-1", "--command", "true")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "fetch.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		script := completionScript(t, h, shell)
+		for _, line := range []string{"queuectl run --after fe", "queuectl enqueue --command true --after fe"} {
+			if got := completeLine(t, h, shell, script, dir, line); !got["fetch-1"] || got["fetch.txt"] {
+				t.Errorf("%s: complete %q = %v, want job fetch-1, not file fetch.txt", shell, line, got)
+			}
+		}
+	}
+}
+
 func TestCompleteRunsCommandWords(t *testing.T) {
 	app := newApp(context.Background())
 	for _, words := range [][]string{{"run", "grep", "-"}, {"run", "-q", "grep", "--queue", ""}, {"run", "cat", "no"}} {
