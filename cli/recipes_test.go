@@ -188,6 +188,46 @@ func TestMakefileRecipeInterrupted(t *testing.T) {
 	}
 }
 
+// TestPipelineRecipeInterrupted: Ctrl-C during `make release` of the
+// pipeline recipe, whose wait waits for the last step alone, names the
+// steps before it too, which go on as well: the cancel it gives stops
+// every step. It named none, and then named only the last.
+func TestPipelineRecipeInterrupted(t *testing.T) {
+	makeBin := needTool(t, "make")
+	makefile, err := filepath.Abs(filepath.Join(recipes, "pipeline.mk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := newHome(t)
+	h.start("worker", "start", "--count", "2", "--no-spool")
+	cmd := exec.Command(makeBin, "-f", makefile, "-C", t.TempDir(), "FETCH=sleep 600", "LINUX=true", "MAC=true", "PACKAGE=true")
+	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the terminal's foreground group
+	mk := h.startCmd(cmd)
+	waitFor(t, 30*time.Second, "the recipe's wait to watch the last step", func() bool {
+		return groupHolds(cmd.Process.Pid, "wait", "anon_inode:inotify")
+	})
+	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	if code := mk.exit(t, 30*time.Second); code == 0 {
+		t.Fatalf("make release after Ctrl-C: exit 0, want non-zero\n%s%s", mk.stdout, mk.stderr)
+	}
+	var cancel []string
+	for line := range strings.Lines(mk.stderr.String()) {
+		if _, after, ok := strings.Cut(line, "stop them with: queuectl "); ok {
+			cancel = strings.Fields(after)
+		}
+	}
+	if len(cancel) != 5 || cancel[0] != "cancel" {
+		t.Fatalf("make release after Ctrl-C does not say how to stop its 4 steps, which go on:\n%s", mk.stderr)
+	}
+	h.must(cancel...)
+	if n := h.count("canceled"); n != 4 {
+		t.Errorf("%d steps canceled by the cancel make's output gave, want 4\n%s", n, h.must("list"))
+	}
+}
+
 // groupHolds reports whether a process of group pgid, run as `queuectl
 // COMMAND …`, has a file descriptor whose link reads target.
 func groupHolds(pgid int, command, target string) bool {

@@ -31,7 +31,8 @@ wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs en
 are not waited for). A dead job: its last run's exit and the last lines of its stderr (or, dead
 through a dependency, those of the job that caused it), on stderr. --json: the jobs as they
 ended, or stand at a timeout or Ctrl-C, as one array on stdout. Ctrl-C ends the wait, not
-the jobs: it names those that go on, with the queuectl cancel that stops them. A store that goes away
+the jobs: it names those that go on, and the unfinished jobs they wait on (--after), with the
+queuectl cancel that stops them. A store that goes away
 meanwhile (a PostgreSQL server restarting) is waited out, as a worker does: wait says once on
 stderr that it is unreachable and once that it is back, and --timeout still applies.
 
@@ -88,7 +89,7 @@ Example: queuectl wait --queue nightly --timeout 1h`,
 			case errors.Is(err, context.DeadlineExceeded):
 				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), unfinished(ids, jobs))}
 			case errors.Is(err, context.Canceled):
-				sayLeft(c, ids, jobs)
+				sayLeft(c, h, ids, jobs)
 				return &exitStatus{exitInterrupted, nil}
 			case err != nil:
 				return err
@@ -214,20 +215,73 @@ func unfinishedIDs(ids []string, jobs []claim.Job) []string {
 }
 
 // sayLeft says on stderr, when Ctrl-C ends a wait, that the jobs it waited
-// for go on, with the cancel that stops them: wait only watches, and a
-// make target of enqueue and wait stopped by Ctrl-C otherwise left its
-// jobs running without a word.
-func sayLeft(c *cli.Context, ids []string, jobs []claim.Job) {
+// for go on, and the unfinished jobs they wait on (--after), with the
+// cancel that stops them all: wait only watches, and a make target of
+// enqueue and wait stopped by Ctrl-C otherwise left its jobs running
+// without a word.
+func sayLeft(c *cli.Context, h *home, ids []string, jobs []claim.Job) {
 	left := unfinishedIDs(ids, jobs)
 	switch {
 	case len(left) == 0:
-	case len(left) == 1:
-		logf(c)("job %s goes on; stop it with: queuectl cancel %s", left[0], left[0])
-	case len(left) <= shownUnfinished:
-		logf(c)("jobs %s go on; stop them with: queuectl cancel %[1]s", strings.Join(left, " "))
-	default:
+		return
+	case len(left) > shownUnfinished:
 		logf(c)("%s go on; queuectl cancel ID... stops them", unfinished(ids, jobs))
+		return
 	}
+	// ctx is canceled by now: these reads get a little time of their own.
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Context), 2*time.Second)
+	defer cancel()
+	deps := waitedOn(ctx, h, left)
+	what := "job " + left[0] + " goes on"
+	if len(left) > 1 {
+		what = "jobs " + strings.Join(left, " ") + " go on"
+	}
+	switch {
+	case len(deps) > 0 && len(left) == 1:
+		what += ", and " + strings.Join(deps, " ") + ", which it waits on"
+	case len(deps) > 0:
+		what += ", and " + strings.Join(deps, " ") + ", which they wait on"
+	}
+	all := strings.Join(append(left, deps...), " ")
+	if len(left)+len(deps) == 1 {
+		logf(c)("%s; stop it with: queuectl cancel %s", what, all)
+		return
+	}
+	logf(c)("%s; stop them with: queuectl cancel %s", what, all)
+}
+
+// waitedOn returns the unfinished jobs that the jobs of ids wait on, and
+// those wait on in turn (up to stallDepth), ids excluded: what a pipeline
+// of --after steps runs before its last, which wait waits for alone. A
+// job it cannot read is left out.
+func waitedOn(ctx context.Context, h *home, ids []string) []string {
+	seen := map[string]bool{}
+	for _, id := range ids {
+		seen[id] = true
+	}
+	var deps []string
+	next := ids
+	for depth := 0; depth < stallDepth && len(next) > 0 && len(deps) < shownUnfinished; depth++ {
+		var more []string
+		for _, id := range next {
+			j, err := h.store.Get(ctx, id)
+			if err != nil {
+				continue
+			}
+			for _, d := range j.WaitingOn {
+				if seen[d] {
+					continue
+				}
+				seen[d] = true
+				if dep, err := h.store.Get(ctx, d); err == nil && !finished(dep.State) {
+					deps = append(deps, d)
+					more = append(more, d)
+				}
+			}
+		}
+		next = more
+	}
+	return deps
 }
 
 // shownUnfinished is how many unfinished jobs a timed-out wait names one by
