@@ -126,7 +126,11 @@ func (e *Engine) Purge(ctx context.Context, id string) error {
 		if tag.RowsAffected() == 0 {
 			return notDead(ctx, tx, id)
 		}
-		return refuseWaitedFor(ctx, tx, id)
+		if err := refuseWaitedFor(ctx, tx, id); err != nil {
+			return err
+		}
+		// Other hosts' workers keep their dead/ in step on wake-ups.
+		return e.notify(ctx, tx)
 	})
 }
 
@@ -159,7 +163,10 @@ func (e *Engine) PurgeFinished(ctx context.Context, state claim.State, cutoff ti
 		if ids, err = claim.Collect(rows, claim.ScanValue[string]); err != nil {
 			return fmt.Errorf("purge jobs: %w", err)
 		}
-		return nil
+		if state != claim.Dead || len(ids) == 0 {
+			return nil
+		}
+		return e.notify(ctx, tx) // dead/ of other hosts, as Purge
 	})
 	return ids, err
 }

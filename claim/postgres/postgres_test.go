@@ -235,3 +235,69 @@ func TestReadOnlyRoleReadsCounts(t *testing.T) {
 		t.Errorf("Counts as a read-only role = %v, %v; want 2 pending", counts, err)
 	}
 }
+
+// TestChangesOnDeadRemoved: deleting a dead job (dlq purge, rm, purge
+// --state dead) wakes the Changes channel of another Store, as every other
+// change to the set of dead jobs does: a worker of another host keeps its
+// dead/ in step on these wake-ups, and kept the purged job's file there.
+func TestChangesOnDeadRemoved(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	watcher, other := mustOpen(t, dsn), mustOpen(t, dsn)
+	ctx := t.Context()
+	one := 1
+	kill := func(id string) {
+		t.Helper()
+		if _, err := other.Enqueue(ctx, claim.NewJob{ID: id, Command: "false", MaxRetries: &one}); err != nil {
+			t.Fatal(err)
+		}
+		c := claim.Claimant{WorkerID: "w", Host: "testhost", PID: 1, Lease: 30 * time.Second, LogDir: t.TempDir()}
+		_, r, err := other.Claim(ctx, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st, err := other.FailForGood(ctx, r, nil, "failed"); err != nil || st != claim.Dead {
+			t.Fatalf("FailForGood(%s) = %v, %v; want dead", id, st, err)
+		}
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		kill(id)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch, err := watcher.Changes(cctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drain := func() { // wake-ups of the listener's start, and of earlier writes
+		for {
+			select {
+			case <-ch:
+			case <-time.After(500 * time.Millisecond):
+				return
+			}
+		}
+	}
+	wake := func(what string) {
+		t.Helper()
+		select {
+		case <-ch:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no wake-up within 10s of %s", what)
+		}
+	}
+	drain()
+	if err := other.Purge(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	wake("a Purge of a dead job by another Store")
+	drain()
+	if err := other.Remove(ctx, "b"); err != nil {
+		t.Fatal(err)
+	}
+	wake("a Remove of a dead job by another Store")
+	drain()
+	if ids, err := other.PurgeFinished(ctx, claim.Dead, time.Now().Add(time.Hour)); err != nil || len(ids) != 1 {
+		t.Fatalf("PurgeFinished(dead) = %v, %v; want [c]", ids, err)
+	}
+	wake("a PurgeFinished of dead jobs by another Store")
+}

@@ -147,12 +147,16 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 func (e *Engine) Remove(ctx context.Context, id string) (claim.State, error) {
 	var st string
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
-		tag, err := tx.Exec(ctx, "DELETE FROM jobs WHERE id = $1 AND state IN ('completed', 'dead', 'canceled')", id)
-		if err != nil {
-			return err
+		var gone string // the state of the job deleted
+		err := tx.QueryRow(ctx, "DELETE FROM jobs WHERE id = $1 AND state IN ('completed', 'dead', 'canceled') RETURNING state", id).Scan(&gone)
+		if err == nil {
+			if err := refuseWaitedFor(ctx, tx, id); err != nil || gone != string(claim.Dead) {
+				return err
+			}
+			return e.notify(ctx, tx) // dead/ of other hosts, as Purge
 		}
-		if tag.RowsAffected() > 0 {
-			return refuseWaitedFor(ctx, tx, id)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
 		}
 		err = tx.QueryRow(ctx, "SELECT state FROM jobs WHERE id = $1", id).Scan(&st)
 		if errors.Is(err, pgx.ErrNoRows) {
