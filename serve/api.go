@@ -145,7 +145,10 @@ func hintFor(err error, r *http.Request) string {
 	case strings.HasPrefix(p, "/schedules"):
 		what, list = "schedules", "GET /api/v1/schedules (queuectl schedule list)"
 	}
+	var noRun noRunError
 	switch {
+	case errors.As(err, &noRun):
+		return "its runs: GET /api/v1/jobs/" + noRun.id + "/runs (queuectl show " + noRun.id + ")"
 	case errors.Is(err, claim.ErrNotFound):
 		return "the " + what + " there are: " + list
 	case errors.Is(err, claim.ErrConflict) && what == "jobs":

@@ -1,6 +1,7 @@
 package serve_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os"
@@ -162,5 +163,23 @@ func TestJobPageOfNoSuchRun(t *testing.T) {
 		if resp.StatusCode != tc.status || !strings.Contains(body, tc.says) {
 			t.Errorf("GET /jobs/bad%s = %s, want %d saying %q:\n%s", tc.query, resp.Status, tc.status, tc.says, body)
 		}
+	}
+}
+
+// TestLogOfNoSuchRun: the log of a run the job does not have is a 404 that
+// says so, not "no such job" of a job that exists, and its hint names the
+// job's runs, not the list of every job.
+func TestLogOfNoSuchRun(t *testing.T) {
+	h := newHome(t)
+	finished(t, h) // bad: 2 runs
+	ts := h.serve(t, serve.Options{})
+	resp, body := get(t, ts.URL+"/api/v1/jobs/bad/runs/3/stdout")
+	var e struct{ Error, Hint string }
+	if err := json.Unmarshal([]byte(body), &e); err != nil {
+		t.Fatalf("GET /api/v1/jobs/bad/runs/3/stdout: %v in %s", err, body)
+	}
+	if resp.StatusCode != http.StatusNotFound || e.Error != "job bad has no run 3 (it has 2)" ||
+		!strings.Contains(e.Hint, "GET /api/v1/jobs/bad/runs") {
+		t.Errorf("GET /api/v1/jobs/bad/runs/3/stdout = %s %+v, want 404 saying job bad has no run 3 (it has 2), hinting at its runs", resp.Status, e)
 	}
 }

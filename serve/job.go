@@ -74,7 +74,7 @@ func (s *Server) jobPage(w http.ResponseWriter, r *http.Request) {
 		case err != nil:
 			err = usagef("attempt %q is not a number", a)
 		case n < 1 || n > len(runs):
-			err = fmt.Errorf("%w: job %s has no run %d (it has %d)", claim.ErrNotFound, j.ID, n, len(runs))
+			err = noRunError{j.ID, n, len(runs)}
 		}
 		if err != nil {
 			s.failErr(w, r, err)

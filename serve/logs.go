@@ -133,10 +133,23 @@ func (s *Server) run(ctx context.Context, id string, attempt int) (claim.Run, er
 		return claim.Run{}, err
 	}
 	if attempt < 1 || attempt > len(runs) {
-		return claim.Run{}, fmt.Errorf("%w: job %s has no run %d (it has %d)", claim.ErrNotFound, id, attempt, len(runs))
+		return claim.Run{}, noRunError{id, attempt, len(runs)}
 	}
 	return runs[attempt-1], nil
 }
+
+// noRunError is the ErrNotFound of a run a job that exists does not have:
+// it says so without "no such job", and its hint names the job's runs.
+type noRunError struct {
+	id            string
+	attempt, runs int
+}
+
+func (e noRunError) Error() string {
+	return fmt.Sprintf("job %s has no run %d (it has %d)", e.id, e.attempt, e.runs)
+}
+
+func (e noRunError) Is(target error) bool { return target == claim.ErrNotFound }
 
 // tail reads at most limit bytes from the end of f, and the offset where the
 // file ended, for the page to show a long log's end and follow it from there.
