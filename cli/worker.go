@@ -44,9 +44,12 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 			},
 			Action: around(openWorkerHome, func(c *cli.Context, h *home) error { return workerStart(c, h, hard) }),
 		}, {
-			Name:        "stop",
-			Usage:       "ask every worker of this home to finish its jobs and exit",
-			Description: `Example: queuectl worker stop --wait --timeout 1m`,
+			Name:  "stop",
+			Usage: "ask every worker of the store to finish its jobs and exit",
+			Description: `Every worker of the store: on SQLite, the workers of this home; on PostgreSQL, of every host
+that shares the store. To stop one host's worker only, stop it there (SIGTERM, or its service).
+
+Example: queuectl worker stop --wait --timeout 1m`,
 			Flags: []cli.Flag{
 				&cli.BoolFlag{Name: "wait", Usage: "wait until the workers have exited"},
 				durationFlag("timeout", time.Minute, "with --wait: give up after `D` (exit 124), e.g. 5m or 300 (seconds)"),
@@ -54,11 +57,13 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Action: withHomeSpool(true, workerStop),
 		}, {
 			Name:      "scale",
-			Usage:     "give every running worker of this home N slots, without a restart",
+			Usage:     "give every running worker of the store N slots, without a restart",
 			ArgsUsage: "N",
 			Description: `Takes effect on each worker's next claim: a worker scaled up starts claiming in its new
 slots at once; one scaled down lets its running jobs finish and claims nothing until fewer than N
-run. A worker started later has its own --count. (Per queue, limit with queue set --max-running.)
+run. A worker started later has its own --count. Every running worker of the store: on SQLite,
+the workers of this home; on PostgreSQL, of every host that shares the store. (Per queue, limit
+with queue set --max-running.)
 
 Example: queuectl worker scale 8`,
 			Action: withHome(workerScale),
