@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/handoff/wire"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/run"
 	"github.com/queuectl/queuectl/spool"
@@ -74,6 +75,10 @@ func spoolChecks(h *home, live int) []report.Check {
 	case waiting > 0 && live == 0:
 		c = report.Check{Name: "spool", Status: report.CheckWarn, Detail: fmt.Sprintf("%d file(s) wait in %s and no worker of this host ingests them", waiting, h.dirs.Spool),
 			Fix: "queuectl worker start on this host, or queuectl ingest (a worker of another host reads its own spool only)"}
+	case waiting > 0 && live > 0 && !homeServed(h):
+		c = report.Check{Name: "spool", Status: report.CheckWarn, Detail: fmt.Sprintf("%d file(s) wait in %s and no worker of this home ingests them", waiting, h.dirs.Spool),
+			Fix: shellQuote([]string{"queuectl", "--home", h.dir, "worker", "start"}) + ", or " + shellQuote([]string{"queuectl", "--home", h.dir, "ingest"}) +
+				" (a worker reads its own home's spool only; those of this host serve other homes)"}
 	}
 	r := ok("rejected", "no rejected file")
 	if rejected > 0 {
@@ -81,6 +86,15 @@ func spoolChecks(h *home, live int) []report.Check {
 			Fix: "queuectl rejected list shows why; then queuectl rejected retry NAME or rejected purge NAME"}
 	}
 	return []report.Check{c, r}
+}
+
+// homeServed reports whether a worker of this home lives: each serves, or
+// finds served, the home's enqueue socket (a worker of another home on this
+// host, sharing the store, reads its own spool only). When that cannot be
+// told, it answers true: no warning on a guess.
+func homeServed(h *home) bool {
+	ok, err := wire.Listening(filepath.Join(h.dir, wire.SocketName))
+	return ok || err != nil
 }
 
 // diskChecks: room under the home for the store and the logs, and on each

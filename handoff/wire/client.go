@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim/jobs"
@@ -134,4 +136,21 @@ func readLine(r *bufio.Reader, part *[]byte) ([]byte, error) {
 func isMySocket(path string) bool {
 	fi, err := os.Lstat(path)
 	return err == nil && fi.Mode().Type() == os.ModeSocket && ownedByMe(fi)
+}
+
+// Listening reports whether a live process of this user accepts on the
+// socket at path: a worker of the home the socket is in. false with a nil
+// error when there is no socket or nobody accepts on it (a worker that
+// died leaves its socket behind); an error when that cannot be told (the
+// system cannot check the peer, a socket path too long).
+func Listening(path string) (bool, error) {
+	f, err := dial(path)
+	if err == nil {
+		f.Close()
+		return true, nil
+	}
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ECONNREFUSED) {
+		return false, nil
+	}
+	return false, err
 }
