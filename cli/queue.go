@@ -79,7 +79,11 @@ Example: queuectl queue set heavy --max-running 2`,
 							"queuectl resume --queue "+a[0])
 					}
 				}
-				return err
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(c.App.Writer, "queue %s: settings forgotten; its jobs run without limit\n", a[0])
+				return nil
 			}),
 		}},
 	}
