@@ -162,21 +162,7 @@ func TestMakefileRecipeInterrupted(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the terminal's foreground group
 	mk := h.startCmd(cmd)
 	waitFor(t, 30*time.Second, "both jobs of make check to run", func() bool { return h.count("processing") == 2 })
-	waitFor(t, 30*time.Second, "the recipe's wait to watch its jobs", func() bool {
-		return groupHolds(cmd.Process.Pid, "wait", "anon_inode:inotify") // the store's wake file
-	})
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // Ctrl-C
-		t.Fatal(err)
-	}
-	if code := mk.exit(t, 30*time.Second); code == 0 {
-		t.Fatalf("make check after Ctrl-C: exit 0, want non-zero\n%s%s", mk.stdout, mk.stderr)
-	}
-	var cancel []string
-	for line := range strings.Lines(mk.stderr.String()) {
-		if _, after, ok := strings.Cut(line, "stop them with: queuectl "); ok {
-			cancel = strings.Fields(after)
-		}
-	}
+	cancel := interruptRecipe(t, mk, "make check")
 	if len(cancel) != 3 || cancel[0] != "cancel" {
 		t.Fatalf("make check after Ctrl-C does not say how to stop its 2 jobs, which go on:\n%s", mk.stderr)
 	}
@@ -204,21 +190,7 @@ func TestPipelineRecipeInterrupted(t *testing.T) {
 	cmd.Env = append(withoutEnv(withoutEnv(os.Environ(), "MAKEFLAGS"), "MAKELEVEL"), "QUEUECTL_HOME="+h.dir, "NO_COLOR=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // the terminal's foreground group
 	mk := h.startCmd(cmd)
-	waitFor(t, 30*time.Second, "the recipe's wait to watch the last step", func() bool {
-		return groupHolds(cmd.Process.Pid, "wait", "anon_inode:inotify")
-	})
-	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // Ctrl-C
-		t.Fatal(err)
-	}
-	if code := mk.exit(t, 30*time.Second); code == 0 {
-		t.Fatalf("make release after Ctrl-C: exit 0, want non-zero\n%s%s", mk.stdout, mk.stderr)
-	}
-	var cancel []string
-	for line := range strings.Lines(mk.stderr.String()) {
-		if _, after, ok := strings.Cut(line, "stop them with: queuectl "); ok {
-			cancel = strings.Fields(after)
-		}
-	}
+	cancel := interruptRecipe(t, mk, "make release")
 	if len(cancel) != 5 || cancel[0] != "cancel" {
 		t.Fatalf("make release after Ctrl-C does not say how to stop its 4 steps, which go on:\n%s", mk.stderr)
 	}
@@ -226,6 +198,30 @@ func TestPipelineRecipeInterrupted(t *testing.T) {
 	if n := h.count("canceled"); n != 4 {
 		t.Errorf("%d steps canceled by the cancel make's output gave, want 4\n%s", n, h.must("list"))
 	}
+}
+
+// interruptRecipe waits until the wait of make's recipe watches its jobs,
+// sends Ctrl-C to make's process group, and returns the queuectl command
+// that make's output gives to stop the jobs that go on ("cancel ID...").
+func interruptRecipe(t *testing.T, mk *proc, what string) []string {
+	t.Helper()
+	pgid := mk.cmd.Process.Pid // make leads its process group (Setpgid)
+	waitFor(t, 30*time.Second, "the wait of "+what+" to watch its jobs", func() bool {
+		return groupHolds(pgid, "wait", "anon_inode:inotify") // the store's wake file
+	})
+	if err := syscall.Kill(-pgid, syscall.SIGINT); err != nil { // Ctrl-C
+		t.Fatal(err)
+	}
+	if code := mk.exit(t, 30*time.Second); code == 0 {
+		t.Fatalf("%s after Ctrl-C: exit 0, want non-zero\n%s%s", what, mk.stdout, mk.stderr)
+	}
+	var cancel []string
+	for line := range strings.Lines(mk.stderr.String()) {
+		if _, after, ok := strings.Cut(line, "stop them with: queuectl "); ok {
+			cancel = strings.Fields(after)
+		}
+	}
+	return cancel
 }
 
 // groupHolds reports whether a process of group pgid, run as `queuectl

@@ -98,6 +98,16 @@ func TestMigrateRefusesNewerSchema(t *testing.T) {
 	}
 }
 
+// awaitWake fails the test unless ch wakes within 10s of what.
+func awaitWake(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("no wake-up within 10s of %s", what)
+	}
+}
+
 // TestChangesAfterTerminatedBackend: the listening connection is killed on
 // the server; the listener reconnects, listens again, and a change made
 // through another Store wakes the Changes channel.
@@ -127,14 +137,6 @@ func TestChangesAfterTerminatedBackend(t *testing.T) {
 		t.Fatal("no backend LISTENs for the store within 30s")
 		return 0
 	}
-	wake := func(what string) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no wake-up within 10s of %s", what)
-		}
-	}
 	first := listening()
 	var terminated bool
 	query(t, dsn, "SELECT pg_terminate_backend("+strconv.Itoa(first)+")", &terminated)
@@ -150,7 +152,7 @@ func TestChangesAfterTerminatedBackend(t *testing.T) {
 	if _, err := other.Enqueue(t.Context(), claim.NewJob{ID: "after", Command: "true"}); err != nil {
 		t.Fatal(err)
 	}
-	wake("an Enqueue after the listener's backend was terminated")
+	awaitWake(t, ch, "an Enqueue after the listener's backend was terminated")
 }
 
 // TestOpenErrors: a DSN that cannot work fails at Open with a message that
@@ -277,27 +279,19 @@ func TestChangesOnDeadRemoved(t *testing.T) {
 			}
 		}
 	}
-	wake := func(what string) {
-		t.Helper()
-		select {
-		case <-ch:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no wake-up within 10s of %s", what)
-		}
-	}
 	drain()
 	if err := other.Purge(ctx, "a"); err != nil {
 		t.Fatal(err)
 	}
-	wake("a Purge of a dead job by another Store")
+	awaitWake(t, ch, "a Purge of a dead job by another Store")
 	drain()
 	if err := other.Remove(ctx, "b"); err != nil {
 		t.Fatal(err)
 	}
-	wake("a Remove of a dead job by another Store")
+	awaitWake(t, ch, "a Remove of a dead job by another Store")
 	drain()
 	if ids, err := other.PurgeFinished(ctx, claim.Dead, time.Now().Add(time.Hour)); err != nil || len(ids) != 1 {
 		t.Fatalf("PurgeFinished(dead) = %v, %v; want [c]", ids, err)
 	}
-	wake("a PurgeFinished of dead jobs by another Store")
+	awaitWake(t, ch, "a PurgeFinished of dead jobs by another Store")
 }
