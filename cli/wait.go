@@ -252,22 +252,21 @@ func sayLeft(c *cli.Context, h *home, ids []string, jobs []claim.Job) {
 
 // waitedOn returns the unfinished jobs that the jobs of ids wait on, and
 // those wait on in turn (up to stallDepth), ids excluded: what a pipeline
-// of --after steps runs before its last, which wait waits for alone. A
-// job it cannot read is left out.
+// of --after steps runs before its last, which wait waits for alone. Each
+// job is read once; a job it cannot read is left out.
 func waitedOn(ctx context.Context, h *home, ids []string) []string {
 	seen := map[string]bool{}
+	var next []claim.Job
 	for _, id := range ids {
 		seen[id] = true
+		if j, err := h.store.Get(ctx, id); err == nil {
+			next = append(next, j)
+		}
 	}
 	var deps []string
-	next := ids
 	for depth := 0; depth < stallDepth && len(next) > 0 && len(deps) < shownUnfinished; depth++ {
-		var more []string
-		for _, id := range next {
-			j, err := h.store.Get(ctx, id)
-			if err != nil {
-				continue
-			}
+		var more []claim.Job
+		for _, j := range next {
 			for _, d := range j.WaitingOn {
 				if seen[d] {
 					continue
@@ -275,7 +274,7 @@ func waitedOn(ctx context.Context, h *home, ids []string) []string {
 				seen[d] = true
 				if dep, err := h.store.Get(ctx, d); err == nil && !finished(dep.State) {
 					deps = append(deps, d)
-					more = append(more, d)
+					more = append(more, dep)
 				}
 			}
 		}
