@@ -65,7 +65,7 @@ func TestEnqueueStreamAllOrNothing(t *testing.T) {
 	}
 	hwm := peakResident(t, cmd.Process.Pid)
 	t.Logf("enqueue - of %d jobs (70 MiB): peak resident %d MiB", n, hwm>>20)
-	if hwm > 64<<20 && !raceEnabled {
+	if hwm > 64<<20 && !raceBinaries {
 		t.Errorf("enqueue - of 70 MiB peaked at %d MiB resident, want at most 64", hwm>>20)
 	}
 	rest, _ := io.ReadAll(stdout)

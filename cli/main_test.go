@@ -69,7 +69,54 @@ func (o owned) Run() int {
 		signal.Notify(ch, syscall.SIGINT)
 		go func() { <-ch; os.Exit(130) }()
 	}
+	if raceEnabled {
+		if dir, ok := plainBinaries(); ok {
+			defer os.RemoveAll(dir)
+			os.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			raceBinaries = false
+		}
+	}
 	return o.m.Run()
+}
+
+// raceBinaries: the queuectl processes the tests start are built with
+// -race. Under -race they are not, unless QUEUECTL_TEST_RACE_BINARIES=1
+// (plainBinaries).
+var raceBinaries = raceEnabled
+
+// plainBinaries builds queuectl and queuectl-full without -race, as README
+// installs them, into a new directory, for a test binary built with -race
+// to put on PATH before its own copy. The race runtime makes every one of
+// the thousands of processes the tests start several times slower, start
+// and all, and it took the package's run in CI from minutes to most of
+// an hour. Races are still looked for in every package's own tests (the
+// worker's in run, the store's in claim, the commands' here, in process);
+// QUEUECTL_TEST_RACE_BINARIES=1 runs the processes as race builds too. ok
+// is false, said on stderr, when go cannot build them: the tests then run
+// this binary.
+func plainBinaries() (dir string, ok bool) {
+	if os.Getenv("QUEUECTL_TEST_RACE_BINARIES") == "1" {
+		return "", false
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "go not found (%v): the processes run as race builds\n", err)
+		return "", false
+	}
+	dir, err = os.MkdirTemp("", "queuectl-bin-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build queuectl: %v: the processes run as race builds\n", err)
+		return "", false
+	}
+	cmd := exec.Command(gobin, "build", "-buildvcs=false", "-tags", "urfave_cli_no_docs", "-o", dir+string(os.PathSeparator),
+		"github.com/queuectl/queuectl", "github.com/queuectl/queuectl/cmd/queuectl-full")
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		os.RemoveAll(dir)
+		fmt.Fprintf(os.Stderr, "build queuectl: %v\n%s: the processes run as race builds\n", err, out)
+		return "", false
+	}
+	return dir, true
 }
 
 // fullInTest is set in the environment of a queuectl-full the front execs

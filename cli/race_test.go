@@ -2,6 +2,6 @@
 
 package cli
 
-// raceEnabled: built with -race, whose shadow memory multiplies a
-// process's resident size.
+// raceEnabled: this test binary is built with -race, whose shadow memory
+// multiplies a process's resident size.
 const raceEnabled = true
