@@ -6,7 +6,8 @@ import (
 )
 
 // json prints the runs logs would print, from attempt first on (only
-// that one without --all), with both streams' text.
+// that one without --all), with both streams' text. Each run object is
+// the one show --json prints: no path for a stream that printed nothing.
 func (l *logPrinter) json(runs []claim.Run, first int) error {
 	var shown []claim.Run
 	var outs, errs []string
@@ -24,5 +25,5 @@ func (l *logPrinter) json(runs []claim.Run, first int) error {
 		}
 		shown, outs, errs = append(shown, r), append(outs, out), append(errs, errText)
 	}
-	return printer(l.c).Logs(shown, outs, errs)
+	return runsPrinter(l.c).Logs(shown, outs, errs)
 }
