@@ -573,6 +573,32 @@ func secondUser(t *testing.T) (uid int, name string) {
 	return uid, name
 }
 
+// A refused part of a home says what is wrong as the error and the fix
+// once, as the hint: the error does not repeat it.
+func TestUnsafeHomeFixSaidOnce(t *testing.T) {
+	h := newHome(t)
+	h.must("status")
+	for _, name := range []string{"logs", "schedules", "spool"} {
+		path := filepath.Join(h.dir, name)
+		if err := os.Chmod(path, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"list"}
+		if name == "spool" {
+			args = []string{"ingest"}
+		}
+		_, errText, code := h.run(args...)
+		want := fmt.Sprintf("queuectl: error: refusing %s directory %s: it is writable by group or others (mode 0777), "+
+			"so anyone who can write there can run commands as you\nqueuectl: hint: chmod 700 %s\n", name, path, path)
+		if code != 1 || errText != want {
+			t.Errorf("queuectl %s with %s writable by all: exit %d, stderr\n%s\nwant 1 and\n%s", args[0], name, code, errText, want)
+		}
+		if err := os.Chmod(path, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // A home, or anything in it, that another user owns or may write to is
 // refused by every command, with what, whose, and the fix: whoever can
 // write there can make queuectl run commands as you.

@@ -82,8 +82,8 @@ func TestRefusesUnsafeSpool(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	var unsafe *UnsafeError
-	if _, err := w.Pass(ctx); !errors.As(err, &unsafe) || !strings.Contains(err.Error(), "chmod 700") {
-		t.Fatalf("Pass = %v, want an *UnsafeError with chmod 700", err)
+	if _, err := w.Pass(ctx); !errors.As(err, &unsafe) || !strings.Contains(unsafe.Fix, "chmod 700") {
+		t.Fatalf("Pass = %v, want an *UnsafeError whose fix is chmod 700", err)
 	}
 	said := make(chan Event, 10)
 	w.Events = func(e Event) { said <- e }

@@ -224,7 +224,12 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		// A pass that ctx's end cut short (the worker's stop, or a start
 		// that failed) has nothing to say.
 		if err != nil && ctx.Err() == nil && msg != said && !(d.AwaySaid && errors.Is(err, claim.ErrUnavailable)) {
-			d.logf("schedules: %v", err)
+			var unsafe *UnsafeError
+			if errors.As(err, &unsafe) {
+				d.logf("schedules: %v; fix: %s", err, unsafe.Fix)
+			} else {
+				d.logf("schedules: %v", err)
+			}
 			said = msg
 		} else if err == nil {
 			said = ""

@@ -31,12 +31,14 @@ type UnsafeError struct {
 	Fix     string // a shell command that fixes it
 }
 
+// Error says what is refused and why. The fix is Hint's, which the CLI
+// prints on a line of its own; a log line that has no hint adds Fix.
 func (e *UnsafeError) Error() string {
 	what := e.What
 	if what == "" {
 		what = "spool directory"
 	}
-	return fmt.Sprintf("refusing %s %s: %s; fix: %s", what, e.Dir, e.Problem, e.Fix)
+	return fmt.Sprintf("refusing %s %s: %s", what, e.Dir, e.Problem)
 }
 
 // CheckPrivate refuses a directory or file of a home (what names it in
