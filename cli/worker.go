@@ -153,12 +153,13 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		ingesting <- nil
 	} else {
 		// One pass before the first claim, so that a drain sees what was
-		// already dropped.
-		if _, err := newWatcher(h, log).Pass(c.Context); err != nil {
+		// already dropped; the same watcher then runs, and says nothing
+		// of the spool twice.
+		sw := newWatcher(h, log)
+		if _, err := sw.Pass(c.Context); err != nil {
 			return err
 		}
 		// The worker says when the store is away, once (run/outage.go).
-		sw := newWatcher(h, log)
 		sw.AwaySaid = true
 		go func() { ingesting <- sw.Run(watching) }()
 	}

@@ -20,7 +20,6 @@ type session struct {
 	spool   os.FileInfo // the spool directory own is in (recreated.go)
 	uid     int
 	settle  time.Duration
-	ignored map[string]bool // names already logged as ignored
 	writing map[string]bool // names a writer held open at the last pass
 	from    string          // the directory rejected files came from, when not the spool
 }
@@ -263,12 +262,23 @@ func (s *session) rejectCounted(path, name string, p problem, t *tally) {
 // noteIgnored logs, once per name, a file that is not even a candidate, so
 // that a user who dropped "job" instead of "job.json" learns why.
 func (s *session) noteIgnored(name string) {
-	if ignored(name) || s.ignored[name] {
+	if ignored(name) || !s.firstIgnored(name) {
 		return
 	}
-	if len(s.ignored) > 10000 {
-		clear(s.ignored)
-	}
-	s.ignored[name] = true
 	s.tell(Event{Kind: EventIgnored, File: name})
+}
+
+// firstIgnored reports whether name is to be said ignored now: the first
+// time w meets it.
+func (w *Watcher) firstIgnored(name string) bool {
+	w.ignoredMu.Lock()
+	defer w.ignoredMu.Unlock()
+	if w.ignored[name] {
+		return false
+	}
+	if w.ignored == nil || len(w.ignored) > 10000 {
+		w.ignored = map[string]bool{}
+	}
+	w.ignored[name] = true
+	return true
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -43,6 +44,11 @@ type Watcher struct {
 	AwaySaid bool
 
 	onPass func() // for tests: called before each pass of Run
+
+	// ignored holds the names said ignored (EventIgnored): each is said
+	// once over every Pass and Run of the Watcher.
+	ignoredMu sync.Mutex
+	ignored   map[string]bool
 }
 
 // Stats counts what one Pass did with the files it found.
@@ -203,8 +209,7 @@ func (w *Watcher) open() (*session, error) {
 		own.close()
 		return nil, fmt.Errorf("open spool: %w", err)
 	}
-	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, ignored: map[string]bool{},
-		writing: map[string]bool{}}, nil
+	return &session{Watcher: w, own: own, spool: spool, uid: os.Getuid(), settle: settle, writing: map[string]bool{}}, nil
 }
 
 func (w *Watcher) rescan() time.Duration {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -513,5 +514,35 @@ func TestWatcherQuotesControlCharactersInNames(t *testing.T) {
 	}
 	if rs[0].Name != bad {
 		t.Errorf("rejected name = %q, want %q (the file keeps its name)", rs[0].Name, bad)
+	}
+}
+
+// A file that is not *.json is said once per name by a watcher, however
+// many passes see it: a worker's first Pass and then its Run included.
+func TestIgnoredFileSaidOnce(t *testing.T) {
+	w := newWatcher(t)
+	drop(t, w.Dirs.Spool, "notes.txt", "not a job")
+	var mu sync.Mutex
+	said := 0
+	w.Events = func(e Event) {
+		if e.Kind == EventIgnored {
+			mu.Lock()
+			said++
+			mu.Unlock()
+		}
+	}
+	if _, err := w.Pass(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	w.Rescan = 10 * time.Millisecond
+	var passes atomic.Int64
+	w.onPass = func() { passes.Add(1) }
+	start(t, w)
+	// onPass comes before each pass: a third means two passes of Run ended.
+	eventually(t, 10*time.Second, "two passes of Run", func() bool { return passes.Load() > 2 })
+	mu.Lock()
+	defer mu.Unlock()
+	if said != 1 {
+		t.Errorf("notes.txt said ignored %d times over a Pass and a Run, want once", said)
 	}
 }
