@@ -65,7 +65,7 @@ func newEventLog(c *cli.Context) (*eventLog, error) {
 	case "json":
 		l.json = true
 	default:
-		return nil, withHint(usagef("--log-format %q: write text or json", f), "queuectl "+c.Command.Name+" --log-format json")
+		return nil, withHint(usagef("--log-format %q: write text or json", f), c.Command.HelpName+" --log-format json")
 	}
 	survivePipe()
 	return l, nil
