@@ -138,14 +138,15 @@ func (l *eventLog) holdUntilStart() {
 	l.hold = true
 }
 
-// release prints the lines held back, and holds no more.
+// release prints the lines held back, and holds no more. It holds mu
+// throughout: a line another goroutine logs meanwhile comes after them.
 func (l *eventLog) release() {
 	l.mu.Lock()
+	defer l.mu.Unlock()
 	held := l.held
 	l.held, l.hold = nil, false
-	l.mu.Unlock()
 	for _, line := range held {
-		l.print(line)
+		l.writeLocked(line)
 	}
 }
 
@@ -175,6 +176,11 @@ func (l *eventLog) print(line logLine) {
 		l.held = append(l.held, line)
 		return
 	}
+	l.writeLocked(line)
+}
+
+// writeLocked writes line, or keeps it in out for a flush; l.mu is held.
+func (l *eventLog) writeLocked(line logLine) {
 	if !l.json {
 		fmt.Fprintf(&l.out, "queuectl: %s\n", line.Msg)
 	} else {

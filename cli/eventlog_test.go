@@ -1,13 +1,19 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuectl/queuectl/run"
 )
 
 // TestWorkerLogJSON: with --log-format json every stderr line is one JSON
@@ -88,5 +94,67 @@ func TestWatchSpeaks(t *testing.T) {
 	}
 	if !strings.HasSuffix(w.stderr.String(), "queuectl: stopped watching spool "+filepath.Join(h.dir, "spool")+"\n") {
 		t.Errorf("watch stderr does not end with its stop line:\n%s", w.stderr)
+	}
+}
+
+// lockedBuf is a bytes.Buffer safe to write from one goroutine and read
+// from another.
+type lockedBuf struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuf) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// TestHeldLinesComeFirst: the lines held back until the start-up line
+// (the spool's first pass, runs recovered from a dead worker) are
+// printed before any line logged after it, whatever goroutine logs it:
+// a job recovered from a dead worker is said recovered before it is
+// said started again.
+func TestHeldLinesComeFirst(t *testing.T) {
+	for round := 0; round < 500; round++ {
+		out := &lockedBuf{}
+		l := &eventLog{w: out}
+		l.holdUntilStart()
+		for i := 1; i <= 3; i++ {
+			l.print(logLine{Level: "info", Event: "lost", Msg: fmt.Sprintf("held %d", i)})
+		}
+		// Another goroutine logs all along, before, while and after the
+		// start-up line releases the held ones.
+		var stop atomic.Bool
+		logging, done := make(chan struct{}), make(chan struct{})
+		go func() {
+			defer close(done)
+			for i := 0; !stop.Load(); i++ {
+				l.print(logLine{Level: "info", Event: "started", Msg: "late"})
+				if i == 0 {
+					close(logging)
+				}
+			}
+		}()
+		<-logging
+		l.worker(run.Event{Kind: run.EventStart, Worker: "w", Slots: 1})
+		stop.Store(true)
+		<-done
+		l.close()
+		lines := strings.Split(strings.TrimSpace(out.buf.String()), "\n")
+		want := []string{"held 1", "held 2", "held 3"}
+		var got []string
+		for _, line := range lines[1:] {
+			if !strings.HasSuffix(line, "late") {
+				got = append(got, strings.TrimPrefix(line, "queuectl: "))
+				continue
+			}
+			if len(got) < len(want) {
+				t.Fatalf("round %d: a line logged after the start-up line came before the held ones:\n%s", round, out.buf.String())
+			}
+		}
+		if !strings.HasPrefix(lines[0], "queuectl: worker w started") || strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Fatalf("round %d: lines\n%s\nwant the start-up line, then %q in order", round, out.buf.String(), want)
+		}
 	}
 }
