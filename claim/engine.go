@@ -252,6 +252,28 @@ func ExistsError(j Job) error {
 	return fmt.Errorf("%w: job %s exists already (state %s); pick another id or leave id out", ErrConflict, j.ID, j.State)
 }
 
+// InsertConflict is the error of an insert whose id is taken by j, a job
+// that is not dead: ExistsError, or for a re-drive (a dead/ file dropped
+// back) a *RedrivenError.
+func InsertConflict(j Job, redrive bool) error {
+	if redrive {
+		return &RedrivenError{Job: j}
+	}
+	return ExistsError(j)
+}
+
+// RedrivenError is the ErrConflict of a dead/ file dropped back whose job
+// is dead no more: it was re-driven already (by another copy of the file,
+// dlq retry or restart). Another id is no fix: it would make a second job
+// that runs the command again.
+type RedrivenError struct{ Job Job }
+
+func (e *RedrivenError) Error() string {
+	return fmt.Sprintf("%v: job %s is %s, not dead: it was re-driven already (queuectl show %s)", ErrConflict, e.Job.ID, e.Job.State, e.Job.ID)
+}
+
+func (e *RedrivenError) Unwrap() error { return ErrConflict }
+
 // HeldKeyError is the ErrConflict of a retry whose unique_key a live job
 // holds.
 func HeldKeyError(id string) error {

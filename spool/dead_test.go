@@ -212,6 +212,45 @@ func TestDeadFileRedrives(t *testing.T) {
 	}
 }
 
+// TestDeadFileOfARedrivenJob: a dead/ file dropped again once its job was
+// re-driven (here without its unique_key, so that it is no skip) is
+// rejected, and its reason says the job was re-driven already: the fix is
+// not another "id", which would make a second job that runs the command
+// again.
+func TestDeadFileOfARedrivenJob(t *testing.T) {
+	w := newWatcher(t)
+	ctx := context.Background()
+	j, runs := mustKill(t, w.Store, "flaky")
+	if err := WriteDead(w.Dirs.Dead, j, runs); err != nil {
+		t.Fatal(err)
+	}
+	var spec map[string]any
+	if err := json.Unmarshal(mustRead(t, filepath.Join(w.Dirs.Dead, "flaky.json")), &spec); err != nil {
+		t.Fatal(err)
+	}
+	delete(spec, "unique_key")
+	data, err := json.Marshal(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	drop(t, w.Dirs.Spool, "a.json", string(data))
+	if st, err := w.Pass(ctx); err != nil || st.Redriven != 1 {
+		t.Fatalf("Pass = %+v, %v; want the job re-driven", st, err)
+	}
+	drop(t, w.Dirs.Spool, "b.json", string(data))
+	if st, err := w.Pass(ctx); err != nil || st.Rejected != 1 {
+		t.Fatalf("Pass = %+v, %v; want the second copy rejected", st, err)
+	}
+	reason := string(mustRead(t, filepath.Join(w.Dirs.Rejected, "b.json"+reasonExt)))
+	if !strings.Contains(reason, "job flaky is pending, not dead") || !strings.Contains(reason, "re-driven already") ||
+		strings.Contains(reason, `another "id"`) {
+		t.Errorf("reason:\n%s\nwant that flaky is pending, re-driven already, and no new id as the fix", reason)
+	}
+	if n := len(jobs(t, w.Store)); n != 1 {
+		t.Errorf("%d jobs, want 1", n)
+	}
+}
+
 // TestDeadLogsOfAnotherHost: a run of another host names its log files,
 // which are there, but a stream its kept tail says printed nothing.
 func TestDeadLogsOfAnotherHost(t *testing.T) {

@@ -131,7 +131,14 @@ func moveBack(what string) func(rejected, spool string) string {
 // invalidProblem explains an error of Parse or of Enqueue.
 func invalidProblem(name string, err error) problem {
 	fix := moveBack("edit the file as said above")
-	if errors.Is(err, claim.ErrConflict) {
+	var redriven *claim.RedrivenError
+	switch {
+	case errors.As(err, &redriven):
+		// A job of its own would run the command a second time.
+		fix = func(rejected, _ string) string {
+			return "nothing to do; remove it: queuectl rejected purge " + quote(filepath.Base(rejected))
+		}
+	case errors.Is(err, claim.ErrConflict):
 		fix = moveBack(`give the job another "id", or leave "id" out to get a generated one`)
 	}
 	return problem{what: shown(name) + ": " + describe(name, err), fix: fix}

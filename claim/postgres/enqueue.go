@@ -243,7 +243,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx pgx.Tx, row claim.NewRo
 		}
 		return claim.Result{Job: j, Outcome: claim.Redriven, Rearmed: r}, err
 	}
-	return claim.Result{}, claim.ExistsError(j)
+	return claim.Result{}, claim.InsertConflict(j, row.Redrive)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -292,7 +292,7 @@ func (e *Engine) explainConflict(ctx context.Context, tx *sql.Tx, row claim.NewR
 		}
 		return claim.Result{Job: j, Outcome: claim.Redriven, Rearmed: r}, err
 	}
-	return claim.Result{}, claim.ExistsError(j)
+	return claim.Result{}, claim.InsertConflict(j, row.Redrive)
 }
 
 // insertDeps records that job waits for the jobs after, and counts those
