@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -101,15 +102,20 @@ func parseReason(text string) reason {
 
 // RetryRejected moves rejected/name back where it came from, spool/ or
 // schedules/, under the same name (after the user fixed it), and removes its
-// reason. It never replaces a file there: a name taken is ErrConflict. An
+// reason. It never replaces a file there: a name taken is ErrConflict, and
+// so is a file the spool would reject again as it is (rejectedAgain). An
 // unknown name is ErrNotFound, a name with a slash ErrInvalid.
 func RetryRejected(d Dirs, name string) error {
 	src, err := rejectedPath(d, name)
 	if err != nil {
 		return err
 	}
+	why, _ := readReason(src+reasonExt, time.Time{})
+	if err := rejectedAgain(src, name, why); err != nil {
+		return err
+	}
 	dir, where := d.Spool, "the spool"
-	if why, _ := readReason(src+reasonExt, time.Time{}); why.from != "" && why.from == d.Schedules {
+	if why.from != "" && why.from == d.Schedules {
 		dir, where = d.Schedules, "schedules/"
 	}
 	dst := filepath.Join(dir, name)
@@ -129,6 +135,38 @@ func RetryRejected(d Dirs, name string) error {
 	removeReason(src)
 	return nil
 }
+
+// rejectedAgain refuses to move back the file at path, rejected/name,
+// when the spool would only reject it again as it is, whatever was fixed
+// in it: a link, not a regular file, or someone else's. The error's hint
+// is the reason's fix (why), which says what would do.
+func rejectedAgain(path, name string, why reason) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil // gone meanwhile: the move says so
+	}
+	var what string
+	switch uid := owner(fi); {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		what = "is a symbolic link"
+	case !fi.Mode().IsRegular():
+		what = "is not a regular file"
+	case uid != os.Getuid():
+		what = fmt.Sprintf("is owned by %s, not by %s", userName(uid), userName(os.Getuid()))
+	default:
+		return nil
+	}
+	fix := cmp.Or(why.fix, "see why: queuectl rejected list")
+	return &refusedError{msg: fmt.Sprintf("rejected/%s %s: moved back, it would be rejected again", shown(name), what), fix: fix}
+}
+
+// refusedError is the ErrConflict of a rejected file that cannot go back
+// as it is, with the fix as its hint (printed as `queuectl: hint: …`).
+type refusedError struct{ msg, fix string }
+
+func (e *refusedError) Error() string { return e.msg }
+func (e *refusedError) Unwrap() error { return claim.ErrConflict }
+func (e *refusedError) Hint() string  { return e.fix }
 
 // PurgeRejected deletes rejected/name and its reason. Errors as
 // RetryRejected.
