@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"runtime/debug"
@@ -36,7 +35,7 @@ func statusCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			busy, err := busySlots(c.Context, h, workers)
+			busy, err := run.BusySlots(c.Context, h.store, workers)
 			if err != nil {
 				return err
 			}
@@ -59,26 +58,6 @@ func statusCommand() *cli.Command {
 			return printer(c).Status(st)
 		}),
 	}
-}
-
-// busySlots counts the processing jobs that live workers hold: a job of a
-// crashed worker is processing until it is recovered, but no slot runs it.
-func busySlots(ctx context.Context, h *home, live []claim.WorkerInfo) (int, error) {
-	jobs, err := h.store.List(ctx, claim.Filter{State: claim.Processing})
-	if err != nil {
-		return 0, err
-	}
-	ids := map[string]bool{}
-	for _, w := range live {
-		ids[w.ID] = true
-	}
-	n := 0
-	for _, j := range jobs {
-		if ids[j.WorkerID] {
-			n++
-		}
-	}
-	return n, nil
 }
 
 func listCommand() *cli.Command {

@@ -313,6 +313,27 @@ func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) b
 	return now.Sub(o.HeartbeatAt) > lease+OtherHostGrace
 }
 
+// BusySlots counts the jobs in s that are processing in one of the live
+// workers: a job of a crashed worker stays processing until it is
+// recovered, but no slot runs it.
+func BusySlots(ctx context.Context, s *claim.Store, live []claim.WorkerInfo) (int, error) {
+	jobs, err := s.List(ctx, claim.Filter{State: claim.Processing})
+	if err != nil {
+		return 0, err
+	}
+	ids := map[string]bool{}
+	for _, w := range live {
+		ids[w.ID] = true
+	}
+	n := 0
+	for _, j := range jobs {
+		if ids[j.WorkerID] {
+			n++
+		}
+	}
+	return n, nil
+}
+
 // alive reports whether a process exists. A recycled pid reads as alive;
 // the lease catches that case.
 func alive(pid int) bool {

@@ -68,6 +68,24 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 	}
 }
 
+// TestAPIStatusCountsBusySlots: /api/v1/status says how many slots run a
+// job, as `status --json` does, not 0 while a job runs.
+func TestAPIStatusCountsBusySlots(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "busy", Command: "until [ -e never ]; do sleep 0.05; done"})
+	h.worker(t, 2)
+	h.waitState(t, "busy", claim.Processing)
+	ts := h.serve(t, serve.Options{})
+	_, body := get(t, ts.URL+"/api/v1/status")
+	want, _ := h.cli(t, "status", "--json")
+	if !strings.Contains(want, `"busy": 1,`) {
+		t.Fatalf("queuectl status --json =\n%s\nwant busy 1", want)
+	}
+	if noHeartbeat(body) != noHeartbeat(want) {
+		t.Errorf("GET /api/v1/status =\n%s\nqueuectl status --json =\n%s", body, want)
+	}
+}
+
 var heartbeat = regexp.MustCompile(`"heartbeat_at": "[^"]*"`)
 
 func noHeartbeat(s string) string { return heartbeat.ReplaceAllString(s, `"heartbeat_at": "…"`) }

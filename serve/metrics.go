@@ -49,7 +49,7 @@ var gauges = []struct {
 	{"queuectl_rejected", "Files in rejected/.", func(s snapshot) int { return s.rejected }},
 	{"queuectl_workers", "Live worker processes.", func(s snapshot) int { return s.workers }},
 	{"queuectl_slots", "Job slots of the live workers.", func(s snapshot) int { return s.slots }},
-	{"queuectl_busy_slots", "Slots running a job (jobs processing).", func(s snapshot) int { return s.busy }},
+	{"queuectl_busy_slots", "Slots of live workers running a job.", func(s snapshot) int { return s.busy }},
 }
 
 // Buckets: runs take from milliseconds to hours; a claim turns into a
@@ -149,7 +149,7 @@ func (m *metrics) read(ctx context.Context) error {
 		slots += w.Slots
 	}
 	m.snap = snapshot{jobs: st.QueueCounts, dueSince: due, paused: st.Paused, at: m.s.now(), waiting: st.SpoolWaiting, rejected: st.Rejected,
-		workers: len(st.Workers), slots: slots, busy: st.Counts[claim.Processing]}
+		workers: len(st.Workers), slots: slots, busy: st.Busy}
 	return nil
 }
 

@@ -82,7 +82,7 @@ func (s *Server) overviewData(ctx context.Context) (overviewView, error) {
 		attention = append(attention, jobs...)
 	}
 	sort.SliceStable(attention, func(i, j int) bool { return attention[i].UpdatedAt.After(attention[j].UpdatedAt) })
-	v := overviewView{SpoolWaiting: st.SpoolWaiting, Rejected: st.Rejected, Busy: st.Counts[claim.Processing],
+	v := overviewView{SpoolWaiting: st.SpoolWaiting, Rejected: st.Rejected, Busy: st.Busy,
 		Chart: newChart(perMinute, now), Attention: s.jobRows(attention[:min(len(attention), 8)])}
 	v.States, v.Total = stateTiles(st)
 	if v.Running, err = s.running(ctx); err != nil {

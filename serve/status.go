@@ -39,7 +39,11 @@ func (s *Server) status(ctx context.Context) (report.Status, error) {
 	if err != nil {
 		return report.Status{}, err
 	}
-	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers,
+	busy, err := run.BusySlots(ctx, s.store, workers)
+	if err != nil {
+		return report.Status{}, err
+	}
+	return report.Status{Counts: counts, SpoolWaiting: waiting, Rejected: rejected, Workers: workers, Busy: busy,
 		Queues: queues, QueueCounts: perQueue, Paused: paused, PendingReasons: reasons}, nil
 }
 
