@@ -77,3 +77,35 @@ func TestJobsPageLinksPageThrough(t *testing.T) {
 		}
 	}
 }
+
+// The jobs page shows each job's label, as list does, and filters by it:
+// /jobs?label=X counted every job ("2 in all") above the one it showed,
+// and its form had no label field, so the filter was hidden from sight.
+func TestJobsPageFiltersByLabel(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "tagged", Command: "true", Label: "nightly"})
+	h.enqueue(t, claim.NewJob{ID: "plain", Command: "true"})
+	ts := h.serve(t, serve.Options{})
+	rowRE := regexp.MustCompile(`<tr><td class="id"><a href="/jobs/(\w+)">.*</tr>`)
+	rows := func(body string) map[string]string {
+		out := map[string]string{}
+		for _, m := range rowRE.FindAllStringSubmatch(body, -1) {
+			out[m[1]] = m[0]
+		}
+		return out
+	}
+	_, all := get(t, ts.URL+"/jobs")
+	if row := rows(all)["tagged"]; !strings.Contains(row, `<a href="/jobs?label=nightly">nightly</a>`) {
+		t.Errorf("/jobs: the row of tagged is %q, want its label linking to /jobs?label=nightly", row)
+	}
+	_, body := get(t, ts.URL+"/jobs?label=nightly")
+	if got := rows(body); len(got) != 1 || got["tagged"] == "" {
+		t.Errorf("/jobs?label=nightly shows %v, want tagged alone", got)
+	}
+	if strings.Contains(body, "2 in all") || strings.Contains(body, "2 match") {
+		t.Errorf("/jobs?label=nightly counts the jobs of every label:\n%s", body)
+	}
+	if !strings.Contains(body, `name="label" value="nightly"`) {
+		t.Errorf("/jobs?label=nightly: the form has no label field holding nightly:\n%s", body)
+	}
+}

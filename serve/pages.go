@@ -157,14 +157,14 @@ func (s *Server) jobRows(jobs []claim.Job) []jobRow {
 }
 
 type jobsView struct {
-	State, Queue, Prefix string
-	Queues               []string
-	Jobs                 []jobRow
+	State, Queue, Label, Prefix string
+	Queues                      []string
+	Jobs                        []jobRow
 	// Newer, Older are the neighbouring pages' URLs; "" when none. Whole
 	// URLs: a query string put after "/jobs?" in the template is escaped
 	// as one query value, its = and & with it, and led back to page one.
 	Newer, Older string
-	Total        int // jobs that match, from the counts; -1 with a prefix
+	Total        int // jobs that match, from the counts; -1 with a prefix or a label
 }
 
 func (jobsView) title() string { return "Jobs" }
@@ -178,7 +178,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	q := r.URL.Query()
-	v := jobsView{State: q.Get("state"), Queue: q.Get("queue"), Prefix: q.Get("prefix")}
+	v := jobsView{State: q.Get("state"), Queue: q.Get("queue"), Label: q.Get("label"), Prefix: q.Get("prefix")}
 	q.Del("newest")
 	q.Del("limit")
 	before := q.Get("before")
@@ -233,7 +233,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Total = -1
-	if f.IDPrefix == "" {
+	if f.IDPrefix == "" && f.Label == "" {
 		v.Total = 0
 	}
 	for q, c := range counts {
