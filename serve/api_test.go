@@ -318,8 +318,53 @@ func TestSafety(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
-		t.Errorf("page without the token = %d to %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login?next=%2Fjobs" {
+		t.Errorf("page without the token = %d to %q, want 303 to /login?next=%%2Fjobs", resp.StatusCode, resp.Header.Get("Location"))
+	}
+}
+
+// TestSignInLeadsBack: a link to a page of a dashboard with a token, opened
+// by a browser not signed in yet, leads through the sign-in form to that
+// page, not to the overview; a next address off the dashboard leads home.
+func TestSignInLeadsBack(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "x", Command: "true"})
+	guarded := h.serve(t, serve.Options{Token: "s3cret"})
+	roundTrip := func(req *http.Request) (int, string, string) {
+		t.Helper()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body bytes.Buffer
+		body.ReadFrom(resp.Body)
+		return resp.StatusCode, resp.Header.Get("Location"), body.String()
+	}
+	req, _ := http.NewRequest("GET", guarded.URL+"/jobs/x?attempt=1", nil)
+	req.Header.Set("Accept", "text/html")
+	code, login, _ := roundTrip(req)
+	if code != http.StatusSeeOther || login != "/login?next=%2Fjobs%2Fx%3Fattempt%3D1" {
+		t.Fatalf("GET /jobs/x?attempt=1 without the token = %d to %q, want 303 to /login?next=%%2Fjobs%%2Fx%%3Fattempt%%3D1", code, login)
+	}
+	_, form := get(t, guarded.URL+login)
+	if !strings.Contains(form, `name="next" value="/jobs/x?attempt=1"`) {
+		t.Errorf("GET %s: the form does not carry next /jobs/x?attempt=1:\n%s", login, form)
+	}
+	signIn := func(next string) string {
+		req, _ := http.NewRequest("POST", guarded.URL+"/login", strings.NewReader(url.Values{"token": {"s3cret"}, "next": {next}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		code, to, _ := roundTrip(req)
+		if code != http.StatusSeeOther {
+			t.Errorf("POST /login with next %q = %d, want 303", next, code)
+		}
+		return to
+	}
+	for next, want := range map[string]string{"/jobs/x?attempt=1": "/jobs/x?attempt=1", "": "/",
+		"//evil.example/": "/", "https://evil.example/": "/", `/\evil.example/`: "/", "jobs": "/"} {
+		if got := signIn(next); got != want {
+			t.Errorf("POST /login with next %q leads to %q, want %q", next, got, want)
+		}
 	}
 }
 

@@ -24,6 +24,7 @@ import (
 	"errors"
 	"net"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -163,7 +164,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if s.token != "" && !s.authorized(r) && r.URL.Path != "/login" && !strings.HasPrefix(r.URL.Path, "/assets/") {
 		if wantsHTML(r) {
-			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			// Signed in, the browser comes back to the page it asked for.
+			login := "/login"
+			if r.URL.Path != "/" {
+				login += "?" + url.Values{"next": {r.URL.RequestURI()}}.Encode()
+			}
+			http.Redirect(w, r, login, http.StatusSeeOther)
 			return
 		}
 		h.Set("WWW-Authenticate", `Bearer realm="queuectl"`)
@@ -247,22 +253,27 @@ func (s *Server) pageNotFound(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
-	s.render(w, r, http.StatusOK, "login", loginView{})
+	s.render(w, r, http.StatusOK, "login", loginView{Next: localPath(r.URL.Query().Get("next"), "")})
 }
 
-type loginView struct{ Wrong bool }
+type loginView struct {
+	Wrong bool
+	Next  string // the page to go on to once signed in; "" for the overview
+}
 
 // login sets the token cookie from the form, so that a browser, which
-// cannot send a bearer header on navigation, can read the pages.
+// cannot send a bearer header on navigation, can read the pages, and
+// leads on to the page the form was shown for.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	token := r.PostFormValue("token")
+	next := localPath(r.PostFormValue("next"), "/")
 	if s.token == "" || subtle.ConstantTimeCompare([]byte(token), []byte(s.token)) != 1 {
-		s.render(w, r, http.StatusUnauthorized, "login", loginView{Wrong: true})
+		s.render(w, r, http.StatusUnauthorized, "login", loginView{Wrong: true, Next: next})
 		return
 	}
 	http.SetCookie(w, &http.Cookie{Name: cookieName, Value: token, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
-	http.Redirect(w, r, "/", http.StatusSeeOther)
+	http.Redirect(w, r, next, http.StatusSeeOther)
 }
 
 // ctx bounds a store read: a page never hangs on a locked database.
