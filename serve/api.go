@@ -144,6 +144,8 @@ func hintFor(err error, r *http.Request) string {
 		what, list = "rejected files", "GET /api/v1/rejected (queuectl rejected list)"
 	case strings.HasPrefix(p, "/schedules"):
 		what, list = "schedules", "GET /api/v1/schedules (queuectl schedule list)"
+	case strings.HasPrefix(p, "/queues"):
+		what, list = "queues", "GET /api/v1/queues (queuectl queue list)"
 	}
 	var noRun noRunError
 	switch {

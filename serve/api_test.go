@@ -567,6 +567,35 @@ func TestSteering(t *testing.T) {
 	}
 }
 
+// TestOneQueueUnderEveryQueuePaused: while every queue is paused, the
+// overview offers to resume them all, not one queue, which cannot be
+// resumed alone (409); and that refusal's hint is not about a job.
+func TestOneQueueUnderEveryQueuePaused(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "x", Command: "true", Queue: "q"})
+	if _, code := h.cli(t, "pause", "--queue", "q"); code != 0 {
+		t.Fatalf("queuectl pause --queue q: exit %d", code)
+	}
+	// A server each: the overview a server read is shared for a second.
+	named := h.serve(t, serve.Options{})
+	if _, page := get(t, named.URL+"/", "Accept", "text/html"); !strings.Contains(page, `action="/queues/q/resume"`) {
+		t.Errorf("queue q paused by name: the overview offers no Resume of q")
+	}
+	if _, code := h.cli(t, "pause"); code != 0 {
+		t.Fatalf("queuectl pause: exit %d", code)
+	}
+	ts := h.serve(t, serve.Options{})
+	if _, page := get(t, ts.URL+"/", "Accept", "text/html"); strings.Contains(page, `action="/queues/q/resume"`) {
+		t.Errorf("every queue paused: the overview offers a Resume of q alone, which is refused")
+	}
+	status, body := poster(t, ts.URL)("/api/v1/queues/q/resume")
+	var e struct{ Error, Hint string }
+	json.Unmarshal([]byte(body), &e)
+	if status != http.StatusConflict || strings.Contains(e.Hint, "/api/v1/jobs/") {
+		t.Errorf("POST /api/v1/queues/q/resume under a pause of every queue = %d, hint %q; want 409 with no hint about a job", status, e.Hint)
+	}
+}
+
 // TestRetryAndRestartSayWhatCameBack: a retry or restart through the API
 // names, as `dlq retry` and `restart` do on stderr, the jobs that came back
 // with the job (pending, waiting for it again) and those left dead because
