@@ -470,6 +470,28 @@ func TestRejectedFiles(t *testing.T) {
 	}
 }
 
+// TestRejectedPageReadOnly: a read-only rejected page has no Retry
+// button, so it does not tell to press one: it names the command.
+func TestRejectedPageReadOnly(t *testing.T) {
+	h := newHome(t)
+	rejected := filepath.Join(h.dir, "rejected")
+	os.WriteFile(filepath.Join(rejected, "broken.json"), []byte(`{"command": `), 0o600)
+	os.WriteFile(filepath.Join(rejected, "broken.json.reason"), []byte("broken.json: unexpected end of JSON input\n"), 0o600)
+	for _, tc := range []struct {
+		readOnly bool
+		want     string
+	}{
+		{false, "press Retry"},
+		{true, "queuectl rejected retry NAME"},
+	} {
+		ts := h.serve(t, serve.Options{ReadOnly: tc.readOnly})
+		_, page := get(t, ts.URL+"/rejected", "Accept", "text/html")
+		if !strings.Contains(page, tc.want) || tc.readOnly && strings.Contains(page, "press Retry") {
+			t.Errorf("rejected page, read-only %v: want %q (and no button named when there is none):\n%s", tc.readOnly, tc.want, page)
+		}
+	}
+}
+
 // TestSchedules: the list is `schedule list --json`, and pause and resume
 // change what the CLI sees.
 func TestSchedules(t *testing.T) {
