@@ -162,7 +162,7 @@ func (s *Server) purge(ctx context.Context, id string) (done, error) {
 func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, d done, err error) {
 	a, ok := jobActions[name]
 	if !ok {
-		return ref, done{}, fmt.Errorf("%w: no action %q on jobs (actions: %s)", claim.ErrNotFound, name, strings.Join(actionOrder, ", "))
+		return ref, done{}, fmt.Errorf("%w: %q on jobs (actions: %s)", errNoAction, name, strings.Join(actionOrder, ", "))
 	}
 	if id, err = s.store.Resolve(ctx, ref); err != nil {
 		return ref, done{}, err

@@ -112,7 +112,7 @@ func statusOf(err error) int {
 	switch {
 	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
 		return http.StatusBadRequest
-	case errors.Is(err, claim.ErrNotFound):
+	case errors.Is(err, claim.ErrNotFound), errors.Is(err, errNoAction):
 		return http.StatusNotFound
 	case errors.Is(err, claim.ErrConflict):
 		return http.StatusConflict
@@ -123,6 +123,10 @@ func statusOf(err error) int {
 	}
 	return http.StatusInternalServerError
 }
+
+// errNoAction marks a POST of an action there is none of: no endpoint, so
+// 404, though the job, queue, file or schedule it names may well be there.
+var errNoAction = errors.New("no such action")
 
 // errUsage marks a bad request parameter (the CLI's exit 2).
 var errUsage = errors.New("bad request")

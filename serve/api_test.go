@@ -130,6 +130,30 @@ func TestAPIErrorsMatchExitCodes(t *testing.T) {
 	}
 }
 
+// TestAPIUnknownAction: a POST of an action there is none of is a 404
+// that says so and lists the actions, not "no such job" of a job that is
+// there, with a hint to look for it among the jobs.
+func TestAPIUnknownAction(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "live", Command: "true"})
+	ts := h.serve(t, serve.Options{})
+	post := poster(t, ts.URL)
+	for path, actions := range map[string]string{
+		"/api/v1/jobs/live/bogus":         "hold, release, cancel, retry, restart, purge, rm",
+		"/api/v1/queues/default/bogus":    "pause, resume",
+		"/api/v1/rejected/x.json/bogus":   "retry, purge",
+		"/api/v1/schedules/nightly/bogus": "pause, resume",
+	} {
+		status, body := post(path)
+		var e struct{ Error, Hint string }
+		json.Unmarshal([]byte(body), &e)
+		if status != http.StatusNotFound || strings.Contains(e.Error, "no such job") || !strings.Contains(e.Error, actions) ||
+			strings.Contains(e.Hint, " there are: ") {
+			t.Errorf("POST %s = %d %q, hint %q; want 404 naming the actions (%s), not a missing job", path, status, e.Error, e.Hint, actions)
+		}
+	}
+}
+
 // TestAPIRefusesUnknownParameters: a parameter an endpoint does not know
 // (a misspelt filter) is a 400 naming it, never a silent answer with
 // everything; the hint lists the parameters the endpoint takes.

@@ -20,7 +20,7 @@ func (s *Server) pauseQueue(ctx context.Context, name, action string) error {
 	case "resume":
 		return s.store.Resume(ctx, name)
 	}
-	return fmt.Errorf("%w: no action %q on queues (actions: pause, resume)", claim.ErrNotFound, action)
+	return fmt.Errorf("%w: %q on queues (actions: pause, resume)", errNoAction, action)
 }
 
 func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) {

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 
-	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/report"
 	"github.com/queuectl/queuectl/spool"
 )
@@ -66,7 +65,7 @@ var rejectedActions = map[string]func(spool.Dirs, string) error{
 func (s *Server) doRejected(name, action string) error {
 	do, ok := rejectedActions[action]
 	if !ok {
-		return fmt.Errorf("%w: no action %q on rejected files (actions: retry, purge)", claim.ErrNotFound, action)
+		return fmt.Errorf("%w: %q on rejected files (actions: retry, purge)", errNoAction, action)
 	}
 	return do(s.dirs, name)
 }

@@ -62,7 +62,7 @@ func (s *Server) apiSchedules(w http.ResponseWriter, r *http.Request) {
 // pauseSchedule is `schedule pause NAME` or `schedule resume NAME`.
 func (s *Server) pauseSchedule(ctx context.Context, name, action string) error {
 	if action != "pause" && action != "resume" {
-		return fmt.Errorf("%w: no action %q on schedules (actions: pause, resume)", claim.ErrNotFound, action)
+		return fmt.Errorf("%w: %q on schedules (actions: pause, resume)", errNoAction, action)
 	}
 	_, err := s.store.PauseSchedule(ctx, name, action == "pause")
 	return err
