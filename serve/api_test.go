@@ -494,6 +494,21 @@ func TestRejectedFiles(t *testing.T) {
 	}
 }
 
+// TestJobPageEmptyLog: the log of a finished run's stream that printed
+// nothing is the line saying so, not an empty log box above it.
+func TestJobPageEmptyLog(t *testing.T) {
+	h := newHome(t)
+	one := 1
+	h.enqueue(t, claim.NewJob{ID: "quiet", Command: "exit 3", MaxRetries: &one})
+	h.worker(t, 1)
+	h.waitState(t, "quiet", claim.Dead)
+	ts := h.serve(t, serve.Options{})
+	_, page := get(t, ts.URL+"/jobs/quiet", "Accept", "text/html")
+	if !strings.Contains(page, "This stream printed nothing.") || strings.Contains(page, `<pre class="log"`) {
+		t.Errorf("job page of a run that printed nothing: want the line saying so and no log box:\n%s", page)
+	}
+}
+
 // TestRejectedPageReadOnly: a read-only rejected page has no Retry
 // button, so it does not tell to press one: it names the command.
 func TestRejectedPageReadOnly(t *testing.T) {
