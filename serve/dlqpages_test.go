@@ -63,3 +63,20 @@ func TestAPIDLQPagesWithLinks(t *testing.T) {
 		}
 	}
 }
+
+// The dead letters page counts its jobs as dead jobs: one made dead by a
+// dependency used up no retry, and "1 jobs" is no English.
+func TestDLQPageSaysDeadJobs(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "gate", Command: "true", Queue: "later"})
+	h.enqueue(t, claim.NewJob{ID: "after-gate", Command: "true", After: []string{"gate"}})
+	if _, code := h.cli(t, "cancel", "gate"); code != 0 {
+		t.Fatalf("queuectl cancel gate: exit %d", code)
+	}
+	h.waitState(t, "after-gate", claim.Dead)
+	ts := h.serve(t, serve.Options{})
+	_, page := get(t, ts.URL+"/dlq", "Accept", "text/html")
+	if !strings.Contains(page, "<small>1 dead job</small>") {
+		t.Errorf("/dlq with one job dead of a canceled dependency: want it counted as \"1 dead job\":\n%s", page)
+	}
+}
