@@ -109,3 +109,17 @@ func TestJobsPageFiltersByLabel(t *testing.T) {
 		t.Errorf("/jobs?label=nightly: the form has no label field holding nightly:\n%s", body)
 	}
 }
+
+// An id prefix no id can start with ("nightly db", typed into the jobs
+// page's search) is said on the jobs page, beside the form that keeps it,
+// not on an error page with a hint to read the docs.
+func TestJobsPageImpossiblePrefix(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "nightly-db", Command: "true"})
+	ts := h.serve(t, serve.Options{})
+	resp, body := get(t, ts.URL+"/jobs?prefix=nightly+db", "Accept", "text/html")
+	if resp.StatusCode != 400 || !strings.Contains(body, `name="prefix" value="nightly db"`) ||
+		!strings.Contains(body, "no job id starts with &#34;nightly db&#34;") || strings.Contains(body, "docs/dashboard.md") {
+		t.Errorf("GET /jobs?prefix=nightly+db = %d; want 400 with the jobs page's form holding the prefix and why no id starts so:\n%s", resp.StatusCode, body)
+	}
+}

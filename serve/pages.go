@@ -2,6 +2,7 @@ package serve
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"slices"
 	"sort"
@@ -164,7 +165,8 @@ type jobsView struct {
 	// URLs: a query string put after "/jobs?" in the template is escaped
 	// as one query value, its = and & with it, and led back to page one.
 	Newer, Older string
-	Total        int // jobs that match, from the counts; -1 with a prefix or a label
+	Total        int    // jobs that match, from the counts; -1 with a prefix or a label
+	Invalid      string // why no job id can start with Prefix; "" when one can
 }
 
 func (jobsView) title() string { return "Jobs" }
@@ -195,7 +197,12 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		s.failErr(w, r, err)
 		return
 	}
+	status := http.StatusOK
 	jobs, err := s.store.List(ctx, f)
+	if errors.Is(err, claim.ErrInvalid) && f.IDPrefix != "" {
+		// Typed into the search: said beside the form, which keeps it.
+		status, v.Invalid, err = http.StatusBadRequest, err.Error(), nil
+	}
 	if err != nil {
 		s.failErr(w, r, err)
 		return
@@ -245,7 +252,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	sort.Strings(v.Queues)
-	s.render(w, r, http.StatusOK, "jobs", v)
+	s.render(w, r, status, "jobs", v)
 }
 
 type dlqView struct {
