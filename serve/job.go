@@ -47,6 +47,7 @@ type jobView struct {
 }
 
 func (v jobView) title() string { return "Job " + v.Job.ID }
+func (v jobView) api() string   { return "/api/v1/jobs/" + url.PathEscape(v.Job.ID) }
 
 // logTail is how much of a log the job page shows; the full log is a link.
 const logTail = 256 << 10

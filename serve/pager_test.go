@@ -123,3 +123,30 @@ func TestJobsPageImpossiblePrefix(t *testing.T) {
 		t.Errorf("GET /jobs?prefix=nightly+db = %d; want 400 with the jobs page's form holding the prefix and why no id starts so:\n%s", resp.StatusCode, body)
 	}
 }
+
+// Each page's "JSON API" link leads to the API's answer for what the page
+// shows: it led to /api/v1/status from every page, a job's too.
+func TestPagesLinkTheirJSON(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "x", Command: "true"})
+	ts := h.serve(t, serve.Options{})
+	for page, want := range map[string]string{
+		"/":                          "/api/v1/status",
+		"/jobs":                      "/api/v1/jobs?newest=1",
+		"/jobs?state=pending&label=": "/api/v1/jobs?newest=1&amp;state=pending",
+		"/jobs/x":                    "/api/v1/jobs/x",
+		"/dlq":                       "/api/v1/dlq?newest=1",
+		"/rejected":                  "/api/v1/rejected",
+		"/schedules":                 "/api/v1/schedules",
+	} {
+		_, body := get(t, ts.URL+page, "Accept", "text/html")
+		if !strings.Contains(body, `<a href="`+want+`">JSON API</a>`) {
+			m := regexp.MustCompile(`<a href="([^"]*)">JSON API</a>`).FindStringSubmatch(body)
+			t.Errorf("GET %s: JSON API links to %v, want %s", page, m, want)
+			continue
+		}
+		if resp, body := get(t, ts.URL+html.UnescapeString(want)); resp.StatusCode != 200 {
+			t.Errorf("GET %s (the JSON API of %s) = %d %s", want, page, resp.StatusCode, body)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"slices"
 	"sort"
 	"strconv"
@@ -171,6 +172,17 @@ type jobsView struct {
 
 func (jobsView) title() string { return "Jobs" }
 
+// api is the API's first page of the jobs the page shows, newest first.
+func (v jobsView) api() string {
+	q := url.Values{"newest": {"1"}}
+	for k, val := range map[string]string{"state": v.State, "queue": v.Queue, "label": v.Label, "prefix": v.Prefix} {
+		if val != "" {
+			q.Set(k, val)
+		}
+	}
+	return "/api/v1/jobs?" + q.Encode()
+}
+
 const pageSize = 50
 
 // jobsPage lists jobs newest first, 50 a page, with keyset links: "older"
@@ -267,6 +279,7 @@ type deadRow struct {
 }
 
 func (dlqView) title() string { return "Dead letters" }
+func (dlqView) api() string   { return "/api/v1/dlq?newest=1" }
 
 // dlqPage is how many dead jobs the page shows, newest first; the jobs
 // page pages through all of them.

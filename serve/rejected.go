@@ -31,6 +31,7 @@ type rejectedRow struct {
 type rejectedView struct{ Files []rejectedRow }
 
 func (rejectedView) title() string { return "Rejected files" }
+func (rejectedView) api() string   { return "/api/v1/rejected" }
 
 func (s *Server) rejectedPage(w http.ResponseWriter, r *http.Request) {
 	files, err := s.rejected()

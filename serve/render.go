@@ -90,6 +90,7 @@ type frame struct {
 	Now      string
 	Notice   []string
 	Body     any
+	API      string // the API's address of what the page shows
 }
 
 // render writes page name with body, and the notice r's ?notice= names:
@@ -111,7 +112,7 @@ func (s *Server) page(name string, body any, notice []string) ([]byte, error) {
 		return nil, fmt.Errorf("no page %s", name)
 	}
 	f := frame{Page: name, Title: titleOf(name, body), CSRF: s.csrf, ReadOnly: s.readOnly,
-		Now: s.now().UTC().Format(time.RFC3339), Notice: notice, Body: body}
+		Now: s.now().UTC().Format(time.RFC3339), Notice: notice, Body: body, API: apiOf(body)}
 	var buf bytes.Buffer
 	if err := t.ExecuteTemplate(&buf, "layout.html", f); err != nil {
 		return nil, fmt.Errorf("render %s: %w", name, err)
@@ -133,6 +134,18 @@ func titleOf(name string, body any) string {
 		return t.title()
 	}
 	return name
+}
+
+// withAPI is a page whose data the API answers at an address of its own.
+type withAPI interface{ api() string }
+
+// apiOf is where the footer's "JSON API" leads: the page's own data, else
+// the status.
+func apiOf(body any) string {
+	if a, ok := body.(withAPI); ok {
+		return a.api()
+	}
+	return "/api/v1/status"
 }
 
 // printer renders times and counts in the CLI's words.

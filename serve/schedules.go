@@ -20,6 +20,7 @@ type scheduleRow struct {
 type schedulesView struct{ Schedules []scheduleRow }
 
 func (schedulesView) title() string { return "Schedules" }
+func (schedulesView) api() string   { return "/api/v1/schedules" }
 
 func (s *Server) schedulesPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
