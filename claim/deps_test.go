@@ -474,3 +474,25 @@ func TestEndLeftDependentsEndsEveryChain(t *testing.T) {
 		}
 	})
 }
+
+// TestGetNamesWhatAJobRanAfter: a job keeps naming the jobs it runs after
+// (Job.After) once they completed and it ran, when WaitingOn is empty.
+func TestGetNamesWhatAJobRanAfter(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		mustEnqueue(t, s, job("a"))
+		mustEnqueue(t, s, job("b"))
+		mustEnqueue(t, s, job("c", "b", "a"))
+		if c := mustGet(t, s, "c"); !slices.Equal(c.After, []string{"a", "b"}) {
+			t.Errorf("waiting c: After = %v, want [a b]", c.After)
+		}
+		complete(t, s, "a")
+		complete(t, s, "b")
+		complete(t, s, "c")
+		if c := mustGet(t, s, "c"); c.State != claim.Completed || c.WaitingOn != nil || !slices.Equal(c.After, []string{"a", "b"}) {
+			t.Errorf("c = %s waiting on %v, After %v; want completed waiting on nothing, After [a b]", c.State, c.WaitingOn, c.After)
+		}
+		if a := mustGet(t, s, "a"); a.After != nil {
+			t.Errorf("a: After = %v, want none", a.After)
+		}
+	})
+}

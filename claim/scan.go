@@ -22,6 +22,33 @@ func ScanJob(row Scanner) (Job, error) {
 	return s.Scan(row)
 }
 
+// ScanJobAfter reads a job as ScanJob does from a row with one more column
+// after the jobs columns: the ids the job runs after, separated by spaces,
+// or NULL when it runs after none. It fills Job.After.
+func ScanJobAfter(row Scanner) (Job, error) {
+	var after any
+	j, err := ScanJob(withAfter{row, &after})
+	if err != nil {
+		return j, err
+	}
+	switch ids := after.(type) {
+	case string:
+		j.After = strings.Fields(ids)
+	case []byte:
+		j.After = strings.Fields(string(ids))
+	}
+	slices.Sort(j.After)
+	return j, nil
+}
+
+// withAfter is a row whose last column goes to after.
+type withAfter struct {
+	row   Scanner
+	after *any
+}
+
+func (w withAfter) Scan(dest ...any) error { return w.row.Scan(append(dest, w.after)...) }
+
 // JobScanner reads jobs as ScanJob does, from row after row, into
 // destinations it keeps: the driver is handed the same pointers for every
 // row, so a listing of a million jobs does not allocate a set of them a

@@ -43,6 +43,8 @@ type JobObject struct {
 	UpdatedAt     string            `json:"updated_at"`
 	FinishedAt    string            `json:"finished_at,omitempty"`
 	WaitingOn     []string          `json:"waiting_on,omitempty"`
+	// After is every job this one was enqueued to run after, met or not.
+	After []string `json:"after,omitempty"`
 	// DeadBy is the dependency whose end made the job dead.
 	DeadBy    string        `json:"dead_by,omitempty"`
 	OnSuccess string        `json:"on_success,omitempty"`
@@ -71,6 +73,7 @@ func JobJSON(j claim.Job) JobObject {
 		o.NextRetryAt = o.RunAfter // the name a reader of a failed job looks for
 	}
 	o.WaitingOn = j.WaitingOn
+	o.After = j.After
 	o.DeadBy = j.DeadBy
 	o.OnSuccess, o.OnFailure, o.OnDead = j.Hooks.OnSuccess, j.Hooks.OnFailure, j.Hooks.OnDead
 	if !j.Limits.IsZero() {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -154,6 +155,31 @@ func TestJob(t *testing.T) {
 			}
 			golden(t, buf.Bytes())
 		})
+	}
+}
+
+// show of a finished job names what it ran after, in text and JSON, once
+// nothing is left to wait on.
+func TestJobNamesWhatItRanAfter(t *testing.T) {
+	j := sampleJobs()[2]
+	j.After = []string{"build", "fetch"}
+	p, buf := printer(false, false)
+	if err := p.Job(j, nil); err != nil {
+		t.Fatal(err)
+	}
+	if text := buf.String(); !strings.Contains(text, "\nafter: build fetch\n") {
+		t.Errorf("show of a job after build and fetch:\n%s\nwant a line after: build fetch", text)
+	}
+	p, buf = printer(true, false)
+	if err := p.Job(j, nil); err != nil {
+		t.Fatal(err)
+	}
+	var o struct{ After []string }
+	if err := json.Unmarshal(buf.Bytes(), &o); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(o.After, j.After) {
+		t.Errorf("show --json: after = %v, want %v", o.After, j.After)
 	}
 }
 

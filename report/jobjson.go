@@ -74,6 +74,9 @@ func (w *jsonObject) job(o *JobObject) {
 	if len(o.WaitingOn) > 0 {
 		w.strings("waiting_on", o.WaitingOn)
 	}
+	if len(o.After) > 0 {
+		w.strings("after", o.After)
+	}
 	w.optStr("dead_by", o.DeadBy)
 	w.optStr("on_success", o.OnSuccess)
 	w.optStr("on_failure", o.OnFailure)

@@ -29,7 +29,7 @@ func TestAppendJobObject(t *testing.T) {
 	full := claim.Job{ID: "full", Command: "run", State: claim.Failed, Attempts: 1, MaxRetries: 3,
 		BackoffBase: 2, Priority: -4, Queue: "q", Runs: 7, Lost: 2, Timeout: 90 * time.Second,
 		Env: map[string]string{"B": "2", "A": "1", "Z\n": "\u2028"}, Cwd: "/srv", UniqueKey: "u",
-		Hooks: claim.Hooks{OnSuccess: "s", OnFailure: "f", OnDead: "d"}, WaitingOn: []string{"a", "b"}, DeadBy: "a",
+		Hooks: claim.Hooks{OnSuccess: "s", OnFailure: "f", OnDead: "d"}, WaitingOn: []string{"a", "b"}, After: []string{"a", "b", "c"}, DeadBy: "a",
 		RunAt: now, RunAfter: now.Add(time.Second), WorkerID: "w", LeaseUntil: now, LastError: "boom",
 		ExitCode: intp(0), CreatedAt: now, UpdatedAt: now, FinishedAt: now, CancelAt: now.Add(250 * time.Millisecond)}
 	jobs = append(jobs, full)

@@ -186,6 +186,7 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"updated_at", p.when(j.UpdatedAt)},
 		{"finished_at", p.when(j.FinishedAt)},
 		{"waiting_on", strings.Join(j.WaitingOn, " ")},
+		{"after", strings.Join(j.After, " ")},
 		{"dead_by", j.DeadBy},
 		{"on_success", oneLine(j.Hooks.OnSuccess)},
 		{"on_failure", oneLine(j.Hooks.OnFailure)},

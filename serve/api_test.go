@@ -509,6 +509,26 @@ func TestJobPageEmptyLog(t *testing.T) {
 	}
 }
 
+// TestJobNamesWhatItRanAfter: a finished job's page links the jobs it ran
+// after, and its API object names them, once nothing is left to wait on.
+func TestJobNamesWhatItRanAfter(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "first", Command: "true"})
+	h.enqueue(t, claim.NewJob{ID: "second", Command: "true", After: []string{"first"}})
+	h.worker(t, 1)
+	h.waitState(t, "second", claim.Completed)
+	ts := h.serve(t, serve.Options{})
+	_, page := get(t, ts.URL+"/jobs/second", "Accept", "text/html")
+	if !strings.Contains(page, `<dt>after</dt><dd><a class="id" href="/jobs/first">first</a></dd>`) {
+		t.Errorf("page of a job run after first: want a link to first under after:\n%s", page)
+	}
+	_, body := get(t, ts.URL+"/api/v1/jobs/second")
+	var o struct{ After []string }
+	if err := json.Unmarshal([]byte(body), &o); err != nil || len(o.After) != 1 || o.After[0] != "first" {
+		t.Errorf("GET /api/v1/jobs/second: after = %v (%v), want [first]:\n%s", o.After, err, body)
+	}
+}
+
 // TestRejectedPageReadOnly: a read-only rejected page has no Retry
 // button, so it does not tell to press one: it names the command.
 func TestRejectedPageReadOnly(t *testing.T) {

@@ -145,9 +145,11 @@ type Job struct {
 	Limits      Limits
 	// Waiting counts the jobs this one waits for (after) that have not
 	// completed; WaitingOn names them. DeadBy is the dependency whose end
-	// made it dead.
+	// made it dead. After names every job it was enqueued to run after,
+	// met or not, sorted; only a read of the one job (Store.Get) fills it.
 	Waiting    int
 	WaitingOn  []string
+	After      []string
 	DeadBy     string
 	RunAt      time.Time
 	RunAfter   time.Time

@@ -29,9 +29,13 @@ const jobColumnsQualified = `jobs.seq, jobs.id, jobs.command, jobs.state, jobs.q
 	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits, jobs.cancel_at, jobs.label,
 	CASE WHEN jobs.waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
+// afterColumn is the ids the job of the row runs after, met or not
+// (claim.ScanJobAfter): one probe of the deps_job index.
+const afterColumn = `(SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id)`
+
 // Get returns the job with the given id, or ErrNotFound.
 func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
-	j, err := claim.ScanJob(e.pool.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", id))
+	j, err := claim.ScanJobAfter(e.pool.QueryRow(ctx, "SELECT "+jobColumns+", "+afterColumn+" FROM jobs WHERE id = $1", id))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return claim.Job{}, claim.NotFoundError(id)
 	}

@@ -18,9 +18,13 @@ const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retr
 	waiting, dead_by, hooks, limits, cancel_at, label,
 	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
+// afterColumn is the ids the job of the row runs after, met or not
+// (claim.ScanJobAfter): one probe of the deps_job index.
+const afterColumn = `(SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id)`
+
 // Get returns the job with the given id, or ErrNotFound.
 func (e *Engine) Get(ctx context.Context, id string) (claim.Job, error) {
-	j, err := claim.ScanJob(e.queryRow(ctx, nil, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", id))
+	j, err := claim.ScanJobAfter(e.queryRow(ctx, nil, "SELECT "+jobColumns+", "+afterColumn+" FROM jobs WHERE id = ?", id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return claim.Job{}, claim.NotFoundError(id)
 	}

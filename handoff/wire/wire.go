@@ -58,8 +58,8 @@ type Answer[J any] struct {
 // that no longer matches the types declines every client of its build
 // (handoff's TestFingerprints says which value to write).
 const (
-	EnqueueFingerprint = "39dbb97d1a281414"
-	FollowFingerprint  = "4b8a1ec0ff324d31"
+	EnqueueFingerprint = "9e8435770517a49a"
+	FollowFingerprint  = "8de09dfbf169b6f3"
 )
 
 // Fingerprint is what a client sends.
