@@ -173,8 +173,8 @@ func TestRetryUniqueKey(t *testing.T) {
 			t.Errorf("tuesday is %s, want still dead", j.State)
 		}
 		_, err = s.Retry(ctx, "tuesday")
-		if !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "unique_key") {
-			t.Errorf("Retry(tuesday) while monday holds its unique_key = %v, want ErrConflict naming the unique_key", err)
+		if !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), `unique_key "nightly", which job monday (pending) holds`) {
+			t.Errorf("Retry(tuesday) while monday holds its unique_key = %v, want ErrConflict naming the unique_key and monday, pending", err)
 		}
 		if r, err := s.Enqueue(ctx, claim.NewJob{ID: "tuesday", Command: "false", Redrive: true}); !errors.Is(err, claim.ErrConflict) {
 			t.Errorf("Enqueue(redrive tuesday) while monday holds its unique_key = %s, %v; want ErrConflict", r.Outcome, err)

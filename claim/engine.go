@@ -274,10 +274,26 @@ func (e *RedrivenError) Error() string {
 
 func (e *RedrivenError) Unwrap() error { return ErrConflict }
 
-// HeldKeyError is the ErrConflict of a retry whose unique_key a live job
-// holds.
-func HeldKeyError(id string) error {
-	return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; retry it once that job is done", ErrConflict, id)
+// KeyHolder is the live job (pending, processing, failed or held) that
+// holds a unique_key, which a refused retry or restart names; ID is ""
+// when it could not be found (it ended in the meantime).
+type KeyHolder struct {
+	Key, ID string
+	State   State
+}
+
+// HeldKeyError is the ErrConflict of a retry of job id whose unique_key
+// the live job h holds.
+func HeldKeyError(id string, h KeyHolder) error { return heldKeyError(id, h, "retry") }
+
+// heldKeyError says that job id cannot be re-driven (verb: retry,
+// restart) while h holds its unique_key, and names h.
+func heldKeyError(id string, h KeyHolder, verb string) error {
+	if h.ID == "" {
+		return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; %s it once that job is done", ErrConflict, id, verb)
+	}
+	return fmt.Errorf("%w: job %s has unique_key %q, which job %s (%s) holds; %s it once %s is done (queuectl wait %s)",
+		ErrConflict, id, h.Key, h.ID, h.State, verb, h.ID, h.ID)
 }
 
 // NotDeadError explains why job id, in state, could not be acted on as a

@@ -56,11 +56,9 @@ func (s *Store) Remove(ctx context.Context, id string) error {
 	return err
 }
 
-// RestartHeldError is the ErrConflict of a restart whose unique_key a live
-// job holds.
-func RestartHeldError(id string) error {
-	return fmt.Errorf("%w: job %s has the unique_key of a job still pending, processing or failed; restart it once that job is done", ErrConflict, id)
-}
+// RestartHeldError is the ErrConflict of a restart of job id whose
+// unique_key the live job h holds.
+func RestartHeldError(id string, h KeyHolder) error { return heldKeyError(id, h, "restart") }
 
 // notFinishedError is the ErrConflict of a restart or rm of a job in
 // state st, which has not finished; what says what to do instead.

@@ -2,6 +2,7 @@ package claim_test
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -156,8 +157,8 @@ func TestRestartErrors(t *testing.T) {
 		// A finished job whose unique_key a live job holds stays finished.
 		mustCancel(t, s, "pending")
 		mustEnqueue(t, s, claim.NewJob{ID: "holder", Command: "true", UniqueKey: "k"})
-		if _, err := s.Restart(ctx, "pending"); !errors.Is(err, claim.ErrConflict) {
-			t.Errorf("Restart with the unique_key held = %v, want ErrConflict", err)
+		if _, err := s.Restart(ctx, "pending"); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), `unique_key "k", which job holder (pending) holds`) {
+			t.Errorf("Restart with the unique_key held = %v, want ErrConflict naming the unique_key and holder, pending", err)
 		}
 		if j := mustGet(t, s, "pending"); j.State != claim.Canceled {
 			t.Errorf("refused restart left the job %s, want canceled", j.State)

@@ -101,11 +101,26 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 				return err
 			}
 		} else {
-			j, err := claim.ScanJob(tx.QueryRow(ctx, "UPDATE jobs"+restartSet+
+			// A unique_key another live job holds is refused by
+			// jobs_unique_key; a savepoint keeps tx usable to name that job.
+			sp, err := tx.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			j, err := claim.ScanJob(sp.QueryRow(ctx, "UPDATE jobs"+restartSet+
 				" WHERE id = $2 AND state IN ('completed', 'dead', 'canceled') RETURNING "+jobColumns, now, p.ID))
+			if isUnique(err) {
+				sp.Rollback(ctx)
+				h, err := keyHolder(ctx, tx, p.ID)
+				if err != nil {
+					return err
+				}
+				return claim.RestartHeldError(p.ID, h)
+			}
+			if spErr := sp.Commit(ctx); err == nil {
+				err = spErr
+			}
 			switch {
-			case isUnique(err):
-				return claim.RestartHeldError(p.ID)
 			case errors.Is(err, pgx.ErrNoRows):
 				j, err = claim.ScanJob(tx.QueryRow(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = $1", p.ID))
 				if errors.Is(err, pgx.ErrNoRows) {

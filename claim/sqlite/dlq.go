@@ -64,7 +64,11 @@ func (e *Engine) retry(ctx context.Context, tx *sql.Tx, id string, now time.Time
 		return j, r, refuseBlocked(ctx, tx, id)
 	}
 	if isUnique(err) {
-		return claim.Job{}, claim.Rearmed{}, claim.HeldKeyError(id)
+		h, err := keyHolder(ctx, tx, id)
+		if err != nil {
+			return claim.Job{}, claim.Rearmed{}, err
+		}
+		return claim.Job{}, claim.Rearmed{}, claim.HeldKeyError(id, h)
 	}
 	if !errors.Is(err, sql.ErrNoRows) {
 		return claim.Job{}, claim.Rearmed{}, fmt.Errorf("retry job %s: %w", id, err)
@@ -193,20 +197,31 @@ func tellAllKeyHeld(ctx context.Context, tx *sql.Tx, now time.Time) error {
 	return nil
 }
 
+// keyHolder finds the live job that holds the unique_key of job id; its ID
+// is "" when there is none.
+func keyHolder(ctx context.Context, tx *sql.Tx, id string) (claim.KeyHolder, error) {
+	var h claim.KeyHolder
+	err := tx.QueryRowContext(ctx, `SELECT d.unique_key, l.id, l.state FROM jobs AS d JOIN jobs AS l ON l.unique_key = d.unique_key
+		WHERE d.id = ? AND l.id <> d.id AND l.state IN ('pending', 'processing', 'failed', 'held')
+		ORDER BY l.seq LIMIT 1`, id).Scan(&h.Key, &h.ID, &h.State)
+	if errors.Is(err, sql.ErrNoRows) {
+		return claim.KeyHolder{}, nil
+	}
+	if err != nil {
+		return claim.KeyHolder{}, fmt.Errorf("find the holder of the key of %s: %w", id, err)
+	}
+	return h, nil
+}
+
 // tellKeyHeld rewrites the error of id, a dependent rearm leaves dead
 // because a live job holds its unique_key, and of the jobs below it: they
 // said that a dependency died which is pending again (claim.KeyHeldCause).
 func tellKeyHeld(ctx context.Context, tx *sql.Tx, id string, now time.Time) error {
-	var key, holder string
-	err := tx.QueryRowContext(ctx, `SELECT d.unique_key, l.id FROM jobs AS d JOIN jobs AS l ON l.unique_key = d.unique_key
-		WHERE d.id = ? AND l.id <> d.id AND l.state IN ('pending', 'processing', 'failed', 'held')
-		ORDER BY l.seq LIMIT 1`, id).Scan(&key, &holder)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil
+	h, err := keyHolder(ctx, tx, id)
+	if err != nil || h.ID == "" {
+		return err
 	}
-	if err != nil {
-		return fmt.Errorf("find the holder of the key of %s: %w", id, err)
-	}
+	key, holder := h.Key, h.ID
 	if _, err := tx.ExecContext(ctx, "UPDATE jobs SET last_error = ?, updated_at = ? WHERE id = ?",
 		claim.KeyHeldCause(key, holder), now.UnixNano(), id); err != nil {
 		return fmt.Errorf("tell %s its key is held: %w", id, err)

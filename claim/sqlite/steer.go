@@ -103,7 +103,11 @@ func (e *Engine) Restart(ctx context.Context, p claim.RestartParams) (jobs []cla
 				now, now, p.ID))
 			switch {
 			case isUnique(err):
-				return claim.RestartHeldError(p.ID)
+				h, err := keyHolder(ctx, tx, p.ID)
+				if err != nil {
+					return err
+				}
+				return claim.RestartHeldError(p.ID, h)
 			case errors.Is(err, sql.ErrNoRows):
 				j, err = claim.ScanJob(tx.QueryRowContext(ctx, "SELECT "+jobColumns+" FROM jobs WHERE id = ?", p.ID))
 				if errors.Is(err, sql.ErrNoRows) {
