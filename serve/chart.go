@@ -103,8 +103,21 @@ func newChart(perMinute []claim.MinuteRuns, now time.Time) chart {
 	}
 	c.Ticks[0].X, c.Ticks[0].Anchor = chartLeft, "start"
 	c.Ticks[len(c.Ticks)-1].Anchor = "end"
-	c.Summary = fmt.Sprintf("%d runs ended in the last hour, %d of them failed; the busiest minute had %d.", c.Total, c.Failed, c.Max)
+	c.Summary = summary(c)
 	return c
+}
+
+// summary says what chart c shows in words.
+func summary(c chart) string {
+	switch {
+	case c.Total == 0:
+		return "No run ended in the last hour."
+	case c.Total == 1 && c.Failed == 1:
+		return "1 run ended in the last hour, and it failed."
+	case c.Total == 1:
+		return "1 run ended in the last hour."
+	}
+	return fmt.Sprintf("%d runs ended in the last hour, %d of them failed; the busiest minute had %d.", c.Total, c.Failed, c.Max)
 }
 
 // minuteCache keeps the runs per minute of the minutes that are over, so

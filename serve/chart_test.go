@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -53,12 +54,15 @@ func TestChartCountsEachRunOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	total := regexp.MustCompile(`(\d+) runs ended in the last hour`)
+	total := regexp.MustCompile(`(No|\d+) runs? ended in the last hour`)
 	check := func(at time.Time, want int) {
 		t.Helper()
 		clk.set(at)
 		_, body := get(t, ts.URL+"/", "Accept", "text/html")
 		m := total.FindStringSubmatch(body)
+		if m != nil && m[1] == "No" {
+			m[1] = "0"
+		}
 		if m == nil || m[1] != fmt.Sprint(want) {
 			t.Errorf("at %s the chart says %v, want %d runs", at.Format("15:04:05"), m, want)
 		}
@@ -73,4 +77,30 @@ func TestChartCountsEachRunOnce(t *testing.T) {
 	check(t0.Add(60*time.Minute+30*time.Second), 3) // 03:00 is out of the hour
 	check(t0.Add(62*time.Minute+30*time.Second), 1)
 	check(t0.Add(3*time.Hour), 0)
+}
+
+// TestChartOfAnHourWithoutRuns: with no run in the hour, the chart says so
+// in words, and its scale is the one 0 of its base line, not a second 0 at
+// the top; one run is "1 run".
+func TestChartOfAnHourWithoutRuns(t *testing.T) {
+	h := newHome(t)
+	ts := h.serve(t, serve.Options{})
+	_, body := get(t, ts.URL+"/", "Accept", "text/html")
+	if !strings.Contains(body, "No run ended in the last hour.") || strings.Contains(body, "busiest minute had 0") {
+		t.Errorf("chart of a fresh home: want \"No run ended in the last hour.\" and no busiest minute of 0:\n%s", body)
+	}
+	if n := strings.Count(body, `class="scale"`); n != 1 {
+		t.Errorf("chart of a fresh home has %d scale labels, want 1 (its 0):\n%s", n, body)
+	}
+	h.enqueue(t, claim.NewJob{ID: "one", Command: "true"})
+	h.worker(t, 1)
+	h.waitState(t, "one", claim.Completed)
+	ts = h.serve(t, serve.Options{}) // a server of its own: the first may serve what it read seconds ago
+	_, body = get(t, ts.URL+"/", "Accept", "text/html")
+	if !strings.Contains(body, "1 run ended in the last hour") {
+		t.Errorf("chart of one run: want \"1 run ended in the last hour\":\n%s", body)
+	}
+	if !strings.Contains(body, "<b>1</b> worker · <b>1</b> slot · <b>0</b> busy") {
+		t.Errorf("overview of one worker with one slot: want \"1 worker · 1 slot · 0 busy\":\n%s", body)
+	}
 }

@@ -66,6 +66,13 @@ var funcs = template.FuncMap{
 		return template.URL("?" + v.Encode())
 	},
 	"pathescape": url.PathEscape,
+	// plural is one when n is 1, else many: "1 worker", "3 workers".
+	"plural": func(n int, one, many string) string {
+		if n == 1 {
+			return one
+		}
+		return many
+	},
 	"exit": func(code *int) string {
 		if code == nil {
 			return "-"
