@@ -80,11 +80,16 @@ func (s *Server) knownParams(e apiRoute, next http.HandlerFunc) http.HandlerFunc
 		endpoint := e.method + " " + shown.Replace(e.path)
 		hint := endpoint + " takes no parameters"
 		if len(e.params) > 0 {
-			hint = endpoint + " takes " + strings.Join(e.params, ", ") + " (docs/dashboard.md)"
+			hint = endpoint + " takes " + strings.Join(e.params, ", ") + "; see " + apiDocs
 		}
 		s.fail(w, r, http.StatusBadRequest, usagef("unknown %s %s of %s", what, strings.Join(unknown, ", "), endpoint), hint)
 	}
 }
+
+// apiDocs is where the API is documented, wherever queuectl came from: in
+// docs/ beside README.md in a checkout and a release tarball, and where
+// the .deb installs them (tools/dist.sh).
+const apiDocs = "docs/dashboard.md beside README.md (from the .deb: /usr/share/doc/queuectl/docs/dashboard.md)"
 
 // endpoints is the not-found hint: every endpoint of the API.
 func endpoints() string {
@@ -96,7 +101,7 @@ func endpoints() string {
 			posts = append(posts, shown.Replace(e.path))
 		}
 	}
-	return "endpoints: GET " + strings.Join(gets, ", ") + "; POST " + strings.Join(posts, ", ") + "; see docs/dashboard.md"
+	return "endpoints: GET " + strings.Join(gets, ", ") + "; POST " + strings.Join(posts, ", ") + "; see " + apiDocs
 }
 
 // errorObject is the JSON body of every API error: what went wrong and,
@@ -160,7 +165,7 @@ func hintFor(err error, r *http.Request) string {
 	case errors.Is(err, claim.ErrConflict) && what == "jobs":
 		return "see the job's state: GET /api/v1/jobs/" + r.PathValue("id") + " (queuectl show " + r.PathValue("id") + ")"
 	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
-		return "see docs/dashboard.md for the parameters"
+		return "see the parameters in " + apiDocs
 	}
 	return ""
 }

@@ -234,6 +234,33 @@ func TestAPINotFoundListsEndpoints(t *testing.T) {
 	}
 }
 
+// TestAPIHintsNameDocsThatExist: the hints that send a reader to the docs
+// name them where they are in a checkout or a release tarball (docs/,
+// beside README.md, which this test finds) and where the .deb puts them
+// (tools/dist.sh; .ci/package checks that the installed path exists).
+func TestAPIHintsNameDocsThatExist(t *testing.T) {
+	h := newHome(t)
+	ts := h.serve(t, serve.Options{})
+	for _, path := range []string{"/api/v1/jobs?bogus=1", "/api/v1/nothing", "/api/v1/jobs?newest=yes"} {
+		_, body := get(t, ts.URL+path)
+		var e struct{ Error, Hint string }
+		if err := json.Unmarshal([]byte(body), &e); err != nil {
+			t.Fatalf("GET %s: body %q is no {\"error\", \"hint\"} (%v)", path, body, err)
+		}
+		docs := regexp.MustCompile(`(^|[ (])(docs/[a-z-]+\.md)\b.*(/usr/share/doc/queuectl/docs/[a-z-]+\.md)`).FindStringSubmatch(e.Hint)
+		if docs == nil {
+			t.Errorf("GET %s: hint %q names no docs/ page with its installed path", path, e.Hint)
+			continue
+		}
+		if _, err := os.Stat(filepath.Join("..", docs[2])); err != nil {
+			t.Errorf("GET %s: hint %q names %s: %v", path, e.Hint, docs[2], err)
+		}
+		if filepath.Base(docs[2]) != filepath.Base(docs[3]) {
+			t.Errorf("GET %s: hint %q names %s and %s, two pages", path, e.Hint, docs[2], docs[3])
+		}
+	}
+}
+
 func csrfToken(t *testing.T, base string) string {
 	t.Helper()
 	_, body := get(t, base+"/api/v1/csrf")
