@@ -35,7 +35,7 @@ func (s *Store) Resume(ctx context.Context, queue string) error {
 		return err
 	}
 	if all && queue != AllQueues {
-		return fmt.Errorf("%w: every queue is paused, so %s stays paused; resume them all (queuectl resume)", ErrConflict, queue)
+		return fmt.Errorf("%w: every queue is paused, so %s stays paused; resume them all", ErrConflict, queue)
 	}
 	return nil
 }

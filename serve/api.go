@@ -164,6 +164,10 @@ func hintFor(err error, r *http.Request) string {
 		return "the " + what + " there are: " + list
 	case errors.Is(err, claim.ErrConflict) && what == "jobs":
 		return "see the job's state: GET /api/v1/jobs/" + r.PathValue("id") + " (queuectl show " + r.PathValue("id") + ")"
+	case errors.Is(err, claim.ErrConflict) && what == "queues":
+		// the one refusal of a queue action: a queue resumed alone
+		// while every queue is paused
+		return "resume every queue: POST /api/v1/queues/*/resume (queuectl resume)"
 	case errors.Is(err, claim.ErrInvalid), errors.Is(err, errUsage):
 		return "see the parameters in " + apiDocs
 	}

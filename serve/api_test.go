@@ -677,7 +677,8 @@ func TestSteering(t *testing.T) {
 
 // TestOneQueueUnderEveryQueuePaused: while every queue is paused, the
 // overview offers to resume them all, not one queue, which cannot be
-// resumed alone (409); and that refusal's hint is not about a job.
+// resumed alone (409); and that refusal's hint is not about a job but
+// says how to resume every queue.
 func TestOneQueueUnderEveryQueuePaused(t *testing.T) {
 	h := newHome(t)
 	h.enqueue(t, claim.NewJob{ID: "x", Command: "true", Queue: "q"})
@@ -701,6 +702,10 @@ func TestOneQueueUnderEveryQueuePaused(t *testing.T) {
 	json.Unmarshal([]byte(body), &e)
 	if status != http.StatusConflict || strings.Contains(e.Hint, "/api/v1/jobs/") {
 		t.Errorf("POST /api/v1/queues/q/resume under a pause of every queue = %d, hint %q; want 409 with no hint about a job", status, e.Hint)
+	}
+	// The fix is said once, in the hint: the page shows it beside the error.
+	if !strings.Contains(e.Hint, "queuectl resume)") || strings.Contains(e.Error, "queuectl resume") {
+		t.Errorf("POST /api/v1/queues/q/resume under a pause of every queue: error %q, hint %q; want the fix (queuectl resume) in the hint alone", e.Error, e.Hint)
 	}
 }
 
