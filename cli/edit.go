@@ -263,7 +263,8 @@ func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool
 	cmd := exec.CommandContext(c.Context, "/bin/sh", "-c", editor+` "$1"`, "sh", file)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = c.App.Reader, c.App.Writer, c.App.ErrWriter
 	if err := cmd.Run(); err != nil {
-		return j, false, withHint(fmt.Errorf("editor %s: %w; job %s unchanged", editor, err, id), "set $EDITOR, or give flags: queuectl edit ID --priority 5")
+		return j, false, withHint(fmt.Errorf("editor %s failed (%w); job %s unchanged", editor, err, id),
+			"set $VISUAL or $EDITOR to an editor that works, or give the change as flags: queuectl edit "+id+" --priority N")
 	}
 	saved, err := os.ReadFile(file)
 	if err != nil {

@@ -184,3 +184,24 @@ func TestEditOnATerminal(t *testing.T) {
 		t.Errorf("edit of a completed job opened the editor")
 	}
 }
+
+// TestEditWhenTheEditorFails: an editor that exits non-zero changes
+// nothing; the error says the editor failed and the hint names the job,
+// not a placeholder.
+func TestEditWhenTheEditorFails(t *testing.T) {
+	h := newHome(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	h.must("enqueue", "--id", "j", "--command", "echo hi")
+	ed, _ := editor(t, "sed -i 's/echo hi/echo bye/' \"$1\"\nexit 3")
+	errText, code := h.editOnTerminal(ed, "j")
+	if code != 1 || !strings.Contains(errText, "failed (exit status 3); job j unchanged") ||
+		!strings.Contains(errText, "queuectl edit j --priority") || strings.Contains(errText, " ID ") {
+		t.Errorf("edit with an editor that exits 3: exit %d, stderr:\n%s\nwant exit 1, the editor said to have failed, job j named in the hint", code, errText)
+	}
+	if strings.Contains(h.showEnv("j"), "echo bye") {
+		t.Errorf("edit applied what an editor that failed saved")
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "queuectl-edit-*")); len(left) > 0 {
+		t.Errorf("edit with an editor that failed left %v", left)
+	}
+}
