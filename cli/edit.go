@@ -33,6 +33,7 @@ flags or --file. A field left out is unchanged.
 The editor's buffer has no env, whose values are secret, unless --with-env puts them in; an
 "env" field, when there, is the job's whole environment. A saved buffer that is not a valid
 job changes nothing and is kept: the error names its file, to fix and give back with --file.
+A buffer saved empty aborts the edit: the job is unchanged, and edit exits 0.
 
 Only a pending or held job can be edited; once it runs, exit 4 (an edit never races a claim:
 one wins).
@@ -269,6 +270,11 @@ func editInEditor(c *cli.Context, h *home, id string) (j claim.Job, changed bool
 	saved, err := os.ReadFile(file)
 	if err != nil {
 		return j, false, err
+	}
+	if len(bytes.TrimSpace(saved)) == 0 {
+		// As git commit: a buffer saved empty aborts.
+		fmt.Fprintln(c.App.ErrWriter, "queuectl: edit aborted: the buffer was saved empty")
+		return j, false, nil
 	}
 	if bytes.Equal(saved, data) {
 		return j, false, nil // saved as it was, or not saved: nothing to change

@@ -205,3 +205,23 @@ func TestEditWhenTheEditorFails(t *testing.T) {
 		t.Errorf("edit with an editor that failed left %v", left)
 	}
 }
+
+// TestEditSavedEmptyAborts: a buffer saved empty is the usual way to abort
+// an edit: the job is unchanged, edit exits 0 saying so, and leaves no
+// copy of the buffer behind.
+func TestEditSavedEmptyAborts(t *testing.T) {
+	h := newHome(t)
+	t.Setenv("TMPDIR", t.TempDir())
+	h.must("enqueue", "--id", "j", "--command", "echo hi")
+	ed, _ := editor(t, `printf '\n' > "$1"`)
+	terminal, errText, code := h.editOnTerminalOut(ed, "j")
+	if code != 0 || !strings.Contains(terminal, "Job j unchanged") || !strings.Contains(errText, "edit aborted") {
+		t.Errorf("edit saving an empty buffer: exit %d, terminal %q, stderr %q; want exit 0, the edit said aborted, job j unchanged", code, terminal, errText)
+	}
+	if !strings.Contains(h.showEnv("j"), `"command": "echo hi"`) {
+		t.Errorf("edit saving an empty buffer changed the job:\n%s", h.showEnv("j"))
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.Getenv("TMPDIR"), "queuectl-edit-*")); len(left) > 0 {
+		t.Errorf("edit saving an empty buffer left %v", left)
+	}
+}
