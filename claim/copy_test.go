@@ -146,7 +146,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 	must(err)
 	_, err = s.AddSchedule(ctx, claim.NewSchedule{Name: "nap", Cron: "@daily", TZ: "Europe/Paris", Job: claim.NewJob{Command: "true", Queue: "heavy"}})
 	must(err)
-	_, err = s.PauseSchedule(ctx, "nap", true)
+	_, _, err = s.PauseSchedule(ctx, "nap", true)
 	must(err)
 	mustEnqueue(t, s, claim.NewJob{ID: "again", Command: "false", Priority: 20, BackoffBase: intp(100)})
 	step("again", fail) // failed, waiting for its next run

@@ -120,22 +120,27 @@ func (s *Store) RemoveSchedule(ctx context.Context, name string) error {
 
 // PauseSchedule stops (paused) or restarts a schedule. A paused schedule
 // makes no jobs; resumed, it is next due at its first time after now (what
-// fell due while it was paused does not run).
-func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (Schedule, error) {
-	sc, err := s.engine.Schedule(ctx, name)
+// fell due while it was paused does not run). changed is false when the
+// schedule was paused already (or, to resume, was not paused): then
+// nothing is written.
+func (s *Store) PauseSchedule(ctx context.Context, name string, paused bool) (sc Schedule, changed bool, err error) {
+	sc, err = s.engine.Schedule(ctx, name)
 	if err != nil {
-		return Schedule{}, err
+		return Schedule{}, false, err
+	}
+	if sc.Paused == paused {
+		return sc, false, nil
 	}
 	now := s.Now()
 	next := sc.NextDue
-	if !paused && sc.Paused {
+	if !paused {
 		next, _ = dueAfter(sc.Cron, sc.TZ, now)
 	}
 	if err := s.engine.SetSchedulePaused(ctx, name, paused, next, now); err != nil {
-		return Schedule{}, err
+		return Schedule{}, false, err
 	}
 	sc.Paused, sc.NextDue, sc.UpdatedAt = paused, next, now
-	return sc, nil
+	return sc, true, nil
 }
 
 // SyncFileSchedules makes the schedules defined by files exactly defs: new

@@ -100,19 +100,25 @@ func TestSchedulePauseResumeRemove(t *testing.T) {
 		if _, err := s.AddSchedule(ctx, claim.NewSchedule{Name: "hourly", Cron: "@daily", Job: claim.NewJob{Command: "x"}}); !errors.Is(err, claim.ErrConflict) {
 			t.Errorf("AddSchedule of a taken name = %v, want ErrConflict", err)
 		}
-		if _, err := s.PauseSchedule(ctx, "hourly", true); err != nil {
-			t.Fatal(err)
+		if _, changed, err := s.PauseSchedule(ctx, "hourly", true); err != nil || !changed {
+			t.Fatalf("PauseSchedule(hourly) = changed %v, %v; want changed", changed, err)
+		}
+		if _, changed, err := s.PauseSchedule(ctx, "hourly", true); err != nil || changed {
+			t.Errorf("PauseSchedule(hourly) of a paused schedule = changed %v, %v; want unchanged", changed, err)
 		}
 		clk.Advance(3 * time.Hour)
 		if fired := mustFire(t, s); len(fired) != 0 {
 			t.Errorf("a paused schedule fired: %+v", fired)
 		}
-		sc, err := s.PauseSchedule(ctx, "hourly", false)
+		sc, _, err := s.PauseSchedule(ctx, "hourly", false)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if want := t0.Add(4 * time.Hour); !sc.NextDue.Equal(want) {
 			t.Errorf("resumed NextDue = %v, want %v: what fell due while paused does not run", sc.NextDue, want)
+		}
+		if _, changed, err := s.PauseSchedule(ctx, "hourly", false); err != nil || changed {
+			t.Errorf("PauseSchedule(hourly, false) of a schedule not paused = changed %v, %v; want unchanged", changed, err)
 		}
 		if err := s.RemoveSchedule(ctx, "hourly"); err != nil {
 			t.Fatal(err)
@@ -120,7 +126,7 @@ func TestSchedulePauseResumeRemove(t *testing.T) {
 		if err := s.RemoveSchedule(ctx, "hourly"); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("RemoveSchedule of a removed schedule = %v, want ErrNotFound", err)
 		}
-		if _, err := s.PauseSchedule(ctx, "nope", true); !errors.Is(err, claim.ErrNotFound) {
+		if _, _, err := s.PauseSchedule(ctx, "nope", true); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("PauseSchedule(nope) = %v, want ErrNotFound", err)
 		}
 	})

@@ -99,13 +99,17 @@ func schedulePauseCommand(name string, paused bool) *cli.Command {
 				return err
 			}
 			return eachID(c, names, func(n string) error {
-				sc, err := h.store.PauseSchedule(c.Context, n, paused)
-				if err != nil {
+				sc, changed, err := h.store.PauseSchedule(c.Context, n, paused)
+				switch {
+				case err != nil:
 					return err
-				}
-				if paused {
+				case !changed && paused:
+					fmt.Fprintf(c.App.Writer, "Schedule %s was paused already\n", n)
+				case !changed:
+					fmt.Fprintf(c.App.Writer, "Schedule %s was not paused\n", n)
+				case paused:
 					fmt.Fprintf(c.App.Writer, "%s schedule %s\n", done, n)
-				} else {
+				default:
 					fmt.Fprintf(c.App.Writer, "%s schedule %s, next due %s\n", done, n, sc.NextDue.Local().Format("2006-01-02 15:04 MST"))
 				}
 				return nil

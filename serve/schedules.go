@@ -65,7 +65,7 @@ func (s *Server) pauseSchedule(ctx context.Context, name, action string) error {
 	if action != "pause" && action != "resume" {
 		return fmt.Errorf("%w: %q on schedules (actions: pause, resume)", errNoAction, action)
 	}
-	_, err := s.store.PauseSchedule(ctx, name, action == "pause")
+	_, _, err := s.store.PauseSchedule(ctx, name, action == "pause")
 	return err
 }
 

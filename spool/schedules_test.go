@@ -49,7 +49,7 @@ func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
 	if list := pass(); len(list) != 1 {
 		t.Fatalf("schedules = %+v, want nightly", list)
 	}
-	if _, err := s.PauseSchedule(ctx, "nightly", true); err != nil {
+	if _, _, err := s.PauseSchedule(ctx, "nightly", true); err != nil {
 		t.Fatal(err)
 	}
 
