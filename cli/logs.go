@@ -259,6 +259,7 @@ func (l *logPrinter) follow(r claim.Run) error {
 			return l.interrupted(err)
 		}
 		if next == nil {
+			explainDead(l.c, l.h, []claim.Job{j})
 			return endedAs([]claim.Job{j})
 		}
 		if !l.c.Bool("all") {
