@@ -280,8 +280,12 @@ func absDir(dir string) string {
 
 // jobFromFlags makes the job of the job flags, to run command.
 func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
+	queue, err := queueOf(c) // --queue '' is no queue, not the default one
+	if err != nil {
+		return claim.NewJob{}, err
+	}
 	nj := claim.NewJob{Command: command, ID: c.String("id"), Priority: c.Int("priority"),
-		Queue: c.String("queue"), UniqueKey: c.String("unique-key"), Cwd: absDir(c.String("cwd")),
+		Queue: queue, UniqueKey: c.String("unique-key"), Cwd: absDir(c.String("cwd")),
 		After: c.StringSlice("after"), Label: c.String("label")}
 	if c.IsSet("max-retries") {
 		n := c.Int("max-retries")
@@ -291,7 +295,6 @@ func jobFromFlags(c *cli.Context, command string) (claim.NewJob, error) {
 		n := c.Int("backoff-base")
 		nj.BackoffBase = &n
 	}
-	var err error
 	if s := c.String("run-at"); s != "" {
 		if nj.RunAt, err = time.Parse(time.RFC3339, s); err != nil {
 			return nj, usagef("--run-at %q is not an RFC 3339 time such as 2026-11-21T03:00:00Z", s)

@@ -81,6 +81,7 @@ func TestParseBad(t *testing.T) {
 		{"id_traversal.json", `id "../../../tmp/x" is not valid`},
 		{"id_too_long.json", "is not valid: use 1 to 128 letters"},
 		{"bad_queue.json", `queue "../q" is not valid`},
+		{"empty_queue.json", `queue "" is not valid`},
 		{"wrong_type_retries.json", `"max_retries" must be a whole number, not a JSON string`},
 		{"wrong_type_priority.json", `"priority" must be a whole number, not a JSON number 1.5`},
 		{"wrong_type_env.json", `"env" must be a JSON object of strings, not a JSON array`},

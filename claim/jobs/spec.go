@@ -246,6 +246,9 @@ func (s *spec) newJob() (NewJob, error) {
 		nj.Priority = *s.Priority
 	}
 	if s.Queue != nil {
+		if *s.Queue == "" { // not the default queue, which a spec names by leaving "queue" out
+			return NewJob{}, invalidf(`queue "" is not valid: %s; leave "queue" out for the default queue`, NameRule)
+		}
 		nj.Queue = *s.Queue
 	}
 	if s.Cwd != nil {
