@@ -161,19 +161,18 @@ func unknownQueue(c *cli.Context, h *home, q string) bool {
 }
 
 // endedAs is wait's verdict on finished jobs: nil when all completed, exit 1
-// naming the others.
+// naming the others, and the hint showing each (show takes one id) up to
+// whyJobs of them.
 func endedAs(jobs []claim.Job) error {
 	byState := map[claim.State][]string{}
-	var first string
+	var ended []string
 	for _, j := range jobs {
 		if j.State != claim.Completed {
 			byState[j.State] = append(byState[j.State], j.ID)
-			if first == "" {
-				first = j.ID
-			}
+			ended = append(ended, j.ID)
 		}
 	}
-	if first == "" {
+	if len(ended) == 0 {
 		return nil
 	}
 	var says []string
@@ -182,7 +181,15 @@ func endedAs(jobs []claim.Job) error {
 			says = append(says, fmt.Sprintf("%s: %s", st, strings.Join(ids, " ")))
 		}
 	}
-	return withHint(&exitStatus{exitFailure, errors.New(strings.Join(says, "; "))}, "queuectl show "+first)
+	var shows []string
+	for _, id := range ended[:min(len(ended), whyJobs)] {
+		shows = append(shows, "queuectl show "+id)
+	}
+	hint := strings.Join(shows, "; ")
+	if more := len(ended) - whyJobs; more > 0 {
+		hint += fmt.Sprintf(" (and so for the %d more named above)", more)
+	}
+	return withHint(&exitStatus{exitFailure, errors.New(strings.Join(says, "; "))}, hint)
 }
 
 // unfinished names the jobs of ids not finished at the last look, jobs:

@@ -2,10 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/queuectl/queuectl/claim"
 )
 
 // A wait for a big queue that times out names a few of the jobs it still
@@ -48,5 +51,35 @@ func TestWaitTimeoutCoversFindingTheJobs(t *testing.T) {
 		if want := "timed out after 1ns finding the jobs to wait for"; code != exitTimeout || !strings.Contains(errText, want) {
 			t.Errorf("queuectl %s: exit %d, stderr %q; want %d and %q", strings.Join(args, " "), code, errText, exitTimeout, want)
 		}
+	}
+}
+
+// TestEndedAsNamesEachJobToShow: the hint of a wait whose jobs did not all
+// complete shows each of them (show takes one id), up to whyJobs, and
+// counts the rest, which the error names.
+func TestEndedAsNamesEachJobToShow(t *testing.T) {
+	jobs := func(states ...claim.State) []claim.Job {
+		var js []claim.Job
+		for i, st := range states {
+			js = append(js, claim.Job{ID: fmt.Sprintf("j%d", i), State: st})
+		}
+		return js
+	}
+	for _, tc := range []struct {
+		jobs []claim.Job
+		hint string
+	}{
+		{jobs(claim.Completed, claim.Dead), "queuectl show j1"},
+		{jobs(claim.Dead, claim.Completed, claim.Canceled), "queuectl show j0; queuectl show j2"},
+		{jobs(claim.Dead, claim.Dead, claim.Canceled, claim.Dead, claim.Dead),
+			"queuectl show j0; queuectl show j1; queuectl show j2 (and so for the 2 more named above)"},
+	} {
+		var h interface{ Hint() string }
+		if err := endedAs(tc.jobs); !errors.As(err, &h) || h.Hint() != tc.hint {
+			t.Errorf("endedAs(%v) = %v, want the hint %q", tc.jobs, err, tc.hint)
+		}
+	}
+	if err := endedAs(jobs(claim.Completed)); err != nil {
+		t.Errorf("endedAs(completed) = %v, want nil", err)
 	}
 }
