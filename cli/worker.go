@@ -221,6 +221,10 @@ func workerStop(c *cli.Context, h *home) error {
 	if err != nil {
 		return err
 	}
+	if n == 0 {
+		logf(c)("no worker is running: nothing to stop")
+		return nil
+	}
 	logf(c)("asked %d worker(s) to stop", n)
 	if !c.Bool("wait") {
 		return nil
