@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -72,8 +73,20 @@ func serveHome(c *cli.Context, h *home) error {
 	if err != nil {
 		return withHint(err, "pick another port: queuectl serve --addr 127.0.0.1:8378")
 	}
-	logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, ln.Addr())
+	logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, boundAddr(addr, ln.Addr()))
 	return runServer(c.Context, s, ln)
+}
+
+// boundAddr is the address serve says it serves on: the host as given
+// (Go reports 0.0.0.0 bound as [::]) with the port bound (for a port 0).
+// An empty host, every address, is said as bound.
+func boundAddr(given string, bound net.Addr) string {
+	host, _, err := net.SplitHostPort(given)
+	tcp, ok := bound.(*net.TCPAddr)
+	if err != nil || host == "" || !ok {
+		return bound.String()
+	}
+	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
 }
 
 // runServer serves until ctx ends, then shuts down: open event streams

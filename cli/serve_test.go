@@ -239,3 +239,28 @@ func (h *qhome) serve(t *testing.T, args ...string) (p *proc, base string) {
 	})
 	return p, base
 }
+
+// TestServeSaysTheAddressGiven: serve --addr 0.0.0.0:PORT says it serves on
+// http://0.0.0.0:PORT/, the address given, not [::], which Go's listener
+// reports for it; the port is the one bound (--addr HOST:0 picks one).
+func TestServeSaysTheAddressGiven(t *testing.T) {
+	h := newHome(t)
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("s3cret\n"), 0o600)
+	p := h.start("serve", "--addr", "0.0.0.0:0", "--token-file", token)
+	said := regexp.MustCompile(`serving \S+ on (http://\S+/) `)
+	var url string
+	waitFor(t, 30*time.Second, "serve to say its address", func() bool {
+		if m := said.FindStringSubmatch(p.stderr.String()); m != nil {
+			url = m[1]
+		}
+		return url != ""
+	})
+	if !regexp.MustCompile(`^http://0\.0\.0\.0:[1-9]\d*/$`).MatchString(url) {
+		t.Errorf("serve --addr 0.0.0.0:0 says it serves on %s, want http://0.0.0.0:PORT/ with the port bound", url)
+	}
+	p.signal(t, syscall.SIGTERM)
+	if code := p.exit(t, 30*time.Second); code != 0 {
+		t.Errorf("serve after SIGTERM: exit %d, want 0\n%s", code, p.stderr)
+	}
+}
