@@ -71,7 +71,7 @@ func serveHome(c *cli.Context, h *home) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return withHint(err, "pick another port: queuectl serve --addr 127.0.0.1:8378")
+		return withHint(err, "pick another port: queuectl serve --addr "+freeAddrNear(addr))
 	}
 	logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, boundAddr(addr, ln.Addr()))
 	return runServer(c.Context, s, ln)
@@ -87,6 +87,22 @@ func boundAddr(given string, bound net.Addr) string {
 		return bound.String()
 	}
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// freeAddrNear is addr with the first port above its own that is free
+// now, to suggest when addr cannot be bound; with none free in the next
+// hundred, port 0: any free port, which serve then says.
+func freeAddrNear(addr string) string {
+	host, service, _ := net.SplitHostPort(addr) // checked by hostPort
+	port, _ := net.LookupPort("tcp", service)
+	for p := port + 1; p <= min(port+100, 65535); p++ {
+		try := net.JoinHostPort(host, strconv.Itoa(p))
+		if ln, err := net.Listen("tcp", try); err == nil {
+			ln.Close()
+			return try
+		}
+	}
+	return net.JoinHostPort(host, "0")
 }
 
 // runServer serves until ctx ends, then shuts down: open event streams

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -262,5 +264,40 @@ func TestServeSaysTheAddressGiven(t *testing.T) {
 	p.signal(t, syscall.SIGTERM)
 	if code := p.exit(t, 30*time.Second); code != 0 {
 		t.Errorf("serve after SIGTERM: exit %d, want 0\n%s", code, p.stderr)
+	}
+}
+
+// TestServeOnATakenPortSuggestsAFreeOne: when the port asked for is taken,
+// the hint gives the same host with a port near it that is free, not a
+// fixed port that may be taken too (or be the one asked for).
+func TestServeOnATakenPortSuggestsAFreeOne(t *testing.T) {
+	h := newHome(t)
+	// Two ports taken side by side: the next one up is taken too.
+	var port int
+	for range 100 {
+		first, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port = first.Addr().(*net.TCPAddr).Port
+		next, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port+1))
+		if err == nil {
+			defer first.Close()
+			defer next.Close()
+			break
+		}
+		first.Close()
+		port = 0
+	}
+	if port == 0 {
+		t.Fatal("found no two free ports side by side")
+	}
+	_, stderr, code := h.run("serve", "--addr", fmt.Sprintf("127.0.0.1:%d", port))
+	m := regexp.MustCompile(`(?m)^queuectl: hint: .*queuectl serve --addr 127\.0\.0\.1:(\d+)$`).FindStringSubmatch(stderr)
+	if code != 1 || m == nil {
+		t.Fatalf("serve on a taken port: exit %d, want 1 with a hint of another --addr\n%s", code, stderr)
+	}
+	if got, _ := strconv.Atoi(m[1]); got <= port+1 || got > port+100 {
+		t.Errorf("serve on taken port %d (and %d taken) suggests port %d, want a free one just above them", port, port+1, got)
 	}
 }
