@@ -38,8 +38,8 @@ func TestCheckSpool(t *testing.T) {
 			continue
 		}
 		var unsafe *UnsafeError
-		if !errors.As(err, &unsafe) || unsafe.Hint() != "chmod 700 "+dir || !strings.Contains(err.Error(), "chmod 700 "+dir) {
-			t.Errorf("CheckSpool(mode %#o) = %v, want an *UnsafeError with the fix chmod 700 %s", tt.mode, err, dir)
+		if !errors.As(err, &unsafe) || unsafe.Hint() != "chmod 700 "+dir || !strings.Contains(err.Error(), "refusing spool directory "+dir) {
+			t.Errorf("CheckSpool(mode %#o) = %v, want an *UnsafeError refusing %s, with the fix chmod 700 %s as its hint", tt.mode, err, dir, dir)
 		}
 	}
 }
