@@ -1,13 +1,11 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -97,19 +95,6 @@ func TestWatchSpeaks(t *testing.T) {
 	}
 }
 
-// lockedBuf is a bytes.Buffer safe to write from one goroutine and read
-// from another.
-type lockedBuf struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuf) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
 // TestHeldLinesComeFirst: the lines held back until the start-up line
 // (the spool's first pass, runs recovered from a dead worker) are
 // printed before any line logged after it, whatever goroutine logs it:
@@ -117,7 +102,7 @@ func (b *lockedBuf) Write(p []byte) (int, error) {
 // said started again.
 func TestHeldLinesComeFirst(t *testing.T) {
 	for round := 0; round < 500; round++ {
-		out := &lockedBuf{}
+		out := &syncBuffer{}
 		l := &eventLog{w: out}
 		l.holdUntilStart()
 		for i := 1; i <= 3; i++ {
@@ -141,7 +126,7 @@ func TestHeldLinesComeFirst(t *testing.T) {
 		stop.Store(true)
 		<-done
 		l.close()
-		lines := strings.Split(strings.TrimSpace(out.buf.String()), "\n")
+		lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 		want := []string{"held 1", "held 2", "held 3"}
 		var got []string
 		for _, line := range lines[1:] {
@@ -150,11 +135,11 @@ func TestHeldLinesComeFirst(t *testing.T) {
 				continue
 			}
 			if len(got) < len(want) {
-				t.Fatalf("round %d: a line logged after the start-up line came before the held ones:\n%s", round, out.buf.String())
+				t.Fatalf("round %d: a line logged after the start-up line came before the held ones:\n%s", round, out.String())
 			}
 		}
 		if !strings.HasPrefix(lines[0], "queuectl: worker w started") || strings.Join(got, ",") != strings.Join(want, ",") {
-			t.Fatalf("round %d: lines\n%s\nwant the start-up line, then %q in order", round, out.buf.String(), want)
+			t.Fatalf("round %d: lines\n%s\nwant the start-up line, then %q in order", round, out.String(), want)
 		}
 	}
 }
