@@ -3,6 +3,7 @@ package claim_test
 import (
 	"errors"
 	"maps"
+	"strings"
 	"testing"
 	"time"
 
@@ -171,6 +172,63 @@ func TestPendingReasons(t *testing.T) {
 		wantCounts[claim.ReasonScheduled], wantCounts[claim.ReasonWaiting] = 1, 2
 		if counts, err := s.PendingCounts(ctx); err != nil || !maps.Equal(counts, wantCounts) {
 			t.Errorf("PendingCounts 45 minutes on = %v, %v; want %v", counts, err, wantCounts)
+		}
+	})
+}
+
+// TestJobsByReason: a listing by reason keeps the pending jobs of that
+// reason ("runnable": of none), in the listing's order, its limit counted
+// after the reason; a reason that is none, or one with a state other than
+// pending, is refused.
+func TestJobsByReason(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s := db.open(t)
+		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
+		mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
+		mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
+		mustEnqueue(t, s, claim.NewJob{ID: "ready1", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "mail", Command: "true", Queue: "mail"})
+		mustEnqueue(t, s, claim.NewJob{ID: "busy2", Command: "true", Queue: "busy"})
+		mustEnqueue(t, s, claim.NewJob{ID: "ready2", Command: "true"})
+		mustEnqueue(t, s, claim.NewJob{ID: "later2", Command: "true", Delay: time.Hour})
+		if err := s.Pause(ctx, "mail"); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
+			t.Fatal(err)
+		}
+		if j, _ := mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute,
+			LogDir: t.TempDir(), Queues: []string{"busy"}}); j.ID != "dep" {
+			t.Fatalf("claimed %s, want dep", j.ID)
+		}
+		for _, c := range []struct {
+			f    claim.Filter
+			want string
+		}{
+			{claim.Filter{Reason: claim.ReasonScheduled}, "later later2"},
+			{claim.Filter{Reason: claim.ReasonScheduled, Newest: true}, "later2 later"},
+			{claim.Filter{Reason: claim.ReasonScheduled, Limit: 1}, "later"},
+			{claim.Filter{Reason: claim.ReasonWaiting, State: claim.Pending}, "after"},
+			{claim.Filter{Reason: claim.ReasonPaused}, "mail"},
+			{claim.Filter{Reason: claim.ReasonLimited}, "busy2"},
+			{claim.Filter{Reason: claim.ReasonRunnable}, "ready1 ready2"},
+			{claim.Filter{Reason: claim.ReasonRunnable, Queue: "busy"}, ""},
+			{claim.Filter{Reason: claim.ReasonRunnable, Limit: 1, Newest: true}, "ready2"},
+		} {
+			jobs, err := s.List(ctx, c.f)
+			var ids []string
+			for _, j := range jobs {
+				ids = append(ids, j.ID)
+			}
+			if got := strings.Join(ids, " "); err != nil || got != c.want {
+				t.Errorf("List(%+v) = %q, %v; want %q", c.f, got, err, c.want)
+			}
+		}
+		for _, f := range []claim.Filter{{Reason: "stuck"}, {Reason: claim.ReasonPaused, State: claim.Failed}} {
+			if _, err := s.List(ctx, f); !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("List(%+v) = %v, want ErrInvalid", f, err)
+			}
 		}
 	})
 }

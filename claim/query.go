@@ -88,8 +88,13 @@ type Filter struct {
 	// them at any store size.
 	IDPrefix string
 	Label    string // only jobs with this label
-	Limit    int    // 0: no limit
-	Newest   bool   // newest first (with IDPrefix: highest id first)
+	// Reason keeps the pending jobs whose PendingReason it is, or with
+	// ReasonRunnable those with none: a free slot would start them now.
+	// It is read from each listed job, not by the store's query: a listing
+	// by reason reads every pending job of the other filters.
+	Reason string
+	Limit  int  // 0: no limit
+	Newest bool // newest first (with IDPrefix: highest id first)
 	// After continues a listing after the job with this Seq, in the list's
 	// order: a page costs the same at the millionth job as at the first
 	// (keyset pagination). 0: from the start. AfterID is the same for an
@@ -123,7 +128,32 @@ func (s *Store) Jobs(ctx context.Context, f Filter) iter.Seq2[Job, error] {
 		err := invalidf("no job id starts with %q: ids are letters, digits and . _ -, starting with a letter or digit", f.IDPrefix)
 		return func(yield func(Job, error) bool) { yield(Job{}, err) }
 	}
-	return s.withReasons(ctx, s.engine.Jobs(ctx, f))
+	if f.Reason == "" {
+		return s.withReasons(ctx, s.engine.Jobs(ctx, f))
+	}
+	if err := checkReason(f); err != nil {
+		return func(yield func(Job, error) bool) { yield(Job{}, err) }
+	}
+	limit := f.Limit
+	f.State, f.Limit = Pending, 0
+	return func(yield func(Job, error) bool) {
+		n := 0
+		for j, err := range s.withReasons(ctx, s.engine.Jobs(ctx, f)) {
+			if err != nil {
+				yield(j, err)
+				return
+			}
+			if reasonOf(j) != f.Reason {
+				continue
+			}
+			if !yield(j, nil) {
+				return
+			}
+			if n++; n == limit {
+				return
+			}
+		}
+	}
 }
 
 // IDPrefixEnd is the end of the range of ids that start with prefix (a

@@ -3,6 +3,8 @@ package claim
 import (
 	"context"
 	"iter"
+	"slices"
+	"strings"
 	"time"
 )
 
@@ -17,6 +19,34 @@ const (
 
 // PendingReasons lists the reasons in the order they are told.
 var PendingReasons = []string{ReasonScheduled, ReasonWaiting, ReasonPaused, ReasonLimited}
+
+// ReasonRunnable is the Filter.Reason of the pending jobs that have none:
+// a free slot would start them now.
+const ReasonRunnable = "runnable"
+
+// reasonOf is j's reason as Filter.Reason names it: "" when j is not
+// pending.
+func reasonOf(j Job) string {
+	switch {
+	case j.State != Pending:
+		return ""
+	case j.PendingReason == "":
+		return ReasonRunnable
+	}
+	return j.PendingReason
+}
+
+// checkReason refuses a Filter.Reason that is none, or that goes with a
+// state other than pending, whose jobs have no reason.
+func checkReason(f Filter) error {
+	if !slices.Contains(PendingReasons, f.Reason) && f.Reason != ReasonRunnable {
+		return invalidf("no reason %q: a pending job is %s, or %s", f.Reason, strings.Join(PendingReasons, ", "), ReasonRunnable)
+	}
+	if f.State != "" && f.State != Pending {
+		return invalidf("reason %s with state %s: only pending jobs have a reason", f.Reason, f.State)
+	}
+	return nil
+}
 
 // blockers is what keeps whole queues from running: read once per listing
 // (two small reads), so that a job's reason costs no query of its own.

@@ -237,12 +237,15 @@ func flagWords(flags []cli.Flag) []string {
 	return words
 }
 
-// flagValues completes the value of flag name: states, and queues and the
-// job ids --after takes from the store; a path for any other.
+// flagValues completes the value of flag name: states, pending reasons,
+// and queues and the job ids --after takes from the store; a path for any
+// other.
 func (s *completion) flagValues(ctx context.Context, name string) []string {
 	switch name {
 	case "state":
 		return stateNames()
+	case "reason":
+		return append([]string{claim.ReasonRunnable}, claim.PendingReasons...)
 	case "queue":
 		return s.queues(ctx)
 	case "after":

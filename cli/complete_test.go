@@ -189,6 +189,8 @@ func TestCompletionInlineFlagValues(t *testing.T) {
 	tests := []struct{ line, flag, want string }{
 		{"queuectl list --state=d", "--state=", "dead"},
 		{"queuectl list --state=", "--state=", "pending failed dead"},
+		{"queuectl list --reason=", "--reason=", "runnable scheduled waiting paused limited"},
+		{"queuectl list --reason=li", "--reason=", "limited"},
 		{"queuectl run --queue=ma", "--queue=", ""},
 		{"queuectl --home=" + other.dir + " run --queue=ma", "--queue=", "mail"},
 		{"queuectl --home=" + other.dir + " pause --queue ", "", "mail default"},

@@ -407,7 +407,7 @@ func repeatedFlag(app *cli.App, args []string) error {
 			i++
 			value = args[i]
 		}
-		if cmd == nil || !selecting[cmd.Name] || !slices.Contains([]string{"state", "queue", "label"}, f.Names()[0]) {
+		if cmd == nil || !selecting[cmd.Name] || !slices.Contains([]string{"state", "queue", "label", "reason"}, f.Names()[0]) {
 			continue
 		}
 		if first, ok := seen[name]; ok && first != value {
@@ -419,8 +419,8 @@ func repeatedFlag(app *cli.App, args []string) error {
 	return nil
 }
 
-// selecting are the commands whose --state, --queue and --label choose
-// the jobs or queues they act on.
+// selecting are the commands whose --state, --queue, --label (and list's
+// --reason) choose the jobs or queues they act on.
 var selecting = map[string]bool{"list": true, "wait": true, "cancel": true, "restart": true, "pause": true,
 	"resume": true, "purge": true}
 

@@ -67,13 +67,16 @@ func listCommand() *cli.Command {
 		Description: `--limit N keeps the first N jobs in the order shown: the oldest, or with --newest the newest.
 REASON says why a pending job cannot run now (scheduled, waiting, paused, limited), and when
 a failed job retries ("retry in 28s"; "retry due" once its time has come, "retry due, paused"
-or "retry due, limited" when its queue holds it back).
+or "retry due, limited" when its queue holds it back). --reason lists the pending jobs of one
+reason, or with runnable those a free slot would start now.
 
-Example: queuectl list --state failed --newest --limit 20`,
+Example: queuectl list --state failed --newest --limit 20
+Example: queuectl list --reason limited`,
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "state", Usage: "only jobs in `STATE` (pending, processing, completed, failed, dead, canceled, held)"},
 			&cli.StringFlag{Name: "queue", Usage: "only jobs of queue `Q`"},
 			&cli.StringFlag{Name: "label", Usage: "only jobs labelled `L`"},
+			&cli.StringFlag{Name: "reason", Usage: "only pending jobs of `REASON` (scheduled, waiting, paused, limited; runnable: of none)"},
 			&cli.IntFlag{Name: "limit", Usage: "only the first `N` jobs in the order shown (default: 0, all)"},
 			&cli.BoolFlag{Name: "newest", Usage: "newest first"},
 			jsonFlag,
@@ -86,7 +89,7 @@ Example: queuectl list --state failed --newest --limit 20`,
 			if err != nil {
 				return err
 			}
-			f := claim.Filter{Queue: queue, Label: c.String("label"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
+			f := claim.Filter{Queue: queue, Label: c.String("label"), Reason: c.String("reason"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
 			if f.Limit < 0 {
 				return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl list --newest --limit 20")
 			}

@@ -45,7 +45,7 @@ var apiRoutes = []apiRoute{
 }
 
 // filterParams are the query parameters of a job listing (parseFilter).
-var filterParams = []string{"state", "queue", "label", "prefix", "limit", "newest", "after"}
+var filterParams = []string{"state", "queue", "label", "reason", "prefix", "limit", "newest", "after"}
 
 // pageParams are the query parameters of a listing of one kind of job
 // (the dead letters): a page's size, order and start.
@@ -211,7 +211,7 @@ func (s *Server) apiStatus(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, report.StatusJSON(st))
 }
 
-// apiJobs is `list --json` with ?state, ?queue, ?label, ?prefix, ?limit (default
+// apiJobs is `list --json` with ?state, ?queue, ?label, ?reason, ?prefix, ?limit (default
 // and most 1000), ?newest and ?after (a job's seq, or its id with
 // ?prefix). The next page's address is in the Link header (rel="next").
 func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
@@ -236,7 +236,7 @@ func (s *Server) apiJobs(w http.ResponseWriter, r *http.Request) {
 // parseFilter reads a job listing's query parameters. limit is the default
 // page size and most the largest one allowed.
 func parseFilter(q url.Values, limit, most int) (claim.Filter, error) {
-	f := claim.Filter{Queue: q.Get("queue"), Label: q.Get("label"), IDPrefix: q.Get("prefix"), Limit: limit}
+	f := claim.Filter{Queue: q.Get("queue"), Label: q.Get("label"), Reason: q.Get("reason"), IDPrefix: q.Get("prefix"), Limit: limit}
 	if v := q.Get("newest"); v != "" {
 		var err error
 		if f.Newest, err = strconv.ParseBool(v); err != nil {

@@ -159,14 +159,15 @@ func (s *Server) jobRows(jobs []claim.Job) []jobRow {
 }
 
 type jobsView struct {
-	State, Queue, Label, Prefix string
-	Queues                      []string
-	Jobs                        []jobRow
+	State, Queue, Label, Reason, Prefix string
+	Queues                              []string
+	Reasons                             []string // what Reason may be
+	Jobs                                []jobRow
 	// Newer, Older are the neighbouring pages' URLs; "" when none. Whole
 	// URLs: a query string put after "/jobs?" in the template is escaped
 	// as one query value, its = and & with it, and led back to page one.
 	Newer, Older string
-	Total        int    // jobs that match, from the counts; -1 with a prefix or a label
+	Total        int    // jobs that match, from the counts; -1 with a prefix, a label or a reason
 	Invalid      string // why no job id can start with Prefix; "" when one can
 }
 
@@ -175,7 +176,7 @@ func (jobsView) title() string { return "Jobs" }
 // api is the API's first page of the jobs the page shows, newest first.
 func (v jobsView) api() string {
 	q := url.Values{"newest": {"1"}}
-	for k, val := range map[string]string{"state": v.State, "queue": v.Queue, "label": v.Label, "prefix": v.Prefix} {
+	for k, val := range map[string]string{"state": v.State, "queue": v.Queue, "label": v.Label, "reason": v.Reason, "prefix": v.Prefix} {
 		if val != "" {
 			q.Set(k, val)
 		}
@@ -192,7 +193,8 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	q := r.URL.Query()
-	v := jobsView{State: q.Get("state"), Queue: q.Get("queue"), Label: q.Get("label"), Prefix: q.Get("prefix")}
+	v := jobsView{State: q.Get("state"), Queue: q.Get("queue"), Label: q.Get("label"), Reason: q.Get("reason"), Prefix: q.Get("prefix"),
+		Reasons: append([]string{claim.ReasonRunnable}, claim.PendingReasons...)}
 	q.Del("newest")
 	q.Del("limit")
 	before := q.Get("before")
@@ -252,7 +254,7 @@ func (s *Server) jobsPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	v.Total = -1
-	if f.IDPrefix == "" && f.Label == "" {
+	if f.IDPrefix == "" && f.Label == "" && f.Reason == "" {
 		v.Total = 0
 	}
 	for q, c := range counts {

@@ -119,3 +119,44 @@ var runningFor = regexp.MustCompile(`^busy [0-9]+[smhd]`)
 func containsLine(text, line string) bool {
 	return slices.Contains(strings.Split(text, "\n"), line)
 }
+
+// TestTilesOpenTheirReasonsJobs: each of the overview's pending tiles
+// (runnable, and a reason) opens the jobs page listing the pending jobs of
+// that reason only, and the API lists the same by ?reason; a reason that
+// is none is a 400.
+func TestTilesOpenTheirReasonsJobs(t *testing.T) {
+	h := pendingHome(t)
+	ts := h.serve(t, serve.Options{})
+	_, page := get(t, ts.URL+"/", "Accept", "text/html")
+	tileRE := regexp.MustCompile(`<a class="tile [^"]*" href="([^"]*)"[^>]*><span class="n">\d+</span><span class="k">([a-z]+)</span>`)
+	idRE := regexp.MustCompile(`<td class="id"><a href="[^"]*">([^<]+)</a>`)
+	hrefs := map[string]string{}
+	for _, m := range tileRE.FindAllStringSubmatch(page, -1) {
+		hrefs[m[2]] = strings.ReplaceAll(m[1], "&amp;", "&")
+	}
+	for key, want := range map[string]string{"runnable": "first", "scheduled": "later", "waiting": "second", "paused": "mail-1"} {
+		href, ok := hrefs[key]
+		if !ok {
+			t.Errorf("the overview has no %s tile: %v", key, hrefs)
+			continue
+		}
+		_, jobs := get(t, ts.URL+href, "Accept", "text/html")
+		var ids []string
+		for _, m := range idRE.FindAllStringSubmatch(jobs, -1) {
+			ids = append(ids, m[1])
+		}
+		if !slices.Equal(ids, []string{want}) {
+			t.Errorf("the %s tile opens %s, which lists %v; want [%s]", key, href, ids, want)
+		}
+		if !strings.Contains(jobs, `<option selected>`+key+`</option>`) {
+			t.Errorf("%s: the reason filter does not show %s chosen", href, key)
+		}
+		_, api := get(t, ts.URL+"/api/v1/jobs?reason="+key)
+		if strings.Count(api, `"id": `) != 1 || !strings.Contains(api, `"id": "`+want+`"`) {
+			t.Errorf("GET /api/v1/jobs?reason=%s =\n%s\nwant job %s only", key, api, want)
+		}
+	}
+	if resp, body := get(t, ts.URL+"/api/v1/jobs?reason=stuck"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, `no reason \"stuck\"`) {
+		t.Errorf("GET /api/v1/jobs?reason=stuck: %d\n%s\nwant 400 saying there is no such reason", resp.StatusCode, body)
+	}
+}

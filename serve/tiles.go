@@ -30,11 +30,11 @@ func stateTiles(st report.Status) (tiles []tile, total int) {
 		n := st.PendingReasons[r]
 		runnable -= n
 		if n > 0 || r == claim.ReasonScheduled || r == claim.ReasonWaiting {
-			reasons = append(reasons, tile{Key: r, Class: "r-" + r, N: n, Href: "/jobs?state=pending",
+			reasons = append(reasons, tile{Key: r, Class: "r-" + r, N: n, Href: "/jobs?state=pending&reason=" + r,
 				Title: "pending jobs that cannot run now: " + r})
 		}
 	}
-	tiles = append(tiles, tile{Key: "runnable", Class: "t-pending", N: runnable, Href: "/jobs?state=pending",
+	tiles = append(tiles, tile{Key: claim.ReasonRunnable, Class: "t-pending", N: runnable, Href: "/jobs?state=pending&reason=" + claim.ReasonRunnable,
 		Title: "pending jobs a free slot would start now"})
 	tiles = append(tiles, reasons...)
 	tiles = append(tiles, tile{Key: string(claim.Held), Class: "t-held", N: st.Counts[claim.Held], Href: "/jobs?state=held",
