@@ -117,26 +117,36 @@ func TestEditUnstartedJob(t *testing.T) {
 	})
 }
 
+// everyReason enqueues a pending job of each reason in s, and one that
+// has none: later (scheduled), after (waiting on dep, which runs in queue
+// busy), mail (its queue paused), busy2 (queue busy at its limit of 1),
+// and ready.
+func everyReason(t *testing.T, s *claim.Store) {
+	t.Helper()
+	ctx := t.Context()
+	mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
+	mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
+	mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
+	mustEnqueue(t, s, claim.NewJob{ID: "mail", Command: "true", Queue: "mail"})
+	mustEnqueue(t, s, claim.NewJob{ID: "busy2", Command: "true", Queue: "busy"})
+	mustEnqueue(t, s, claim.NewJob{ID: "ready", Command: "true"})
+	if err := s.Pause(ctx, "mail"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
+		t.Fatal(err)
+	}
+	if j, _ := mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute,
+		LogDir: t.TempDir(), Queues: []string{"busy"}}); j.ID != "dep" {
+		t.Fatalf("claimed %s, want dep", j.ID)
+	}
+}
+
 func TestPendingReasons(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()
 		s, clk := db.openClocked(t)
-		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
-		mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
-		mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
-		mustEnqueue(t, s, claim.NewJob{ID: "mail", Command: "true", Queue: "mail"})
-		mustEnqueue(t, s, claim.NewJob{ID: "busy2", Command: "true", Queue: "busy"})
-		mustEnqueue(t, s, claim.NewJob{ID: "ready", Command: "true"})
-		if err := s.Pause(ctx, "mail"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
-			t.Fatal(err)
-		}
-		if j, _ := mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute,
-			LogDir: t.TempDir(), Queues: []string{"busy"}}); j.ID != "dep" {
-			t.Fatalf("claimed %s, want dep", j.ID)
-		}
+		everyReason(t, s)
 		want := map[string]string{"later": claim.ReasonScheduled, "after": claim.ReasonWaiting, "mail": claim.ReasonPaused,
 			"busy2": claim.ReasonLimited, "ready": "", "dep": ""}
 		jobs, err := s.List(ctx, claim.Filter{})
@@ -184,24 +194,9 @@ func TestJobsByReason(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()
 		s := db.open(t)
-		mustEnqueue(t, s, claim.NewJob{ID: "later", Command: "true", Delay: time.Hour})
-		mustEnqueue(t, s, claim.NewJob{ID: "dep", Command: "true", Queue: "busy"})
-		mustEnqueue(t, s, claim.NewJob{ID: "after", Command: "true", After: []string{"dep"}})
-		mustEnqueue(t, s, claim.NewJob{ID: "ready1", Command: "true"})
-		mustEnqueue(t, s, claim.NewJob{ID: "mail", Command: "true", Queue: "mail"})
-		mustEnqueue(t, s, claim.NewJob{ID: "busy2", Command: "true", Queue: "busy"})
+		everyReason(t, s)
 		mustEnqueue(t, s, claim.NewJob{ID: "ready2", Command: "true"})
 		mustEnqueue(t, s, claim.NewJob{ID: "later2", Command: "true", Delay: time.Hour})
-		if err := s.Pause(ctx, "mail"); err != nil {
-			t.Fatal(err)
-		}
-		if err := s.SetQueueLimit(ctx, "busy", 1); err != nil {
-			t.Fatal(err)
-		}
-		if j, _ := mustClaim(t, s, claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute,
-			LogDir: t.TempDir(), Queues: []string{"busy"}}); j.ID != "dep" {
-			t.Fatalf("claimed %s, want dep", j.ID)
-		}
 		for _, c := range []struct {
 			f    claim.Filter
 			want string
@@ -212,7 +207,7 @@ func TestJobsByReason(t *testing.T) {
 			{claim.Filter{Reason: claim.ReasonWaiting, State: claim.Pending}, "after"},
 			{claim.Filter{Reason: claim.ReasonPaused}, "mail"},
 			{claim.Filter{Reason: claim.ReasonLimited}, "busy2"},
-			{claim.Filter{Reason: claim.ReasonRunnable}, "ready1 ready2"},
+			{claim.Filter{Reason: claim.ReasonRunnable}, "ready ready2"},
 			{claim.Filter{Reason: claim.ReasonRunnable, Queue: "busy"}, ""},
 			{claim.Filter{Reason: claim.ReasonRunnable, Limit: 1, Newest: true}, "ready2"},
 		} {
