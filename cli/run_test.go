@@ -393,6 +393,17 @@ func TestRunNoticeStartsItsOwnLine(t *testing.T) {
 	if _, stderr, code := h.run("run", "-q", "--", "sh", "-c", `printf 'no newline' >&2`); code != 0 || stderr != "no newline" {
 		t.Errorf("run -q of a job leaving its stderr line open: exit %d, stderr %q, want it as written", code, stderr)
 	}
+	// Where stdout and stderr are one (a terminal, 2>&1), a line left
+	// open on stdout is the one a notice would go on; elsewhere it is not.
+	both := &bytes.Buffer{}
+	cmd := h.commandOf("queuectl-full", "run", "--", "sh", "-c", `printf 'compiling... '; exit 1`)
+	cmd.Stdout, cmd.Stderr = both, both
+	if cmd.Run(); !strings.Contains(both.String(), "compiling... \nqueuectl: job ") || strings.Contains(both.String(), "\n\n") {
+		t.Errorf("run 2>&1 of a job leaving its stdout line open: output:\n%s", both)
+	}
+	if _, stderr, code := h.run("run", "--", "sh", "-c", `printf 'compiling... '; exit 1`); code != 1 || strings.Contains(stderr, "\n\n") {
+		t.Errorf("run of a job leaving its stdout line open, stderr apart: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 // TestRunResumedWithAnOpenLine: the full program, resuming a run the front

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"io"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -43,7 +44,8 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
 	f := &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen(),
-		lines: &front.Lines{Raw: c.App.ErrWriter}}
+		lines: &front.Lines{Raw: c.App.ErrWriter,
+			Shared: func() bool { return front.SameFile(c.App.Writer, c.App.ErrWriter) }}}
 	f.waits = runWaits{waiting: f.waiting, paused: f.paused, stalled: f.stalled}
 	return f
 }
@@ -52,7 +54,7 @@ func (f *follower) follow() (claim.Job, error) {
 	f.ctx, f.cancel = context.WithCancelCause(f.c.Context)
 	defer f.cancel(nil)
 	defer f.disarm()
-	stdout := f.seen.writer(0, front.OutputWriter(f.c.App.Writer, f.cancel))
+	stdout := f.seen.writer(0, linesOut{f.lines, front.OutputWriter(f.c.App.Writer, f.cancel)})
 	f.lines.W = front.OutputWriter(f.c.App.ErrWriter, f.cancel) // this follow's: it cancels this f.ctx
 	stderr := f.seen.writer(1, f.lines)
 	if f.stream != nil {
@@ -208,3 +210,15 @@ func (f *follower) stop() {
 // finished reports whether a job is done for good: completed, dead or
 // canceled.
 func finished(s claim.State) bool { return s.Finished() }
+
+// linesOut writes the job's stdout, and tells lines of it.
+type linesOut struct {
+	lines *front.Lines
+	w     io.Writer
+}
+
+func (o linesOut) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	o.lines.Out(p[:n])
+	return n, err
+}

@@ -123,6 +123,14 @@ func TestFrontAndFull(t *testing.T) {
 	if _, errs, _ := p.run(nil, "run", "--", "sh", "-c", `printf 'progress 50%%' >&2; exit 5`); !strings.Contains(errs, "progress 50%\nqueuectl: job ") || strings.Contains(errs, "\n\n") {
 		t.Errorf("run of a job leaving its stderr line open: stderr:\n%s", errs)
 	}
+	// Where stdout and stderr are one (a terminal, 2>&1), a line the job
+	// left open on stdout is the one a notice would go on: ended first.
+	both := &bytes.Buffer{}
+	cmd := p.command(nil, "run", "--", "sh", "-c", `printf 'compiling... '; exit 5`)
+	cmd.Stdout, cmd.Stderr = both, both
+	if cmd.Run(); !strings.Contains(both.String(), "compiling... \nqueuectl: job ") || strings.Contains(both.String(), "\n\n") {
+		t.Errorf("run 2>&1 of a job leaving its stdout line open: output:\n%s", both)
+	}
 	// With a label, every notice about the job names it: which target of
 	// make -j a line is about.
 	_, errs, code = p.run(nil, "run", "--label", "cc foo.o", "--", "sh", "-c", "exit 4")
@@ -137,7 +145,7 @@ func TestFrontAndFull(t *testing.T) {
 	}
 
 	out, errs, code = p.run(nil, "status")
-	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 3\b`).MatchString(out) {
+	if code != 0 || !regexp.MustCompile(`completed: 3\b`).MatchString(out) || !regexp.MustCompile(`dead: 4\b`).MatchString(out) {
 		t.Fatalf("status = %q, exit %d\n%s", out, code, errs)
 	}
 	if out, _, code := p.run(nil, "enqueue", "--help"); code != 0 || !strings.Contains(out, "queuectl enqueue - add a job") {

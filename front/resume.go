@@ -17,7 +17,8 @@ const ResumeEnv = "QUEUECTL_FRONT_RESUME"
 // this call's), and, for run, writes only what the front did not: runs
 // whose start (Started) or end (Ended) it told, and bytes of each run's
 // stdout (stream 0) and stderr (1) it wrote (Wrote: attempt, stream,
-// bytes), and whether it left a line of the job's stderr open (Open).
+// bytes), and whether it left a line of the job's output open where its
+// notices go (Open).
 type Resume struct {
 	ID      string
 	Start   time.Time

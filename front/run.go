@@ -66,7 +66,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 func (f *follower) follow() (jobs.Job, error) {
 	defer f.disarm()
 	defer f.s.InterruptWhen(f.ctx)()
-	f.lines = &Lines{W: OutputWriter(os.Stderr, f.cancel), Raw: os.Stderr}
+	f.lines = &Lines{W: OutputWriter(os.Stderr, f.cancel), Raw: os.Stderr, Shared: stdSame}
 	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, f.lines),
 		Waiting: func(q jobs.Queue) {
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
@@ -105,7 +105,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return f.exit() // the job ended, but not all its output was written
 	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
-		f.res.Open = f.lines.Open
+		f.res.Open = f.lines.Left()
 		return Full(f.c.args, &f.res)
 	case err != nil:
 		f.notice("error: %v", err)
@@ -116,7 +116,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return 0
 	case j.State == jobs.Dead:
 		f.s.Close()
-		f.res.Open = f.lines.Open
+		f.res.Open = f.lines.Left()
 		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
 	f.notice("error: job %s was %s", f.name, j.State)
@@ -240,6 +240,9 @@ func (f *follower) stop() {
 func (f *follower) writer(stream int, w io.Writer) io.Writer {
 	return writerFunc(func(p []byte) (int, error) {
 		n, err := w.Write(p)
+		if stream == 0 {
+			f.lines.Out(p[:n])
+		}
 		attempt := 0
 		if k := len(f.res.Started); k > 0 {
 			attempt = f.res.Started[k-1]
