@@ -370,7 +370,7 @@ func TestStoreOutage(t *testing.T) {
 
 // TestStoreOutageOutlastsLease: the server stays away from one host
 // longer than the lease, and a worker on another host, which still reaches
-// it, takes that host's runs for lost 5 s after the lease and runs their
+// it, takes that host's runs for lost 4 s after the lease and runs their
 // jobs again. The cut-off worker stops its running job when its lease
 // lapses unrenewed (before the other host may start it), keeps a job that
 // ended meanwhile from recording its stale result once the store is back

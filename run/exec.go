@@ -353,7 +353,7 @@ func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mar
 	cmd.SysProcAttr = childAttr()
 	cmd.Cancel = func() error {
 		if fencedBy(run) != nil {
-			// Another host may start the job again (5 s after the lease,
+			// Another host may start the job again (4 s after the lease,
 			// or now): no grace for this run.
 			stopped.set(0)
 			return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

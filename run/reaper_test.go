@@ -159,3 +159,25 @@ func TestRecoverGoneKillsThenRecovers(t *testing.T) {
 		}
 	}
 }
+
+// TestOtherHostRunLostWithinLeasePlus5s: a run of a worker that died on
+// another host is recovered within lease + 5 s of the crash (SPEC §6). Its
+// lease ends at most one lease after the crash (its last renewal came
+// before), and reapers look only once per reapInterval, so a pass one
+// interval before that bound must already take the run for lost; before
+// its lease ends, no pass may.
+func TestOtherHostRunLostWithinLeasePlus5s(t *testing.T) {
+	leaseUntil := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	f := claim.InFlight{Run: claim.Run{Host: "elsewhere/00000000", PID: 1}, LeaseUntil: leaseUntil}
+	if last := leaseUntil.Add(5*time.Second - reapInterval); !runGone(f, "here/11111111", last) {
+		t.Errorf("runGone at lease end + %v = false: the next pass comes %v later, past lease + 5 s",
+			last.Sub(leaseUntil), reapInterval)
+	}
+	if runGone(f, "here/11111111", leaseUntil.Add(-time.Nanosecond)) {
+		t.Error("runGone before the lease ended = true")
+	}
+	w := claim.WorkerInfo{Host: f.Host, PID: 1, HeartbeatAt: leaseUntil.Add(-30 * time.Second)}
+	if !Gone(w, "here/11111111", leaseUntil.Add(5*time.Second-reapInterval+time.Nanosecond), 30*time.Second) {
+		t.Error("Gone: a worker of another host counts as running longer than its runs do")
+	}
+}
