@@ -181,17 +181,24 @@ func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) er
 		if grace := h.config.StopTimeout; !slowTold && len(running) > 0 && grace > time.Second && time.Since(began) >= time.Second {
 			// A job that traps TERM runs on until its worker's KILL:
 			// say why cancel waits, rather than nothing for half a minute.
+			// Not of a job whose worker is silent (told why already): no
+			// worker sent it a TERM, and none will send the KILL.
 			slowTold = true
-			ids := make([]string, len(running))
-			for i, j := range running {
-				ids[i] = j.ID
+			tellUnheard(c, h, running, told)
+			var ids []string
+			for _, j := range running {
+				if !told[j.ID] {
+					ids = append(ids, j.ID)
+				}
 			}
 			verb := "is"
 			if len(ids) > 1 {
 				verb = "are"
 			}
-			logf(c)("%s %s still running a second after SIGTERM: killed %v after it (stop-timeout); cancel --no-wait returns at once",
-				report.JobNames(ids), verb, grace)
+			if len(ids) > 0 {
+				logf(c)("%s %s still running a second after SIGTERM: killed %v after it (stop-timeout); cancel --no-wait returns at once",
+					report.JobNames(ids), verb, grace)
+			}
 		}
 		return len(running) == 0, nil
 	})

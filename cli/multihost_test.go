@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -311,6 +312,48 @@ func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 		`it is canceled once its run's lease lapses, within \d+s, unless that worker stops it first$`)
 	if !said.MatchString(p.stderr.String()) {
 		t.Errorf("cancel of a job of a crashed host: stderr %q; want it to say what it waits for", p.stderr)
+	}
+}
+
+// TestCancelOnALateHostSaysNoSIGTERM: cancel of a job whose worker, on
+// another host, is already known to be silent says that it waits for the
+// run's lease, and not that the job "is still running a second after
+// SIGTERM" and will be killed after stop-timeout: no worker sent that TERM,
+// and none will send the KILL.
+func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
+	h := newPostgresHome(t)
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "3s")
+	other := newHome(t)
+	other.db = h.db
+	host := fmt.Sprintf("qlate-%d", os.Getpid())
+	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
+	pgid := readPGID(t, filepath.Join(dir, "pgid"))
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, time.Minute)
+	// Late as cancel deems it: no heartbeat for more than two intervals
+	// and a second.
+	waitFor(t, time.Minute, "the crashed worker's heartbeat to be late", func() bool {
+		var st struct {
+			Workers []struct {
+				HeartbeatAt time.Time `json:"heartbeat_at"`
+			} `json:"workers"`
+		}
+		if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		return len(st.Workers) == 1 && time.Since(st.Workers[0].HeartbeatAt) > 3*time.Second
+	})
+
+	p := h.start("cancel", "far")
+	if code := p.exit(t, time.Minute); code != 0 {
+		t.Fatalf("cancel of a job of a late host: exit %d\nstdout: %s\nstderr: %s", code, p.stdout, p.stderr)
+	}
+	if strings.Contains(p.stderr.String(), "SIGTERM") || !strings.Contains(p.stderr.String(), "has not been heard from") {
+		t.Errorf("cancel of a job of a late host: stderr %q; want it to say it waits for the lease, and nothing of a SIGTERM", p.stderr)
 	}
 }
 
