@@ -227,7 +227,13 @@ func tellUnheard(c *cli.Context, h *home, running []claim.Job, told map[string]b
 		host, _, _ := strings.Cut(w.Host, "/") // its hostname, without its boot id
 		if age := now.Sub(w.HeartbeatAt); age > 2*h.config.HeartbeatInterval+time.Second {
 			told[j.ID] = true
-			lapse := max(w.HeartbeatAt.Add(h.config.Lease).Sub(now), 0) + run.OtherHostGrace
+			// The run's own lease: its worker renews it with the lease
+			// it started with, which config set does not change.
+			until := j.LeaseUntil
+			if until.IsZero() {
+				until = w.HeartbeatAt.Add(h.config.Lease)
+			}
+			lapse := max(until.Sub(now), 0) + run.OtherHostGrace
 			logf(c)("job %s: its worker %s on %s has not been heard from for %v: it is canceled once its run's lease lapses, within %v, unless that worker stops it first",
 				j.ID, w.ID, host, age.Round(time.Second), lapse.Round(time.Second))
 		}

@@ -357,6 +357,41 @@ func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
 	}
 }
 
+// TestCancelOnALateHostSaysItsLease: the time cancel says it waits for a
+// silent worker of another host is that of the run's own lease, which its
+// worker renewed with the lease it started with, not the one config holds
+// now (config set lease reaches running workers only once they restart).
+func TestCancelOnALateHostSaysItsLease(t *testing.T) {
+	h := newPostgresHome(t)
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "60s")
+	other := newHome(t)
+	other.db = h.db
+	w := other.startOnHost(fmt.Sprintf("qlease-%d", os.Getpid()), "worker", "start", "--count", "1", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
+	pgid := readPGID(t, filepath.Join(dir, "pgid"))
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	h.must("config", "set", "lease", "3s")
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, time.Minute)
+
+	p := h.start("cancel", "far")
+	said := regexp.MustCompile(`has not been heard from for \d+s: it is canceled once its run's lease lapses, within (\S+),`)
+	var m []string
+	waitFor(t, time.Minute, "cancel to say why it waits", func() bool {
+		m = said.FindStringSubmatch(p.stderr.String())
+		return m != nil
+	})
+	p.signal(t, syscall.SIGINT)
+	p.exit(t, time.Minute)
+	// The run's lease lapses 60 s after its last renewal, 4 s after which
+	// another host may take it for lost.
+	if d, err := time.ParseDuration(m[1]); err != nil || d < 30*time.Second {
+		t.Errorf("cancel of a job whose worker renewed a 60s lease said %q", m[0])
+	}
+}
+
 // TestWorkerStopWaitNamesTheSilentWorker: worker stop --wait that times
 // out while a worker of another host that died still counts as running
 // (until its lease lapses) names it, and says that it has not been heard
