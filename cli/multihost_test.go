@@ -284,24 +284,37 @@ func TestDoctorSpoolWithWorkersElsewhere(t *testing.T) {
 	}
 }
 
+// jobOfDeadHost runs job far of h (a PostgreSQL home, given a heartbeat
+// of 1 s and lease as its lease) on a worker of another host, host, and
+// kills that worker (SIGKILL) while the job's processes run on: a host
+// that crashed, or is cut off. then, when not nil, runs once the job has
+// started, before the kill.
+func jobOfDeadHost(t *testing.T, h *qhome, host, lease string, then func()) {
+	t.Helper()
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", lease)
+	other := newHome(t)
+	other.db = h.db
+	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
+	dir := t.TempDir()
+	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
+	pgid := readPGID(t, filepath.Join(dir, "pgid"))
+	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	if then != nil {
+		then()
+	}
+	w.signal(t, syscall.SIGKILL)
+	w.exit(t, time.Minute)
+}
+
 // TestCancelOnACrashedHostSaysWhy: cancel of a job whose worker, on
 // another host, died (its host crashed, or is cut off) can end only once
 // the run's lease lapses; while it waits for that, it says why, instead of
 // seeming to hang, and then cancels the job.
 func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 	h := newPostgresHome(t)
-	h.must("config", "set", "heartbeat-interval", "1s")
-	h.must("config", "set", "lease", "3s")
-	other := newHome(t)
-	other.db = h.db
 	host := fmt.Sprintf("qcrash-%d", os.Getpid())
-	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
-	dir := t.TempDir()
-	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
-	pgid := readPGID(t, filepath.Join(dir, "pgid"))
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, time.Minute)
+	jobOfDeadHost(t, h, host, "3s", nil)
 
 	p := h.start("cancel", "far")
 	code := p.exit(t, time.Minute)
@@ -322,18 +335,7 @@ func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 // and none will send the KILL.
 func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
 	h := newPostgresHome(t)
-	h.must("config", "set", "heartbeat-interval", "1s")
-	h.must("config", "set", "lease", "3s")
-	other := newHome(t)
-	other.db = h.db
-	host := fmt.Sprintf("qlate-%d", os.Getpid())
-	w := other.startOnHost(host, "worker", "start", "--count", "1", "--no-spool")
-	dir := t.TempDir()
-	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
-	pgid := readPGID(t, filepath.Join(dir, "pgid"))
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, time.Minute)
+	jobOfDeadHost(t, h, fmt.Sprintf("qlate-%d", os.Getpid()), "3s", nil)
 	// Late as cancel deems it: no heartbeat for more than two intervals
 	// and a second.
 	waitFor(t, time.Minute, "the crashed worker's heartbeat to be late", func() bool {
@@ -363,18 +365,7 @@ func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
 // now (config set lease reaches running workers only once they restart).
 func TestCancelOnALateHostSaysItsLease(t *testing.T) {
 	h := newPostgresHome(t)
-	h.must("config", "set", "heartbeat-interval", "1s")
-	h.must("config", "set", "lease", "60s")
-	other := newHome(t)
-	other.db = h.db
-	w := other.startOnHost(fmt.Sprintf("qlease-%d", os.Getpid()), "worker", "start", "--count", "1", "--no-spool")
-	dir := t.TempDir()
-	h.must("enqueue", "--id", "far", "--env", "DIR="+dir, "--command", `echo $$ > "$DIR/pgid"; sleep 300 & wait`)
-	pgid := readPGID(t, filepath.Join(dir, "pgid"))
-	t.Cleanup(func() { syscall.Kill(-pgid, syscall.SIGKILL) })
-	h.must("config", "set", "lease", "3s")
-	w.signal(t, syscall.SIGKILL)
-	w.exit(t, time.Minute)
+	jobOfDeadHost(t, h, fmt.Sprintf("qlease-%d", os.Getpid()), "60s", func() { h.must("config", "set", "lease", "3s") })
 
 	p := h.start("cancel", "far")
 	said := regexp.MustCompile(`has not been heard from for \d+s: it is canceled once its run's lease lapses, within (\S+),`)
