@@ -58,10 +58,11 @@ func handedAfterAll(c *cli.Context, h *home, nj claim.NewJob, start time.Time, e
 // serveEnqueues takes enqueues handed over this home's socket until the
 // returned function is called, which waits for the last answers. It
 // follows the jobs of `run` for the queues this worker serves (queues;
-// none: all), woken by nudges (fired from the worker's events). When
+// none: all), woken by nudges (fired from the worker's events), and stops
+// their processes while their `run` is stopped (suspend). When
 // another worker serves the socket, or it cannot be made, enqueues go to
 // the store directly: nothing is lost but speed.
-func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges) (end func()) {
+func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges, suspend func(id string, stop bool)) (end func()) {
 	ln, err := handoff.Listen(filepath.Join(h.dir, handoff.SocketName))
 	if err != nil {
 		if !errors.Is(err, handoff.ErrServed) {
@@ -71,7 +72,7 @@ func serveEnqueues(c *cli.Context, h *home, queues []string, nudges *run.Nudges)
 	}
 	ctx, cancel := context.WithCancel(context.WithoutCancel(c.Context))
 	done := make(chan struct{})
-	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges), Env: envFor(h),
+	srv := &handoff.Server{Store: h.store, Log: logf(c), Follow: followFor(h, nudges), Env: envFor(h), Suspend: suspend,
 		Follows: func(q string) bool { return len(queues) == 0 || slices.Contains(queues, cmp.Or(q, claim.DefaultQueue)) }}
 	go func() { defer close(done); srv.Serve(ctx, ln) }()
 	return func() { cancel(); <-done }

@@ -30,7 +30,8 @@ config max-retries says: --max-retries N (or --retries N) makes up to N, and run
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do Ctrl-\ (exit 131), a hangup (but under nohup) and a closed output
-pipe, as they would end CMD. Started with SIGINT ignored (a script's background command), run
+pipe, as they would end CMD. Ctrl-Z stops run and, when a worker of this host follows the
+job for it, the job's processes too; fg or bg lets both go on. Started with SIGINT ignored (a script's background command), run
 leaves Ctrl-C alone, as CMD would. A job canceled elsewhere ends run with 1. While the job
 waits, run says why on stderr, once: its queue is at its limit (queue set --max-running) or
 paused, or, as wait says it, the job is held, scheduled more than a few seconds ahead, or waits
@@ -86,6 +87,7 @@ func runAction(c *cli.Context) error {
 	ctx, stop := front.Interrupts(c.Context)
 	defer stop()
 	c.Context = ctx
+	suspender := front.Suspends()
 	environ := front.RunEnv(os.Environ())
 	start := time.Now()
 	res, resuming := resumed(c)
@@ -100,7 +102,7 @@ func runAction(c *cli.Context) error {
 		}
 		var s *handoff.Stream
 		if s, handed = runHandOff(c, &nj, environ); handed == nil {
-			return runStreamed(c, s)
+			return runStreamed(c, s, suspender)
 		}
 	}
 	return withHome(func(c *cli.Context, h *home) error {

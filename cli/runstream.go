@@ -29,16 +29,19 @@ func runHandOff(c *cli.Context, nj *claim.NewJob, environ map[string]string) (*h
 }
 
 // runStreamed follows a job the worker stored for run, on the worker's
-// connection; when that worker stops following it first, run opens the
-// store and follows it there.
-func runStreamed(c *cli.Context, s *handoff.Stream) error {
+// connection, its processes stopped with run's Ctrl-Z (suspender); when
+// that worker stops following it first, run opens the store and follows
+// it there.
+func runStreamed(c *cli.Context, s *handoff.Stream, suspender *front.Suspender) error {
 	defer s.Close()
+	suspender.Follow(s)
 	f := newFollower(c, claim.Result{Job: s.Job, Outcome: s.Outcome})
 	f.stream = s
 	j, err := f.follow()
 	if !errors.Is(err, handoff.ErrHandover) {
 		return f.end(j, err)
 	}
+	suspender.Follow(nil)
 	s.Close()
 	return withHome(func(c *cli.Context, h *home) error {
 		f.h, f.stream = h, nil

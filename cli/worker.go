@@ -169,6 +169,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 	sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Rescan: h.config.SpoolRescan, Log: logf(c), AwaySaid: true}
 	go func() { scheduling <- sd.Run(watching) }()
 	var nudges run.Nudges
+	var w *run.Worker
 	endServe := func() {}
 	events := func(e run.Event) {
 		if e.Kind == run.EventStart {
@@ -176,7 +177,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 			// The socket is served once the worker is registered (Run
 			// emits its start in the caller's goroutine): a client that
 			// finds it finds a live worker in the store too.
-			endServe = serveEnqueues(c, h, c.StringSlice("queue"), &nudges)
+			endServe = serveEnqueues(c, h, c.StringSlice("queue"), &nudges, w.Suspend)
 		}
 		if e.Kind == run.EventStopping {
 			// Stopping by `worker stop` too, it says "signal again":
@@ -186,7 +187,7 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		log.worker(e)
 		nudges.Fire(e)
 	}
-	w := &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
+	w = &run.Worker{Store: h.store, Config: h.config, Reload: h.store.Config, Slots: c.Int("count"), Queues: c.StringSlice("queue"),
 		LogDir: h.logs, Home: h.dir, DB: h.db, Drain: c.Bool("drain"), OnDead: onDead(h, log), Events: events, Starts: nudges.Start, Output: nudges.Output,
 		Unrecorded: nudges.Unrecorded}
 	if claim.EngineFor(h.db) == claim.EnginePostgres {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"sync"
 	"syscall"
 	"time"
 
@@ -20,6 +21,7 @@ var (
 	InterruptIgnored = signal.Ignored(syscall.SIGINT)
 	HangupIgnored    = signal.Ignored(syscall.SIGHUP)
 	quitIgnored      = signal.Ignored(syscall.SIGQUIT)
+	stopIgnored      = signal.Ignored(syscall.SIGTSTP)
 )
 
 // Interrupted is the cause of a context that Interrupts ended: the signal
@@ -70,6 +72,58 @@ func Interrupts(parent context.Context) (ctx context.Context, stop func()) {
 		signal.Stop(ch)
 		cancel(nil)
 	}
+}
+
+// Suspendable is a followed job whose processes run's Ctrl-Z stops
+// (wire.Stream).
+type Suspendable interface {
+	Suspend() error
+	Continue() error
+}
+
+// Suspender makes Ctrl-Z (SIGTSTP) stop `run` with its job, as it would
+// stop the command run stands in for: run asks the worker that follows
+// its job to stop the job's processes (Follow), stops itself, and once it
+// is continued (fg, bg) lets them go on. A job followed in the store
+// (its worker on another host) goes on while run is stopped. A process
+// that started with SIGTSTP ignored is not stopped by it, nor is its job.
+type Suspender struct {
+	mu  sync.Mutex
+	job Suspendable
+}
+
+// Suspends starts the watch for Ctrl-Z; it lasts as long as the process.
+// run stops itself with SIGSTOP (stopSelf): once the runtime caught
+// SIGTSTP, that no longer stops the process, even with the watch stopped.
+func Suspends() *Suspender {
+	s := &Suspender{}
+	if stopIgnored {
+		return s
+	}
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGTSTP)
+	go func() {
+		for range ch {
+			s.mu.Lock()
+			job := s.job
+			s.mu.Unlock()
+			if job != nil {
+				job.Suspend()
+			}
+			stopSelf()
+			if job != nil {
+				job.Continue()
+			}
+		}
+	}()
+	return s
+}
+
+// Follow makes Ctrl-Z stop job's processes as well (nil: none).
+func (s *Suspender) Follow(job Suspendable) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.job = job
 }
 
 // OutputError is the cause of a follow ended by a write of the job's

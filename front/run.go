@@ -44,6 +44,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 	// waits for the runtime's signal goroutine to go idle, which cost a
 	// `run` 20 thread switches of its 60.
 	ctx, _ := Interrupts(context.Background())
+	suspender := Suspends()
 	s, err := wire.RunBrief(sock, db, nj, RunEnv(os.Environ()))
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
@@ -56,6 +57,7 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 		return Full(c.args, &res), true
 	}
 	defer s.Close()
+	suspender.Follow(s)
 	f := &follower{c: c, s: s, id: nj.ID, name: Named(nj.ID, nj.Label), res: res, tout: s.Job.Timeout}
 	f.ctx, f.cancel = context.WithCancelCause(ctx)
 	defer f.cancel(nil)

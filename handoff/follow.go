@@ -16,13 +16,18 @@ import (
 // job over with Run instead of Enqueue: once the job is stored (the same group commit), the worker keeps
 // the connection and writes the job's runs back on it, as frames of one
 // JSON line each: output as it is written, each run's start and end, and
-// the job once it is finished. The client may write one line back,
-// "cancel", to cancel the job; closing the connection leaves the job to
-// run. When the worker stops before the job is finished, its last frame
+// the job once it is finished. The client may write lines back: "cancel"
+// to cancel the job, "stop" and "cont" to stop its running processes and
+// let them go on (its Ctrl-Z); closing the connection leaves the job to
+// run, its processes going on. When the worker stops before the job is finished, its last frame
 // says so (Handover), and the client follows the job in the store itself.
 
-// cancelLine is the client's one line: cancel the job.
-const cancelLine = wire.CancelLine
+// The client's lines (wire.CancelLine).
+const (
+	cancelLine = wire.CancelLine
+	stopLine   = wire.StopLine
+	contLine   = wire.ContLine
+)
 
 // frames writes frames to a connection; a write error ends the follow.
 type frames struct {
@@ -79,7 +84,7 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 	reading.Add(1)
 	go func() {
 		defer reading.Done()
-		s.readCancel(ctx, r, j.ID, cancel)
+		s.readLines(ctx, r, j.ID, cancel)
 	}()
 	out := &frames{conn: conn, cancel: cancel}
 	// The client has the job's environment: the frames leave it out.
@@ -100,16 +105,40 @@ func (s *Server) follow(ctx context.Context, conn *net.UnixConn, r *bufio.Reader
 	reading.Wait()
 }
 
-// readCancel reads the client's line: "cancel" cancels the job, and the
-// follow goes on to its end; a hang-up ends the follow.
-func (s *Server) readCancel(ctx context.Context, r *bufio.Reader, id string, hangUp context.CancelFunc) {
-	line, err := r.ReadString('\n')
-	if err != nil || line != cancelLine {
+// readLines reads the client's lines until it hangs up or ctx ends:
+// "cancel" cancels the job, and the follow goes on to its end; "stop" and
+// "cont" stop the job's processes and let them go on. A hang-up ends the
+// follow, and lets processes the client stopped go on: a client killed
+// while stopped leaves no job stopped for good.
+func (s *Server) readLines(ctx context.Context, r *bufio.Reader, id string, hangUp context.CancelFunc) {
+	stopped := false
+	defer func() {
+		if stopped {
+			s.Suspend(id, false)
+		}
+	}()
+	for {
+		line, err := r.ReadString('\n')
+		switch {
+		case err == nil && line == cancelLine:
+			s.cancel(ctx, id)
+			continue
+		case err == nil && (line == stopLine || line == contLine) && s.Suspend != nil:
+			stopped = line == stopLine
+			s.Suspend(id, stopped)
+			continue
+		case err == nil && (line == stopLine || line == contLine):
+			continue
+		}
 		if ctx.Err() == nil {
 			hangUp()
 		}
 		return
 	}
+}
+
+// cancel cancels job id for its client.
+func (s *Server) cancel(ctx context.Context, id string) {
 	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	if _, _, _, err := s.Store.Cancel(cctx, id); err != nil && !errors.Is(err, jobs.ErrConflict) {

@@ -74,7 +74,7 @@ func Run(path, db string, nj jobs.NewJob, environ map[string]string) (*Stream, e
 }
 
 // The fingerprints a client sends (wire) and a worker compares with those
-// of its own types, reflected once: a client of another build is declined.
+// of its own types, reflected once (with the lines a follow's client writes): a client of another build is declined.
 // A stale constant declines its own build's clients (TestFingerprints).
 const (
 	enqueueFingerprint = wire.EnqueueFingerprint
@@ -93,16 +93,19 @@ func reflectedPrint(follow bool) string {
 
 var (
 	enqueuePrint = sync.OnceValue(func() string {
-		return typesPrint(reflect.TypeFor[jobs.NewJob](), reflect.TypeFor[jobs.Job]())
+		return typesPrint("", reflect.TypeFor[jobs.NewJob](), reflect.TypeFor[jobs.Job]())
 	})
+	// A follow's names the lines its client writes back too.
 	followPrint = sync.OnceValue(func() string {
-		return typesPrint(reflect.TypeFor[request](), reflect.TypeFor[jobs.Job](),
+		return typesPrint(wire.ClientLines, reflect.TypeFor[request](), reflect.TypeFor[jobs.Job](),
 			reflect.TypeFor[jobs.Run](), reflect.TypeFor[jobs.Queue](), reflect.TypeFor[frame]())
 	})
 )
 
-func typesPrint(types ...reflect.Type) string {
+// typesPrint hashes the shape of types, and the lines of a protocol.
+func typesPrint(lines string, types ...reflect.Type) string {
 	var b strings.Builder
+	b.WriteString(lines)
 	for _, t := range types {
 		describe(&b, t, 0)
 	}

@@ -76,6 +76,10 @@ type Server struct {
 	// Env returns what of a Run client's environment a job of queue must
 	// carry (what the workers that may run it lack); nil: all of it.
 	Env func(ctx context.Context, queue string, environ map[string]string) map[string]string
+	// Suspend stops (stop true) the running processes of job id, as Ctrl-Z
+	// of a Run client asks, or lets them go on; nil: the client's
+	// Ctrl-Z stops the client only.
+	Suspend func(id string, stop bool)
 }
 
 // pending is one client's job waiting for the next group commit.

@@ -46,6 +46,10 @@ type steering struct {
 	// leases: when each run's lease ends, by this worker's clock (lease.go).
 	leases map[claim.RunID]lease
 	added  uint64 // runs added so far
+	// groups: each started run's process group; suspended: the jobs whose
+	// processes their `run` stopped (suspend.go).
+	groups    map[claim.RunID]int
+	suspended map[string]bool
 }
 
 // add registers a run about to start, whose lease ends at leaseUntil; it
@@ -74,6 +78,7 @@ func (s *steering) remove(id claim.RunID) {
 	delete(s.early, id)
 	delete(s.over, id)
 	delete(s.leases, id)
+	delete(s.groups, id)
 }
 
 // holds reports whether a run is registered.

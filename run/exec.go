@@ -254,6 +254,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	}
 	guarded := runStarted(cmd.Process.Pid, mark, conf)
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
+	w.steer.started(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}, r.PGID)
 	record := w.recordStart(run, r, guarded)
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()

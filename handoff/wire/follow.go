@@ -15,9 +15,10 @@ import (
 // Enqueue: once the job is stored (the same group commit), the worker keeps
 // the connection and writes the job's runs back on it, as frames of one
 // JSON line each: output as it is written, each run's start and end, and
-// the job once it is finished. The client may write one line back,
-// CancelLine, to cancel the job; closing the connection leaves the job to
-// run. When the worker stops before the job is finished, its last frame
+// the job once it is finished. The client may write lines back:
+// CancelLine to cancel the job, StopLine and ContLine to stop its running
+// processes and let them go on (Ctrl-Z); closing the connection leaves the
+// job to run. When the worker stops before the job is finished, its last frame
 // says so (Handover), and the client follows the job in the store itself.
 
 // Stream is a job handed over with Run: its runs come back on it.
@@ -114,6 +115,19 @@ func (s *Stream) Next(feed Feed) (j jobs.Job, done bool, err error) {
 // Cancel asks the worker to cancel the job; its end still comes by Next.
 func (s *Stream) Cancel() error {
 	_, err := s.conn.Write([]byte(CancelLine))
+	return err
+}
+
+// Suspend stops the job's running processes, as Ctrl-Z stops a command's,
+// until Continue (or Close).
+func (s *Stream) Suspend() error {
+	_, err := s.conn.Write([]byte(StopLine))
+	return err
+}
+
+// Continue lets the processes Suspend stopped go on.
+func (s *Stream) Continue() error {
+	_, err := s.conn.Write([]byte(ContLine))
 	return err
 }
 

@@ -59,7 +59,7 @@ type Answer[J any] struct {
 // (handoff's TestFingerprints says which value to write).
 const (
 	EnqueueFingerprint = "9e8435770517a49a"
-	FollowFingerprint  = "8de09dfbf169b6f3"
+	FollowFingerprint  = "1ce5ce5853e26961"
 )
 
 // Fingerprint is what a client sends.
@@ -73,8 +73,20 @@ func Fingerprint(follow bool) string {
 // MaxLine bounds a request: a job spec is at most 1 MiB (SPEC §6).
 const MaxLine = 4 << 20
 
-// CancelLine is a following client's one line: cancel the job.
-const CancelLine = "cancel\n"
+// The lines a following client may write back: CancelLine cancels the
+// job; StopLine stops its running processes (SIGSTOP to the run's process
+// group: Ctrl-Z of the client), and ContLine lets them go on (SIGCONT),
+// as does a hang-up after StopLine.
+const (
+	CancelLine = "cancel\n"
+	StopLine   = "stop\n"
+	ContLine   = "cont\n"
+)
+
+// ClientLines names the lines a following client may write, for the
+// follow's fingerprint: a worker that reads other lines declines clients
+// that write these.
+const ClientLines = CancelLine + StopLine + ContLine
 
 // Event is a run of the followed job that started (Ended false) or ended,
 // with the job as it was just after.
