@@ -259,7 +259,13 @@ func (l *logPrinter) follow(r claim.Run) error {
 			return l.interrupted(err)
 		}
 		if next == nil {
-			explainDead(l.c, l.h, []claim.Job{j})
+			// Its stderr, if that is what was followed, was printed just
+			// now: the verdict does not quote it again.
+			if j.State == claim.Dead && l.c.Bool("stderr") {
+				explainPrinted(l.c, l.h, j)
+			} else {
+				explainDead(l.c, l.h, []claim.Job{j})
+			}
 			return endedAs([]claim.Job{j})
 		}
 		if !l.c.Bool("all") {

@@ -28,7 +28,7 @@ func explainDead(c *cli.Context, h *home, jobs []claim.Job) {
 	n := 0
 	for _, j := range jobs {
 		if j.State == claim.Dead && n < whyJobs && !told[j.ID] {
-			explainOnce(c, h, j, told)
+			explainOnce(c, h, j, told, false)
 			n++
 		}
 	}
@@ -38,12 +38,20 @@ func explainDead(c *cli.Context, h *home, jobs []claim.Job) {
 // last run's exit and the last lines of its stderr. A job dead through a
 // dependency names the root cause, and says the same of it.
 func explain(c *cli.Context, h *home, j claim.Job) {
-	explainOnce(c, h, j, map[string]bool{})
+	explainOnce(c, h, j, map[string]bool{}, false)
+}
+
+// explainPrinted is explain for a command that has just printed the
+// stderr of j's last run (logs -f --stderr): it names the run's exit, and
+// does not quote those lines again.
+func explainPrinted(c *cli.Context, h *home, j claim.Job) {
+	explainOnce(c, h, j, map[string]bool{}, true)
 }
 
 // explainOnce is explain that says nothing of a job in told, and adds
-// those it says why died.
-func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool) {
+// those it says why died. printed: the command printed the stderr of j's
+// last run already, so its lines are not quoted (a root cause's are).
+func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool, printed bool) {
 	say := logf(c)
 	ctx := context.WithoutCancel(c.Context) // also after Ctrl-C or --timeout
 	if j.DeadBy != "" {
@@ -53,7 +61,7 @@ func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool) {
 		if !ok || root.State != claim.Dead || told[root.ID] {
 			return
 		}
-		j = root
+		j, printed = root, false
 	}
 	told[j.ID] = true
 	runs, err := h.store.RunsWithTails(ctx, j.ID)
@@ -75,6 +83,8 @@ func explainOnce(c *cli.Context, h *home, j claim.Job, told map[string]bool) {
 		say("its stderr is empty; its stdout has %s: queuectl logs %s", report.Bytes(outLog.Size()), j.ID)
 	case len(lines) == 0:
 		say("it printed nothing")
+	case printed:
+		// The caller printed them in full.
 	default:
 		say("the last lines of its stderr (all of it: queuectl logs %s --stderr):", j.ID)
 		var b strings.Builder
