@@ -156,7 +156,11 @@ func awaitStopped(c *cli.Context, h *home, out *jobsOut, running []claim.Job) er
 	told := map[string]bool{}
 	slowTold := false
 	return h.store.WaitUntil(c.Context, h.config.PollInterval, func() (bool, error) {
-		if time.Since(looked) >= h.config.PollInterval {
+		// Half an interval: the ticks come one apart, each a little late,
+		// and a look put off by how late the last one came would wait for
+		// the tick after, two intervals in all (tellUnheard's bound counts
+		// one).
+		if time.Since(looked) >= h.config.PollInterval/2 {
 			looked = time.Now()
 			running = cancelOrphaned(c, h, out, running)
 			tellUnheard(c, h, running, told)
@@ -233,11 +237,20 @@ func tellUnheard(c *cli.Context, h *home, running []claim.Job, told map[string]b
 			if until.IsZero() {
 				until = w.HeartbeatAt.Add(h.config.Lease)
 			}
-			lapse := max(until.Sub(now), 0) + run.OtherHostGrace
+			// Lost once the lease and the grace after it have passed, it is
+			// taken back at the next look for lost runs: this command's own
+			// (awaitStopped) comes once a poll interval.
+			lapse := max(until.Sub(now), 0) + run.OtherHostGrace + h.config.PollInterval
 			logf(c)("job %s: its worker %s on %s has not been heard from for %v: it is canceled once its run's lease lapses, within %v, unless that worker stops it first",
-				j.ID, w.ID, host, age.Round(time.Second), lapse.Round(time.Second))
+				j.ID, w.ID, host, age.Round(time.Second), ceilSecond(lapse))
 		}
 	}
+}
+
+// ceilSecond is d in whole seconds, rounded up: a bound said must not
+// come before what it bounds.
+func ceilSecond(d time.Duration) time.Duration {
+	return (d + time.Second - 1).Truncate(time.Second)
 }
 
 // cancelOrphaned ends at once the cancels of running jobs whose workers

@@ -17,6 +17,7 @@ import (
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
 	"github.com/queuectl/queuectl/internal/testenv"
+	"github.com/queuectl/queuectl/run"
 )
 
 // multiHostJobs is how many jobs TestManyHosts runs; QUEUECTL_TEST_HOST_JOBS
@@ -328,16 +329,11 @@ func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 	}
 }
 
-// TestCancelOnALateHostSaysNoSIGTERM: cancel of a job whose worker, on
-// another host, is already known to be silent says that it waits for the
-// run's lease, and not that the job "is still running a second after
-// SIGTERM" and will be killed after stop-timeout: no worker sent that TERM,
-// and none will send the KILL.
-func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
-	h := newPostgresHome(t)
-	jobOfDeadHost(t, h, fmt.Sprintf("qlate-%d", os.Getpid()), "3s", nil)
-	// Late as cancel deems it: no heartbeat for more than two intervals
-	// and a second.
+// waitLate waits until the one worker of h, killed by jobOfDeadHost, is
+// late as cancel deems it: no heartbeat for more than two intervals (1 s
+// each) and a second.
+func waitLate(t *testing.T, h *qhome) {
+	t.Helper()
 	waitFor(t, time.Minute, "the crashed worker's heartbeat to be late", func() bool {
 		var st struct {
 			Workers []struct {
@@ -349,6 +345,17 @@ func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
 		}
 		return len(st.Workers) == 1 && time.Since(st.Workers[0].HeartbeatAt) > 3*time.Second
 	})
+}
+
+// TestCancelOnALateHostSaysNoSIGTERM: cancel of a job whose worker, on
+// another host, is already known to be silent says that it waits for the
+// run's lease, and not that the job "is still running a second after
+// SIGTERM" and will be killed after stop-timeout: no worker sent that TERM,
+// and none will send the KILL.
+func TestCancelOnALateHostSaysNoSIGTERM(t *testing.T) {
+	h := newPostgresHome(t)
+	jobOfDeadHost(t, h, fmt.Sprintf("qlate-%d", os.Getpid()), "3s", nil)
+	waitLate(t, h)
 
 	p := h.start("cancel", "far")
 	if code := p.exit(t, time.Minute); code != 0 {
@@ -380,6 +387,35 @@ func TestCancelOnALateHostSaysItsLease(t *testing.T) {
 	// another host may take it for lost.
 	if d, err := time.ParseDuration(m[1]); err != nil || d < 30*time.Second {
 		t.Errorf("cancel of a job whose worker renewed a 60s lease said %q", m[0])
+	}
+}
+
+// TestCancelOnALateHostCountsItsLook: the time cancel says it waits for a
+// silent worker of another host counts, besides the run's lease and the
+// grace after it, one poll interval: the run is taken back at a look after
+// the lease lapsed, and cancel looks once a poll interval. The interval is
+// a minute here, the lease 3 s: a bound of the lease and the grace alone
+// would be 7 s at most.
+func TestCancelOnALateHostCountsItsLook(t *testing.T) {
+	h := newPostgresHome(t)
+	jobOfDeadHost(t, h, fmt.Sprintf("qlook-%d", os.Getpid()), "3s", nil)
+	h.must("config", "set", "poll-interval", "1m")
+	waitLate(t, h)
+
+	p := h.start("cancel", "far")
+	said := regexp.MustCompile(`has not been heard from for \d+s: it is canceled once its run's lease lapses, within (\S+),`)
+	var m []string
+	// Cancel says it at its first wake-up a second after it began; a
+	// change to the store wakes it (an enqueue, to a queue no worker serves).
+	waitFor(t, time.Minute, "cancel to say why it waits", func() bool {
+		h.must("enqueue", "--queue", "nudge", "--command", "true")
+		m = said.FindStringSubmatch(p.stderr.String())
+		return m != nil
+	})
+	p.signal(t, syscall.SIGINT)
+	p.exit(t, time.Minute)
+	if d, err := time.ParseDuration(m[1]); err != nil || d < time.Minute+run.OtherHostGrace {
+		t.Errorf("cancel with a poll interval of 1m said %q; want at least %v", m[0], time.Minute+run.OtherHostGrace)
 	}
 }
 
