@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -71,7 +72,10 @@ func serveHome(c *cli.Context, h *home) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return withHint(err, "pick another port: queuectl serve --addr "+freeAddrNear(addr))
+		if hint := listenHint(addr, err); hint != "" {
+			return withHint(err, hint)
+		}
+		return err
 	}
 	logf(c)("serving %s on http://%s/ (Ctrl-C stops)", h.dir, boundAddr(addr, ln.Addr()))
 	return runServer(c.Context, s, ln)
@@ -87,6 +91,34 @@ func boundAddr(given string, bound net.Addr) string {
 		return bound.String()
 	}
 	return net.JoinHostPort(host, strconv.Itoa(tcp.Port))
+}
+
+// listenHint is the hint for addr, which net.Listen refused with err, or
+// "" for none: whatever it suggests binds. A port taken: a free one near
+// it. A port this user may not bind: why, and one it may. An address not
+// of this machine: why, and no port of it, since none binds. Else any
+// free port of the host, if one binds.
+func listenHint(addr string, err error) string {
+	host, service, _ := net.SplitHostPort(addr) // checked by hostPort
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		return "pick another port: queuectl serve --addr " + freeAddrNear(addr)
+	case errors.Is(err, syscall.EACCES):
+		why := "this user may not bind port " + service
+		if port, _ := net.LookupPort("tcp", service); port < 1024 {
+			why += " (ports below 1024 need root or CAP_NET_BIND_SERVICE)"
+		}
+		return why + "; pick another port: queuectl serve --addr " + freeAddrNear(addr)
+	case errors.Is(err, syscall.EADDRNOTAVAIL):
+		return host + " is not an address of this machine: give one of its own, 127.0.0.1 (this machine alone) or 0.0.0.0 (every interface)"
+	}
+	anyPort := net.JoinHostPort(host, "0")
+	ln, err := net.Listen("tcp", anyPort)
+	if err != nil {
+		return ""
+	}
+	ln.Close()
+	return "any free port binds: queuectl serve --addr " + anyPort
 }
 
 // freeAddrNear is addr with the first port above its own that is free

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -299,5 +300,58 @@ func TestServeOnATakenPortSuggestsAFreeOne(t *testing.T) {
 	}
 	if got, _ := strconv.Atoi(m[1]); got <= port+1 || got > port+100 {
 		t.Errorf("serve on taken port %d (and %d taken) suggests port %d, want a free one just above them", port, port+1, got)
+	}
+}
+
+// TestServeOnAnAddressNotHereSaysWhy: an address that is not one of this
+// machine's binds on no port: the hint says so, and names no port of it
+// to try (HOST:0, any free port, fails as well).
+func TestServeOnAnAddressNotHereSaysWhy(t *testing.T) {
+	h := newHome(t)
+	token := filepath.Join(t.TempDir(), "token")
+	os.WriteFile(token, []byte("s3cret\n"), 0o600)
+	host := ""
+	for _, ip := range []string{"192.0.2.1", "198.51.100.1", "203.0.113.1"} { // for documentation only (RFC 5737)
+		ln, err := net.Listen("tcp", ip+":0")
+		if err == nil {
+			ln.Close()
+			continue
+		}
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			host = ip
+			break
+		}
+	}
+	if host == "" {
+		testenv.Missing(t, "this machine binds every address of RFC 5737 (or refuses them otherwise)")
+	}
+	_, stderr, code := h.run("serve", "--addr", host+":8080", "--token-file", token)
+	want := "queuectl: hint: " + host + " is not an address of this machine"
+	if code != 1 || !strings.Contains(stderr, want) || strings.Contains(stderr, "--addr "+host) {
+		t.Errorf("serve --addr %s:8080: exit %d, want 1 with a hint saying %q and no other port of %s\n%s", host, code, want, host, stderr)
+	}
+}
+
+// TestServeOnAPrivilegedPortSaysWhy: a port that this user may not bind
+// (below 1024, without CAP_NET_BIND_SERVICE) is said to be why, with a
+// port that binds; not only a port to pick.
+func TestServeOnAPrivilegedPortSaysWhy(t *testing.T) {
+	testenv.Root(t, "take CAP_NET_BIND_SERVICE from serve (setpriv)")
+	setpriv := testenv.LookPath(t, "setpriv", "util-linux")
+	h := newHome(t)
+	cmd := h.command("serve", "--addr", "127.0.0.1:80")
+	cmd.Args = append([]string{setpriv, "--bounding-set", "-net_bind_service", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = setpriv
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	said := regexp.MustCompile(`(?m)^queuectl: hint: this user may not bind port 80 \(ports below 1024 need root or CAP_NET_BIND_SERVICE\); ` +
+		`pick another port: queuectl serve --addr 127\.0\.0\.1:(\d+)$`)
+	m := said.FindStringSubmatch(stderr.String())
+	if shellCode(err) != 1 || m == nil {
+		t.Fatalf("serve --addr 127.0.0.1:80 without CAP_NET_BIND_SERVICE: exit %d, want 1 with a hint saying why\n%s", shellCode(err), &stderr)
+	}
+	if port, _ := strconv.Atoi(m[1]); port != 0 && port < 1024 {
+		t.Errorf("serve --addr 127.0.0.1:80 without CAP_NET_BIND_SERVICE suggests port %d, which it may not bind either", port)
 	}
 }
