@@ -263,14 +263,16 @@ func ScanSchedule(row Scanner) (Schedule, error) {
 }
 
 // ScanWorker reads a worker from a row of both engines' worker columns
-// (id, host, pid, slots, queues, started_at, heartbeat_at, stopping).
+// (id, host, pid, slots, queues, started_at, heartbeat_at, stopping,
+// lease_ns, heartbeat_ns).
 func ScanWorker(row Scanner) (WorkerInfo, error) {
 	var w WorkerInfo
 	var queues string
-	var started, beat int64
-	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping); err != nil {
+	var started, beat, lease, every int64
+	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every); err != nil {
 		return WorkerInfo{}, err
 	}
+	w.Lease, w.HeartbeatInterval = time.Duration(lease), time.Duration(every)
 	if queues != "" {
 		w.Queues = strings.Split(queues, ",")
 	}

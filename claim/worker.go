@@ -15,6 +15,29 @@ type WorkerInfo struct {
 	StartedAt   time.Time
 	HeartbeatAt time.Time
 	Stopping    bool
+	// Lease and HeartbeatInterval are the settings the worker runs with:
+	// it reads them once, when it starts, so config may say otherwise
+	// now. Zero in a row an older queuectl registered.
+	Lease             time.Duration
+	HeartbeatInterval time.Duration
+}
+
+// LeaseOr is the lease the worker runs with, which another host's reader
+// judges it by; lease (the reader's config) for a row that does not say.
+func (w WorkerInfo) LeaseOr(lease time.Duration) time.Duration {
+	if w.Lease > 0 {
+		return w.Lease
+	}
+	return lease
+}
+
+// HeartbeatOr is how often the worker renews its heartbeat; every (the
+// reader's config) for a row that does not say.
+func (w WorkerInfo) HeartbeatOr(every time.Duration) time.Duration {
+	if w.HeartbeatInterval > 0 {
+		return w.HeartbeatInterval
+	}
+	return every
 }
 
 // RegisterWorker adds a worker process to the registry, started at
@@ -35,7 +58,8 @@ func (s *Store) RemoveWorker(ctx context.Context, id string) error {
 }
 
 // Workers lists the registry, oldest first. Rows of crashed workers stay
-// until a reaper removes them; callers judge liveness by HeartbeatAt.
+// until a reaper removes them; callers judge liveness by HeartbeatAt
+// against the worker's own lease (LeaseOr).
 func (s *Store) Workers(ctx context.Context) ([]WorkerInfo, error) {
 	return s.engine.Workers(ctx)
 }

@@ -67,3 +67,52 @@ func TestWorkersRegistry(t *testing.T) {
 		}
 	})
 }
+
+// TestWorkersRecordTheirSettings: a worker's registration keeps the lease
+// and heartbeat interval it runs with, by which readers of other hosts
+// judge it, and so does the registration a renewal makes again after a
+// reaper removed the row.
+func TestWorkersRecordTheirSettings(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		w := claim.WorkerInfo{ID: "far-1-a", Host: "far", PID: 1, Slots: 2, Lease: 10 * time.Minute, HeartbeatInterval: time.Minute}
+		if err := s.RegisterWorker(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		check := func(when string) {
+			t.Helper()
+			ws, err := s.Workers(ctx)
+			if err != nil || len(ws) != 1 || ws[0].Lease != w.Lease || ws[0].HeartbeatInterval != w.HeartbeatInterval {
+				t.Fatalf("Workers() %s = %+v, %v; want one with lease %v, heartbeat interval %v", when, ws, err, w.Lease, w.HeartbeatInterval)
+			}
+		}
+		check("after RegisterWorker")
+		if err := s.RemoveWorker(ctx, w.ID); err != nil {
+			t.Fatal(err)
+		}
+		if r, err := s.Renew(ctx, w, w.Lease); err != nil || !r.Registered {
+			t.Fatalf("Renew of a removed worker = %+v, %v; want it registered again", r, err)
+		}
+		check("after a renewal registered it again")
+	})
+}
+
+// TestWorkerLeaseOr: a row that recorded no settings (an older queuectl's)
+// is judged by the reader's.
+func TestWorkerLeaseOr(t *testing.T) {
+	old := claim.WorkerInfo{ID: "old"}
+	if got := old.LeaseOr(30 * time.Second); got != 30*time.Second {
+		t.Errorf("LeaseOr(30s) of a row without a lease = %v, want 30s", got)
+	}
+	if got := old.HeartbeatOr(5 * time.Second); got != 5*time.Second {
+		t.Errorf("HeartbeatOr(5s) of a row without an interval = %v, want 5s", got)
+	}
+	w := claim.WorkerInfo{ID: "new", Lease: time.Hour, HeartbeatInterval: time.Minute}
+	if got := w.LeaseOr(30 * time.Second); got != time.Hour {
+		t.Errorf("LeaseOr(30s) of a worker with lease 1h = %v, want 1h", got)
+	}
+	if got := w.HeartbeatOr(5 * time.Second); got != time.Minute {
+		t.Errorf("HeartbeatOr(5s) of a worker with interval 1m = %v, want 1m", got)
+	}
+}

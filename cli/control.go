@@ -229,13 +229,13 @@ func tellUnheard(c *cli.Context, h *home, running []claim.Job, told map[string]b
 		}
 		w := workers[i]
 		host, _, _ := strings.Cut(w.Host, "/") // its hostname, without its boot id
-		if age := now.Sub(w.HeartbeatAt); age > 2*h.config.HeartbeatInterval+time.Second {
+		if age := now.Sub(w.HeartbeatAt); age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
 			told[j.ID] = true
 			// The run's own lease: its worker renews it with the lease
 			// it started with, which config set does not change.
 			until := j.LeaseUntil
 			if until.IsZero() {
-				until = w.HeartbeatAt.Add(h.config.Lease)
+				until = w.HeartbeatAt.Add(w.LeaseOr(h.config.Lease))
 			}
 			// Lost once the lease and the grace after it have passed, it is
 			// taken back at the next look for lost runs: this command's own

@@ -17,7 +17,8 @@ import (
 )
 
 // workerChecks: the registered workers, live or gone, and whether the live
-// ones renew their heartbeat on time. It returns how many are live on this
+// ones renew their heartbeat on time, each by the lease and heartbeat
+// interval it runs with. It returns how many are live on this
 // host, the one whose spool they read (-1: unknown).
 func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 	all, err := h.store.Workers(ctx)
@@ -38,9 +39,9 @@ func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 			checks = append(checks, report.Check{Name: "workers", Status: report.CheckFail,
 				Detail: fmt.Sprintf("%s is gone without stopping; its last heartbeat was %v ago", where, age),
 				Fix:    "start a worker (queuectl worker start): it recovers the gone one's jobs and removes it"})
-		case age > 2*h.config.HeartbeatInterval+time.Second:
+		case age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second:
 			checks = append(checks, report.Check{Name: "workers", Status: report.CheckWarn,
-				Detail: fmt.Sprintf("%s is late: its last heartbeat was %v ago (heartbeat-interval %v)", where, age, h.config.HeartbeatInterval),
+				Detail: fmt.Sprintf("%s is late: its last heartbeat was %v ago (heartbeat-interval %v)", where, age, w.HeartbeatOr(h.config.HeartbeatInterval)),
 				Fix:    "see whether its host is overloaded or its store slow (queuectl bench)"})
 			live, slots = live+1, slots+w.Slots
 		default:

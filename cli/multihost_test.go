@@ -446,3 +446,50 @@ func TestWorkerStopWaitNamesTheSilentWorker(t *testing.T) {
 		t.Errorf("worker stop --wait beside a dead worker of another host: exit %d, stdout %q, stderr\n%s\nwant exit 124 naming it", code, out, errText)
 	}
 }
+
+// TestLivenessByTheWorkersOwnLease: whether a worker of another host is
+// live is judged by the lease and heartbeat interval it runs with, as it
+// registered them, not by this host's config: a worker started with a
+// heartbeat of 20s and a lease of 60s keeps both until it restarts, and a
+// reader whose config says 1s and 3s must not call it gone (status) or
+// late (doctor) between its heartbeats.
+func TestLivenessByTheWorkersOwnLease(t *testing.T) {
+	h := newPostgresHome(t)
+	h.must("config", "set", "lease", "60s")
+	h.must("config", "set", "heartbeat-interval", "20s")
+	other := newHome(t)
+	other.db = h.db
+	w := other.startOnHost(fmt.Sprintf("qownlease-%d", os.Getpid()), "worker", "start", "--no-spool")
+	waitFor(t, time.Minute, "the other host's worker to register", func() bool {
+		return strings.Contains(h.must("status"), "workers: 1")
+	})
+	h.must("config", "set", "heartbeat-interval", "1s")
+	h.must("config", "set", "lease", "3s")
+
+	// Read by this host's config the worker is gone 3s and the grace for
+	// another host's clock after a heartbeat; by its own it is live until
+	// 60s after one, and it renews every 20s. Watch it until a heartbeat
+	// is older than the reader's lease and grace.
+	waitFor(t, time.Minute, "a heartbeat of the other host's worker older than this host's lease", func() bool {
+		var st struct {
+			Workers []struct {
+				HeartbeatAt time.Time `json:"heartbeat_at"`
+			} `json:"workers"`
+		}
+		if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Workers) != 1 {
+			t.Fatalf("status --json lists %d workers, want the other host's live one\nworker stderr: %s", len(st.Workers), w.stderr)
+		}
+		return time.Since(st.Workers[0].HeartbeatAt) > 10*time.Second
+	})
+	out, _, _ := h.run("doctor")
+	if strings.Contains(out, "gone without stopping") || strings.Contains(out, " is late: ") {
+		t.Errorf("doctor beside a live worker of another host with its own lease:\n%s", out)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -299,18 +300,19 @@ func finishing(ctx context.Context, h *home, live []claim.WorkerInfo) string {
 // heartbeat (dead, or cut off), since when, and why it still counts.
 func stillRunning(h *home, live []claim.WorkerInfo) string {
 	var names []string
-	silent := false
+	var silent []time.Duration // the leases of the silent ones
 	for _, w := range live {
 		name := fmt.Sprintf("pid %d on %s", w.PID, w.Host)
-		if age := time.Since(w.HeartbeatAt); w.Host != run.HostID() && age > 2*h.config.HeartbeatInterval+time.Second {
+		if age := time.Since(w.HeartbeatAt); w.Host != run.HostID() && age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
 			name += fmt.Sprintf(", not heard from for %v", age.Round(time.Second))
-			silent = true
+			silent = append(silent, w.LeaseOr(h.config.Lease))
 		}
 		names = append(names, name)
 	}
 	text := strings.Join(names, "; ")
-	if silent {
-		text += fmt.Sprintf(" (a worker of another host counts as running until its lease lapses, %v after its last heartbeat)", h.config.Lease+run.OtherHostGrace)
+	if len(silent) > 0 {
+		// Each by its own lease; the longest is how long the wait may be.
+		text += fmt.Sprintf(" (a worker of another host counts as running until its lease lapses, %v after its last heartbeat)", slices.Max(silent)+run.OtherHostGrace)
 	}
 	return text
 }

@@ -305,12 +305,15 @@ func (w *Worker) reapWorkers(ctx context.Context, now time.Time) {
 
 // Gone reports whether a registered worker is no longer running: its process
 // is gone from this host (host: a HostID), or it has not renewed its
-// heartbeat for a lease (and the grace for another host's clock).
+// heartbeat for its lease (and the grace for another host's clock). The
+// lease is the one the worker registered, which it keeps until it stops
+// whatever config says now; lease, the caller's, only for a row of an
+// older queuectl that recorded none.
 func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) bool {
 	if o.Host == host {
 		return !alive(o.PID)
 	}
-	return now.Sub(o.HeartbeatAt) > lease+OtherHostGrace
+	return now.Sub(o.HeartbeatAt) > o.LeaseOr(lease)+OtherHostGrace
 }
 
 // BusySlots counts the jobs in s that are processing in one of the live

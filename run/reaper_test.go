@@ -181,3 +181,22 @@ func TestOtherHostRunLostWithinLeasePlus5s(t *testing.T) {
 		t.Error("Gone: a worker of another host counts as running longer than its runs do")
 	}
 }
+
+// TestGoneByTheWorkersOwnLease: a worker of another host is judged by the
+// lease it registered, not by the reader's; a row without one (an older
+// queuectl's) by the reader's.
+func TestGoneByTheWorkersOwnLease(t *testing.T) {
+	beat := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	now := beat.Add(time.Minute)
+	w := claim.WorkerInfo{Host: "elsewhere/00000000", PID: 1, HeartbeatAt: beat, Lease: 10 * time.Minute}
+	if Gone(w, "here/11111111", now, 3*time.Second) {
+		t.Error("Gone of a worker with lease 10m, a minute after its heartbeat, read with lease 3s = true")
+	}
+	if w.Lease = 0; !Gone(w, "here/11111111", now, 3*time.Second) {
+		t.Error("Gone of an older worker's row, a minute after its heartbeat, read with lease 3s = false")
+	}
+	w.Lease = 3 * time.Second
+	if !Gone(w, "here/11111111", now, 10*time.Minute) {
+		t.Error("Gone of a worker with lease 3s, a minute after its heartbeat, read with lease 10m = false")
+	}
+}

@@ -162,8 +162,10 @@ func (w *Worker) Run(soft, hard context.Context) error {
 // register enters the worker in the store's registry, and ends the jobs a
 // crashed worker left waiting for dead ones.
 func (w *Worker) register(ctx, hard context.Context) error {
+	// Lease and heartbeat interval as this worker keeps them until it
+	// stops, by which other hosts judge whether it lives (Gone).
 	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues,
-		StartedAt: w.Store.Now().UTC()}
+		StartedAt: w.Store.Now().UTC(), Lease: w.Config.Lease, HeartbeatInterval: w.Config.HeartbeatInterval}
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {
 		return err
 	}

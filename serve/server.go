@@ -71,7 +71,9 @@ type Options struct {
 	// or the cookie /login sets). Empty: no authentication, for loopback.
 	Token string
 	// Lease is the store's lease, to judge whether a worker on another host
-	// is alive (a worker on this host is judged by its pid).
+	// is alive when its row does not say the lease it runs with (one an
+	// older queuectl registered); a worker on this host is judged by its
+	// pid.
 	Lease time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time

@@ -164,7 +164,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 15
+const schemaVersion = 16
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
@@ -251,10 +251,18 @@ func TestMigrationFromVersion1(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A worker of an older binary, which recorded no lease of its own.
+	if _, err := db.Exec(`INSERT INTO workers (id, host, pid, slots, started_at, heartbeat_at)
+		VALUES ('old-worker', 'h', 1, 1, 0, 0)`); err != nil {
+		t.Fatal(err)
+	}
 	db.Close()
 	s := mustOpenPath(t, path)
 	if v := userVersion(t, path); v != schemaVersion {
 		t.Errorf("user_version after migration = %d, want %d", v, schemaVersion)
+	}
+	if ws, err := s.Workers(t.Context()); err != nil || len(ws) != 1 || ws[0].Lease != 0 || ws[0].HeartbeatInterval != 0 {
+		t.Errorf("Workers() after migration = %+v, %v; want the old worker, with no lease or interval of its own", ws, err)
 	}
 	got, err := s.Counts(t.Context())
 	if err != nil {
