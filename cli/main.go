@@ -144,7 +144,7 @@ name too: queuectl --json status). Exit codes:
 ` + exitTable(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "home", Usage: "queuectl home `DIR` (default $QUEUECTL_HOME, else ~/.queuectl)"},
-			&cli.StringFlag{Name: "db", Usage: "the store: a SQLite file's `PATH`, or a postgres://USER@HOST/DATABASE URL that many hosts share (default $QUEUECTL_DB, $QUEUECTL_DB_PATH, else HOME/queue.db)"},
+			&cli.StringFlag{Name: "db", Usage: "the store: a SQLite file's `PATH`, or a postgres://USER@HOST/DATABASE URL that many hosts share, which must name its database (in its path, by dbname=, or by $PGDATABASE) (default $QUEUECTL_DB, $QUEUECTL_DB_PATH, else HOME/queue.db)"},
 		},
 		Commands: []*cli.Command{
 			enqueueCommand(), workerCommand(hard), statusCommand(), listCommand(), showCommand(),

@@ -115,6 +115,9 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	if err != nil {
 		return nil, badURL(dsn, err)
 	}
+	if cfg.ConnConfig.Database == "" {
+		return nil, noDatabase(dsn)
+	}
 	if u, err := url.Parse(dsn); err == nil && !u.Query().Has("pool_max_conns") {
 		cfg.MaxConns = maxConns
 		if conns > 0 {
@@ -185,6 +188,17 @@ func openError(dsn, location string, err error) error {
 		}
 	}
 	return classify(fmt.Errorf("open database %s: %w", location, err))
+}
+
+// noDatabase is the error of a URL that names no database: not in its
+// path (postgres://HOST/DBNAME, postgres:///DBNAME), nor by a dbname=
+// parameter, nor by $PGDATABASE or a service= file. libpq would connect
+// to a database named after the user, and the queue's tables would be
+// made in whatever that is, without a word; queuectl refuses instead.
+func noDatabase(dsn string) error {
+	return &claim.LocationError{Location: dsn, Problem: "names no database",
+		Fix: "name one in the URL: postgres://HOST/DBNAME (postgres:///DBNAME for this host's socket), " +
+			"or with ?dbname=DBNAME, or in $PGDATABASE"}
 }
 
 // noSchema is the error of a search_path that names no schema there is.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -294,4 +295,51 @@ func TestChangesOnDeadRemoved(t *testing.T) {
 		t.Fatalf("PurgeFinished(dead) = %v, %v; want [c]", ids, err)
 	}
 	awaitWake(t, ch, "a PurgeFinished of dead jobs by another Store")
+}
+
+// TestOpenRefusesAURLWithoutDatabase: a URL that names no database (none
+// in its path, no dbname= parameter, no $PGDATABASE) is refused before it
+// connects, with how to name one, rather than left to libpq's default (a
+// database named after the user) for the schema to be made there. One
+// that names it any of those ways is taken (and here fails only to
+// connect: nothing listens on port 1, or in the socket directory, which
+// $PGHOST names for a URL without a host, so that no URL here reaches a
+// server whatever Open makes of it).
+func TestOpenRefusesAURLWithoutDatabase(t *testing.T) {
+	t.Setenv("PGHOST", t.TempDir())
+	t.Setenv("PGCONNECT_TIMEOUT", "5")
+	t.Setenv("PGDATABASE", "")
+	os.Unsetenv("PGDATABASE")
+	t.Setenv("PGSERVICE", "")
+	os.Unsetenv("PGSERVICE")
+	for _, dsn := range []string{"postgres://", "postgresql://", "POSTGRES://", "postgres:///", "postgres://qu:S3cret@127.0.0.1:1",
+		"postgres://127.0.0.1:1/?sslmode=disable"} {
+		s, err := claim.Open(dsn)
+		if err == nil {
+			s.Close()
+		}
+		var le *claim.LocationError
+		if !errors.As(err, &le) || !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), "names no database") ||
+			!strings.Contains(le.Hint(), "postgres://HOST/DBNAME") || strings.Contains(err.Error(), "S3cret") {
+			t.Errorf("Open(%q) = %v; want ErrInvalid saying it names no database, with a hint at postgres://HOST/DBNAME", dsn, err)
+		}
+	}
+	named := []string{"postgres://127.0.0.1:1/qdb?connect_timeout=5", "postgres://127.0.0.1:1?dbname=qdb&connect_timeout=5",
+		"postgres:///qdb"}
+	check := func(dsn string) {
+		t.Helper()
+		s, err := claim.Open(dsn)
+		if err == nil {
+			s.Close()
+			t.Fatalf("Open(%q) = nil error; nothing should listen there", dsn)
+		}
+		if errors.Is(err, claim.ErrInvalid) {
+			t.Errorf("Open(%q) = %v; want it to name its database, and fail only to connect", dsn, err)
+		}
+	}
+	for _, dsn := range named {
+		check(dsn)
+	}
+	t.Setenv("PGDATABASE", "qdb")
+	check("postgres://127.0.0.1:1?connect_timeout=5")
 }
