@@ -34,7 +34,7 @@ pipe, as they would end CMD. Ctrl-Z stops run and, when a worker of this host fo
 job for it, the job's processes too; fg or bg lets both go on. Started with SIGINT ignored (a script's background command), run
 leaves Ctrl-C alone, as CMD would. A job canceled elsewhere ends run with 1. While the job
 waits, run says why on stderr, once: its queue is at its limit (queue set --max-running) or
-paused, or, as wait says it, the job is held, scheduled more than a few seconds ahead, or waits
+paused, every slot of the workers serving its queue has been busy for a second, or, as wait says it, the job is held, scheduled more than a few seconds ahead, or waits
 on such a job (again when that changes). The job's stdin is /dev/null, and run never reads its
 own, so a loop over lines (while read f; do queuectl run -- cc -c "$f"; done < list) gets them
 all: give a job input in its command, --shell 'CMD < FILE'. A store

@@ -1,16 +1,22 @@
 package cli
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
 	"github.com/queuectl/queuectl/handoff"
+	"github.com/queuectl/queuectl/run"
 )
 
 // runWaits is what run says of its job while it waits (SPEC §4, §5): once
 // that it waits for a slot of its limited queue, once that its queue is
-// paused, and why it cannot move for a while (a stall, as wait says it)
+// paused, once that it waits for a free slot of the workers serving its
+// queue (every one busy for slotWaitAfter), and why it cannot move for a
+// while (a stall, as wait says it)
 // once, and again when that changes. It works from each look at the job
 // (run.Tail.Look), so that a job that starts to wait later (another run
 // took the queue's last slot first) is told too; it reads the store only
@@ -26,6 +32,9 @@ type runWaits struct {
 
 	saidLimit bool      // waiting was said
 	saidPause bool      // paused was said
+	saidSlots bool      // the wait for a free slot was said
+	runnable  time.Time // when the job was first seen runnable; zero: not seen so
+	slotLook  time.Time // when the slots were last counted
 	stall     string    // the key of the stall said last; "" none
 	stallLook time.Time // when a stall that reads dependencies was last worked out
 }
@@ -35,8 +44,15 @@ type runWaits struct {
 const runStallSoon = 5 * time.Second
 
 // stallEvery bounds how often a stall that reads the job's dependencies is
-// worked out: a look comes every few hundred milliseconds.
+// worked out, or the slots that a runnable job waits for are counted: a
+// look comes every few hundred milliseconds.
 const stallEvery = time.Second
+
+// slotWaitAfter is how long a runnable job waits for a free slot before run
+// says so: a job that waits a moment for one, as in make -j8 before 4
+// slots, is nothing to tell; one that waits on, every slot busy (a
+// recursive make whose outer steps hold them all), is.
+const slotWaitAfter = time.Second
 
 // look takes in job j, just read from s. Any error of a read is no
 // answer: what it says is only news.
@@ -49,6 +65,8 @@ func (w *runWaits) look(ctx context.Context, s *claim.Store, j claim.Job) {
 		return
 	}
 	switch j.PendingReason {
+	case "": // runnable: a free slot would start it
+		w.lookSlots(ctx, s, j)
 	case claim.ReasonLimited:
 		if !w.saidLimit {
 			if q, full := queueFull(ctx, s, j); full {
@@ -76,6 +94,58 @@ func (w *runWaits) pausedQueue(queue string) {
 		w.saidPause = true
 		w.paused(queue)
 	}
+}
+
+// lookSlots says, once, that runnable job j waits for a free slot, when it
+// has been runnable for slotWaitAfter and every slot of the live workers
+// that serve its queue is busy. No live worker serving it is another
+// warning (run's, before it waits).
+func (w *runWaits) lookSlots(ctx context.Context, s *claim.Store, j claim.Job) {
+	now := time.Now()
+	if w.runnable.IsZero() {
+		w.runnable = now
+	}
+	if w.saidSlots || now.Sub(w.runnable) < slotWaitAfter || now.Sub(w.slotLook) < stallEvery {
+		return
+	}
+	w.slotLook = now
+	slots, busy, err := servingSlots(ctx, s, j.Queue)
+	if err != nil || slots == 0 || busy < slots {
+		return
+	}
+	if now, err := s.Get(ctx, j.ID); err != nil || now.State != claim.Pending {
+		return
+	}
+	w.saidSlots = true
+	w.stalled(handoff.Stall{Why: fmt.Sprintf("waits for a free slot: every slot of the workers serving queue %s is busy (%d/%d)",
+		cmp.Or(j.Queue, claim.DefaultQueue), busy, slots),
+		Hint: "queuectl worker scale N gives each running worker N slots"})
+}
+
+// servingSlots counts the slots of the live workers that serve queue, and
+// the jobs they run. Any error is no answer.
+func servingSlots(ctx context.Context, s *claim.Store, queue string) (slots, busy int, err error) {
+	all, err := s.Workers(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	lease, err := s.Config(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	var live []claim.WorkerInfo
+	for _, w := range all {
+		serves := len(w.Queues) == 0 || slices.Contains(w.Queues, cmp.Or(queue, claim.DefaultQueue))
+		if serves && !run.Gone(w, run.HostID(), time.Now(), lease.Lease) {
+			live = append(live, w)
+			slots += w.Slots
+		}
+	}
+	if slots == 0 {
+		return 0, 0, nil
+	}
+	busy, err = run.BusySlots(ctx, s, live)
+	return slots, busy, err
 }
 
 // lookStall says the job's stall (stalls) when it is not the one said
