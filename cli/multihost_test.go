@@ -335,16 +335,27 @@ func TestCancelOnACrashedHostSaysWhy(t *testing.T) {
 func waitLate(t *testing.T, h *qhome) {
 	t.Helper()
 	waitFor(t, time.Minute, "the crashed worker's heartbeat to be late", func() bool {
-		var st struct {
-			Workers []struct {
-				HeartbeatAt time.Time `json:"heartbeat_at"`
-			} `json:"workers"`
-		}
-		if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil {
-			t.Fatal(err)
-		}
-		return len(st.Workers) == 1 && time.Since(st.Workers[0].HeartbeatAt) > 3*time.Second
+		beats := heartbeats(t, h)
+		return len(beats) == 1 && time.Since(beats[0]) > 3*time.Second
 	})
+}
+
+// heartbeats returns the last heartbeat of each worker status lists.
+func heartbeats(t *testing.T, h *qhome) []time.Time {
+	t.Helper()
+	var st struct {
+		Workers []struct {
+			HeartbeatAt time.Time `json:"heartbeat_at"`
+		} `json:"workers"`
+	}
+	if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	beats := make([]time.Time, len(st.Workers))
+	for i, w := range st.Workers {
+		beats[i] = w.HeartbeatAt
+	}
+	return beats
 }
 
 // TestCancelOnALateHostSaysNoSIGTERM: cancel of a job whose worker, on
@@ -471,18 +482,11 @@ func TestLivenessByTheWorkersOwnLease(t *testing.T) {
 	// 60s after one, and it renews every 20s. Watch it until a heartbeat
 	// is older than the reader's lease and grace.
 	waitFor(t, time.Minute, "a heartbeat of the other host's worker older than this host's lease", func() bool {
-		var st struct {
-			Workers []struct {
-				HeartbeatAt time.Time `json:"heartbeat_at"`
-			} `json:"workers"`
+		beats := heartbeats(t, h)
+		if len(beats) != 1 {
+			t.Fatalf("status --json lists %d workers, want the other host's live one\nworker stderr: %s", len(beats), w.stderr)
 		}
-		if err := json.Unmarshal([]byte(h.must("status", "--json")), &st); err != nil {
-			t.Fatal(err)
-		}
-		if len(st.Workers) != 1 {
-			t.Fatalf("status --json lists %d workers, want the other host's live one\nworker stderr: %s", len(st.Workers), w.stderr)
-		}
-		return time.Since(st.Workers[0].HeartbeatAt) > 10*time.Second
+		return time.Since(beats[0]) > 10*time.Second
 	})
 	out, _, _ := h.run("doctor")
 	if strings.Contains(out, "gone without stopping") || strings.Contains(out, " is late: ") {

@@ -509,39 +509,35 @@ func waitsForALimitedQueue(t *testing.T, h *qhome) {
 // outer steps hold them all) says so once, followed by its worker or in
 // the store, and goes on when a slot frees.
 func TestRunSaysItWaitsForAFreeSlot(t *testing.T) {
-	t.Run("socket", func(t *testing.T) {
-		h := newHome(t)
-		h.startServing("--count", "1")
-		waitsForAFreeSlot(t, h)
+	runPaths(t, func(t *testing.T, h *qhome) {
+		gates := make([]gate, 4) // the slots of the worker of queue work
+		for i := range gates {
+			gates[i] = newGate(t)
+			h.must("enqueue", "--queue", "work", "--command", gates[i].command())
+		}
+		for _, g := range gates {
+			g.waitStarted(t)
+		}
+		r := h.start("run", "--id", "fifth", "--queue", "work", "--", "echo", "ran")
+		waiting := "queuectl: warning: job fifth waits for a free slot: every slot of the workers serving queue work is busy (4/4)\n"
+		waitFor(t, 30*time.Second, "run to say it waits for a free slot", func() bool {
+			return strings.Contains(r.stderr.String(), waiting)
+		})
+		gates[0].release(t)
+		if code := r.exit(t, 30*time.Second); code != 0 || r.stdout.String() != "ran\n" {
+			t.Fatalf("run: exit %d, stdout %q; want 0 and ran\nstderr: %s", code, r.stdout, r.stderr)
+		}
+		for _, g := range gates[1:] {
+			g.release(t)
+		}
+		stderr := r.stderr.String()
+		if n := strings.Count(stderr, waiting); n != 1 {
+			t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
+		}
+		if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job fifth: attempt 1 of 1 started\n") {
+			t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
+		}
 	})
-	t.Run("store", func(t *testing.T) {
-		h := newHome(t)
-		h.startServing("--queue", "other")
-		h.start("worker", "start", "--count", "1", "--queue", "default", "--no-spool")
-		waitsForAFreeSlot(t, h)
-	})
-}
-
-func waitsForAFreeSlot(t *testing.T, h *qhome) {
-	g := newGate(t)
-	h.must("enqueue", "--command", g.command())
-	g.waitStarted(t)
-	r := h.start("run", "--id", "second", "--", "echo", "ran")
-	waiting := "queuectl: warning: job second waits for a free slot: every slot of the workers serving queue default is busy (1/1)\n"
-	waitFor(t, 30*time.Second, "run to say it waits for a free slot", func() bool {
-		return strings.Contains(r.stderr.String(), waiting)
-	})
-	g.release(t)
-	if code := r.exit(t, 30*time.Second); code != 0 || r.stdout.String() != "ran\n" {
-		t.Fatalf("run: exit %d, stdout %q; want 0 and ran\nstderr: %s", code, r.stdout, r.stderr)
-	}
-	stderr := r.stderr.String()
-	if n := strings.Count(stderr, waiting); n != 1 {
-		t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
-	}
-	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job second: attempt 1 of 1 started\n") {
-		t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
-	}
 }
 
 // TestRunSaysItWaitsForAPausedQueue: a run whose queue is paused says so
