@@ -495,11 +495,17 @@ func waitsForALimitedQueue(t *testing.T, h *qhome) {
 		t.Fatalf("run: exit %d, stdout %q; want 0 and ran\nstderr: %s", code, r.stdout, r.stderr)
 	}
 	g2.release(t)
-	stderr := r.stderr.String()
+	saidOnceThenStarted(t, r.stderr.String(), waiting, "third")
+}
+
+// saidOnceThenStarted checks that run's stderr says waiting once, and its
+// job id's start after it.
+func saidOnceThenStarted(t *testing.T, stderr, waiting, id string) {
+	t.Helper()
 	if n := strings.Count(stderr, waiting); n != 1 {
 		t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
 	}
-	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job third: attempt 1 of 1 started\n") {
+	if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job "+id+": attempt 1 of 1 started\n") {
 		t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
 	}
 }
@@ -530,13 +536,7 @@ func TestRunSaysItWaitsForAFreeSlot(t *testing.T) {
 		for _, g := range gates[1:] {
 			g.release(t)
 		}
-		stderr := r.stderr.String()
-		if n := strings.Count(stderr, waiting); n != 1 {
-			t.Errorf("run said %d times that it waits, want once:\n%s", n, stderr)
-		}
-		if _, after, _ := strings.Cut(stderr, waiting); !strings.Contains(after, "queuectl: job fifth: attempt 1 of 1 started\n") {
-			t.Errorf("run does not say when its job starts, after it waited:\n%s", stderr)
-		}
+		saidOnceThenStarted(t, r.stderr.String(), waiting, "fifth")
 	})
 }
 

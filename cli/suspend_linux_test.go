@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -24,7 +23,7 @@ func TestCtrlZStopsRunAndItsJob(t *testing.T) {
 		g, pidFile := newGate(t), filepath.Join(t.TempDir(), "pid")
 		r := h.startCmd(h.commandOf(prog, "run", "--id", "z-"+prog, "--shell", "echo $$ > "+pidFile+"; "+g.command()))
 		g.waitStarted(t)
-		job := readPID(t, pidFile)
+		job := readPGID(t, pidFile)
 		r.signal(t, syscall.SIGTSTP)
 		waitFor(t, 30*time.Second, prog+" run and its job to stop", func() bool {
 			return procState(r.cmd.Process.Pid) == "T" && procState(job) == "T"
@@ -43,7 +42,7 @@ func TestCtrlZStopsRunAndItsJob(t *testing.T) {
 	g, pidFile := newGate(t), filepath.Join(t.TempDir(), "pid")
 	r := h.start("run", "--id", "killed-stopped", "--shell", "echo $$ > "+pidFile+"; "+g.command())
 	g.waitStarted(t)
-	job := readPID(t, pidFile)
+	job := readPGID(t, pidFile)
 	r.signal(t, syscall.SIGTSTP)
 	waitFor(t, 30*time.Second, "the job to stop", func() bool { return procState(job) == "T" })
 	r.signal(t, syscall.SIGKILL)
@@ -51,21 +50,6 @@ func TestCtrlZStopsRunAndItsJob(t *testing.T) {
 	waitFor(t, 30*time.Second, "the job of a run killed while stopped to go on", func() bool { return procState(job) != "T" })
 	g.release(t)
 	h.must("wait", "--timeout", "30s", "killed-stopped")
-}
-
-// readPID reads the process id a job wrote to path.
-func readPID(t *testing.T, path string) int {
-	t.Helper()
-	var pid int
-	waitFor(t, 30*time.Second, "the job's pid in "+path, func() bool {
-		b, err := os.ReadFile(path)
-		if err != nil || !bytes.HasSuffix(b, []byte("\n")) {
-			return false
-		}
-		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
-		return err == nil
-	})
-	return pid
 }
 
 // procState is the state letter of process pid in /proc ("T": stopped),
