@@ -51,7 +51,7 @@ Example: queuectl run --queue heavy -- pg_dump -f app.sql app`,
 			&cli.StringFlag{Name: "shell", Usage: "run the shell command `CMD` (instead of -- CMD ARGS...)"},
 			&cli.BoolFlag{Name: "detach-on-interrupt", Usage: "on Ctrl-C, leave the job to run on its own"},
 			&cli.BoolFlag{Name: "no-wait-for-worker", Usage: "exit 1 when no live worker serves the queue"},
-			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job's own output"},
+			&cli.BoolFlag{Name: "quiet", Aliases: []string{"q"}, Usage: "print only the job's own output (and errors, and that no live worker serves the queue)"},
 		),
 		Action: runAction,
 	}
