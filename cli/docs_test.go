@@ -209,3 +209,32 @@ func TestCheckCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestHelpNamesNoSourcePaths: --help names a doc as one finds it where
+// queuectl is installed (a man page, the doc's installed path), never by
+// its path in a checkout: docs/job-spec.md means nothing to a user of the
+// .deb or a tarball.
+func TestHelpNamesNoSourcePaths(t *testing.T) {
+	source := regexp.MustCompile(`(^|[^/])\b(docs/[a-z-]+\.md|[A-Z]+\.md)\b`)
+	var walk func(path string, cmds []*cli.Command)
+	check := func(what, text string) {
+		if m := source.FindStringSubmatch(text); m != nil {
+			t.Errorf("%s names %s, a path in the source tree:\n%s", what, m[2], text)
+		}
+	}
+	walk = func(path string, cmds []*cli.Command) {
+		for _, c := range cmds {
+			name := strings.TrimSpace(path + " " + c.Name)
+			check(name+" --help", c.Usage+"\n"+c.UsageText+"\n"+c.Description)
+			for _, f := range c.Flags {
+				if d, ok := f.(cli.DocGenerationFlag); ok {
+					check(name+" --"+f.Names()[0], d.GetUsage())
+				}
+			}
+			walk(name, c.Subcommands)
+		}
+	}
+	app := newApp(context.Background())
+	check("queuectl --help", app.Usage+"\n"+app.UsageText+"\n"+app.Description)
+	walk("", app.Commands)
+}

@@ -30,7 +30,7 @@ run, which stands in for running a command here, takes this directory and enviro
 
 Resource limits and finish hooks have no flag: give them in the spec ("limits": memory, cpu,
 nofile, nproc, fsize; "on_success", "on_failure", "on_dead"), or for every job with
-config set limit-memory 2G (and the other limit- and on- keys). docs/job-spec.md has every field.
+config set limit-memory 2G (and the other limit- and on- keys). man queuectl-spec has every field.
 
 Example: queuectl enqueue --command 'pg_dump app > /backup/app.sql' --timeout 30m --unique-key nightly-db
 Example: queuectl enqueue '{"command": "make -j8", "limits": {"memory": "2G", "cpu": "1h"}}'`,
