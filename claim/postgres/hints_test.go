@@ -115,6 +115,10 @@ func TestOpenNoConnectionLeft(t *testing.T) {
 		!strings.Contains(hintOf(err), "max_connections") {
 		t.Errorf("Open = %v (hint %q); want the server's refusal, with a hint at max_connections", err, hintOf(err))
 	}
+	// The doc it names is found where queuectl is installed too.
+	if h := hintOf(err); strings.Contains(h, "docs/many-hosts.md") && !strings.Contains(h, "/usr/share/doc/queuectl/docs/many-hosts.md") {
+		t.Errorf("hint %q names docs/many-hosts.md only by its path in a checkout", h)
+	}
 }
 
 // TestOpenRefusedUserNamesPgpass: a user the server refuses is told where

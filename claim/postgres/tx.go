@@ -157,7 +157,8 @@ func classify(err error) error {
 			// Not ErrUnavailable: the server answers, and a worker whose pool
 			// cannot grow goes on with the connections it holds.
 			return &hinted{err, "the server has no connection left for this user: raise its max_connections (or the role's " +
-				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) has the sum"}
+				"CONNECTION LIMIT), or run fewer worker processes or slots against it; docs/many-hosts.md (Connections) beside README.md has the sum " +
+				"(from the .deb: /usr/share/doc/queuectl/docs/many-hosts.md)"}
 		case pe.Code == codeUndefinedTable:
 			// Every statement after Open names only the queue's own tables,
 			// which Migrate made (and which Migrate and OpenReadOnly look for
