@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Release artifacts, called by `make dist` (which sets the variables below):
 # for each platform, static binaries in dist/OS_ARCH/ and a tarball with
-# them, README.md, LICENSE, the docs README links (docs/*.md), the man
-# pages, the shell completions, the systemd units and the monitoring
-# files; a .deb for each linux platform (README.md and docs/ in
-# /usr/share/doc/queuectl/, so that README's links hold there too);
+# them, README.md, DECISIONS.md, LICENSE, the docs README links
+# (docs/*.md, and the images they show), the man pages, the shell
+# completions, the systemd units and the monitoring files; a .deb for each
+# linux platform (README.md, DECISIONS.md and docs/ in
+# /usr/share/doc/queuectl/, so that the docs' links hold there too);
 # dist/SHA256SUMS over the tarballs and packages.
 #
 # Reproducible: the same commit gives the same bytes. Go builds with
@@ -44,9 +45,10 @@ for shell in bash fish; do "$hostbin/queuectl" completion "$shell" > "$work/queu
 
 # stage DIR: what every tarball holds besides the binaries.
 stage() {
-  mkdir -p "$1/docs" "$1/man/man1" "$1/man/man5" "$1/completions" "$1/systemd" "$1/monitoring"
-  cp README.md LICENSE "$1/"
+  mkdir -p "$1/docs/images" "$1/man/man1" "$1/man/man5" "$1/completions" "$1/systemd" "$1/monitoring"
+  cp README.md DECISIONS.md LICENSE "$1/"
   cp docs/*.md "$1/docs/"
+  cp docs/images/*.png "$1/docs/images/"
   cp docs/man/*.1 "$1/man/man1/"
   cp docs/man/*.5 "$1/man/man5/"
   cp "$work/queuectl.bash" "$work/queuectl.fish" packaging/completions/_queuectl "$1/completions/"
@@ -79,7 +81,7 @@ debian() {
   mkdir -p "$root/DEBIAN" "$root/usr/bin" "$root/usr/share/man/man1" "$root/usr/share/man/man5" \
     "$root/usr/share/bash-completion/completions" "$root/usr/share/zsh/vendor-completions" \
     "$root/usr/share/fish/vendor_completions.d" "$root/usr/lib/systemd/user" "$root/usr/lib/systemd/system" \
-    "$root/etc/default" "$root/usr/share/doc/queuectl/docs" "$root/usr/share/queuectl"
+    "$root/etc/default" "$root/usr/share/doc/queuectl/docs/images" "$root/usr/share/queuectl"
   cp "$1"/* "$root/usr/bin/"
   for page in docs/man/*.[15]; do
     gzip -9 -n < "$page" > "$root/usr/share/man/man${page##*.}/$(basename "$page").gz"
@@ -91,8 +93,9 @@ debian() {
   cp packaging/systemd/queuectl@.service "$root/usr/lib/systemd/system/"
   cp packaging/systemd/queuectl.default "$root/etc/default/queuectl"
   cp LICENSE "$root/usr/share/doc/queuectl/copyright"
-  cp README.md "$root/usr/share/doc/queuectl/"
+  cp README.md DECISIONS.md "$root/usr/share/doc/queuectl/"
   cp docs/*.md "$root/usr/share/doc/queuectl/docs/"
+  cp docs/images/*.png "$root/usr/share/doc/queuectl/docs/images/"
   cp serve/monitoring/queuectl-dashboard.json serve/monitoring/queuectl-alerts.yml "$root/usr/share/queuectl/"
   echo /etc/default/queuectl > "$root/DEBIAN/conffiles"
   cat > "$root/DEBIAN/control" <<CONTROL
