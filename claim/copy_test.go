@@ -51,7 +51,7 @@ func populate(t *testing.T, s *claim.Store, clk *fakeClock) {
 	timeout := 90 * time.Second
 	for _, nj := range []claim.NewJob{
 		{ID: "done", Command: "true", Hooks: claim.Hooks{OnSuccess: "echo ok"}},
-		{ID: "flaky", Command: "false", MaxRetries: intp(2), Env: map[string]string{"A": "1"}, Cwd: "/tmp"},
+		{ID: "flaky", Command: "false", MaxRetries: intp(2), Env: map[string]string{"A": "1"}, Cwd: "/tmp", Umask: intp(0o077)},
 		{ID: "retrying", Command: "false", MaxRetries: intp(5), Priority: 3, BackoffBase: intp(100)},
 		{ID: "doomed", Command: "false", MaxRetries: intp(1)},
 		{ID: "stopped", Command: "sleep 1", Timeout: &timeout},

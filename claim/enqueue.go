@@ -150,6 +150,10 @@ func buildRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 	j := Job{ID: nj.ID, Command: nj.Command, State: Pending, Queue: nj.Queue, Priority: nj.Priority,
 		MaxRetries: cfg.MaxRetries, BackoffBase: cfg.BackoffBase, Timeout: cfg.JobTimeout,
 		Cwd: nj.Cwd, UniqueKey: nj.UniqueKey, Label: nj.Label, RunAt: nj.RunAt}
+	if nj.Umask != nil {
+		mask := *nj.Umask // the job's own, not the caller's variable
+		j.Umask = &mask
+	}
 	if nj.MaxRetries != nil {
 		j.MaxRetries = *nj.MaxRetries
 	}

@@ -21,14 +21,14 @@ func TestEnqueueStoresEveryField(t *testing.T) {
 		nj := claim.NewJob{ID: "nightly-db", Command: "pg_dump app", MaxRetries: intp(4),
 			BackoffBase: intp(5), Priority: 9, Queue: "db", RunAt: t0.Add(time.Hour),
 			Timeout: durp(30 * time.Minute), Env: map[string]string{"PGHOST": "db1"},
-			Cwd: dir, UniqueKey: "nightly", Label: "db nightly"}
+			Cwd: dir, Umask: intp(0o027), UniqueKey: "nightly", Label: "db nightly"}
 		got := mustEnqueue(t, s, nj)
 		if stored := mustGet(t, s, "nightly-db"); !reflect.DeepEqual(stored, got) {
 			t.Errorf("Get = %+v, want what Enqueue returned: %+v", stored, got)
 		}
 		want := claim.Job{Seq: got.Seq, ID: "nightly-db", Command: "pg_dump app", State: claim.Pending,
 			MaxRetries: 4, BackoffBase: 5, Priority: 9, Queue: "db", Timeout: 30 * time.Minute,
-			Env: map[string]string{"PGHOST": "db1"}, Cwd: dir, UniqueKey: "nightly", Label: "db nightly",
+			Env: map[string]string{"PGHOST": "db1"}, Cwd: dir, Umask: intp(0o027), UniqueKey: "nightly", Label: "db nightly",
 			RunAt: t0.Add(time.Hour), RunAfter: t0.Add(time.Hour), CreatedAt: t0, UpdatedAt: t0,
 			PendingReason: claim.ReasonScheduled}
 		if !reflect.DeepEqual(got, want) {
@@ -274,6 +274,44 @@ func TestEnqueueRedrive(t *testing.T) {
 		r, err = s.Enqueue(ctx, claim.NewJob{ID: "gone", Command: "true", Redrive: true})
 		if err != nil || r.Outcome != claim.Created {
 			t.Errorf("Enqueue(redrive unknown id) = %s, %v; want created", r.Outcome, err)
+		}
+	})
+}
+
+// A job's umask is stored as given, 0 (no bits masked) apart from none
+// (the worker's), through one insert and through a batch's, and a value
+// no umask can take is refused.
+func TestEnqueueUmask(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		want := map[string]*int{"none": nil, "zero": intp(0), "private": intp(0o077), "all": intp(0o777)}
+		var batch []claim.NewJob
+		for id, mask := range want {
+			mustEnqueue(t, s, claim.NewJob{ID: id, Command: "true", Umask: mask})
+			batch = append(batch, claim.NewJob{ID: "batch-" + id, Command: "true", Umask: mask},
+				claim.NewJob{ID: "batch2-" + id, Command: "true", Umask: mask})
+		}
+		rs, err := s.EnqueueAll(ctx, batch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, r := range rs {
+			if got, w := r.Job.Umask, batch[i].Umask; !reflect.DeepEqual(got, w) {
+				t.Errorf("EnqueueAll: job %s's umask = %s, want %s", r.Job.ID, claim.UmaskText(got), claim.UmaskText(w))
+			}
+		}
+		for id, mask := range want {
+			for _, id := range []string{id, "batch-" + id, "batch2-" + id} {
+				if got := mustGet(t, s, id).Umask; !reflect.DeepEqual(got, mask) {
+					t.Errorf("Get(%s).Umask = %s, want %s", id, claim.UmaskText(got), claim.UmaskText(mask))
+				}
+			}
+		}
+		for _, bad := range []int{-1, 0o1000} {
+			if _, err := s.Enqueue(ctx, claim.NewJob{Command: "true", Umask: intp(bad)}); !errors.Is(err, claim.ErrInvalid) {
+				t.Errorf("Enqueue(umask %o) = %v, want ErrInvalid", bad, err)
+			}
 		}
 	})
 }

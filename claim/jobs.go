@@ -116,6 +116,10 @@ func Unusable(err error) bool { return jobs.Unusable(err) }
 // ValidID reports whether id may name a job (jobs.ValidID).
 func ValidID(id string) bool { return jobs.ValidID(id) }
 
+// UmaskText is a job's umask as the umask command prints it, "" for none
+// (jobs.UmaskText).
+func UmaskText(m *int) string { return jobs.UmaskText(m) }
+
 // NameRule says what ValidID takes (jobs.NameRule).
 const NameRule = jobs.NameRule
 

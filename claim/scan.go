@@ -62,7 +62,7 @@ type JobScanner struct {
 }
 
 // jobColumnCount is how many columns a row of jobs has.
-const jobColumnCount = 31
+const jobColumnCount = 32
 
 // Scan reads the job in row.
 func (s *JobScanner) Scan(row Scanner) (Job, error) {
@@ -86,13 +86,17 @@ func (s *JobScanner) Scan(row Scanner) (Job, error) {
 		n := int(code)
 		j.ExitCode = &n
 	}
+	if mask, ok := c.nullInt64(30); ok {
+		n := int(mask)
+		j.Umask = &n
+	}
 	if c.err != nil {
 		return Job{}, fmt.Errorf("job %s: %w", j.ID, c.err)
 	}
 	// A dead or canceled job waits for nothing, though its count of unmet
 	// dependencies stays for a re-drive to wait on: DeadBy says what
 	// killed it.
-	if waitingOn := c.str(30); waitingOn != "" && j.State != Dead && j.State != Canceled {
+	if waitingOn := c.str(31); waitingOn != "" && j.State != Dead && j.State != Canceled {
 		j.WaitingOn = strings.Fields(waitingOn)
 		slices.Sort(j.WaitingOn)
 	}

@@ -139,6 +139,7 @@ type Job struct {
 	Timeout     time.Duration
 	Env         map[string]string
 	Cwd         string
+	Umask       *int // nil: the worker's (NewJob.Umask)
 	UniqueKey   string
 	Label       string
 	Hooks       Hooks
@@ -172,6 +173,15 @@ type Job struct {
 	// CancelAt is when `cancel` was asked of the job; while it is still
 	// processing, its worker is stopping it. Cleared by restart.
 	CancelAt time.Time
+}
+
+// UmaskText is umask m as the umask command prints it (0022), for people
+// and JSON; "" for nil, a job that runs with its worker's.
+func UmaskText(m *int) string {
+	if m == nil {
+		return ""
+	}
+	return fmt.Sprintf("%04o", *m)
 }
 
 // Run is one attempt at a job, kept after the job moves on.

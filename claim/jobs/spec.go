@@ -31,11 +31,16 @@ type NewJob struct {
 	Timeout     *time.Duration
 	Env         map[string]string
 	Cwd         string
-	UniqueKey   string
-	Label       string   // free-form, for people and `list --label`
-	After       []string // ids of jobs that must complete first
-	Hooks       Hooks
-	Limits      Limits
+	// Umask is the file mode creation mask the job's shell runs with; nil:
+	// the worker's own. Only `run` sets it (to its caller's): a job spec
+	// has no such field, as a spool file or a schedule has no shell whose
+	// umask it could carry.
+	Umask     *int
+	UniqueKey string
+	Label     string   // free-form, for people and `list --label`
+	After     []string // ids of jobs that must complete first
+	Hooks     Hooks
+	Limits    Limits
 
 	// IngestKey names the spool file this job came from, so that a file seen
 	// again after a crash between commit and unlink makes no second job.

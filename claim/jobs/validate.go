@@ -59,7 +59,7 @@ func (nj *NewJob) validateCommand() error {
 }
 
 // validateFields checks the fields of one value: id, retries, backoff,
-// timing, cwd, queue, unique key and label.
+// timing, cwd, umask, queue, unique key and label.
 func (nj *NewJob) validateFields() error {
 	switch {
 	case nj.ID != "" && !ValidID(nj.ID):
@@ -74,6 +74,8 @@ func (nj *NewJob) validateFields() error {
 		return invalidf("a duration is over 100 years; give a shorter one")
 	case nj.Cwd != "" && !filepath.IsAbs(nj.Cwd):
 		return invalidf("cwd %q is not an absolute path; give one starting with /", nj.Cwd)
+	case nj.Umask != nil && (*nj.Umask < 0 || *nj.Umask > 0o777):
+		return invalidf("umask %o is not a file mode creation mask; give 0 to 0777", *nj.Umask)
 	case nj.Queue != "" && !ValidID(nj.Queue):
 		return invalidf("queue %q is not valid: %s", nj.Queue, NameRule)
 	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):

@@ -21,14 +21,14 @@ import (
 // rows it inserted.
 const insertJobs = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at, hooks, limits, label)
+	created_at, updated_at, hooks, limits, label, umask)
 SELECT id, command, 'pending', queue, priority, max_retries, backoff_base, timeout_ns,
-	env, cwd, unique_key, ingest_key, run_at, run_after, created_at, created_at, hooks, limits, label
+	env, cwd, unique_key, ingest_key, run_at, run_after, created_at, created_at, hooks, limits, label, umask
 FROM unnest($1::text[], $2::text[], $3::text[], $4::integer[], $5::integer[], $6::integer[],
 	$7::bigint[], $8::text[], $9::text[], $10::text[], $11::text[], $12::bigint[], $13::bigint[],
-	$14::bigint[], $15::text[], $16::text[], $17::text[]) WITH ORDINALITY
+	$14::bigint[], $15::text[], $16::text[], $17::text[], $18::integer[]) WITH ORDINALITY
 	AS b(id, command, queue, priority, max_retries, backoff_base, timeout_ns, env, cwd,
-	unique_key, ingest_key, run_at, run_after, created_at, hooks, limits, label, i)
+	unique_key, ingest_key, run_at, run_after, created_at, hooks, limits, label, umask, i)
 ORDER BY i
 ON CONFLICT DO NOTHING
 RETURNING id, seq`
@@ -123,6 +123,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		envs, cwds, uniques, ingests  = make([]*string, n), make([]*string, n), make([]*string, n), make([]*string, n)
 		hooks, limits, labels         = make([]*string, n), make([]*string, n), make([]*string, n)
 		runAts                        = make([]*int64, n)
+		umasks                        = make([]*int32, n)
 	)
 	for i, r := range rows {
 		j := r.Job
@@ -135,6 +136,9 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		}
 		cwds[i], uniques[i], ingests[i] = optional(j.Cwd), optional(j.UniqueKey), optional(r.IngestKey)
 		labels[i] = optional(j.Label)
+		if j.Umask != nil {
+			umasks[i] = ptr(int32(*j.Umask))
+		}
 		if j.Hooks != (claim.Hooks{}) {
 			b, _ := json.Marshal(j.Hooks)
 			hooks[i] = ptr(string(b))
@@ -148,7 +152,7 @@ func insertBatch(ctx context.Context, tx pgx.Tx, rows []claim.NewRow) (map[strin
 		}
 	}
 	res, err := tx.Query(ctx, insertJobs, ids, commands, queues, priorities, retries, backoffs,
-		timeouts, envs, cwds, uniques, ingests, runAts, runAfters, created, hooks, limits, labels)
+		timeouts, envs, cwds, uniques, ingests, runAts, runAfters, created, hooks, limits, labels, umasks)
 	if err != nil {
 		return nil, fmt.Errorf("insert jobs: %w", err)
 	}

@@ -17,7 +17,7 @@ import (
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
 	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
-	waiting, dead_by, hooks, limits, cancel_at, label,
+	waiting, dead_by, hooks, limits, cancel_at, label, umask,
 	CASE WHEN waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
 // jobColumnsQualified is jobColumns of the jobs table, where another table
@@ -26,7 +26,7 @@ const jobColumnsQualified = `jobs.seq, jobs.id, jobs.command, jobs.state, jobs.q
 	jobs.priority, jobs.attempts, jobs.max_retries, jobs.backoff_base, jobs.runs, jobs.lost,
 	jobs.timeout_ns, jobs.env, jobs.cwd, jobs.unique_key, jobs.run_at, jobs.run_after,
 	jobs.worker_id, jobs.lease_until, jobs.last_error, jobs.exit_code, jobs.created_at,
-	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits, jobs.cancel_at, jobs.label,
+	jobs.updated_at, jobs.finished_at, jobs.waiting, jobs.dead_by, jobs.hooks, jobs.limits, jobs.cancel_at, jobs.label, jobs.umask,
 	CASE WHEN jobs.waiting > 0 THEN (SELECT string_agg(d.after_id, ' ') FROM deps d WHERE d.job_id = jobs.id AND NOT d.met) END`
 
 // afterColumn is the ids the job of the row runs after, met or not

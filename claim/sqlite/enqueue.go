@@ -173,8 +173,8 @@ const countPending = `INSERT INTO queue_counts (queue, state, n) VALUES (?, 'pen
 
 const insertJob = `INSERT INTO jobs (id, command, state, queue, priority, max_retries,
 	backoff_base, timeout_ns, env, cwd, unique_key, ingest_key, run_at, run_after,
-	created_at, updated_at, hooks, limits, label)
-VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+	created_at, updated_at, hooks, limits, label, umask)
+VALUES (?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT DO NOTHING`
 
 // insert stores row in tx with ins, insertJob prepared in tx (nil: run it
@@ -222,7 +222,7 @@ func (e *Engine) created(ctx context.Context, tx *sql.Tx, row claim.NewRow, seq 
 }
 
 // jobArgs is how many arguments a row of insertJob takes.
-const jobArgs = 18
+const jobArgs = 19
 
 // appendJobArgs appends the arguments of row to args, in insertJob's order.
 func appendJobArgs(args []any, row claim.NewRow) []any {
@@ -244,12 +244,16 @@ func appendJobArgs(args []any, row claim.NewRow) []any {
 	if !j.RunAt.IsZero() {
 		runAt = j.RunAt.UnixNano()
 	}
+	var umask any
+	if j.Umask != nil {
+		umask = int64(*j.Umask)
+	}
 	// Every argument is of a type the driver takes as it is (int64, not
 	// int; nil, not a sql.Null*): database/sql converts the others one by
-	// one, through reflection or a Valuer, 18 times a row.
+	// one, through reflection or a Valuer, 19 times a row.
 	return append(args, j.ID, j.Command, j.Queue, int64(j.Priority), int64(j.MaxRetries), int64(j.BackoffBase),
 		int64(j.Timeout), env, nullable(j.Cwd), nullable(j.UniqueKey), nullable(row.IngestKey), runAt,
-		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullable(j.Label))
+		j.RunAfter.UnixNano(), j.CreatedAt.UnixNano(), j.UpdatedAt.UnixNano(), hooks, limits, nullable(j.Label), umask)
 }
 
 // nullable is s as a nullable text argument: NULL when s is empty.

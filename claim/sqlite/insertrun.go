@@ -75,7 +75,7 @@ func distinctIDs(rows []claim.NewRow) bool {
 func insertJobs(n int) string {
 	var b strings.Builder
 	head, _, _ := strings.Cut(insertJob, "VALUES")
-	row := "(?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+	row := "(?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 	b.Grow(len(head) + n*(len(row)+2) + 64)
 	b.WriteString(head)
 	b.WriteString("VALUES ")

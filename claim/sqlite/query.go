@@ -15,7 +15,7 @@ import (
 const jobColumns = `seq, id, command, state, queue, priority, attempts, max_retries,
 	backoff_base, runs, lost, timeout_ns, env, cwd, unique_key, run_at, run_after,
 	worker_id, lease_until, last_error, exit_code, created_at, updated_at, finished_at,
-	waiting, dead_by, hooks, limits, cancel_at, label,
+	waiting, dead_by, hooks, limits, cancel_at, label, umask,
 	CASE WHEN waiting > 0 THEN (SELECT group_concat(after_id, ' ') FROM deps WHERE job_id = id AND met = 0) END`
 
 // afterColumn is the ids the job of the row runs after, met or not

@@ -164,7 +164,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 16
+const schemaVersion = 17
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()
@@ -273,6 +273,10 @@ func TestMigrationFromVersion1(t *testing.T) {
 		t.Errorf("Counts after migration = %v, want %v", got, want)
 	}
 	checkCounts(t, s, "migration")
+	// A job of an older binary runs with its worker's umask, as it did.
+	if j, err := s.Get(t.Context(), "old-0"); err != nil || j.Umask != nil {
+		t.Errorf("Get(old-0) after migration: umask %s, %v; want none", claim.UmaskText(j.Umask), err)
+	}
 	mustEnqueue(t, s, claim.NewJob{ID: "new", Command: "true"})
 	checkCounts(t, s, "enqueue after migration")
 }

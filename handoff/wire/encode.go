@@ -65,6 +65,8 @@ func appendNewJob(b []byte, nj jobs.NewJob) ([]byte, error) {
 	b = appendMap(b, jobs.EscapeEnv(nj.Env))
 	b = append(b, `,"Cwd":`...)
 	b = appendString(b, nj.Cwd)
+	b = append(b, `,"Umask":`...)
+	b = appendIntPtr(b, nj.Umask)
 	b = append(b, `,"UniqueKey":`...)
 	b = appendString(b, nj.UniqueKey)
 	b = append(b, `,"Label":`...)

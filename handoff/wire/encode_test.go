@@ -21,6 +21,8 @@ func requestOf(s string, n int) Request {
 		Priority: -n, Delay: d, Redrive: n%2 == 1}
 	if n > 0 {
 		nj.MaxRetries, nj.BackoffBase, nj.Timeout = &one, &one, &d
+		mask := (n - 1) * 0o22 // 0 too: a umask that masks nothing
+		nj.Umask = &mask
 		nj.Env = map[string]string{s: s, "B": "b", "a": s + s}
 		nj.After = []string{s, "x"}
 		nj.Hooks = jobs.Hooks{OnSuccess: s, OnDead: "d" + s}

@@ -58,8 +58,8 @@ type Answer[J any] struct {
 // that no longer matches the types declines every client of its build
 // (handoff's TestFingerprints says which value to write).
 const (
-	EnqueueFingerprint = "9e8435770517a49a"
-	FollowFingerprint  = "1ce5ce5853e26961"
+	EnqueueFingerprint = "f0d77dd7bf0ff108"
+	FollowFingerprint  = "35bc160433cc88f"
 )
 
 // Fingerprint is what a client sends.
