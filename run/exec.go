@@ -342,7 +342,7 @@ func (s *stopTime) get() (bool, time.Time) {
 // at once when run was fenced, with the stop-timeout's grace otherwise;
 // stopped keeps when, for what the shell leaves.
 func (w *Worker) command(ctx, run context.Context, j claim.Job, r claim.Run, mark string, stopped *stopTime) *exec.Cmd {
-	cmd := exec.CommandContext(ctx, "/bin/sh", gatedArgs(j.Command)...)
+	cmd := exec.CommandContext(ctx, "/bin/sh", gatedArgs(j.Command, j.Umask)...)
 	cmd.Dir = j.Cwd
 	cmd.Env = append(mergeEnv(os.Environ(), j.Env, r), "QUEUECTL_RUN="+mark)
 	if w.Home != "" {
@@ -472,11 +472,19 @@ const gate = `read -r QUEUECTL_GATE <&3 && [ "$QUEUECTL_GATE" = go ] || exit 125
 // A command too long to share one argument with the gate (MAX_ARG_STRLEN)
 // comes as $1 to eval instead: it runs the same, but dash's diagnostics of
 // it begin "eval: ".
-func gatedArgs(command string) []string {
-	if len(gate)+len(command) <= claim.MaxArgLen {
-		return []string{"-c", gate + command}
+//
+// A job that carries a umask (run's caller's) has it set by its own shell,
+// once the gate is open, on the same line: the worker's umask, which every
+// slot shares, is never changed, and the command's lines count as before.
+func gatedArgs(command string, umask *int) []string {
+	prefix := gate
+	if umask != nil {
+		prefix += fmt.Sprintf("umask %04o; ", *umask&0o777)
 	}
-	return []string{"-c", gate + `eval "shift; $1"`, "/bin/sh", command}
+	if len(prefix)+len(command) <= claim.MaxArgLen {
+		return []string{"-c", prefix + command}
+	}
+	return []string{"-c", prefix + `eval "shift; $1"`, "/bin/sh", command}
 }
 
 // killGroup stops a job's process group: TERM, then KILL after grace

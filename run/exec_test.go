@@ -67,6 +67,80 @@ func TestJobRunsAsShDashC(t *testing.T) {
 	}
 }
 
+// A job that carries a umask runs its command, and what the command
+// starts, under it, whichever way the command reaches the shell (beside
+// the gate, or through eval when too long), and says what /bin/sh -c
+// says under that umask (its lines count from the command's first). A job
+// without one keeps the worker's umask, which no job's changes.
+func TestJobRunsWithItsUmask(t *testing.T) {
+	out, err := exec.Command("/bin/sh", "-c", "umask").Output() // the worker's: this process's
+	if err != nil {
+		t.Fatal(err)
+	}
+	workers := strings.TrimSpace(string(out))
+	// What umask prints, the mode of a new file, and a diagnostic that
+	// names the command's second line.
+	show := "umask; touch f; ls -l f | cut -c1-10; rm f\nqueuectl-test-no-such-command"
+	long := show + " #" + strings.Repeat("x", claim.MaxArgLen-len(show)-2)
+	cases := []struct {
+		id       string
+		mask     *int
+		long     bool
+		wantMode string
+	}{
+		{"private", intp(0o077), false, "-rw-------"},
+		{"private-long", intp(0o077), true, "-rw-------"},
+		{"open", intp(0), false, "-rw-rw-rw-"},
+		{"group", intp(0o002), false, "-rw-rw-r--"},
+		{"none", nil, false, ""}, // the worker's, below
+	}
+	s := mustOpenStore(t)
+	dirs := map[string]string{}
+	for _, c := range cases {
+		command := show
+		if c.long {
+			command = long
+		}
+		dirs[c.id] = filepath.Join(t.TempDir(), c.id)
+		if err := os.Mkdir(dirs[c.id], 0o700); err != nil {
+			t.Fatal(err)
+		}
+		enqueue(t, s, claim.NewJob{ID: c.id, Command: command, Cwd: dirs[c.id], Umask: c.mask})
+	}
+	w := newWorker(t, s)
+	drain(t, w)
+	for _, c := range cases {
+		got, _ := os.ReadFile(filepath.Join(w.LogDir, c.id, "1.out"))
+		gotErr, _ := os.ReadFile(filepath.Join(w.LogDir, c.id, "1.err"))
+		if c.mask == nil {
+			if mask, _, _ := strings.Cut(string(got), "\n"); mask != workers {
+				t.Errorf("job %s without a umask ran under %q, want the worker's %q", c.id, mask, workers)
+			}
+			continue
+		}
+		if want := claim.UmaskText(c.mask) + "\n" + c.wantMode + "\n"; string(got) != want {
+			t.Errorf("job %s with umask %s printed %q, want %q", c.id, claim.UmaskText(c.mask), got, want)
+		}
+		if c.long {
+			continue // through eval, whose diagnostics say so
+		}
+		// /bin/sh -c, started by a shell that set the umask first.
+		sh := exec.Command("/bin/sh", "-c", "umask "+claim.UmaskText(c.mask)+"; exec /bin/sh -c \"$1\"", "/bin/sh", show)
+		sh.Dir = dirs[c.id]
+		var wantErr bytes.Buffer
+		sh.Stderr = &wantErr
+		sh.Run()
+		if string(gotErr) != wantErr.String() {
+			t.Errorf("job %s with umask %s: stderr %q, want as /bin/sh -c: %q", c.id, claim.UmaskText(c.mask), gotErr, wantErr.String())
+		}
+	}
+	if out, err := exec.Command("/bin/sh", "-c", "umask").Output(); err != nil || strings.TrimSpace(string(out)) != workers {
+		t.Errorf("after the jobs, the worker's umask is %q (%v), want %q as before", out, err, workers)
+	}
+}
+
+func intp(n int) *int { return &n }
+
 // A command as long as a job's may be (one argument of exec) runs, though
 // the gate's text would not fit beside it in that argument.
 func TestLongestCommandRuns(t *testing.T) {
@@ -101,7 +175,7 @@ func TestGateHoldsTheCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			sh := exec.Command("/bin/sh", gatedArgs(command)...)
+			sh := exec.Command("/bin/sh", gatedArgs(command, nil)...)
 			sh.ExtraFiles = []*os.File{gate}
 			if err := sh.Start(); err != nil {
 				t.Fatal(err)
