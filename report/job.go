@@ -33,6 +33,7 @@ type JobObject struct {
 	EnvNames      []string          `json:"env_names,omitempty"`
 	Env           map[string]string `json:"env,omitempty"` // only when asked: Printer.Env
 	Cwd           string            `json:"cwd,omitempty"`
+	Umask         string            `json:"umask,omitempty"` // "0077": the umask its shell runs with (run's caller's)
 	UniqueKey     string            `json:"unique_key,omitempty"`
 	Label         string            `json:"label,omitempty"`
 	Worker        string            `json:"worker,omitempty"`
@@ -61,7 +62,7 @@ func JobJSON(j claim.Job) JobObject {
 		ID: j.ID, Command: j.Command, State: j.State, PendingReason: j.PendingReason, Attempts: j.Attempts,
 		MaxRetries: j.MaxRetries, BackoffBase: j.BackoffBase, Priority: j.Priority,
 		Queue: j.Queue, RunCount: j.Runs, Lost: j.Lost, RunAt: stamp(j.RunAt), Timeout: timeout(j.Timeout),
-		EnvNames: envNames(j.Env), Cwd: j.Cwd, UniqueKey: j.UniqueKey, Label: j.Label, Worker: j.WorkerID,
+		EnvNames: envNames(j.Env), Cwd: j.Cwd, Umask: claim.UmaskText(j.Umask), UniqueKey: j.UniqueKey, Label: j.Label, Worker: j.WorkerID,
 		LeaseUntil: stamp(j.LeaseUntil), LastError: j.LastError, ExitCode: j.ExitCode,
 		CreatedAt: stamp(j.CreatedAt), UpdatedAt: stamp(j.UpdatedAt), FinishedAt: stamp(j.FinishedAt),
 		CancelAt: stamp(j.CancelAt),

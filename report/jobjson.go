@@ -60,6 +60,7 @@ func (w *jsonObject) job(o *JobObject) {
 		w.env(o.Env)
 	}
 	w.optStr("cwd", o.Cwd)
+	w.optStr("umask", o.Umask)
 	w.optStr("unique_key", o.UniqueKey)
 	w.optStr("label", o.Label)
 	w.optStr("worker", o.Worker)

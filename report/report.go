@@ -32,6 +32,9 @@
 //	             prints them unless asked; env was in every job object
 //	             before, the one field ever taken away.
 //	cwd, unique_key
+//	umask        the umask the job's shell runs with, as a string of four
+//	             octal digits ("0077"): `run`'s caller's; without it, the
+//	             job runs with its worker's
 //	worker       id of the worker holding it (while processing)
 //	lease_until  while processing
 //	last_error, exit_code (a number; 0 is shown), finished_at

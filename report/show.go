@@ -176,6 +176,7 @@ func (p Printer) jobFields(j claim.Job) []field {
 		{"env_names", strings.Join(envNames(j.Env), " ")},
 		{"env", p.env(j.Env)},
 		{"cwd", oneLine(j.Cwd)},
+		{"umask", claim.UmaskText(j.Umask)},
 		{"unique_key", oneLine(j.UniqueKey)},
 		{"label", oneLine(j.Label)},
 		{"worker", j.WorkerID},
