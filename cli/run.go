@@ -228,8 +228,9 @@ func jobExit(j claim.Job) error {
 }
 
 // runSpec makes the job of run's flags and arguments: in the caller's
-// directory unless --cwd says otherwise, with the --env values only (the
-// caller's environment is laid under them: runEnv, withExplicit).
+// directory unless --cwd says otherwise, under the caller's umask, with
+// the --env values only (the caller's environment is laid under them:
+// runEnv, withExplicit).
 func runSpec(c *cli.Context) (claim.NewJob, error) {
 	a := c.Args().Slice()
 	command := c.String("shell")
@@ -258,6 +259,8 @@ func runSpec(c *cli.Context) (claim.NewJob, error) {
 			return nj, fmt.Errorf("current directory: %w", err)
 		}
 	}
+	mask := front.Umask() // read as the program started (front.Umask)
+	nj.Umask = &mask
 	return nj, nj.Validate()
 }
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -716,5 +717,83 @@ echo err-last >&2; logged err err-last; echo out-last`
 	want := "out1\nerr1\nout2\nerr2\nout3\nerr3\nout4\nerr4\nout5\nerr5\nerr-last\nout-last\n"
 	if string(got) != want {
 		t.Errorf("run's stdout and stderr together:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// underUmask makes cmd start under umask mask: a shell sets it and execs
+// the command, so that this process's own umask, which every goroutine of
+// the test binary shares, never changes.
+func underUmask(cmd *exec.Cmd, mask string) *exec.Cmd {
+	cmd.Args = append([]string{"/bin/sh", "-c", "umask " + mask + `; exec "$@"`, "sh", cmd.Path}, cmd.Args[1:]...)
+	cmd.Path = "/bin/sh"
+	return cmd
+}
+
+// TestRunCarriesItsCallersUmask: run stands in for running its command in
+// the caller's shell, so the files the command creates get the caller's
+// umask, stricter or looser than the worker's, through the front program
+// and the full one; show says which. A job of enqueue carries nothing of
+// its caller's shell and keeps the worker's umask.
+func TestRunCarriesItsCallersUmask(t *testing.T) {
+	h := newHome(t)
+	h.startCmd(underUmask(h.command("worker", "start", "--no-spool"), "022"))
+	waitFor(t, 30*time.Second, "the worker's socket", func() bool {
+		_, err := os.Stat(filepath.Join(h.dir, "enqueue.sock"))
+		return err == nil
+	})
+	dir := t.TempDir()
+	mode := func(name string) os.FileMode {
+		t.Helper()
+		fi, err := os.Stat(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fi.Mode().Perm()
+	}
+	umaskOf := func(id string) string {
+		t.Helper()
+		var j struct{ Umask *string }
+		if err := json.Unmarshal([]byte(h.must("show", "--json", id)), &j); err != nil {
+			t.Fatal(err)
+		}
+		if j.Umask == nil {
+			return "none"
+		}
+		return *j.Umask
+	}
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		for _, c := range []struct {
+			mask string
+			want os.FileMode
+		}{{"077", 0o600}, {"002", 0o664}} {
+			id := prog + "-" + c.mask
+			cmd := underUmask(h.commandOf(prog, "run", "-q", "--id", id, "--", "touch", id), c.mask)
+			cmd.Dir = dir
+			p := h.startCmd(cmd)
+			if code := p.exit(t, runLimit); code != 0 {
+				t.Fatalf("%s run -- touch under umask %s: exit %d\nstderr: %s", prog, c.mask, code, p.stderr)
+			}
+			if got := mode(id); got != c.want {
+				t.Errorf("%s run -- touch under umask %s made a file of mode %#o, want %#o (the worker's umask is 022)",
+					prog, c.mask, got, c.want)
+			}
+			if got, want := umaskOf(id), "0"+c.mask; got != want {
+				t.Errorf("show --json %s: umask %s, want %s", id, got, want)
+			}
+		}
+		id := prog + "-enqueued"
+		cmd := underUmask(h.commandOf(prog, "enqueue", "-q", "--id", id, "--cwd", dir, "--command", "touch "+id), "077")
+		if p := h.startCmd(cmd); p.exit(t, runLimit) != 0 {
+			t.Fatalf("%s enqueue under umask 077: stderr: %s", prog, p.stderr)
+		}
+		if _, errText, code := h.run("wait", id, "--timeout", "60s"); code != 0 {
+			t.Fatalf("wait %s: exit %d\n%s", id, code, errText)
+		}
+		if got := mode(id); got != 0o644 {
+			t.Errorf("%s enqueue under umask 077: the job made a file of mode %#o, want %#o (the worker's umask, 022)", prog, got, 0o644)
+		}
+		if got := umaskOf(id); got != "none" {
+			t.Errorf("show --json %s: umask %s, want none", id, got)
+		}
 	}
 }

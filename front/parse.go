@@ -147,8 +147,8 @@ func (c *call) job() (jobs.NewJob, bool) {
 	if c.command != nil {
 		command = *c.command
 	}
-	one := 1
-	nj = jobs.NewJob{Command: command, Queue: c.queue, MaxRetries: &one, Label: c.label}
+	one, mask := 1, Umask()
+	nj = jobs.NewJob{Command: command, Queue: c.queue, MaxRetries: &one, Label: c.label, Umask: &mask}
 	if nj.Cwd, err = os.Getwd(); err != nil {
 		return nj, false
 	}
