@@ -25,8 +25,9 @@ func enqueueCommand() *cli.Command {
 		Description: `Give the job as a JSON spec (argument, -f FILE, or - for stdin: one object,
 or JSON lines for a batch stored in one transaction), or with --command and flags. The job
 runs in its worker's directory and environment, with its cwd and env laid over them
-(--cwd, --env): it carries nothing of this shell's, as a spool file has no shell to carry;
-run, which stands in for running a command here, takes this directory and environment.
+(--cwd, --env), and under its worker's umask: it carries nothing of this shell's, as a spool
+file has no shell to carry, and runs the same whoever enqueued it; run, which stands in for
+running a command here, takes this directory, environment and umask.
 
 Resource limits and finish hooks have no flag: give them in the spec ("limits": memory, cpu,
 nofile, nproc, fsize; "on_success", "on_failure", "on_dead"), or for every job with

@@ -24,8 +24,9 @@ func runCommand() *cli.Command {
 		Description: `Enqueues CMD with its arguments (each quoted, never read by a shell twice; bytes that are
 not UTF-8, as in a Latin-1 file name, spelled "$(printf '\351')" in the stored command) or
 --shell 'CMD', in this directory and with this environment unless --cwd and --env say
-otherwise. Then waits for a worker to run it, writes its stdout and stderr here as it runs,
-and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
+otherwise, and under this umask: the files CMD makes get the modes they would get run here,
+whatever the worker's umask (show says which). Then waits for a worker to run it, writes its
+stdout and stderr here as it runs, and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
 the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
 is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
