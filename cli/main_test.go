@@ -127,7 +127,8 @@ const fullInTest = "QUEUECTL_TEST_FULL"
 // real binary, each in a fresh home.
 func TestScripts(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:         "testdata/script",
+		WorkdirRoot: t.TempDir(), // removed by the test, also when -run leaves no script to run
 		Setup: func(env *testscript.Env) error {
 			env.Setenv("QUEUECTL_HOME", env.WorkDir+"/home")
 			env.Setenv(testenv.OwnerEnv, os.Getenv(testenv.OwnerEnv))
@@ -173,7 +174,8 @@ func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
 func TestScriptsPostgres(t *testing.T) {
 	server := pgtest.Server(t)
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:         "testdata/script",
+		WorkdirRoot: t.TempDir(),
 		Setup: func(env *testscript.Env) error {
 			dsn, drop, err := pgtest.NewSchema(server)
 			if err != nil {
