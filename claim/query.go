@@ -44,6 +44,25 @@ func (s *Store) GetAll(ctx context.Context, ids []string) ([]Job, error) {
 	return s.WithReasons(ctx, jobs)
 }
 
+// Existing returns which of ids name a job in the store, in one statement
+// that reads only the id index, whatever the number of ids: a worker asks it
+// of the job directories in its logs/, a batch at a time, to remove those of
+// jobs removed from the store by another host (run.PruneOrphans).
+func (s *Store) Existing(ctx context.Context, ids []string) (map[string]bool, error) {
+	found := make(map[string]bool, len(ids))
+	if len(ids) == 0 {
+		return found, nil
+	}
+	have, err := s.engine.Existing(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range have {
+		found[id] = true
+	}
+	return found, nil
+}
+
 // withReason sets the PendingReason (or HeldBack) of j, read with err; a
 // job whose own fields tell it needs no read of the queues.
 func (s *Store) withReason(ctx context.Context, j Job, err error) (Job, error) {
