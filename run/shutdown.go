@@ -96,7 +96,7 @@ type background struct {
 
 // startBackground starts the goroutines of a running worker besides its
 // slots: those that end with soft (stop requests, the file check, wake-ups,
-// the reaper, retention, schedules), and those that go on until the last
+// the reaper, retention, removed jobs' logs, schedules), and those that go on until the last
 // slot is done (cancels, heartbeat, fence), which wait ends.
 func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.CancelFunc) (*background, error) {
 	b := &background{}
@@ -132,6 +132,7 @@ func (w *Worker) startBackground(ctx, soft, hard context.Context, stop context.C
 	b.tasks.Go(func() { w.dispatch(soft, stop, b.changes) })
 	b.tasks.Go(func() { w.reap(soft, hard) })
 	b.tasks.Go(func() { w.prune(soft) })
+	b.tasks.Go(func() { w.keepRemovedLogs(soft) })
 	b.tasks.Go(func() { w.schedule(soft, stop) })
 	if deaths != nil {
 		b.tasks.Go(func() {
