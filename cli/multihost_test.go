@@ -497,3 +497,41 @@ func TestLivenessByTheWorkersOwnLease(t *testing.T) {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
 	}
 }
+
+// TestRmRemovesLogsOnOtherHosts: the log files of a job's runs stay on the
+// host that ran it; `rm` on another host removes the job from the store and
+// the logs of its own home, and the worker of the host that ran it removes
+// its logs/<id> at its next pass over logs/ (every 60 heartbeat intervals:
+// 6 s here). A job the store still has keeps its logs there.
+func TestRmRemovesLogsOnOtherHosts(t *testing.T) {
+	h := newPostgresHome(t)
+	h.must("config", "set", "heartbeat-interval", "100ms")
+	other := newHome(t)
+	other.db = h.db
+	w := other.startOnHost(fmt.Sprintf("qrmlogs-%d", os.Getpid()), "worker", "start", "--count", "1", "--no-spool")
+	for _, id := range []string{"far", "kept"} {
+		h.must("enqueue", "--id", id, "--command", "echo out; echo err >&2")
+	}
+	h.must("wait", "far", "kept")
+	logs := filepath.Join(other.dir, "logs")
+	for _, f := range []string{"far/1.out", "far/1.err", "kept/1.out"} {
+		if _, err := os.Stat(filepath.Join(logs, f)); err != nil {
+			t.Fatalf("the other host's log file: %v", err)
+		}
+	}
+
+	h.must("rm", "far")
+	began := time.Now()
+	waitFor(t, time.Minute, "the other host's logs/far to be removed", func() bool {
+		_, err := os.Lstat(filepath.Join(logs, "far"))
+		return os.IsNotExist(err)
+	})
+	t.Logf("logs/far removed on the other host %v after rm", time.Since(began).Round(time.Millisecond))
+	if _, err := os.Stat(filepath.Join(logs, "kept", "1.out")); err != nil {
+		t.Errorf("the log file of a job the store has: %v", err)
+	}
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
