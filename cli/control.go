@@ -378,6 +378,10 @@ func rmCommand() *cli.Command {
 		ArgsUsage: "ID...",
 		Description: `Exit 3 for an unknown job, 4 for one not finished (cancel it first).
 
+Removes the log files of this home. On a store that several hosts share, a run on another
+host left its logs there: the worker of that host removes the job's logs/ID at its next look
+over logs/, within 60 heartbeat intervals (5 minutes by default), or when it next starts.
+
 Example: queuectl rm nightly-db`,
 		Action: withHome(func(c *cli.Context, h *home) error {
 			ids, err := args(c, 1, -1)

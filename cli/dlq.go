@@ -40,9 +40,9 @@ Example: queuectl dlq list --newest --limit 20`,
 			Action:      withHome(dlqRetry),
 		}, {
 			Name:        "purge",
-			Usage:       "delete dead jobs, their runs and their dead/ files",
+			Usage:       "delete dead jobs, their runs, logs and dead/ files",
 			ArgsUsage:   "ID...",
-			Description: "Example: queuectl dlq purge nightly-db",
+			Description: "On a store that several hosts share, the worker of each other host that ran the job\nremoves its logs/ID there within 60 heartbeat intervals (5 minutes by default).\n\nExample: queuectl dlq purge nightly-db",
 			Action:      withHome(dlqPurge),
 		}},
 	}
@@ -202,6 +202,10 @@ func purgeCommand() *cli.Command {
 
 Says on stderr how many it deleted, and nothing when there were none (cron mails only
 when something happened); -q: nothing at all.
+
+Removes the log files of this home. On a store that several hosts share, the worker of
+each other host that ran one of the jobs removes its logs/ID there within 60 heartbeat
+intervals (5 minutes by default), or when it next starts.
 
 Example (crontab): 0 3 * * * $HOME/go/bin/queuectl purge --state completed --older-than 168h
 (cron's PATH is /usr/bin:/bin: give queuectl's full path, as command -v queuectl prints it)`,
