@@ -195,6 +195,8 @@ func workerStart(c *cli.Context, h *home, hard context.Context) error {
 		// Other hosts' workers kill and re-drive jobs too: their dead/
 		// files belong in this home as well, while this worker runs.
 		w.SyncDead = func(ctx context.Context) error { return spool.SyncDead(ctx, h.store, h.dirs.Dead) }
+		// and the logs of the jobs they remove, which rm there cannot reach
+		w.PruneRemoved = true
 	}
 	err = w.Run(soft, hard)
 	endServe()

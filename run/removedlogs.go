@@ -23,14 +23,16 @@ const removedLogsBatch = 1000
 
 // keepRemovedLogs removes the log directories of jobs gone from the store
 // (PruneRemovedLogs), at start and every removedLogsEvery heartbeat
-// intervals, until ctx ends. `rm` and `purge` remove the logs of the home
+// intervals, until ctx ends, for a worker of a shared store (PruneRemoved):
+// a home used with a store of its own (SQLite) and, once, with another may
+// hold the logs of both, and `rm` there removes its own. `rm` and `purge` remove the logs of the home
 // they run in; a store that several hosts share has runs of the removed
 // jobs on other hosts too, whose logs would otherwise stay there for ever
 // (log-retention is 0, keep everything, by default). A pass reads logs/
 // once and asks the store one statement per removedLogsBatch directories:
 // nothing on the path of a run.
 func (w *Worker) keepRemovedLogs(ctx context.Context) {
-	if w.LogDir == "" {
+	if !w.PruneRemoved || w.LogDir == "" {
 		return
 	}
 	var said string

@@ -79,6 +79,7 @@ func TestPruneRemovedLogs(t *testing.T) {
 func TestWorkerRemovesRemovedJobsLogs(t *testing.T) {
 	s := mustOpenStore(t)
 	w := newWorker(t, s)
+	w.PruneRemoved = true                             // as for a shared store
 	w.Config.HeartbeatInterval = 5 * time.Millisecond // a pass every 300 ms
 	w.Config.Lease = time.Second
 	enqueue(t, s, claim.NewJob{ID: "gone", Command: "echo out"})
@@ -91,4 +92,27 @@ func TestWorkerRemovesRemovedJobsLogs(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "logs/gone to be removed", func() bool { return !exists(filepath.Join(w.LogDir, "gone")) })
+}
+
+// A worker of a store of its own (SQLite: PruneRemoved unset) leaves
+// logs/ alone: a home used once with another store holds that store's
+// logs too, and its own rm removes its own. The pass ends at once.
+func TestRemovedLogsOnlyForASharedStore(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	enqueue(t, s, claim.NewJob{ID: "elsewhere", Command: "echo out"})
+	drain(t, w)
+	if err := s.Remove(t.Context(), "elsewhere"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { defer close(done); w.keepRemovedLogs(t.Context()) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("keepRemovedLogs runs for a worker of a store of its own")
+	}
+	if !exists(filepath.Join(w.LogDir, "elsewhere", "1.out")) {
+		t.Error("a worker of a store of its own removed the logs of a job its store lacks")
+	}
 }

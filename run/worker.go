@@ -49,6 +49,11 @@ type Worker struct {
 	// worker calls it after changes to the store, at most once a
 	// heartbeat interval (keepDead), for a store other hosts share.
 	SyncDead func(ctx context.Context) error
+	// PruneRemoved, set for a store other hosts share, makes the worker
+	// remove the log directories of jobs removed from the store, which a
+	// `rm` or `purge` on another host could not reach (keepRemovedLogs).
+	// The home's logs/ is then the store's, as its dead/ is for SyncDead.
+	PruneRemoved bool
 	// Events receives what the worker does (run/event.go), diagnostics
 	// included as EventWarning, from any of its goroutines; may be nil.
 	Events func(Event)
