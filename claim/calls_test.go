@@ -65,8 +65,3 @@ func (db testDB) openCounted(tb testing.TB) (*claim.Store, *countingEngine) {
 	tb.Cleanup(func() { s.Close() })
 	return s, ce
 }
-
-func (e *countingEngine) Existing(ctx context.Context, ids []string) ([]string, error) {
-	e.count("Existing")
-	return e.Engine.Existing(ctx, ids)
-}

@@ -80,9 +80,6 @@ type Engine interface {
 	// GetAll streams the jobs of ids that exist, in any order, from one
 	// statement however many ids there are (wait reads 100,000 at a look).
 	GetAll(ctx context.Context, ids []string) iter.Seq2[Job, error]
-	// Existing returns the ids of ids that name a job, in any order, from
-	// one statement that reads the id index only.
-	Existing(ctx context.Context, ids []string) ([]string, error)
 	// Jobs streams the jobs f selects, in its order (f is checked), one at
 	// a time: memory stays flat at any size. It stops at the first error,
 	// which it yields, or when the caller stops ranging.

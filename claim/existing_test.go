@@ -28,7 +28,7 @@ func TestExisting(t *testing.T) {
 		for i := range 5000 {
 			asked = append(asked, fmt.Sprintf("missing-%d", i))
 		}
-		e.Calls("Existing")
+		e.Calls("GetAll")
 		got, err := s.Existing(ctx, asked)
 		if err != nil {
 			t.Fatalf("Existing(%d ids) = %v", len(asked), err)
@@ -36,7 +36,7 @@ func TestExisting(t *testing.T) {
 		if ids, want := slices.Sorted(maps.Keys(got)), []string{kept, other}; !slices.Equal(ids, slices.Sorted(slices.Values(want))) {
 			t.Errorf("Existing(%d ids) = %v, want %v", len(asked), ids, want)
 		}
-		if n := e.Calls("Existing"); n != 1 {
+		if n := e.Calls("GetAll"); n != 1 {
 			t.Errorf("Existing of %d ids called the engine %d times, want 1", len(asked), n)
 		}
 		if got, err := s.Existing(ctx, nil); err != nil || len(got) != 0 {

@@ -45,20 +45,19 @@ func (s *Store) GetAll(ctx context.Context, ids []string) ([]Job, error) {
 }
 
 // Existing returns which of ids name a job in the store, in one statement
-// that reads only the id index, whatever the number of ids: a worker asks it
-// of the job directories in its logs/, a batch at a time, to remove those of
-// jobs removed from the store by another host (run.PruneOrphans).
+// whatever the number of ids (GetAll's): a worker asks it of the job
+// directories in its logs/, a batch at a time, to remove those of jobs
+// removed from the store by another host (run.PruneRemovedLogs).
 func (s *Store) Existing(ctx context.Context, ids []string) (map[string]bool, error) {
 	found := make(map[string]bool, len(ids))
 	if len(ids) == 0 {
 		return found, nil
 	}
-	have, err := s.engine.Existing(ctx, ids)
-	if err != nil {
-		return nil, err
-	}
-	for _, id := range have {
-		found[id] = true
+	for j, err := range s.engine.GetAll(ctx, ids) {
+		if err != nil {
+			return nil, err
+		}
+		found[j.ID] = true
 	}
 	return found, nil
 }

@@ -61,20 +61,6 @@ func (e *Engine) GetAll(ctx context.Context, ids []string) iter.Seq2[claim.Job, 
 	}
 }
 
-// Existing returns the ids of ids that name a job, in one statement, the
-// ids as one array: an index-only scan of the id index where it can.
-func (e *Engine) Existing(ctx context.Context, ids []string) ([]string, error) {
-	rows, err := e.pool.Query(ctx, "SELECT id FROM jobs WHERE id = ANY($1)", ids)
-	if err != nil {
-		return nil, classify(fmt.Errorf("look up %d job ids: %w", len(ids), err))
-	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, classify(fmt.Errorf("look up %d job ids: %w", len(ids), err))
-	}
-	return found, nil
-}
-
 // Jobs streams the jobs f selects, in f's order, a row at a time.
 func (e *Engine) Jobs(ctx context.Context, f claim.Filter) iter.Seq2[claim.Job, error] {
 	return func(yield func(claim.Job, error) bool) {

@@ -60,35 +60,6 @@ func (e *Engine) GetAll(ctx context.Context, ids []string) iter.Seq2[claim.Job, 
 	}
 }
 
-// existingQuery reads the ids of its one parameter, a JSON array, that
-// name a job: each a probe of the id index, the rows never read.
-const existingQuery = "SELECT id FROM jobs WHERE id IN (SELECT value FROM json_each(?))"
-
-// Existing returns the ids of ids that name a job, in one statement.
-func (e *Engine) Existing(ctx context.Context, ids []string) ([]string, error) {
-	list, err := json.Marshal(ids)
-	if err != nil {
-		return nil, fmt.Errorf("look up %d job ids: %w", len(ids), err)
-	}
-	rows, err := e.query(ctx, nil, existingQuery, string(list))
-	if err != nil {
-		return nil, fmt.Errorf("look up %d job ids: %w", len(ids), err)
-	}
-	defer rows.Close()
-	var found []string
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("look up %d job ids: %w", len(ids), err)
-		}
-		found = append(found, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("look up %d job ids: %w", len(ids), err)
-	}
-	return found, nil
-}
-
 // Jobs streams the jobs f selects, in f's order, one row in memory at a
 // time: `list` of a million jobs starts at once and stays small. The read
 // holds the engine's one connection until the caller stops ranging.
