@@ -106,7 +106,7 @@ func followFor(h *home, nudges *run.Nudges) func(context.Context, claim.Job, han
 		t := &run.Tail{Store: h.store, Stdout: feed.Stdout, Stderr: feed.Stderr, Watch: watch, From: &j,
 			Every: 50 * time.Millisecond, Poll: min(h.config.PollInterval, 200*time.Millisecond),
 			Event:      func(e run.TailEvent) { feed.Event(handoff.Event{Job: e.Job, Run: e.Run, Ended: e.Ended}) },
-			Look:       func(j claim.Job) { waits.look(ctx, h.store, j) },
+			Look:       func(j claim.Job) { waits.look(ctx, h, j) },
 			Unrecorded: func(u run.Unrecorded, lost int64) { unrecordedStall(u, lost, feed.Stalled) }}
 		return t.Follow(ctx, j.ID)
 	}

@@ -62,7 +62,7 @@ func (f *follower) follow() (claim.Job, error) {
 	}
 	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
 		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event,
-		Look:       func(j claim.Job) { f.waits.look(f.ctx, f.h.store, j) },
+		Look:       func(j claim.Job) { f.waits.look(f.ctx, f.h, j) },
 		Reach:      reach(f.announce, "the job goes on, and run follows it again once the store is back"),
 		Unrecorded: func(u run.Unrecorded, lost int64) { unrecordedStall(u, lost, f.stalled) },
 		Lost:       func(lost int64) { lostStall(lost, f.stalled) }}

@@ -54,9 +54,10 @@ const stallEvery = time.Second
 // recursive make whose outer steps hold them all), is.
 const slotWaitAfter = time.Second
 
-// look takes in job j, just read from s. Any error of a read is no
-// answer: what it says is only news.
-func (w *runWaits) look(ctx context.Context, s *claim.Store, j claim.Job) {
+// look takes in job j, just read from h's store. Any error of a read is
+// no answer: what it says is only news.
+func (w *runWaits) look(ctx context.Context, h *home, j claim.Job) {
+	s := h.store
 	if j.State != claim.Pending && j.State != claim.Held {
 		return // running, or retrying: run's events say so
 	}
@@ -66,7 +67,7 @@ func (w *runWaits) look(ctx context.Context, s *claim.Store, j claim.Job) {
 	}
 	switch j.PendingReason {
 	case "": // runnable: a free slot would start it
-		w.lookSlots(ctx, s, j)
+		w.lookSlots(ctx, h, j)
 	case claim.ReasonLimited:
 		if !w.saidLimit {
 			if q, full := queueFull(ctx, s, j); full {
@@ -100,7 +101,7 @@ func (w *runWaits) pausedQueue(queue string) {
 // has been runnable for slotWaitAfter and every slot of the live workers
 // that serve its queue is busy. No live worker serving it is another
 // warning (run's, before it waits).
-func (w *runWaits) lookSlots(ctx context.Context, s *claim.Store, j claim.Job) {
+func (w *runWaits) lookSlots(ctx context.Context, h *home, j claim.Job) {
 	now := time.Now()
 	if w.runnable.IsZero() {
 		w.runnable = now
@@ -109,11 +110,11 @@ func (w *runWaits) lookSlots(ctx context.Context, s *claim.Store, j claim.Job) {
 		return
 	}
 	w.slotLook = now
-	slots, busy, err := servingSlots(ctx, s, j.Queue)
+	slots, busy, err := servingSlots(ctx, h, cmp.Or(j.Queue, claim.DefaultQueue))
 	if err != nil || slots == 0 || busy < slots {
 		return
 	}
-	if now, err := s.Get(ctx, j.ID); err != nil || now.State != claim.Pending {
+	if now, err := h.store.Get(ctx, j.ID); err != nil || now.State != claim.Pending {
 		return
 	}
 	w.saidSlots = true
@@ -124,27 +125,19 @@ func (w *runWaits) lookSlots(ctx context.Context, s *claim.Store, j claim.Job) {
 
 // servingSlots counts the slots of the live workers that serve queue, and
 // the jobs they run. Any error is no answer.
-func servingSlots(ctx context.Context, s *claim.Store, queue string) (slots, busy int, err error) {
-	all, err := s.Workers(ctx)
+func servingSlots(ctx context.Context, h *home, queue string) (slots, busy int, err error) {
+	live, err := liveWorkers(ctx, h)
 	if err != nil {
 		return 0, 0, err
 	}
-	lease, err := s.Config(ctx)
-	if err != nil {
-		return 0, 0, err
-	}
-	var live []claim.WorkerInfo
-	for _, w := range all {
-		serves := len(w.Queues) == 0 || slices.Contains(w.Queues, cmp.Or(queue, claim.DefaultQueue))
-		if serves && !run.Gone(w, run.HostID(), time.Now(), lease.Lease) {
-			live = append(live, w)
-			slots += w.Slots
-		}
+	live = slices.DeleteFunc(live, func(w claim.WorkerInfo) bool { return !served(queue, []claim.WorkerInfo{w}) })
+	for _, w := range live {
+		slots += w.Slots
 	}
 	if slots == 0 {
 		return 0, 0, nil
 	}
-	busy, err = run.BusySlots(ctx, s, live)
+	busy, err = run.BusySlots(ctx, h.store, live)
 	return slots, busy, err
 }
 
