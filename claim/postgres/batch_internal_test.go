@@ -245,6 +245,129 @@ func TestGroupFinish(t *testing.T) {
 	}
 }
 
+// TestSecondGroupAsBig: a group goes beside one in flight only once it is
+// at least as big; until then its calls wait, and they go as soon as they
+// are as many. Each group in flight is held in the server by a lock taken
+// outside (the claim lock, a job's row), so every state is certain.
+func TestSecondGroupAsBig(t *testing.T) {
+	ctx := t.Context()
+	dsn := pgtest.DSN(t)
+	s := openStore(t, dsn)
+	var jobs []claim.NewJob
+	for i := range 4 {
+		jobs = append(jobs, claim.NewJob{ID: fmt.Sprintf("r%d", i), Command: "true", Priority: 9 - i},
+			claim.NewJob{ID: fmt.Sprintf("c%d", i), Command: "true"})
+	}
+	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.SetQueueLimit(ctx, "other", 1); err != nil { // so that claims take the claim lock
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() }) // after the locks below are let go, should the test fail
+	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
+	runs := map[string]claim.Run{}
+	for range 4 {
+		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[j.ID] = r
+	}
+
+	blocker, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { blocker.Close(ctx) })
+	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_lock($1)", e.claimKey); err != nil {
+		t.Fatal(err)
+	}
+	_, holdR0 := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'r0' FOR UPDATE")
+	_, holdR1 := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'r1' FOR UPDATE")
+
+	var mu sync.Mutex
+	var claimed []string
+	ended := map[string]claim.State{}
+	var wg sync.WaitGroup
+	claimOne := func() {
+		j, _, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		claimed = append(claimed, j.ID)
+		mu.Unlock()
+	}
+	finish := func(id string) func() {
+		return func() {
+			zero := 0
+			st, err := e.Finish(ctx, claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true,
+				SetError: true, ExitCode: &zero, Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()})
+			if err != nil {
+				t.Error(err)
+			}
+			mu.Lock()
+			ended[id] = st
+			mu.Unlock()
+		}
+	}
+	state := func(sending, queued int) func(int, int) bool {
+		return func(s, q int) bool { return s == sending && q == queued }
+	}
+
+	wg.Go(claimOne) // a group of one, held by the claim lock
+	waitGroup(t, e, state(1, 0))
+	wg.Go(finish("r0")) // as big as the one in flight: goes, held by r0's row
+	waitGroup(t, e, state(2, 0))
+	for _, id := range []string{"r1", "r2", "r3"} {
+		wg.Go(finish(id))
+	}
+	waitGroup(t, e, state(2, 3))
+	if err := holdR0.Rollback(ctx); err != nil { // r0's group ends; the three go, held by r1's row
+		t.Fatal(err)
+	}
+	waitGroup(t, e, state(2, 0))
+	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_unlock($1)", e.claimKey); err != nil {
+		t.Fatal(err)
+	}
+	waitGroup(t, e, state(1, 0)) // the claim's group ended; the group of three is in flight
+	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_lock($1)", e.claimKey); err != nil {
+		t.Fatal(err)
+	}
+
+	wg.Go(claimOne)
+	waitGroup(t, e, state(1, 1)) // one call is too small to go beside three
+	wg.Go(claimOne)
+	waitGroup(t, e, state(1, 2))
+	wg.Go(claimOne)
+	waitGroup(t, e, state(2, 0)) // three are as many: they go, held by the claim lock
+	if err := holdR1.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_unlock($1)", e.claimKey); err != nil {
+		t.Fatal(err)
+	}
+	wg.Wait()
+
+	slices.Sort(claimed)
+	if want := []string{"c0", "c1", "c2", "c3"}; !slices.Equal(claimed, want) {
+		t.Errorf("the claims took %q, want %q", claimed, want)
+	}
+	for _, id := range []string{"r0", "r1", "r2", "r3"} {
+		if ended[id] != claim.Completed {
+			t.Errorf("Finish(%s) = %q, want completed", id, ended[id])
+		}
+	}
+	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 4+4 || w != 3 {
+		t.Errorf("8 calls went in %d transactions (after 4 claims), the widest of %d; want 4, the widest of 3", g-4, w)
+	}
+}
+
 // TestGroupPlansKept: a group's claim and finish run with the plans the
 // server keeps for their prepared statements, never planned again for an
 // execution's values (the server would plan the first five, at least), and
