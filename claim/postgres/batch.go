@@ -198,11 +198,15 @@ type claimGroup struct {
 // statements are planned as before.
 const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 
-// sendOnce sends the group's statements in one implicit transaction: the
-// claim lock when anything claims, the finishes (one statement: a lone
-// finish is finishQuery, several are finishManyQuery), then one claim
-// statement per claimant (the finishes first, so that the jobs they free are
-// claimable, as in CompleteAndClaim), after genericPlans.
+// genericPlansLocked is genericPlans and claimLock in one statement, which
+// starts a group that claims: a statement fewer for each such group.
+const genericPlansLocked = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true), (" + claimLock + ")"
+
+// sendOnce sends the group's statements in one implicit transaction:
+// genericPlans (genericPlansLocked when anything claims), the finishes (one
+// statement: a lone finish is finishQuery, several are finishManyQuery),
+// then one claim statement per claimant (the finishes first, so that the
+// jobs they free are claimable, as in CompleteAndClaim).
 func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	var finishes []*request
 	var claims []*claimGroup
@@ -216,9 +220,10 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 		}
 	}
 	b := &pgx.Batch{}
-	b.Queue(genericPlans)
 	if len(claims) > 0 {
-		b.Queue(claimLock, e.claimKey)
+		b.Queue(genericPlansLocked, e.claimKey)
+	} else {
+		b.Queue(genericPlans)
 	}
 	if len(finishes) == 1 {
 		e.queueFinish(b, *finishes[0].finish)
@@ -230,12 +235,7 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	}
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("set the group's plans: %w", err)
-		}
-		if len(claims) > 0 {
-			if _, err := br.Exec(); err != nil {
-				return fmt.Errorf("take the claim lock: %w", err)
-			}
+			return fmt.Errorf("start the group: %w", err)
 		}
 		if len(finishes) == 1 {
 			req := finishes[0]

@@ -92,9 +92,10 @@ const underLimit = `
 		WHERE l.max_running > 0 AND l.max_running <= (SELECT coalesce(sum(c.n), 0) FROM queue_counts c
 			WHERE c.queue = l.queue AND c.state = 'processing'))`
 
-// claimLock is the first statement of a claim's transaction: it takes the
-// claim lock if any queue has a limit (underLimit). Being a statement of
-// its own, it ends before the claim's statement takes its snapshot.
+// claimLock, part of the first statement of a claim's transaction
+// (genericPlansLocked), takes the claim lock if any queue has a limit
+// (underLimit). Being in a statement before the claim's, it ends before the
+// claim's statement takes its snapshot.
 const claimLock = `SELECT pg_advisory_xact_lock($1) FROM queue_limits WHERE max_running > 0 LIMIT 1`
 
 // logPrefix is what claimQuery puts before "<id>/<attempt>.out" to make
