@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queuectl/queuectl/claim/postgres/pgtest"
@@ -93,6 +94,39 @@ func TestFinishPlan(t *testing.T) {
 		if !strings.Contains(p, "Index Scan using runs_pkey on runs") || !strings.Contains(p, "jobs_id_key") ||
 			strings.Contains(p, "Seq Scan on runs") || strings.Contains(p, "Seq Scan on jobs") {
 			t.Errorf("with the tables %s, the plan of the group's finishes does not probe jobs and runs by their keys:\n%s", tables, p)
+		}
+	}
+}
+
+// TestSparseKeysIndexedPartially: the indexes of jobs' columns that most
+// jobs leave NULL (the spool file's identity, the unique key, the label)
+// hold only the rows that have one. A full index takes a NULL entry again
+// at every update that moves a job: two of each job's claim and finish.
+func TestSparseKeysIndexedPartially(t *testing.T) {
+	ctx := context.Background()
+	e := migrated(t, pgtest.DSN(t))
+	rows, err := e.pool.Query(ctx, "SELECT indexname, indexdef FROM pg_indexes WHERE tablename = 'jobs' AND schemaname = current_schema()")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs, err := pgx.CollectRows(rows, pgx.RowToStructByPos[struct{ Name, Def string }])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, col := range []string{"ingest_key", "unique_key", "label"} {
+		seen := false
+		for _, d := range defs {
+			on := d.Def[strings.Index(d.Def, " USING "):]
+			if !strings.Contains(on, "("+col) {
+				continue
+			}
+			seen = true
+			if !strings.Contains(on, "WHERE") || !strings.Contains(on, col+" IS NOT NULL") {
+				t.Errorf("index %s holds every job, those with no %s too: %s", d.Name, col, d.Def)
+			}
+		}
+		if !seen {
+			t.Errorf("no index of jobs on %s; indexes: %v", col, defs)
 		}
 	}
 }
