@@ -316,11 +316,16 @@ type LoggedRun struct {
 // Logs renders `logs --json`: one array of runs with their streams, first
 // run first.
 func (p Printer) Logs(runs []claim.Run, stdout, stderr []string) error {
+	return WriteJSON(p.Out, p.LoggedRuns(runs, stdout, stderr))
+}
+
+// LoggedRuns is the array Logs renders.
+func (p Printer) LoggedRuns(runs []claim.Run, stdout, stderr []string) []LoggedRun {
 	out := make([]LoggedRun, len(runs))
 	for i, r := range runs {
 		out[i] = LoggedRun{RunObject: p.runJSON(r), StdoutText: stdout[i], StderrText: stderr[i]}
 	}
-	return WriteJSON(p.Out, out)
+	return out
 }
 
 // RearmedObject is the JSON shape of claim.Rearmed: what a re-drive (dlq

@@ -32,6 +32,7 @@ var apiRoutes = []apiRoute{
 	{"GET", "/api/v1/jobs/{id}", nil, (*Server).apiJob},
 	{"GET", "/api/v1/jobs/{id}/runs", nil, (*Server).apiRuns},
 	{"GET", "/api/v1/jobs/{id}/runs/{attempt}/{stream}", nil, (*Server).runLog},
+	{"GET", "/api/v1/jobs/{id}/logs", []string{"attempt", "all"}, (*Server).apiLogs},
 	{"GET", "/api/v1/workers", nil, (*Server).apiWorkers},
 	{"GET", "/api/v1/queues", nil, (*Server).apiQueues},
 	{"GET", "/api/v1/dlq", pageParams, (*Server).apiDLQ},
@@ -306,6 +307,65 @@ func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.printer().RunsJSON(runs))
+}
+
+// apiLogs is `logs --json ID`: the job's latest run, ?attempt=N's or,
+// with ?all, every run, each with the text of both its streams, read as
+// the raw logs are (runLog: this home's logs/, else the tail kept with the
+// run).
+func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := s.ctx(r)
+	defer cancel()
+	q := r.URL.Query()
+	all, err := false, error(nil)
+	if v := q.Get("all"); v != "" {
+		if all, err = strconv.ParseBool(v); err != nil {
+			s.failErr(w, r, usagef("all %q: want 1 or 0 (true or false)", v))
+			return
+		}
+	}
+	attempt := 0
+	if v := q.Get("attempt"); v != "" {
+		if attempt, err = strconv.Atoi(v); err != nil {
+			s.failErr(w, r, usagef("attempt %q is not a number", v))
+			return
+		}
+		if all {
+			s.failErr(w, r, usagef("give all or attempt, not both"))
+			return
+		}
+	}
+	j, runs, err := s.jobWithTails(ctx, r.PathValue("id"))
+	if err != nil {
+		s.failErr(w, r, err)
+		return
+	}
+	shown := runs
+	switch {
+	case len(runs) == 0 && q.Has("attempt"):
+		s.failErr(w, r, fmt.Errorf("job %s has no logs: it has not run, and is %s: %w", j.ID, j.State, claim.ErrNotFound))
+		return
+	case q.Has("attempt"):
+		i := slices.IndexFunc(runs, func(run claim.Run) bool { return run.Attempt == attempt })
+		if i < 0 {
+			s.failErr(w, r, usagef("job %s has runs %d to %d, not %d", j.ID, runs[0].Attempt, runs[len(runs)-1].Attempt, attempt))
+			return
+		}
+		shown = runs[i : i+1]
+	case !all && len(runs) > 0:
+		shown = runs[len(runs)-1:]
+	}
+	outs, errs := make([]string, len(shown)), make([]string, len(shown))
+	for i, run := range shown {
+		if outs[i], err = s.logText(ctx, run, "stdout"); err == nil {
+			errs[i], err = s.logText(ctx, run, "stderr")
+		}
+		if err != nil {
+			s.failErr(w, r, err)
+			return
+		}
+	}
+	writeJSON(w, http.StatusOK, s.printer().LoggedRuns(shown, outs, errs))
 }
 
 // jobWithTails is job with the bytes of the runs' tails, for show's JSON:

@@ -50,6 +50,11 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 		{"/api/v1/jobs/bad", []string{"show", "--json", "bad"}},
 		{"/api/v1/dlq", []string{"dlq", "list", "--json"}},
 		{"/api/v1/queues", []string{"queue", "list", "--json"}},
+		{"/api/v1/jobs/bad/logs", []string{"logs", "--json", "bad"}},
+		{"/api/v1/jobs/bad/logs?attempt=1", []string{"logs", "--json", "--attempt", "1", "bad"}},
+		{"/api/v1/jobs/bad/logs?all=1", []string{"logs", "--json", "--all", "bad"}},
+		{"/api/v1/jobs/ok/logs", []string{"logs", "--json", "ok"}},
+		{"/api/v1/jobs/waiting/logs", []string{"logs", "--json", "waiting"}},
 	} {
 		resp, body := get(t, ts.URL+tc.path)
 		want, code := h.cli(t, tc.args...)
@@ -65,6 +70,13 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 		if body != want {
 			t.Errorf("GET %s =\n%s\nqueuectl %s =\n%s", tc.path, body, strings.Join(tc.args, " "), want)
 		}
+	}
+	// A run there is not: 400, as logs' exit 2.
+	if resp, body := get(t, ts.URL+"/api/v1/jobs/bad/logs?attempt=9"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "runs 1 to 2, not 9") {
+		t.Errorf("GET /api/v1/jobs/bad/logs?attempt=9 = %d %s, want 400 naming runs 1 to 2", resp.StatusCode, body)
+	}
+	if _, code := h.cli(t, "logs", "--json", "--attempt", "9", "bad"); code != 2 {
+		t.Errorf("queuectl logs --json --attempt 9 bad: exit %d, want 2", code)
 	}
 }
 
@@ -110,6 +122,11 @@ func TestAPIErrorsMatchExitCodes(t *testing.T) {
 		{"GET", "/api/v1/jobs?prefix=-bad", nil, 400, 0},
 		{"GET", "/api/v1/jobs?limit=0", nil, 400, 0},
 		{"GET", "/api/v1/jobs/live/runs/1/stdout", []string{"logs", "live"}, 404, 3},
+		{"GET", "/api/v1/jobs/live/logs?attempt=1", []string{"logs", "--json", "--attempt", "1", "live"}, 404, 3},
+		{"GET", "/api/v1/jobs/nope/logs", []string{"logs", "--json", "nope"}, 404, 3},
+		{"GET", "/api/v1/jobs/live/logs?all=1&attempt=1", []string{"logs", "--json", "--all", "--attempt", "1", "live"}, 400, 2},
+		{"GET", "/api/v1/jobs/live/logs?all=maybe", nil, 400, 0},
+		{"GET", "/api/v1/jobs/live/logs?stream=stdout", nil, 400, 0},
 		{"GET", "/api/v1/nothing", nil, 404, 0},
 	} {
 		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)

@@ -126,6 +126,26 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 	http.ServeContent(w, r, "", time.Time{}, l.File)
 }
 
+// logText is the whole of a run's stream as runLog serves it; "" when it
+// printed nothing, or has no file here and no tail kept.
+func (s *Server) logText(ctx context.Context, r claim.Run, stream string) (string, error) {
+	l, err := s.openRunLog(ctx, r, stream)
+	switch {
+	case err != nil:
+		return "", err
+	case l.Tail != nil:
+		return string(l.Tail.Data), nil
+	case l.File == nil:
+		return "", nil
+	}
+	defer l.File.Close()
+	b, err := io.ReadAll(l.File)
+	if err != nil {
+		return "", pathless(err, "logs/"+r.JobID+"/"+strconv.Itoa(r.Attempt)+streamExt[stream])
+	}
+	return string(b), nil
+}
+
 // run finds run attempt of job id: ErrNotFound for either.
 func (s *Server) run(ctx context.Context, id string, attempt int) (claim.Run, error) {
 	_, runs, err := s.job(ctx, id)
