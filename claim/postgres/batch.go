@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -21,8 +22,7 @@ import (
 // for all of them. The claims of one claimant (a worker's slots share
 // theirs) are one statement, claimManyQuery, that takes up to as many jobs
 // as there are claims; its finishes are one statement too,
-// finishManyQuery. A slot's write waits for at most a transaction in
-// flight and its own, whose flush it shares. Two in flight, not one: the
+// finishManyQuery. Two in flight, not one: the
 // server executes one group while it flushes the other (measured: one in
 // flight gained nothing over a transaction per call, whose flushes the
 // server already shares; two doubled the rate; four was below two).
@@ -33,8 +33,9 @@ import (
 // there was room, 8 busy slots made groups of one and of five to seven in
 // turn, 2.7 calls a group; waiting until a second group is as big, or
 // until the first ends, gained a fifth in BenchmarkClaimers (DECISIONS.md,
-// "A second group as big as the first"). A call waits for at most one
-// group in flight more than before, and only while another is.
+// "A second group as big as the first"). The wait is bounded (maxHold):
+// the group in flight may be held in the server, by a row another
+// transaction locks, and the other slots' writes must not wait for it.
 //
 // Every crash rule holds as before: a call returns only after the
 // transaction holding its write committed durably, or with the error that
@@ -49,6 +50,12 @@ const maxGroup = 64
 // maxInFlight is how many groups may be in flight at once: one executes
 // while the other waits for its flush.
 const maxInFlight = 2
+
+// maxHold is how long the calls queued beside a group in flight wait to be
+// as many as it holds before they go anyway: many times a group's usual
+// time in flight (about 2 ms on a local server), and short beside a group
+// that a lock holds in the server. A variable for tests.
+var maxHold = 20 * time.Millisecond
 
 // codeDeadlock is deadlock_detected: finishes of one group count down the
 // waiting of shared dependents in an order no statement fixes, so two
@@ -66,21 +73,24 @@ type request struct {
 	r         claim.Run
 	claimErr  error // ErrNoJob, or the group's error
 	ended     claim.State
-	finishErr error // ErrLost, or the group's error
-	done      bool  // set under the committer's mu once the results are
+	finishErr error     // ErrLost, or the group's error
+	queued    time.Time // when it joined the queue
+	done      bool      // set under the committer's mu once the results are set
 }
 
 // committer gathers requests into groups, maxInFlight transactions in
-// flight at most. A caller that finds room sends the requests queued, when
-// nothing is in flight or when they are at least as many as a group in
-// flight holds on average; otherwise they wait for more requests or for a
-// group to end.
+// flight at most. A caller that finds room sends the requests queued when
+// nothing is in flight, when they are at least as many as the group in
+// flight holds, or when the first of them has waited maxHold; otherwise
+// they wait for more requests, for the group to end or for the hold's
+// timer.
 type committer struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	queue   []*request
-	sending int // groups in flight
-	sent    int // requests in them
+	sending int         // groups in flight
+	sent    int         // requests in them
+	hold    *time.Timer // wakes the queue when its first has waited maxHold
 
 	groups atomic.Int64 // transactions sent, for tests
 	widest atomic.Int64 // the most requests in one of them, for tests
@@ -93,13 +103,14 @@ func (e *Engine) commit(req *request) {
 	if g.cond == nil {
 		g.cond = sync.NewCond(&g.mu)
 	}
+	req.queued = time.Now()
 	g.queue = append(g.queue, req)
 	for !req.done {
 		if g.sending == maxInFlight || len(g.queue) == 0 { // full, or req is in flight
 			g.cond.Wait()
 			continue
 		}
-		if g.sending > 0 && len(g.queue) < g.sent/g.sending { // too small to go beside those in flight
+		if g.sending > 0 && len(g.queue) < g.sent && g.holds() { // too small to go beside the one in flight
 			g.cond.Wait()
 			continue
 		}
@@ -119,6 +130,24 @@ func (e *Engine) commit(req *request) {
 		g.cond.Broadcast()
 	}
 	g.mu.Unlock()
+}
+
+// holds reports whether the queue's first request has waited less than
+// maxHold, and then sees that the queue is woken when it has.
+func (g *committer) holds() bool {
+	left := maxHold - time.Since(g.queue[0].queued)
+	if left <= 0 {
+		return false
+	}
+	if g.hold == nil {
+		g.hold = time.AfterFunc(left, func() {
+			g.mu.Lock()
+			g.hold = nil
+			g.cond.Broadcast()
+			g.mu.Unlock()
+		})
+	}
+	return true
 }
 
 // sendGroup commits group in one durable transaction, retrying it when the
@@ -188,14 +217,14 @@ type claimGroup struct {
 	reqs []*request
 }
 
-// genericPlans starts a group's transaction: its statements run with the
-// plans the server keeps for them (TestClaimPlan and TestFinishPlan check
-// those), not replanned for each execution's values, which the server
-// otherwise chooses for the claim and the finish: planning was 8% of the
-// server's CPU, and GetCachedPlan 11%, under BenchmarkClaimers
-// (DECISIONS.md, "A worker's statements keep their plans"). Like syncOff,
-// it holds until the transaction ends, so the connection's other
-// statements are planned as before.
+// genericPlans starts a group's transaction (genericPlansLocked one that
+// claims): its statements run with the plans the server keeps for them
+// (TestClaimPlan and TestFinishPlan check those), not replanned for each
+// execution's values, which the server otherwise chooses for the claim and
+// the finish: planning was 8% of the server's CPU, and GetCachedPlan 11%,
+// under BenchmarkClaimers (DECISIONS.md, "A worker's statements keep their
+// plans"). Like syncOff, it holds until the transaction ends, so the
+// connection's other statements are planned as before.
 const genericPlans = "SELECT set_config('plan_cache_mode', 'force_generic_plan', true)"
 
 // genericPlansLocked is genericPlans and claimLock in one statement, which

@@ -248,8 +248,11 @@ func TestGroupFinish(t *testing.T) {
 // TestSecondGroupAsBig: a group goes beside one in flight only once it is
 // at least as big; until then its calls wait, and they go as soon as they
 // are as many. Each group in flight is held in the server by a lock taken
-// outside (the claim lock, a job's row), so every state is certain.
+// outside (the claim lock, a job's row), so every state is certain; the
+// hold has no time bound here (TestHeldGroupHoldsOthersBriefly has one).
 func TestSecondGroupAsBig(t *testing.T) {
+	defer func(d time.Duration) { maxHold = d }(maxHold)
+	maxHold = time.Hour
 	ctx := t.Context()
 	dsn := pgtest.DSN(t)
 	s := openStore(t, dsn)
@@ -268,7 +271,9 @@ func TestSecondGroupAsBig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() }) // after the locks below are let go, should the test fail
+	t.Cleanup(func() { e.Close() })
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait) // should the test fail: after the locks below are let go, before e closes
 	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
 	runs := map[string]claim.Run{}
 	for range 4 {
@@ -293,7 +298,6 @@ func TestSecondGroupAsBig(t *testing.T) {
 	var mu sync.Mutex
 	var claimed []string
 	ended := map[string]claim.State{}
-	var wg sync.WaitGroup
 	claimOne := func() {
 		j, _, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
 		if err != nil {
@@ -366,6 +370,95 @@ func TestSecondGroupAsBig(t *testing.T) {
 	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 4+4 || w != 3 {
 		t.Errorf("8 calls went in %d transactions (after 4 claims), the widest of %d; want 4, the widest of 3", g-4, w)
 	}
+}
+
+// TestHeldGroupHoldsOthersBriefly: a call too small to go beside a group
+// in flight goes anyway once it has waited maxHold, though that group is
+// held in the server (by a job's row, locked outside) for as long as the
+// test likes: one transaction held up by a lock must not hold the worker's
+// other writes with it.
+func TestHeldGroupHoldsOthersBriefly(t *testing.T) {
+	defer func(d time.Duration) { maxHold = d }(maxHold)
+	maxHold = 50 * time.Millisecond
+	ctx := t.Context()
+	dsn := pgtest.DSN(t)
+	s := openStore(t, dsn)
+	var jobs []claim.NewJob
+	for i, id := range []string{"a", "b", "c", "d", "e"} {
+		jobs = append(jobs, claim.NewJob{ID: id, Command: "true", Priority: 9 - i})
+	}
+	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait) // should the test fail: after the locks below are let go, before e closes
+	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
+	runs := map[string]claim.Run{}
+	for range 4 {
+		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runs[j.ID] = r
+	}
+	_, holdA := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE")
+	_, holdB := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE")
+	_, holdC := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'c' FOR UPDATE")
+	finish := func(id string) func() {
+		return func() {
+			zero := 0
+			_, err := e.Finish(ctx, claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true,
+				SetError: true, ExitCode: &zero, Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()})
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+	state := func(sending, queued int) func(int, int) bool {
+		return func(s, q int) bool { return s == sending && q == queued }
+	}
+
+	wg.Go(finish("a")) // held by a's row
+	waitGroup(t, e, state(1, 0))
+	wg.Go(finish("b")) // held by b's row
+	waitGroup(t, e, state(2, 0))
+	wg.Go(finish("c"))
+	wg.Go(finish("d"))
+	waitGroup(t, e, state(2, 2))
+	if err := holdA.Rollback(ctx); err != nil { // c and d go together, held by c's row
+		t.Fatal(err)
+	}
+	waitGroup(t, e, state(2, 0))
+	if err := holdB.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	waitGroup(t, e, state(1, 0)) // only c and d's group is in flight, and stays
+
+	claimed := make(chan string, 1)
+	wg.Go(func() {
+		j, _, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
+		if err != nil {
+			t.Error(err)
+		}
+		claimed <- j.ID
+	})
+	select {
+	case id := <-claimed:
+		if id != "e" {
+			t.Errorf("the claim beside the held group took %q, want e", id)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a lone claim beside a group held in the server did not go in 10s")
+	}
+	if err := holdC.Rollback(ctx); err != nil { // c and d's group ends
+		t.Fatal(err)
+	}
+	wg.Wait()
 }
 
 // TestGroupPlansKept: a group's claim and finish run with the plans the
