@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -245,6 +246,85 @@ func TestGroupFinish(t *testing.T) {
 	}
 }
 
+// rig is an engine on a store of jobs whose committer a test watches, the
+// runs of its first claims, and calls of its slots in goroutines: each
+// claim's job and each finish's state are kept.
+type rig struct {
+	t    *testing.T
+	ctx  context.Context
+	e    *Engine
+	c    claim.Claimant
+	runs map[string]claim.Run
+	wg   sync.WaitGroup
+
+	mu      sync.Mutex
+	claimed []string
+	ended   map[string]claim.State
+}
+
+// newRig enqueues jobs at dsn, opens an engine and claims the first
+// claims of them. A test that fails leaves its calls held in the server:
+// they are waited for once its locks are let go (t.Cleanup runs last
+// first), before the engine closes.
+func newRig(t *testing.T, dsn string, jobs []claim.NewJob, claims int) *rig {
+	ctx := t.Context()
+	s := openStore(t, dsn)
+	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
+		t.Fatal(err)
+	}
+	e, err := Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	g := &rig{t: t, ctx: ctx, e: e, runs: map[string]claim.Run{}, ended: map[string]claim.State{},
+		c: claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}}
+	t.Cleanup(g.wg.Wait)
+	for range claims {
+		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: g.c, Now: time.Now()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.runs[j.ID] = r
+	}
+	return g
+}
+
+// claim claims a job in a goroutine.
+func (g *rig) claim() {
+	g.wg.Go(func() {
+		j, _, err := g.e.Claim(g.ctx, claim.ClaimParams{Claimant: g.c, Now: time.Now()})
+		if err != nil {
+			g.t.Error(err)
+		}
+		g.mu.Lock()
+		g.claimed = append(g.claimed, j.ID)
+		g.mu.Unlock()
+	})
+}
+
+// finish completes the run of job id in a goroutine.
+func (g *rig) finish(id string) {
+	g.wg.Go(func() {
+		zero := 0
+		st, err := g.e.Finish(g.ctx, claim.FinishParams{Run: g.runs[id], State: claim.Completed, SetExitCode: true,
+			SetError: true, ExitCode: &zero, Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()})
+		if err != nil {
+			g.t.Error(err)
+		}
+		g.mu.Lock()
+		g.ended[id] = st
+		g.mu.Unlock()
+	})
+}
+
+// wait waits until the committer has sending groups in flight and queued
+// calls in its queue.
+func (g *rig) wait(sending, queued int) {
+	g.t.Helper()
+	waitGroup(g.t, g.e, func(s, q int) bool { return s == sending && q == queued })
+}
+
 // TestSecondGroupAsBig: a group goes beside one in flight only once it is
 // at least as big; until then its calls wait, and they go as soon as they
 // are as many. Each group in flight is held in the server by a lock taken
@@ -253,122 +333,71 @@ func TestGroupFinish(t *testing.T) {
 func TestSecondGroupAsBig(t *testing.T) {
 	defer func(d time.Duration) { maxHold = d }(maxHold)
 	maxHold = time.Hour
-	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	s := openStore(t, dsn)
 	var jobs []claim.NewJob
 	for i := range 4 {
 		jobs = append(jobs, claim.NewJob{ID: fmt.Sprintf("r%d", i), Command: "true", Priority: 9 - i},
 			claim.NewJob{ID: fmt.Sprintf("c%d", i), Command: "true"})
 	}
-	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
+	jobs = append(jobs, claim.NewJob{ID: "limited", Command: "true", Queue: "other"})
+	g := newRig(t, dsn, jobs, 4)
+	ctx := g.ctx
+	if err := openStore(t, dsn).SetQueueLimit(ctx, "other", 1); err != nil { // so that claims take the claim lock
 		t.Fatal(err)
 	}
-	if err := s.SetQueueLimit(ctx, "other", 1); err != nil { // so that claims take the claim lock
-		t.Fatal(err)
-	}
-	e, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	var wg sync.WaitGroup
-	t.Cleanup(wg.Wait) // should the test fail: after the locks below are let go, before e closes
-	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
-	runs := map[string]claim.Run{}
-	for range 4 {
-		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs[j.ID] = r
-	}
-
 	blocker, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { blocker.Close(ctx) })
-	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_lock($1)", e.claimKey); err != nil {
-		t.Fatal(err)
+	lock := func(sql string) {
+		if _, err := blocker.Exec(ctx, sql, g.e.claimKey); err != nil {
+			t.Fatal(err)
+		}
 	}
+	lock("SELECT pg_advisory_lock($1)")
 	_, holdR0 := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'r0' FOR UPDATE")
 	_, holdR1 := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'r1' FOR UPDATE")
 
-	var mu sync.Mutex
-	var claimed []string
-	ended := map[string]claim.State{}
-	claimOne := func() {
-		j, _, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
-		if err != nil {
-			t.Error(err)
-		}
-		mu.Lock()
-		claimed = append(claimed, j.ID)
-		mu.Unlock()
-	}
-	finish := func(id string) func() {
-		return func() {
-			zero := 0
-			st, err := e.Finish(ctx, claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true,
-				SetError: true, ExitCode: &zero, Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()})
-			if err != nil {
-				t.Error(err)
-			}
-			mu.Lock()
-			ended[id] = st
-			mu.Unlock()
-		}
-	}
-	state := func(sending, queued int) func(int, int) bool {
-		return func(s, q int) bool { return s == sending && q == queued }
-	}
-
-	wg.Go(claimOne) // a group of one, held by the claim lock
-	waitGroup(t, e, state(1, 0))
-	wg.Go(finish("r0")) // as big as the one in flight: goes, held by r0's row
-	waitGroup(t, e, state(2, 0))
+	g.claim() // a group of one, held by the claim lock
+	g.wait(1, 0)
+	g.finish("r0") // as big as the one in flight: goes, held by r0's row
+	g.wait(2, 0)
 	for _, id := range []string{"r1", "r2", "r3"} {
-		wg.Go(finish(id))
+		g.finish(id)
 	}
-	waitGroup(t, e, state(2, 3))
+	g.wait(2, 3)
 	if err := holdR0.Rollback(ctx); err != nil { // r0's group ends; the three go, held by r1's row
 		t.Fatal(err)
 	}
-	waitGroup(t, e, state(2, 0))
-	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_unlock($1)", e.claimKey); err != nil {
-		t.Fatal(err)
-	}
-	waitGroup(t, e, state(1, 0)) // the claim's group ended; the group of three is in flight
-	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_lock($1)", e.claimKey); err != nil {
-		t.Fatal(err)
-	}
+	g.wait(2, 0)
+	lock("SELECT pg_advisory_unlock($1)")
+	g.wait(1, 0) // the claim's group ended; the group of three is in flight
+	lock("SELECT pg_advisory_lock($1)")
 
-	wg.Go(claimOne)
-	waitGroup(t, e, state(1, 1)) // one call is too small to go beside three
-	wg.Go(claimOne)
-	waitGroup(t, e, state(1, 2))
-	wg.Go(claimOne)
-	waitGroup(t, e, state(2, 0)) // three are as many: they go, held by the claim lock
+	g.claim()
+	g.wait(1, 1) // one call is too small to go beside three
+	g.claim()
+	g.wait(1, 2)
+	g.claim()
+	g.wait(2, 0) // three are as many: they go, held by the claim lock
 	if err := holdR1.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := blocker.Exec(ctx, "SELECT pg_advisory_unlock($1)", e.claimKey); err != nil {
-		t.Fatal(err)
-	}
-	wg.Wait()
+	lock("SELECT pg_advisory_unlock($1)")
+	g.wg.Wait()
 
-	slices.Sort(claimed)
-	if want := []string{"c0", "c1", "c2", "c3"}; !slices.Equal(claimed, want) {
-		t.Errorf("the claims took %q, want %q", claimed, want)
+	slices.Sort(g.claimed)
+	if want := []string{"c0", "c1", "c2", "c3"}; !slices.Equal(g.claimed, want) {
+		t.Errorf("the claims took %q, want %q", g.claimed, want)
 	}
 	for _, id := range []string{"r0", "r1", "r2", "r3"} {
-		if ended[id] != claim.Completed {
-			t.Errorf("Finish(%s) = %q, want completed", id, ended[id])
+		if g.ended[id] != claim.Completed {
+			t.Errorf("Finish(%s) = %q, want completed", id, g.ended[id])
 		}
 	}
-	if g, w := e.group.groups.Load(), e.group.widest.Load(); g != 4+4 || w != 3 {
-		t.Errorf("8 calls went in %d transactions (after 4 claims), the widest of %d; want 4, the widest of 3", g-4, w)
+	if n, w := g.e.group.groups.Load(), g.e.group.widest.Load(); n != 4+4 || w != 3 {
+		t.Errorf("8 calls went in %d transactions (after 4 claims), the widest of %d; want 4, the widest of 3", n-4, w)
 	}
 }
 
@@ -380,85 +409,51 @@ func TestSecondGroupAsBig(t *testing.T) {
 func TestHeldGroupHoldsOthersBriefly(t *testing.T) {
 	defer func(d time.Duration) { maxHold = d }(maxHold)
 	maxHold = 50 * time.Millisecond
-	ctx := t.Context()
 	dsn := pgtest.DSN(t)
-	s := openStore(t, dsn)
 	var jobs []claim.NewJob
 	for i, id := range []string{"a", "b", "c", "d", "e"} {
 		jobs = append(jobs, claim.NewJob{ID: id, Command: "true", Priority: 9 - i})
 	}
-	if _, err := s.EnqueueAll(ctx, jobs); err != nil {
-		t.Fatal(err)
-	}
-	e, err := Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	var wg sync.WaitGroup
-	t.Cleanup(wg.Wait) // should the test fail: after the locks below are let go, before e closes
-	c := claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()}
-	runs := map[string]claim.Run{}
-	for range 4 {
-		j, r, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runs[j.ID] = r
-	}
+	g := newRig(t, dsn, jobs, 4)
+	ctx := g.ctx
 	_, holdA := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'a' FOR UPDATE")
 	_, holdB := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'b' FOR UPDATE")
 	_, holdC := holdRows(t, dsn, "SELECT 1 FROM jobs WHERE id = 'c' FOR UPDATE")
-	finish := func(id string) func() {
-		return func() {
-			zero := 0
-			_, err := e.Finish(ctx, claim.FinishParams{Run: runs[id], State: claim.Completed, SetExitCode: true,
-				SetError: true, ExitCode: &zero, Finished: true, Outcome: claim.OutcomeCompleted, Now: time.Now()})
-			if err != nil {
-				t.Error(err)
-			}
-		}
-	}
-	state := func(sending, queued int) func(int, int) bool {
-		return func(s, q int) bool { return s == sending && q == queued }
-	}
 
-	wg.Go(finish("a")) // held by a's row
-	waitGroup(t, e, state(1, 0))
-	wg.Go(finish("b")) // held by b's row
-	waitGroup(t, e, state(2, 0))
-	wg.Go(finish("c"))
-	wg.Go(finish("d"))
-	waitGroup(t, e, state(2, 2))
+	g.finish("a") // held by a's row
+	g.wait(1, 0)
+	g.finish("b") // held by b's row
+	g.wait(2, 0)
+	g.finish("c")
+	g.finish("d")
+	g.wait(2, 2)
 	if err := holdA.Rollback(ctx); err != nil { // c and d go together, held by c's row
 		t.Fatal(err)
 	}
-	waitGroup(t, e, state(2, 0))
+	g.wait(2, 0)
 	if err := holdB.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
-	waitGroup(t, e, state(1, 0)) // only c and d's group is in flight, and stays
+	g.wait(1, 0) // only c and d's group is in flight, and stays
 
-	claimed := make(chan string, 1)
-	wg.Go(func() {
-		j, _, err := e.Claim(ctx, claim.ClaimParams{Claimant: c, Now: time.Now()})
-		if err != nil {
-			t.Error(err)
+	g.claim()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.mu.Lock(); len(g.claimed) == 0; g.mu.Lock() {
+		g.mu.Unlock()
+		if time.Now().After(deadline) {
+			t.Fatal("a lone claim beside a group held in the server did not go in 10s")
 		}
-		claimed <- j.ID
-	})
-	select {
-	case id := <-claimed:
-		if id != "e" {
-			t.Errorf("the claim beside the held group took %q, want e", id)
-		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("a lone claim beside a group held in the server did not go in 10s")
+		time.Sleep(5 * time.Millisecond)
+	}
+	claimed := g.claimed
+	g.mu.Unlock()
+	if !slices.Equal(claimed, []string{"e"}) {
+		t.Errorf("the claim beside the held group took %q, want e", claimed)
 	}
 	if err := holdC.Rollback(ctx); err != nil { // c and d's group ends
 		t.Fatal(err)
 	}
-	wg.Wait()
+	g.wg.Wait()
 }
 
 // TestGroupPlansKept: a group's claim and finish run with the plans the
