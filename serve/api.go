@@ -317,7 +317,8 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := s.ctx(r)
 	defer cancel()
 	q := r.URL.Query()
-	all, err := false, error(nil)
+	var all bool
+	var err error
 	if v := q.Get("all"); v != "" {
 		if all, err = strconv.ParseBool(v); err != nil {
 			s.failErr(w, r, usagef("all %q: want 1 or 0 (true or false)", v))
