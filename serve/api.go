@@ -319,16 +319,16 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	var all bool
 	var err error
-	if v := q.Get("all"); v != "" {
-		if all, err = strconv.ParseBool(v); err != nil {
-			s.failErr(w, r, usagef("all %q: want 1 or 0 (true or false)", v))
+	if q.Has("all") {
+		if all, err = strconv.ParseBool(q.Get("all")); err != nil {
+			s.failErr(w, r, usagef("all %q: want 1 or 0 (true or false)", q.Get("all")))
 			return
 		}
 	}
 	attempt := 0
-	if v := q.Get("attempt"); v != "" {
-		if attempt, err = strconv.Atoi(v); err != nil {
-			s.failErr(w, r, usagef("attempt %q is not a number", v))
+	if q.Has("attempt") {
+		if attempt, err = strconv.Atoi(q.Get("attempt")); err != nil {
+			s.failErr(w, r, usagef("attempt %q: want a whole number", q.Get("attempt")))
 			return
 		}
 		if all {
@@ -343,13 +343,14 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	shown := runs
 	switch {
-	case len(runs) == 0 && q.Has("attempt"):
-		s.failErr(w, r, fmt.Errorf("job %s has no logs: it has not run, and is %s: %w", j.ID, j.State, claim.ErrNotFound))
+	case len(runs) == 0 && q.Has("attempt"): // 404, as logs' exit 3 for a job that has not run
+		s.failErr(w, r, noRunError{j.ID, attempt, 0})
 		return
 	case q.Has("attempt"):
 		i := slices.IndexFunc(runs, func(run claim.Run) bool { return run.Attempt == attempt })
-		if i < 0 {
-			s.failErr(w, r, usagef("job %s has runs %d to %d, not %d", j.ID, runs[0].Attempt, runs[len(runs)-1].Attempt, attempt))
+		if i < 0 { // 400, as logs' exit 2
+			s.fail(w, r, http.StatusBadRequest, usagef("job %s has runs %d to %d, not %d", j.ID, runs[0].Attempt,
+				runs[len(runs)-1].Attempt, attempt), "its runs: GET /api/v1/jobs/"+j.ID+"/runs (queuectl show "+j.ID+")")
 			return
 		}
 		shown = runs[i : i+1]

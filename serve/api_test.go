@@ -78,6 +78,13 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 	if _, code := h.cli(t, "logs", "--json", "--attempt", "9", "bad"); code != 2 {
 		t.Errorf("queuectl logs --json --attempt 9 bad: exit %d, want 2", code)
 	}
+	// A run of a job that has not run: 404, as logs' exit 3, saying so
+	// (not "no such job"), with its runs for a hint.
+	resp, body := get(t, ts.URL+"/api/v1/jobs/waiting/logs?attempt=1")
+	if resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "job waiting has no run 1") ||
+		strings.Contains(body, "no such job") || !strings.Contains(body, "/api/v1/jobs/waiting/runs") {
+		t.Errorf("GET /api/v1/jobs/waiting/logs?attempt=1 = %d %s, want 404: no run 1, and its runs", resp.StatusCode, body)
+	}
 }
 
 // TestAPIStatusCountsBusySlots: /api/v1/status says how many slots run a
@@ -126,6 +133,8 @@ func TestAPIErrorsMatchExitCodes(t *testing.T) {
 		{"GET", "/api/v1/jobs/nope/logs", []string{"logs", "--json", "nope"}, 404, 3},
 		{"GET", "/api/v1/jobs/live/logs?all=1&attempt=1", []string{"logs", "--json", "--all", "--attempt", "1", "live"}, 400, 2},
 		{"GET", "/api/v1/jobs/live/logs?all=maybe", nil, 400, 0},
+		{"GET", "/api/v1/jobs/live/logs?all=", nil, 400, 0},
+		{"GET", "/api/v1/jobs/live/logs?attempt=", nil, 400, 0},
 		{"GET", "/api/v1/jobs/live/logs?stream=stdout", nil, 400, 0},
 		{"GET", "/api/v1/nothing", nil, 404, 0},
 	} {
