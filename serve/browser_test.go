@@ -39,6 +39,8 @@ func browser(t *testing.T) context.Context {
 	opts := []chromedp.ExecAllocatorOption{
 		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
 		chromedp.NoDefaultBrowserCheck, chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1280, 900),
+		// its singleton socket's directory, which it leaves when killed, in the test's own
+		chromedp.Env("TMPDIR=" + t.TempDir()),
 		chromedp.Flag("disable-background-networking", true), chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true), chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.Flag("disable-extensions", true), chromedp.Flag("disable-default-apps", true),
