@@ -95,6 +95,7 @@ func TestEditWithoutATerminalRefuses(t *testing.T) {
 // says, to give back with --file once fixed.
 func TestEditKeepsAnEditThatDoesNotParse(t *testing.T) {
 	h := newHome(t)
+	t.Setenv("TMPDIR", t.TempDir()) // the kept edits are the test's, not /tmp's
 	h.must("enqueue", "--id", "j", "--command", "echo hi")
 	for _, tc := range []struct{ change, want string }{
 		{`sed -i 's/"priority": 0/"priority": "x"/' "$1"`, `priority must be a whole number`},
