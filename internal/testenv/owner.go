@@ -25,12 +25,12 @@ const OwnerEnv = "QUEUECTL_TEST_OWNER"
 // after boot), so that a pid used again by another process is not taken
 // for it.
 func Mark() string {
-	return markOf(os.Getpid())
+	return MarkOf(os.Getpid())
 }
 
-// markOf is process pid's mark, or "" when it is gone (or this system has
+// MarkOf is process pid's mark, or "" when it is gone (or this system has
 // no /proc).
-func markOf(pid int) string {
+func MarkOf(pid int) string {
 	start, ok := startTime(pid)
 	if !ok {
 		return ""
@@ -47,7 +47,7 @@ func Gone(mark string) bool {
 	if !ok || err != nil || n <= 0 || start == "" || Mark() == "" {
 		return false
 	}
-	return markOf(n) != mark
+	return MarkOf(n) != mark
 }
 
 // Own stops every process of this user whose mark names a test binary

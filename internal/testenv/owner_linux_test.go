@@ -19,7 +19,7 @@ func TestGone(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	mark := markOf(cmd.Process.Pid)
+	mark := MarkOf(cmd.Process.Pid)
 	if mark == "" || Gone(mark) {
 		t.Fatalf("a running child: mark %q, gone %v", mark, Gone(mark))
 	}

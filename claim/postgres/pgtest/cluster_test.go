@@ -64,3 +64,35 @@ func TestSkipMarkerIsNoCluster(t *testing.T) {
 		t.Errorf("markers %q, want only %s", markers, skipMarker())
 	}
 }
+
+// TestSkipMarkersOfEndedCommandsGo: announceSkip's marker (newMarker)
+// holds its go command's mark; the markers of commands that have ended are
+// removed by the next one, and a live command's stays.
+func TestSkipMarkersOfEndedCommandsGo(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	if testenv.Mark() == "" {
+		testenv.Missing(t, "no /proc: no process marks here")
+	}
+	marker := func(pid int, mark string) string {
+		m := filepath.Join(os.TempDir(), skipMarkerPrefix+strconv.Itoa(pid))
+		if err := os.WriteFile(m, []byte(mark), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	ended := marker(os.Getpid()+1000000, strconv.Itoa(os.Getpid())+":0") // this pid, another start time
+	live := marker(os.Getpid(), testenv.Mark())
+	if !newMarker() {
+		t.Fatal("newMarker: this command's marker was there already")
+	}
+	if _, err := os.Stat(ended); !os.IsNotExist(err) {
+		t.Errorf("the marker of an ended command is still there (%v)", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("the marker of a live command: %v", err)
+	}
+	mark, err := os.ReadFile(skipMarker())
+	if err != nil || string(mark) != testenv.MarkOf(os.Getppid()) {
+		t.Errorf("this command's marker holds %q (%v), want its go command's mark %q", mark, err, testenv.MarkOf(os.Getppid()))
+	}
+}

@@ -42,13 +42,13 @@ func Server(tb testing.TB) string {
 // announceSkip writes Hint to the terminal once per `go test` command: its
 // test binaries share a parent, the go command, whose pid names a marker
 // file that only the first of them creates. Without a terminal the hint
-// stays in each skipped test's output (-v).
+// stays in each skipped test's output (-v). The marker holds the go
+// command's mark, so that the first binary of a later command removes it
+// (newMarker): each command's one file does not pile up.
 func announceSkip() {
-	f, err := os.OpenFile(skipMarker(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
+	if !newMarker() {
 		return
 	}
-	f.Close()
 	tty, err := os.OpenFile("/dev/tty", os.O_WRONLY, 0)
 	if err != nil {
 		return
@@ -61,6 +61,31 @@ func announceSkip() {
 // temporary directory: not clusterPrefix, so that a marker is never taken
 // for a cluster's directory, nor a cluster's for a marker.
 const skipMarkerPrefix = "queuectl-pgskip-"
+
+// newMarker creates this `go test` command's marker, holding the go
+// command's mark, and removes those of commands that have ended; it
+// reports whether the marker is new: false when another test binary of the
+// command made it first.
+func newMarker() bool {
+	f, err := os.OpenFile(skipMarker(), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false
+	}
+	f.WriteString(testenv.MarkOf(os.Getppid()))
+	f.Close()
+	sweepMarkers()
+	return true
+}
+
+// sweepMarkers removes the markers of `go test` commands that have ended.
+func sweepMarkers() {
+	markers, _ := filepath.Glob(filepath.Join(os.TempDir(), skipMarkerPrefix+"*"))
+	for _, m := range markers {
+		if mark, err := os.ReadFile(m); err == nil && testenv.Gone(string(mark)) {
+			os.Remove(m)
+		}
+	}
+}
 
 // skipMarker is the marker of this `go test` command (announceSkip).
 func skipMarker() string {
