@@ -71,8 +71,12 @@ func (s *Server) openRunLog(ctx context.Context, r claim.Run, stream string) (ke
 	return keptLog{}, nil
 }
 
-// keptTail reads the bytes of a run's kept tail.
+// keptTail reads the bytes of a run's kept tail: r's own, when r was read
+// with them (RunsWithTails), else the store's.
 func (s *Server) keptTail(ctx context.Context, r claim.Run, stream string) (*claim.Tail, error) {
+	if t := tailOf(r, stream); t != nil && len(t.Data) > 0 {
+		return t, nil
+	}
 	runs, err := s.store.RunsWithTails(ctx, r.JobID)
 	if err != nil {
 		return nil, err

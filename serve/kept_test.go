@@ -103,4 +103,11 @@ func TestKeptLogs(t *testing.T) {
 			t.Errorf("GET /api/v1/jobs/%s =\n%.600s\nshow --json (exit %d) =\n%.600s\nwant the same, with stdout_tail", id, body, code, cliOut)
 		}
 	}
+	// The logs API: the kept tails as the text of runs whose files are not
+	// here, from the runs it read with them (JSON-escaped below).
+	for id, text := range map[string]string{"far": `\n19999\n20000\n"`, "ok": `"stdout_text": "fine\n"`} {
+		if _, body := get(t, ts.URL+"/api/v1/jobs/"+id+"/logs"); !strings.Contains(body, text) || strings.Contains(body, "WRONG") {
+			t.Errorf("GET /api/v1/jobs/%s/logs =\n%.600s\nwant the kept tail's text, %s", id, body, text)
+		}
+	}
 }
