@@ -2,7 +2,10 @@ package run
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -45,4 +48,30 @@ func TestEnvStrippedDaemonEndsWithItsRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// An orphan adopted by a running worker that exits on its own, long after
+// the run that left it, is reaped while the worker runs: no zombie stays
+// until the worker stops. The periodic pass reads only the main thread's
+// children first, where the kernel puts orphans; this holds it to that.
+func TestAdoptedOrphanReapedWhileRunning(t *testing.T) {
+	defer becomeSubreaper()()
+	w := &Worker{id: "reap-test"}
+	defer w.reapLeftBehind()()
+	out, err := exec.Command("/bin/sh", "-c", "sleep 0.3 </dev/null >/dev/null 2>&1 & echo $!").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(out)))
+	if err != nil {
+		t.Fatalf("pid of the orphan: %q", out)
+	}
+	waitFor(t, "the orphan to be adopted", func() bool {
+		p, ok := readProc(pid)
+		return !ok || p.ppid == os.Getpid()
+	})
+	waitFor(t, "the adopted orphan to be reaped once it exited", func() bool {
+		_, ok := readProc(pid)
+		return !ok
+	})
 }

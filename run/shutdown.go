@@ -72,7 +72,11 @@ func (w *Worker) reapLeftBehind() (done func()) {
 			case <-reaping:
 				return
 			case <-t.C:
-				reapAdopted()
+				// One read of the main thread's children file, where the
+				// kernel puts orphans; every thread's only when one came.
+				if adoptedAny() {
+					reapAdopted()
+				}
 			}
 		}
 	}()
