@@ -36,7 +36,8 @@ job for it, the job's processes too; fg or bg lets both go on. Started with SIGI
 leaves Ctrl-C alone, as CMD would. A job canceled elsewhere ends run with 1. While the job
 waits, run says why on stderr, once: its queue is at its limit (queue set --max-running) or
 paused, every slot of the workers serving its queue has been busy for a second, or, as wait says it, the job is held, scheduled more than a few seconds ahead, or waits
-on such a job (again when that changes). The job's stdin is /dev/null, and run never reads its
+on such a job (again when that changes), and then when it starts. A job that starts at once
+starts without a word, as CMD would; a failed attempt is said, and the start of the next. The job's stdin is /dev/null, and run never reads its
 own, so a loop over lines (while read f; do queuectl run -- cc -c "$f"; done < list) gets them
 all: give a job input in its command, --shell 'CMD < FILE'. A store
 that goes away while run follows its job (a PostgreSQL server restarting) is waited out, as
@@ -143,16 +144,19 @@ func runAction(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		if !finished(r.Job.State) && !starting {
+		waitsForWorker := !finished(r.Job.State) && !starting && !served(cmp.Or(nj.Queue, claim.DefaultQueue), live)
+		if waitsForWorker {
 			if err := checkWorkers(c, nj, live); err != nil {
 				return err
 			}
 		}
 		f := newFollower(c, r)
 		f.h = h
+		f.said = f.said || waitsForWorker
 		if resuming {
 			f.seen.resume(res)
 			f.lines.Open = res.Open // as the front left the job's stderr
+			f.said = f.said || res.Said
 		}
 		j, err := f.follow()
 		return f.end(j, err)

@@ -39,7 +39,7 @@ func TestRunStreamsWhileTheJobRuns(t *testing.T) {
 	if got := r.stdout.String(); got != "one\ntwo\n" {
 		t.Errorf("run stdout %q, want %q", got, "one\ntwo\n")
 	}
-	if !strings.Contains(r.stderr.String(), "\nbye\n") {
+	if !strings.Contains("\n"+r.stderr.String(), "\nbye\n") {
 		t.Errorf("run stderr lacks the job's stderr line:\n%s", r.stderr)
 	}
 }
@@ -221,8 +221,10 @@ func TestRunAfterItsWorkerIsLost(t *testing.T) {
 	if code := r.exit(t, time.Minute); code != 0 {
 		t.Fatalf("run exit %d, want 0 (its job's second run)\nstderr: %s", code, r.stderr)
 	}
+	if strings.Contains(r.stderr.String(), "attempt 1 of 1 started") {
+		t.Errorf("run told the start of its job's first run, which started at once:\n%s", r.stderr)
+	}
 	for _, want := range []string{
-		"queuectl: job lost: attempt 1 of 1 started\n",
 		"queuectl: job lost: run 1 was lost with its worker; it runs again as the same attempt\n",
 		"queuectl: job lost: attempt 1 (run 2) of 1 started\n",
 	} {
@@ -441,10 +443,13 @@ func TestRunNamesItsJobsLabel(t *testing.T) {
 	// its job of queue work, run by the second worker, in the store.
 	h.startServing("--queue", "other")
 	h.start("worker", "start", "--no-spool", "--queue", "work")
+	// Registered first: a run that finds no worker of its queue says so,
+	// and then tells its job's start.
+	waitFor(t, 30*time.Second, "both workers to register", func() bool { return len(workersOf(t, h)) == 2 })
 	_, stderr, code := h.run("run", "--queue", "work", "--label", "cc foo.o", "--", "sh", "-c", "echo no >&2; exit 4")
 	notices := regexp.MustCompile(`(?m)^queuectl: job .*$`).FindAllString(stderr, -1)
-	if code != 4 || len(notices) != 3 {
-		t.Fatalf("run --label of a failing command: exit %d, %d notices, want 4 and 3\nstderr:\n%s", code, len(notices), stderr)
+	if code != 4 || len(notices) != 2 {
+		t.Fatalf("run --label of a failing command: exit %d, %d notices, want 4 and 2 (its failure, its death)\nstderr:\n%s", code, len(notices), stderr)
 	}
 	for _, n := range notices {
 		if !regexp.MustCompile(`^queuectl: job \S+ \(cc foo\.o\)`).MatchString(n) {
@@ -596,8 +601,11 @@ func TestRunGoesOnWhenItsWorkerStops(t *testing.T) {
 	if got, want := r.stdout.String(), "one\none\ntwo\n"; got != want {
 		t.Errorf("run stdout %q, want %q: the first run's line once, then the second run's", got, want)
 	}
-	if n := strings.Count(r.stderr.String(), "attempt 1 of 1 started"); n != 1 {
-		t.Errorf("run announced the first run's start %d times, want once:\n%s", n, r.stderr)
+	if n := strings.Count(r.stderr.String(), "attempt 1 of 1 started"); n != 0 {
+		t.Errorf("run announced the first run's start %d times, want never (it started at once):\n%s", n, r.stderr)
+	}
+	if n := strings.Count(r.stderr.String(), "attempt 1 (run 2) of 1 started"); n != 1 {
+		t.Errorf("run announced the second run's start %d times, want once:\n%s", n, r.stderr)
 	}
 }
 

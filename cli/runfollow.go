@@ -36,6 +36,7 @@ type follower struct {
 	seen   seen
 	lines  *front.Lines // the job's stderr, for a notice after an open line
 	waits  runWaits     // what was said of the job's waiting, on the worker's connection or here
+	said   bool         // why the job waits was said: its start is told (front.Told)
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -43,7 +44,7 @@ func newFollower(c *cli.Context, r claim.Result) *follower {
 	if !own {
 		logf(c)("job %s holds unique key %q and is %s: following it", r.Job.ID, r.Job.UniqueKey, r.Job.State)
 	}
-	f := &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, timeout: r.Job.Timeout, seen: newSeen(),
+	f := &follower{c: c, id: r.Job.ID, name: front.Named(r.Job.ID, r.Job.Label), own: own, said: !own, timeout: r.Job.Timeout, seen: newSeen(),
 		lines: &front.Lines{Raw: c.App.ErrWriter,
 			Shared: func() bool { return front.SameFile(c.App.Writer, c.App.ErrWriter) }}}
 	f.waits = runWaits{waiting: f.waiting, paused: f.paused, stalled: f.stalled}
@@ -70,15 +71,18 @@ func (f *follower) follow() (claim.Job, error) {
 }
 
 func (f *follower) waiting(q claim.Queue) {
+	f.said = true
 	f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 }
 
 func (f *follower) paused(queue string) {
+	f.said = true
 	f.announce("waits: queue %s is paused", queue)
 }
 
 // stalled warns, as wait does, that the job cannot move for a while.
 func (f *follower) stalled(st handoff.Stall) {
+	f.said = true
 	if f.c.Bool("quiet") {
 		return
 	}
@@ -106,7 +110,7 @@ func (f *follower) event(e run.TailEvent) {
 		if e.Run.Host != run.HostID() {
 			f.announce("%s of %d started on %s: its output shows when it ends (the last %s of each stream)",
 				front.Attempt(e.Job, e.Run), e.Job.MaxRetries, e.Run.HostName(), report.Bytes(claim.TailBytes))
-		} else {
+		} else if front.Told(e.Run, f.said) {
 			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.timeout > 0 {

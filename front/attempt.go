@@ -32,3 +32,9 @@ func Named(id, label string) string {
 	}
 	return id + " (" + label + ")"
 }
+
+// Told reports whether run's notices tell the start of r: a start is
+// news only after a run before it (a retry, a run lost with its worker)
+// or once run said why the job waits (said); the first run of a job that
+// starts at once starts as the command would, without a word.
+func Told(r jobs.Run, said bool) bool { return said || r.Attempt > 1 }

@@ -17,8 +17,9 @@ const ResumeEnv = "QUEUECTL_FRONT_RESUME"
 // this call's), and, for run, writes only what the front did not: runs
 // whose start (Started) or end (Ended) it told, and bytes of each run's
 // stdout (stream 0) and stderr (1) it wrote (Wrote: attempt, stream,
-// bytes), and whether it left a line of the job's output open where its
-// notices go (Open).
+// bytes), whether it left a line of the job's output open where its
+// notices go (Open), and whether it said why the job waits (Said), after
+// which a start is told.
 type Resume struct {
 	ID      string
 	Start   time.Time
@@ -26,6 +27,7 @@ type Resume struct {
 	Ended   []int      `json:",omitempty"`
 	Wrote   [][3]int64 `json:",omitempty"`
 	Open    bool       `json:",omitempty"`
+	Said    bool       `json:",omitempty"`
 }
 
 func (r *Resume) env() string {

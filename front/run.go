@@ -34,6 +34,7 @@ type follower struct {
 	tout   time.Duration
 	lines  *Lines // the job's stderr, for a notice after an open line
 	remote bool   // a run started on another host: the full program says so
+	said   bool   // why the job waits was said: its start is told (Told)
 }
 
 // run hands nj over for run and follows it to its end.
@@ -71,9 +72,13 @@ func (f *follower) follow() (jobs.Job, error) {
 	f.lines = &Lines{W: OutputWriter(os.Stderr, f.cancel), Raw: os.Stderr, Shared: stdSame}
 	feed := wire.Feed{Stdout: f.writer(0, OutputWriter(os.Stdout, f.cancel)), Stderr: f.writer(1, f.lines),
 		Waiting: func(q jobs.Queue) {
+			f.said = true
 			f.announce("waits for queue %s (%d/%d running)", q.Name, q.Running, q.MaxRunning)
 		},
-		Paused:  func(queue string) { f.announce("waits: queue %s is paused", queue) },
+		Paused: func(queue string) {
+			f.said = true
+			f.announce("waits: queue %s is paused", queue)
+		},
 		Stalled: f.stalled,
 		Event:   f.event}
 	for {
@@ -107,7 +112,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return f.exit() // the job ended, but not all its output was written
 	case errors.Is(err, wire.ErrHandover):
 		f.s.Close()
-		f.res.Open = f.lines.Left()
+		f.res.Open, f.res.Said = f.lines.Left(), f.said
 		return Full(f.c.args, &f.res)
 	case err != nil:
 		f.notice("error: %v", err)
@@ -118,7 +123,7 @@ func (f *follower) end(j jobs.Job, err error) int {
 		return 0
 	case j.State == jobs.Dead:
 		f.s.Close()
-		f.res.Open = f.lines.Left()
+		f.res.Open, f.res.Said = f.lines.Left(), f.said
 		return Full(f.c.args, &f.res) // says why it died, and exits as it did
 	}
 	f.notice("error: job %s was %s", f.name, j.State)
@@ -152,7 +157,9 @@ func (f *follower) event(e wire.Event) {
 			return
 		}
 		f.res.Started = append(f.res.Started, a)
-		f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
+		if Told(e.Run, f.said) {
+			f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
+		}
 		if f.tout > 0 {
 			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout)), func() { f.cancel(errTimedOut) })
 		}
@@ -200,6 +207,7 @@ func (f *follower) notice(format string, a ...any) {
 // stalled warns, as the full program does, that the job cannot move for
 // a while (wire.Stall).
 func (f *follower) stalled(st wire.Stall) {
+	f.said = true
 	if f.c.quiet {
 		return
 	}
