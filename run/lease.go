@@ -231,3 +231,29 @@ func (w *Worker) fence(ctx context.Context) {
 		t.Reset(max(next, time.Millisecond))
 	}
 }
+
+// lateClaim gives back run r of job j, claimed with only left of its lease
+// (runOne): not started, its job pending again and the attempt not
+// counted. Should the store not take it back, the run is this worker's in
+// the store that no slot holds: its renewals find it, and the reaper
+// recovers it (reapUnseen).
+func (w *Worker) lateClaim(hard context.Context, j claim.Job, r claim.Run, left time.Duration) {
+	why := fmt.Sprintf("its claim came back with %v of its %v lease left, too late to start it safely",
+		left.Round(time.Millisecond), w.Config.Lease)
+	if left <= 0 {
+		why = fmt.Sprintf("its claim came back once its %v lease had ended, too late to start it safely", w.Config.Lease)
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
+	defer cancel()
+	err := w.Store.Release(ctx, r, why)
+	switch {
+	case err == nil:
+		w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
+			"job %s: run %d not started: %s; it runs again, not counted as an attempt", j.ID, r.Attempt, why)})
+	case errors.Is(err, claim.ErrLost):
+		// Recovered by another worker already: not this one's to give back.
+	default:
+		w.unsure.Store(true)
+		w.logf("job %s: run %d not started (%s), and not given back: %v; it is recovered as a run no slot holds", j.ID, r.Attempt, why, err)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/claim/sqlite/sqlitetest"
 )
 
 // A job killed because its lease expired is said to be so, in words, and
@@ -152,4 +153,80 @@ func TestUnassignedRunIsStopped(t *testing.T) {
 		defer mu.Unlock()
 		return strings.Contains(said.String(), "no longer assigns it to this worker")
 	})
+}
+
+// A claim whose answer comes back with less of its lease left than a
+// renewal needs (here none: it waited on another process's write lock
+// for longer than the lease) starts nothing: other hosts may take the run
+// for lost at any moment and start the job too. The job goes back, the
+// attempt not counted, and runs once, on a claim of its own.
+func TestLateClaimDoesNotStart(t *testing.T) {
+	s := mustOpenStore(t)
+	w := newWorker(t, s)
+	w.Drain = false
+	w.Slots = 1
+	w.Config.Lease, w.Config.HeartbeatInterval = 2*time.Second, time.Second
+	marker := filepath.Join(t.TempDir(), "ran")
+	due := time.Now().Add(500 * time.Millisecond)
+	enqueue(t, s, claim.NewJob{ID: "late", Command: "echo ran >> " + marker, RunAt: due})
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx, ctx) }()
+	defer func() { stop(); <-done }()
+	waitFor(t, "the worker to register", func() bool {
+		ws, err := s.Workers(context.Background())
+		return err == nil && len(ws) == 1
+	})
+
+	// Held from before the job is due until its claim, sent once it is,
+	// has waited longer than the lease.
+	unlock := sqlitetest.WriteLock(t, s.Path())
+	if j := get(t, s, "late"); j.State != claim.Pending {
+		t.Fatalf("job late is %s before the lock was taken, want pending", j.State)
+	}
+	time.Sleep(time.Until(due.Add(w.Config.Lease + 500*time.Millisecond)))
+	released := time.Now()
+	unlock()
+
+	waitFor(t, "job late to complete", func() bool { return get(t, s, "late").State == claim.Completed })
+	runs, err := s.Runs(context.Background(), "late")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) > 0 && runs[0].StartedAt.After(released.Add(-(w.Config.Lease - w.Config.HeartbeatInterval))) {
+		t.Fatalf("the first claim was sent at %v, too close to the lock's release at %v to come back late: "+
+			"the machine stalled, and the test shows nothing", runs[0].StartedAt, released)
+	}
+	if len(runs) != 2 || !runs[0].NeverRan() || !strings.Contains(runs[0].Error, "too late to start") ||
+		runs[1].Outcome != claim.OutcomeCompleted {
+		t.Fatalf("runs of job late: %+v\nwant the late claim's not started, then one completed", runs)
+	}
+	if data, _ := os.ReadFile(marker); string(data) != "ran\n" {
+		t.Errorf("job late ran %q, want once", data)
+	}
+	if j := get(t, s, "late"); j.Attempts != 1 {
+		t.Errorf("job late: %d attempts, want 1 (the late claim not counted)", j.Attempts)
+	}
+}
+
+// A claim's lease ends by the worker's clock no later than in the store:
+// a claim the store dated before the worker asked for it (PostgreSQL
+// dates a group's claims by its first) has its lease cut by as much.
+func TestLeaseEndNoLaterThanTheStores(t *testing.T) {
+	began := time.Now()
+	asked := time.Date(2026, 12, 1, 0, 0, 10, 0, time.UTC)
+	for _, c := range []struct {
+		dated time.Time
+		want  time.Duration
+	}{
+		{asked.Add(time.Millisecond), 30 * time.Second}, // dated as it was sent
+		{asked, 30 * time.Second},
+		{asked.Add(-6 * time.Second), 24 * time.Second}, // in a group that began 6s before
+	} {
+		got := leaseEnd(asked, began, claim.Run{StartedAt: c.dated}, 30*time.Second)
+		if got.Sub(began) != c.want {
+			t.Errorf("claim dated %v, asked at %v: lease ends %v after it was sent, want %v",
+				c.dated.Sub(asked), asked, got.Sub(began), c.want)
+		}
+	}
 }

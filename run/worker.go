@@ -224,7 +224,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		}
 		woken = w.wake.wait()
 		w.claiming.Add(1)
-		began := time.Now() // the claim's lease runs from no earlier
+		asked, began := w.Store.Now(), time.Now() // the claim's lease runs from no earlier
 		j, r, err := w.Store.Claim(soft, c)
 		if err != nil {
 			w.scale.put()
@@ -268,7 +268,7 @@ func (w *Worker) slot(soft, hard context.Context, stop context.CancelFunc, i int
 		w.wake.withdraw(woken)
 		w.wake.fire()
 		w.running.Add(1)
-		for next := (&claimed{j, r, began.Add(c.Lease)}); next != nil; {
+		for next := (&claimed{j, r, leaseEnd(asked, began, r, c.Lease)}); next != nil; {
 			var stopped bool
 			stopped, next = w.runOne(soft, hard, c, next, cg, i)
 			interrupted = interrupted || stopped
@@ -296,6 +296,16 @@ type claimed struct {
 	job        claim.Job
 	run        claim.Run
 	leaseUntil time.Time
+}
+
+// leaseEnd is when the lease of run r ends by this worker's clock, for a
+// claim sent at began (time.Now) and asked (the store's clock, just
+// before it): lease from then, and earlier by as much as the store dated
+// the claim before asked. A claim that went in a group with earlier ones
+// (PostgreSQL's, batch.go) is dated, and its lease in the store counted,
+// from the group's first; the worker's copy must not end later.
+func leaseEnd(asked, began time.Time, r claim.Run, lease time.Duration) time.Time {
+	return began.Add(lease - max(0, asked.Sub(r.StartedAt)))
 }
 
 // idle waits for a wake-up, the poll interval, or the end of soft.
@@ -330,6 +340,16 @@ func (w *Worker) drained(ctx, hard context.Context) bool {
 // returned.
 func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *claimed, cg *slotCgroup, i int) (bool, *claimed) {
 	j, r := held.job, held.run
+	// A claim whose answer came late (it waited on a lock, a stalled
+	// server, a queue of writes) may hold less of its lease than a renewal
+	// needs to move it on, or none: another host may take the run for lost
+	// at any moment, and start the job too. It does not start here: the
+	// job goes back, the attempt not counted.
+	if left := time.Until(held.leaseUntil); left < w.Config.HeartbeatInterval {
+		w.claiming.Add(-1)
+		w.lateClaim(hard, j, r, left)
+		return false, nil
+	}
 	// The job does not start where its output could not be kept: that is
 	// the environment's fault, not the job's. It is checked before the
 	// run is said to start, as it never does.
@@ -400,7 +420,7 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
 	w.claiming.Add(1)
-	began := time.Now()
+	asked, began := w.Store.Now(), time.Now()
 	nj, nr, ended, err := w.Store.CompleteAndClaim(ctx, r, c)
 	if err != nil {
 		w.claimFailed(err)
@@ -416,7 +436,7 @@ func (w *Worker) completeAndClaim(hard context.Context, c claim.Claimant, j clai
 	if err != nil {
 		return nil, true
 	}
-	return &claimed{nj, nr, began.Add(c.Lease)}, true
+	return &claimed{nj, nr, leaseEnd(asked, began, nr, c.Lease)}, true
 }
 
 // record stores how a run ended. A store that fails (a full disk, say) is
