@@ -18,7 +18,9 @@ import (
 // CopyTables lists the tables a copy carries, each before the tables that
 // refer to it. Left out: workers (processes on the source's host; they
 // register again with the store they run on), the counts per queue and
-// state (the target counts its copied jobs itself) and the schema's own
+// state (the target counts its copied jobs itself), the ingest keys of
+// removed jobs (gone_ingests: a spool file left behind is its host's, and
+// a copy is made with the workers stopped) and the schema's own
 // bookkeeping.
 var CopyTables = []string{"jobs", "runs", "deps", "schedules", "queue_limits", "paused_queues", "config"}
 

@@ -191,3 +191,37 @@ func nanoTime(t time.Time) time.Time {
 	}
 	return time.Unix(0, t.UnixNano()).UTC()
 }
+
+// EnqueueNotGone stores p with enqueue, but for the rows in gone (index:
+// the id of the job their spool file made, since removed): each of those
+// is a Duplicate, as its file would be while the job was there, and is
+// not stored again. For the engines, whose enqueue transactions look up
+// the ingest keys of removed jobs (gone_ingests) and pass the rest on; an
+// AtError names the row's index in p.
+func EnqueueNotGone(p EnqueueParams, gone map[int]string, enqueue func(EnqueueParams) ([]Result, error)) ([]Result, error) {
+	if len(gone) == 0 {
+		return enqueue(p)
+	}
+	kept, at := p, make([]int, 0, len(p.Jobs)-len(gone))
+	kept.Jobs = make([]NewRow, 0, cap(at))
+	for i, row := range p.Jobs {
+		if _, ok := gone[i]; !ok {
+			kept.Jobs, at = append(kept.Jobs, row), append(at, i)
+		}
+	}
+	rs, err := enqueue(kept)
+	if ae := (*AtError)(nil); errors.As(err, &ae) {
+		ae.Index = at[ae.Index]
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(p.Jobs))
+	for k, r := range rs {
+		out[at[k]] = r
+	}
+	for i, id := range gone {
+		out[i] = Result{Job: Job{ID: id}, Outcome: Duplicate}
+	}
+	return out, nil
+}

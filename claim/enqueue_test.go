@@ -457,3 +457,62 @@ func TestEnqueueEachLargeBatch(t *testing.T) {
 		}
 	})
 }
+
+// A spool file whose job ran and was removed (rm, purge, dlq purge) is a
+// Duplicate still: an ingester that died after the commit and before the
+// unlink left the file, and the next one to adopt it may come only after
+// the job is gone. A refused insert, taken back in its transaction, is
+// no job that ran: its file makes the job once the refusal is mended.
+func TestGoneIngestKeyIsDuplicate(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		mustEnqueue(t, s, claim.NewJob{ID: "removed", Command: "true", IngestKey: "spool:removed"})
+		complete(t, s, "removed")
+		if err := s.Remove(ctx, "removed"); err != nil {
+			t.Fatal(err)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "purged", Command: "true", IngestKey: "spool:purged"})
+		complete(t, s, "purged")
+		if ids, err := s.PurgeFinished(ctx, claim.Completed, s.Now().Add(time.Hour)); err != nil || len(ids) != 1 {
+			t.Fatalf("PurgeFinished = %v, %v; want [purged]", ids, err)
+		}
+		mustEnqueue(t, s, claim.NewJob{ID: "dead", Command: "false", IngestKey: "spool:dead", MaxRetries: intp(1)})
+		if j, r := mustClaim(t, s, claimant(t, "w")); j.ID != "dead" {
+			t.Fatalf("claimed %s, want dead", j.ID)
+		} else if next, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour); next != claim.Dead || err != nil {
+			t.Fatalf("Fail = %s, %v; want dead", next, err)
+		}
+		if err := s.Purge(ctx, "dead"); err != nil {
+			t.Fatal(err)
+		}
+		// Refused for an unknown dependency, in a batch that goes on.
+		if rs, err := s.EnqueueEach(ctx, []claim.NewJob{{ID: "refused", Command: "true", IngestKey: "spool:refused", After: []string{"nosuch"}}}); err != nil || rs[0].Err == nil {
+			t.Fatalf("EnqueueEach with an unknown dependency = %+v, %v; want it refused", rs, err)
+		}
+
+		rs, err := s.EnqueueEach(ctx, []claim.NewJob{
+			{Command: "true", IngestKey: "spool:fresh"},
+			{ID: "again-removed", Command: "true", IngestKey: "spool:removed"},
+			{ID: "again-purged", Command: "true", IngestKey: "spool:purged"},
+			{ID: "again-dead", Command: "true", IngestKey: "spool:dead"},
+			{ID: "refused", Command: "true", IngestKey: "spool:refused"},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []struct {
+			outcome claim.Outcome
+			id      string
+		}{{claim.Created, rs[0].Job.ID}, {claim.Duplicate, "removed"}, {claim.Duplicate, "purged"}, {claim.Duplicate, "dead"}, {claim.Created, "refused"}}
+		for i, w := range want {
+			if rs[i].Err != nil || rs[i].Outcome != w.outcome || rs[i].Job.ID != w.id {
+				t.Errorf("row %d: %s %q, %v; want %s %q", i, rs[i].Outcome, rs[i].Job.ID, rs[i].Err, w.outcome, w.id)
+			}
+		}
+		for _, id := range []string{"again-removed", "again-purged", "again-dead"} {
+			if _, err := s.Get(ctx, id); !errors.Is(err, claim.ErrNotFound) {
+				t.Errorf("the file of a removed job made job %s: Get = %v", id, err)
+			}
+		}
+	})
+}

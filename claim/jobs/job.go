@@ -286,7 +286,8 @@ const (
 	Created Outcome = "created"
 	// Skipped: a live job with the same unique_key exists; Result.Job is it.
 	Skipped Outcome = "skipped"
-	// Duplicate: a job from the same spool file (IngestKey) exists already.
+	// Duplicate: a job from the same spool file (IngestKey) exists already,
+	// or existed and was removed (Result.Job then has only its ID).
 	Duplicate Outcome = "duplicate"
 	// Redriven: a dead job's file came back and the job is pending again.
 	Redriven Outcome = "redriven"

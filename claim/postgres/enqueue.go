@@ -69,8 +69,52 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 	})
 }
 
-// enqueueIn is the transaction of Enqueue.
+// enqueueIn is the transaction of Enqueue: the batch p, but for rows whose
+// spool file made a job removed since (goneIngests), which are Duplicates.
 func (e *Engine) enqueueIn(ctx context.Context, tx pgx.Tx, p claim.EnqueueParams) ([]claim.Result, error) {
+	gone, err := goneIngests(ctx, tx, p.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	return claim.EnqueueNotGone(p, gone, func(p claim.EnqueueParams) ([]claim.Result, error) {
+		return e.enqueueRows(ctx, tx, p)
+	})
+}
+
+// goneIngests finds the rows of batch whose spool file made a job that was
+// removed since (migration15.sql): index, and the removed job's id. One
+// statement for the batch, and none for a batch without spool files.
+func goneIngests(ctx context.Context, tx pgx.Tx, batch []claim.NewRow) (map[int]string, error) {
+	var keys []string
+	at := map[string]int{}
+	for i, row := range batch {
+		if row.IngestKey != "" {
+			keys, at[row.IngestKey] = append(keys, row.IngestKey), i
+		}
+	}
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	rows, err := tx.Query(ctx, "SELECT ingest_key, job_id FROM gone_ingests WHERE ingest_key = ANY($1)", keys)
+	if err != nil {
+		return nil, fmt.Errorf("look up spool files: %w", err)
+	}
+	var gone map[int]string
+	for rows.Next() {
+		var key, id string
+		if err := rows.Scan(&key, &id); err != nil {
+			return nil, err
+		}
+		if gone == nil {
+			gone = map[int]string{}
+		}
+		gone[at[key]] = id
+	}
+	return gone, rows.Err()
+}
+
+// enqueueRows stores the batch p in tx.
+func (e *Engine) enqueueRows(ctx context.Context, tx pgx.Tx, p claim.EnqueueParams) ([]claim.Result, error) {
 	seqs, err := insertBatch(ctx, tx, p.Jobs)
 	if err != nil {
 		return nil, err

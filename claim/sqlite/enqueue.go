@@ -18,7 +18,7 @@ import (
 // file is unlinked only after its job is on disk.
 func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Result, error) {
 	var out []claim.Result
-	e.prepare(ctx, insertJob, countPending)
+	e.prepare(ctx, insertJob, countPending, goneIngest)
 	var ins *inserter
 	err := e.tx(ctx, func(tx *sql.Tx) (err error) {
 		ins = e.inserter(ctx, tx)
@@ -36,7 +36,7 @@ func (e *Engine) Enqueue(ctx context.Context, p claim.EnqueueParams) ([]claim.Re
 
 // EnqueueStream stores every batch of batches in one transaction.
 func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.EnqueueParams, error], each func([]claim.Result) error) error {
-	e.prepare(ctx, insertJob, countPending)
+	e.prepare(ctx, insertJob, countPending, goneIngest)
 	var ins *inserter
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		ins = e.inserter(ctx, tx)
@@ -63,12 +63,50 @@ func (e *Engine) EnqueueStream(ctx context.Context, batches iter.Seq2[claim.Enqu
 	return nil
 }
 
-// enqueueIn stores the batch p in tx. Runs of rows whose outcome cannot
+// enqueueIn stores the batch p in tx, but for rows whose spool file made a
+// job removed since (goneIngests): those are Duplicates.
+func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
+	gone, err := e.goneIngests(ctx, tx, p.Jobs)
+	if err != nil {
+		return nil, err
+	}
+	return claim.EnqueueNotGone(p, gone, func(p claim.EnqueueParams) ([]claim.Result, error) {
+		return e.enqueueRows(ctx, tx, ins, p)
+	})
+}
+
+const goneIngest = "SELECT job_id FROM gone_ingests WHERE ingest_key = ?"
+
+// goneIngests finds the rows of batch whose spool file made a job that was
+// removed since (migration18.sql): index, and the removed job's id.
+func (e *Engine) goneIngests(ctx context.Context, tx *sql.Tx, batch []claim.NewRow) (map[int]string, error) {
+	var gone map[int]string
+	for i, row := range batch {
+		if row.IngestKey == "" {
+			continue
+		}
+		var id string
+		err := e.queryRow(ctx, tx, goneIngest, row.IngestKey).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up spool file %s: %w", row.IngestKey, err)
+		}
+		if gone == nil {
+			gone = map[int]string{}
+		}
+		gone[i] = id
+	}
+	return gone, nil
+}
+
+// enqueueRows stores the batch p in tx. Runs of rows whose outcome cannot
 // change what a later row finds go in one statement each (insertRun); a
 // re-drive, and a job with after in an EnqueueEach batch (whose refusal
 // takes its insert back), go one by one (enqueueOne). Either way each row
 // gets the outcome it would get alone, in order.
-func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
+func (e *Engine) enqueueRows(ctx context.Context, tx *sql.Tx, ins *inserter, p claim.EnqueueParams) ([]claim.Result, error) {
 	out := ins.results(len(p.Jobs))
 	settle := func(i int, r claim.Result, err error) error { return settleRow(out, i, r, err, p.Each) }
 	for i := 0; i < len(p.Jobs); {
