@@ -141,8 +141,6 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	dec := json.NewDecoder(bytes.NewReader(line))
 	dec.DisallowUnknownFields()
 	a := answer[jobs.Job]{}
-	// Names and values that are not UTF-8 come escaped (wire.AppendRequest).
-	req.Job.Env, req.Environ = jobs.UnescapeEnv(req.Job.Env), jobs.UnescapeEnv(req.Environ)
 	switch {
 	case dec.Decode(&req) != nil || req.Fingerprint != reflectedPrint(req.Follow):
 		a.Declined = "another build of queuectl"
@@ -151,6 +149,10 @@ func (s *Server) serve(ctx context.Context, conn *net.UnixConn, queue chan<- pen
 	case req.Follow && (s.Follows == nil || !s.Follows(req.Job.Queue)):
 		a.Declined = "no worker of this process serves the queue"
 	default:
+		// Names and values that are not UTF-8 come escaped
+		// (wire.AppendRequest): their bytes are compared with the
+		// workers' environment, and the store escapes them again.
+		req.Job.Env, req.Environ = jobs.UnescapeEnv(req.Job.Env), jobs.UnescapeEnv(req.Environ)
 		if req.Follow {
 			req.Job.Env = s.jobEnv(ctx, req)
 		}
