@@ -25,8 +25,9 @@ func (s *Store) Backup(ctx context.Context, to string) error {
 
 // Restorer puts the backup file from in place of the database at location,
 // and returns where the database it replaced was kept ("" when there was
-// none).
-type Restorer func(ctx context.Context, location, from string) (kept string, err error)
+// none). Once from is found sound, and before anything is replaced, it
+// calls ready (when not nil), whose error ends the restore.
+type Restorer func(ctx context.Context, location, from string, ready func() error) (kept string, err error)
 
 var restorers = map[string]Restorer{}
 
@@ -39,8 +40,9 @@ func RegisterRestorer(name string, r Restorer) {
 
 // Restore puts the backup file from in place of the database at location
 // (see the engine's Restorer). The caller makes sure no worker uses the
-// store: one that does finds its file replaced and stops.
-func Restore(ctx context.Context, location, from string) (kept string, err error) {
+// store, in ready: one that does finds its file replaced and stops. A
+// backup that is not sound is refused first, whatever ready would say.
+func Restore(ctx context.Context, location, from string, ready func() error) (kept string, err error) {
 	name := EngineFor(location)
 	enginesMu.Lock()
 	r, ok := restorers[name]
@@ -48,5 +50,5 @@ func Restore(ctx context.Context, location, from string) (kept string, err error
 	if !ok {
 		return "", fmt.Errorf("%w: the %s engine restores no backup file", ErrInvalid, name)
 	}
-	return r(ctx, location, from)
+	return r(ctx, location, from, ready)
 }

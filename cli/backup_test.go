@@ -87,6 +87,14 @@ func putBack(t *testing.T, h *qhome, method, worker, backup, path string) {
 		return
 	}
 	if worker == "running" {
+		// A file that is no backup is refused for itself, first.
+		garbage := filepath.Join(t.TempDir(), "garbage.db")
+		if err := os.WriteFile(garbage, []byte("no database\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := h.run("db", "restore", garbage); code != 2 || !strings.Contains(stderr, "is not a sound queuectl backup") {
+			t.Errorf("db restore of a file that is no backup, under a running worker: exit %d, want 2 and why\n%s", code, stderr)
+		}
 		if _, stderr, code := h.run("db", "restore", backup); code != 4 || !strings.Contains(stderr, "worker stop --wait") {
 			t.Errorf("db restore under a running worker: exit %d, want 4 and the fix\n%s", code, stderr)
 		}

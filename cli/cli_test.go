@@ -732,19 +732,22 @@ func TestBenchDBNotAServer(t *testing.T) {
 	}
 }
 
-// TestExitCodesInDocs: the exit-code table of docs/cli.md is exitMeanings,
-// row for row.
+// TestExitCodesInDocs: the exit-code tables of README.md and docs/cli.md
+// are exitMeanings, row for row (SPEC: one table, in the code and in the
+// README).
 func TestExitCodesInDocs(t *testing.T) {
-	page, err := os.ReadFile("../docs/cli.md")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var want strings.Builder
 	want.WriteString("| code | meaning |\n|---|---|\n")
 	for _, e := range exitMeanings {
 		fmt.Fprintf(&want, "| %d | %s |\n", e.code, e.meaning)
 	}
-	if !strings.Contains(string(page), "\n## Exit codes\n\n"+want.String()+"\n") {
-		t.Errorf("docs/cli.md's exit-code table is not exitMeanings (cli/exit.go):\n%s", want.String())
+	for _, doc := range []string{"../README.md", "../docs/cli.md"} {
+		page, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(page), "\n## Exit codes\n\n"+want.String()+"\n") {
+			t.Errorf("%s's exit-code table is not exitMeanings (cli/exit.go):\n%s", doc, want.String())
+		}
 	}
 }

@@ -99,10 +99,9 @@ func dbRestore(c *cli.Context) error {
 	if sameStore(a[0], db) {
 		return withHint(usagef("%s is the store itself", a[0]), "restore a backup written by: queuectl db backup FILE")
 	}
-	if err := refuseRestoreUnderWorkers(c, dir, db); err != nil {
-		return err
-	}
-	kept, err := claim.Restore(c.Context, db, a[0])
+	// The backup is checked first: a file that is no backup is refused
+	// for itself, whether workers run or not.
+	kept, err := claim.Restore(c.Context, db, a[0], func() error { return refuseRestoreUnderWorkers(c, dir, db) })
 	if err != nil {
 		return err
 	}

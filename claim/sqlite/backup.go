@@ -79,7 +79,8 @@ func (e *Engine) size(ctx context.Context) int64 {
 }
 
 // Restore puts a copy of the backup file from at path, once PRAGMA
-// integrity_check passes on it, and returns where the file it replaced
+// integrity_check passes on it and ready (when not nil) lets it, and
+// returns where the file it replaced
 // was kept (path.before-restore-TIME, with its WAL beside it, so that the
 // two still open together). Under ident's exclusive flock, the copy is
 // renamed over path (atomic: any process sees the old file or the new
@@ -95,7 +96,7 @@ func (e *Engine) size(ctx context.Context) int64 {
 //
 // The copy of a restore that was killed (path.restoring-PID, of a process
 // that is gone) is removed first: it may be as large as the database.
-func Restore(ctx context.Context, path, from string) (kept string, err error) {
+func Restore(ctx context.Context, path, from string, ready func() error) (kept string, err error) {
 	removeDeadCopies(path)
 	tmp := fmt.Sprintf("%s.restoring-%d", path, os.Getpid())
 	if err := copyFile(from, tmp); err != nil {
@@ -104,6 +105,11 @@ func Restore(ctx context.Context, path, from string) (kept string, err error) {
 	defer os.Remove(tmp)
 	if err := verifyBackup(ctx, tmp, from); err != nil {
 		return "", err
+	}
+	if ready != nil {
+		if err := ready(); err != nil {
+			return "", err
+		}
 	}
 	ident, err := (&Engine{path: path}).lockIdent(syscall.LOCK_EX)
 	if err != nil {

@@ -73,7 +73,7 @@ func TestRestoreRemovesDeadCopies(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := claim.Restore(context.Background(), path, backup); err != nil {
+	if _, err := claim.Restore(context.Background(), path, backup, nil); err != nil {
 		t.Fatalf("Restore = %v", err)
 	}
 	if _, err := os.Stat(dead); !errors.Is(err, fs.ErrNotExist) {
