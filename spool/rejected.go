@@ -169,9 +169,20 @@ func (e *refusedError) Unwrap() error { return claim.ErrConflict }
 func (e *refusedError) Hint() string  { return e.fix }
 
 // PurgeRejected deletes rejected/name and its reason. Errors as
-// RetryRejected.
+// RetryRejected; a directory (the watcher moves one dropped in the spool
+// here too) is deleted when it is empty, and is ErrConflict when it holds
+// files, which are nobody's to delete but their owner's.
 func PurgeRejected(d Dirs, name string) error {
 	path, err := rejectedPath(d, name)
+	var dir *dirError
+	if errors.As(err, &dir) {
+		if err := os.Remove(path); err != nil {
+			return kindf(claim.ErrConflict, "rejected/%s is a directory that is not empty; move it where you keep directories: mv %s DIR",
+				shown(name), quote(path))
+		}
+		removeReason(path)
+		return nil
+	}
 	if err != nil {
 		return err
 	}
@@ -181,6 +192,14 @@ func PurgeRejected(d Dirs, name string) error {
 	removeReason(path)
 	return nil
 }
+
+// dirError is rejectedPath's refusal of a directory: no file to retry.
+type dirError struct{ name string }
+
+func (e *dirError) Error() string {
+	return fmt.Sprintf("rejected/%s is a directory, not a job file; remove it (queuectl rejected purge %s) or move it yourself", shown(e.name), quote(e.name))
+}
+func (e *dirError) Unwrap() error { return claim.ErrConflict }
 
 // rejectedPath checks that name is a file in rejected/ and returns its path.
 func rejectedPath(d Dirs, name string) (string, error) {
@@ -196,7 +215,7 @@ func rejectedPath(d Dirs, name string) (string, error) {
 		return "", fmt.Errorf("rejected %s: %w", shown(name), err)
 	}
 	if fi.IsDir() {
-		return "", kindf(claim.ErrInvalid, "rejected/%s is a directory; move it yourself", shown(name))
+		return path, &dirError{name}
 	}
 	return path, nil
 }
