@@ -107,7 +107,7 @@ func homeCheck(h *home) report.Check {
 			return report.Check{Name: "home", Status: report.CheckFail, Detail: err.Error(), Fix: "ls -ld " + p.Path}
 		}
 	}
-	return ok("home", "%s and what is in it are private to you", h.dir)
+	return ok("home", "%s and what is in it are private to you (the spool: its own check)", h.dir)
 }
 
 // doctorStore opens the store (which migrates an older schema, as every

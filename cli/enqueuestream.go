@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"iter"
@@ -18,6 +19,19 @@ import (
 // the jobs waits in an unlinked file of the home until the transaction
 // commits: nothing is said stored that a later refusal takes back.
 func enqueueStream(c *cli.Context, in io.Reader) error {
+	var batch bool // more than one line came
+	err := enqueueLines(c, in, &batch)
+	var hint interface{ Hint() string }
+	if batch && err != nil && !errors.As(err, &hint) && (errors.Is(err, claim.ErrInvalid) || errors.Is(err, claim.ErrConflict)) {
+		// Refused, the batch stored nothing: its good lines are not in.
+		err = withHint(err, "none of the batch was enqueued (a batch on stdin is stored whole or not at all): mend that line and send it all again")
+	}
+	return err
+}
+
+// enqueueLines is enqueueStream's work; batch is set once a second line
+// came.
+func enqueueLines(c *cli.Context, in io.Reader, batch *bool) error {
 	next, stop := iter.Pull2(claim.ParseStream(in))
 	defer stop()
 	first, err, ok := next()
@@ -25,6 +39,7 @@ func enqueueStream(c *cli.Context, in io.Reader) error {
 		return err
 	}
 	second, err, ok := next()
+	*batch = ok || err != nil
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,11 @@ Example: queuectl pause --queue mail --wait`,
 				return &exitStatus{exitInterrupted, nil}
 			}
 			if err == nil {
-				fmt.Fprintf(c.App.Writer, "No job runs in %s\n", queueWords(q))
+				if q == claim.AllQueues {
+					fmt.Fprintln(c.App.Writer, "No job runs in any queue")
+				} else {
+					fmt.Fprintf(c.App.Writer, "No job runs in %s\n", queueWords(q))
+				}
 			}
 			return err
 		}),
