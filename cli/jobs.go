@@ -148,10 +148,32 @@ Example: queuectl show --json nightly-db`,
 			if err := p.Job(j, runs); err != nil {
 				return err
 			}
+			if err := showWhyFailed(p, j, runs); err != nil {
+				return err
+			}
 			sayWorkerGone(c, h, j)
 			return nil
 		}),
 	}
+}
+
+// showWhyFailed ends show of a failed or dead job with the last lines of
+// its latest run's stderr, as wait says why a job died: why it failed is
+// then on the page. Not in JSON (logs --json has the streams), nor where
+// show printed the run's kept tail already (its file is not here).
+func showWhyFailed(p report.Printer, j claim.Job, runs []claim.Run) error {
+	if p.JSON || (j.State != claim.Failed && j.State != claim.Dead) || len(runs) == 0 {
+		return nil
+	}
+	r := runs[len(runs)-1]
+	if r.Outcome != claim.OutcomeFailed || fromTail(r, true) {
+		return nil
+	}
+	lines, err := run.Log{Run: r, Stderr: true}.LastLines(whyLines)
+	if err != nil || len(lines) == 0 {
+		return nil // show's runs table says what it printed
+	}
+	return p.LastStderr(j.ID, r.Attempt, lines)
 }
 
 // sayWorkerGone warns, of a processing job whose worker is gone (killed,

@@ -360,3 +360,15 @@ func DiedJSON(died []claim.Job) []string {
 	}
 	return ids
 }
+
+// LastStderr ends show of a failed job with the last lines of the stderr
+// of its run attempt, indented, and where all of it is.
+func (p Printer) LastStderr(id string, attempt int, lines []string) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nstderr of run %d, its last lines (all of it: queuectl logs %s --stderr):\n", attempt, id)
+	for _, l := range lines {
+		b.WriteString("  " + l + "\n")
+	}
+	_, err := io.WriteString(p.Out, b.String())
+	return err
+}
