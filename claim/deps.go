@@ -13,7 +13,7 @@ import (
 // zero, so waiting jobs cost the claim nothing however many there are; a
 // completion counts its dependents down in the same transaction. A
 // dependency that ends dead or canceled makes its dependents dead with an
-// error naming it and why it ended, "dependency X died: exit 2" (and theirs,
+// error naming it and why it ended, "dependency X ended dead: exit 2" (and theirs,
 // down the chain, naming the same X); re-driving X
 // (dlq retry, restart) re-arms the jobs it killed: pending again, waiting
 // for X.
@@ -21,7 +21,7 @@ import (
 // DependencyError is the last_error of a job made dead because dep, which
 // it waited for, ended dead or canceled: it names the root cause, so that
 // a pipeline's last step says which step failed and how ("dependency build
-// died: exit 2"), not only the step it waited for. A dep that itself died
+// ended dead: exit 2", as SPEC §3 words it), not only the step it waited for. A dep that itself died
 // of a dependency passes its own error on, which already names the root.
 func DependencyError(dep Job) string {
 	switch {
@@ -30,9 +30,9 @@ func DependencyError(dep Job) string {
 	case dep.DeadBy != "" && dep.LastError != "":
 		return dep.LastError
 	case dep.ExitCode != nil && dep.LastError == fmt.Sprintf("exit status %d", *dep.ExitCode):
-		return fmt.Sprintf("dependency %s died: exit %d", dep.ID, *dep.ExitCode)
+		return fmt.Sprintf("dependency %s ended dead: exit %d", dep.ID, *dep.ExitCode)
 	case dep.LastError != "":
-		return fmt.Sprintf("dependency %s died: %s", dep.ID, dep.LastError)
+		return fmt.Sprintf("dependency %s ended dead: %s", dep.ID, dep.LastError)
 	}
 	return fmt.Sprintf("dependency %s ended %s", dep.ID, dep.State)
 }

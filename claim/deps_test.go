@@ -146,7 +146,7 @@ func TestDependencyDeathEndsTheChain(t *testing.T) {
 		}
 		// Each names the root cause, a, and how it died; c also the job it
 		// waited for.
-		for id, want := range map[string]string{"b": "dependency a died: exit 1", "c": "dependency a died: exit 1 (via b)"} {
+		for id, want := range map[string]string{"b": "dependency a ended dead: exit 1", "c": "dependency a ended dead: exit 1 (via b)"} {
 			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want || j.DeadBy == "" {
 				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
 			}
@@ -251,7 +251,7 @@ func TestDependencyErrorNamesTheCause(t *testing.T) {
 		if _, err := s.EndDependents(ctx, "slow", claim.Dead); err != nil {
 			t.Fatal(err)
 		}
-		for id, want := range map[string]string{"x": "dependency gate was canceled", "y": "dependency slow died: timed out after 5s"} {
+		for id, want := range map[string]string{"x": "dependency gate was canceled", "y": "dependency slow ended dead: timed out after 5s"} {
 			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
 				t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
 			}
@@ -458,9 +458,9 @@ func TestEndLeftDependentsEndsEveryChain(t *testing.T) {
 			t.Fatalf("EndLeftDependents = %v, %v; want b1 b2 c", ids(ended), err)
 		}
 		for id, want := range map[string]string{
-			"b1": "dependency a1 died: exit 2",
-			"b2": "dependency a2 died: exit 3",
-			"c":  "dependency a1 died: exit 2 (via b1)",
+			"b1": "dependency a1 ended dead: exit 2",
+			"b2": "dependency a2 ended dead: exit 3",
+			"c":  "dependency a1 ended dead: exit 2 (via b1)",
 		} {
 			if j := mustGet(t, s, id); j.State != claim.Dead || j.LastError != want {
 				t.Errorf("%s = %s %q; want dead %q", id, j.State, j.LastError, want)

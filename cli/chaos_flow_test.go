@@ -224,7 +224,7 @@ func TestChaosDependencyChain(t *testing.T) {
 		t.Errorf("steps ran before the step they wait for completed: %s (seed %d)", early, seed)
 	}
 	h.run("wait", "--timeout", "1m", "doomed-2")
-	for id, want := range map[string]string{"doomed-1": "dependency doomed-0 died: exit 3", "doomed-2": "dependency doomed-0 died: exit 3 (via doomed-1)"} {
+	for id, want := range map[string]string{"doomed-1": "dependency doomed-0 ended dead: exit 3", "doomed-2": "dependency doomed-0 ended dead: exit 3 (via doomed-1)"} {
 		if v := h.show(id); v.State != "dead" || v.LastError != want {
 			t.Errorf("%s = %s %q, want dead %q", id, v.State, v.LastError, want)
 		}

@@ -44,13 +44,13 @@ func TestChainRunsInOrderAndDiesTogether(t *testing.T) {
 	if !slices.Equal(died, []string{"x", "y", "z"}) {
 		t.Errorf("dead/ files for %v, want x, y, z", died)
 	}
-	for id, want := range map[string]string{"y": "dependency x died: exit 4", "z": "dependency x died: exit 4 (via y)"} {
+	for id, want := range map[string]string{"y": "dependency x ended dead: exit 4", "z": "dependency x ended dead: exit 4 (via y)"} {
 		if j := get(t, s, id); j.State != claim.Dead || j.LastError != want {
 			t.Errorf("%s = %s %q, want dead %q", id, j.State, j.LastError, want)
 		}
 	}
 	hooked := readFile(t, filepath.Join(dir, "dead"))
-	for _, want := range []string{"x exit status 4\n", "y dependency x died: exit 4\n", "z dependency x died: exit 4 (via y)\n"} {
+	for _, want := range []string{"x exit status 4\n", "y dependency x ended dead: exit 4\n", "z dependency x ended dead: exit 4 (via y)\n"} {
 		if !strings.Contains(hooked, want) {
 			t.Errorf("on_dead hooks wrote:\n%s\nwant a line %q", hooked, want)
 		}

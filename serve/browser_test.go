@@ -265,7 +265,7 @@ func TestBrowser(t *testing.T) {
 
 	// A job dead through a dependency names the root cause and how it died.
 	navigate(t, ctx, ts.URL+"/jobs/publish")
-	if got := eval[string](t, ctx, `document.querySelector("main").innerText`); !regexp.MustCompile(`dependency xss died: exit \d+`).MatchString(got) {
+	if got := eval[string](t, ctx, `document.querySelector("main").innerText`); !regexp.MustCompile(`dependency xss ended dead: exit \d+`).MatchString(got) {
 		t.Errorf("the page of a job dead through a dependency says:\n%s\nwant it to name xss and its exit", got)
 	}
 

@@ -317,7 +317,7 @@ func TestSyncDeadRewritesAChangedJob(t *testing.T) {
 	if err := SyncDead(ctx, s, dir); err != nil {
 		t.Fatal(err)
 	}
-	if got := deadError(t, dir, "b"); !strings.Contains(got, "dependency a died") {
+	if got := deadError(t, dir, "b"); !strings.Contains(got, "dependency a ended dead") {
 		t.Fatalf("b's dead file says %q; want that a died", got)
 	}
 	otherInfo, err := os.Stat(filepath.Join(dir, "other.json"))
