@@ -67,27 +67,36 @@ func assertOneJobPerFile(t *testing.T, s *claim.Store, n int) {
 	}
 }
 
+// leftBehind puts the taken files tks in the directory of an ingester
+// that died, each a job named as its file (without .json), and returns
+// that directory.
+func leftBehind(t *testing.T, w *Watcher, tks ...taken) string {
+	t.Helper()
+	dead := filepath.Join(w.Dirs.Spool, ingesting, "4242-deadbeef")
+	if err := os.MkdirAll(dead, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range tks {
+		content := fmt.Sprintf(`{"id": %q, "command": "echo"}`, tk.name[:len(tk.name)-5])
+		if err := os.WriteFile(filepath.Join(dead, tk.file()), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dead
+}
+
 // A crashed ingester leaves files in its directory: one whose job it
 // committed before it died, one it had not. The next pass makes one job of
 // each, not two.
 func TestPassAdoptsFilesOfCrashedIngester(t *testing.T) {
 	w := newWatcher(t)
 	ctx := context.Background()
-	dead := filepath.Join(w.Dirs.Spool, ingesting, "4242-deadbeef")
-	if err := os.MkdirAll(dead, 0o700); err != nil {
-		t.Fatal(err)
-	}
 	committed := taken{key: randomHex(16), name: "committed.json"}
 	if _, err := w.Store.Enqueue(ctx, claim.NewJob{ID: "committed", Command: "echo c", IngestKey: committed.ingestKey()}); err != nil {
 		t.Fatal(err)
 	}
 	uncommitted := taken{key: randomHex(16), name: "uncommitted.json"}
-	for _, tk := range []taken{committed, uncommitted} {
-		content := fmt.Sprintf(`{"id": %q, "command": "echo"}`, tk.name[:len(tk.name)-5])
-		if err := os.WriteFile(filepath.Join(dead, tk.file()), []byte(content), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	dead := leftBehind(t, w, committed, uncommitted)
 	if waiting, _, _ := Count(w.Dirs); waiting != 2 {
 		t.Errorf("Count waiting = %d, want 2 (taken files count as waiting)", waiting)
 	}
@@ -125,6 +134,43 @@ func TestPassAdoptsFilesOfCrashedIngester(t *testing.T) {
 	}
 	if owners, _ := listNames(filepath.Join(w.Dirs.Spool, ingesting)); len(owners) != 0 {
 		t.Errorf("ingesting directories left: %v", owners)
+	}
+}
+
+// An ingester died after its file's job was committed and before it could
+// unlink the file. The job ran, and was purged, before another ingester
+// adopted the file: the file is a duplicate still, and the job does not
+// come back to run a second time.
+func TestAdoptedFileOfARemovedJobMakesNoJob(t *testing.T) {
+	w := newWatcher(t)
+	ctx := context.Background()
+	tk := taken{key: randomHex(16), name: "nightly.json"}
+	if _, err := w.Store.Enqueue(ctx, claim.NewJob{ID: "nightly", Command: "echo once", IngestKey: tk.ingestKey()}); err != nil {
+		t.Fatal(err)
+	}
+	leftBehind(t, w, tk)
+	_, r, err := w.Store.Claim(ctx, claim.Claimant{WorkerID: "w", Host: "h", PID: os.Getpid(), Lease: time.Minute, LogDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Store.Complete(ctx, r); err != nil {
+		t.Fatal(err)
+	}
+	if ids, err := w.Store.PurgeFinished(ctx, claim.Completed, time.Now().Add(time.Hour)); err != nil || len(ids) != 1 {
+		t.Fatalf("purge = %v, %v; want [nightly]", ids, err)
+	}
+	st, err := w.Pass(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := w.Store.Get(ctx, "nightly"); !errors.Is(err, claim.ErrNotFound) {
+		t.Errorf("the purged job is back, %s (pass: %+v): it would run again", j.State, st)
+	}
+	if st.Ingested != 0 || st.Duplicates != 1 {
+		t.Errorf("pass = %+v, want the adopted file a duplicate", st)
+	}
+	if left, _ := filepath.Glob(filepath.Join(w.Dirs.Spool, ingesting, "*", "*")); len(left) != 0 {
+		t.Errorf("files left in %s: %v", ingesting, left)
 	}
 }
 
