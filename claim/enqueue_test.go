@@ -509,7 +509,12 @@ func TestGoneIngestKeyIsDuplicate(t *testing.T) {
 				t.Errorf("row %d: %s %q, %v; want %s %q", i, rs[i].Outcome, rs[i].Job.ID, rs[i].Err, w.outcome, w.id)
 			}
 		}
-		for _, id := range []string{"again-removed", "again-purged", "again-dead"} {
+		// Alone, as a batch of one whose only row is gone.
+		if r, err := s.Enqueue(ctx, claim.NewJob{ID: "alone", Command: "true", IngestKey: "spool:removed"}); err != nil ||
+			r.Outcome != claim.Duplicate || r.Job.ID != "removed" {
+			t.Errorf("Enqueue of a removed job's file alone = %s %q, %v; want duplicate of removed", r.Outcome, r.Job.ID, err)
+		}
+		for _, id := range []string{"again-removed", "again-purged", "again-dead", "alone"} {
 			if _, err := s.Get(ctx, id); !errors.Is(err, claim.ErrNotFound) {
 				t.Errorf("the file of a removed job made job %s: Get = %v", id, err)
 			}
