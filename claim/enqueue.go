@@ -181,7 +181,7 @@ func buildRow(cfg Config, nj NewJob, now time.Time) (NewRow, error) {
 		j.Env = maps.Clone(nj.Env)
 	}
 	j.Hooks, j.Limits = nj.Hooks, nj.Limits
-	return NewRow{Job: j, IngestKey: nj.IngestKey, Redrive: nj.Redrive, After: slices.Compact(slices.Sorted(slices.Values(nj.After)))}, nil
+	return NewRow{Job: j, IngestKey: nj.IngestKey, IngestAgain: nj.IngestAgain, Redrive: nj.Redrive, After: slices.Compact(slices.Sorted(slices.Values(nj.After)))}, nil
 }
 
 // nanoTime is t as stored: UTC, monotonic clock dropped; zero stays zero.

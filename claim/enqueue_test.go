@@ -490,12 +490,14 @@ func TestGoneIngestKeyIsDuplicate(t *testing.T) {
 			t.Fatalf("EnqueueEach with an unknown dependency = %+v, %v; want it refused", rs, err)
 		}
 
+		// The files as an ingester finds them taken already (adopted from
+		// one that died): the only ones whose key a job can have had.
 		rs, err := s.EnqueueEach(ctx, []claim.NewJob{
-			{Command: "true", IngestKey: "spool:fresh"},
-			{ID: "again-removed", Command: "true", IngestKey: "spool:removed"},
-			{ID: "again-purged", Command: "true", IngestKey: "spool:purged"},
-			{ID: "again-dead", Command: "true", IngestKey: "spool:dead"},
-			{ID: "refused", Command: "true", IngestKey: "spool:refused"},
+			{Command: "true", IngestKey: "spool:fresh", IngestAgain: true},
+			{ID: "again-removed", Command: "true", IngestKey: "spool:removed", IngestAgain: true},
+			{ID: "again-purged", Command: "true", IngestKey: "spool:purged", IngestAgain: true},
+			{ID: "again-dead", Command: "true", IngestKey: "spool:dead", IngestAgain: true},
+			{ID: "refused", Command: "true", IngestKey: "spool:refused", IngestAgain: true},
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -510,7 +512,7 @@ func TestGoneIngestKeyIsDuplicate(t *testing.T) {
 			}
 		}
 		// Alone, as a batch of one whose only row is gone.
-		if r, err := s.Enqueue(ctx, claim.NewJob{ID: "alone", Command: "true", IngestKey: "spool:removed"}); err != nil ||
+		if r, err := s.Enqueue(ctx, claim.NewJob{ID: "alone", Command: "true", IngestKey: "spool:removed", IngestAgain: true}); err != nil ||
 			r.Outcome != claim.Duplicate || r.Job.ID != "removed" {
 			t.Errorf("Enqueue of a removed job's file alone = %s %q, %v; want duplicate of removed", r.Outcome, r.Job.ID, err)
 		}

@@ -114,9 +114,10 @@ type EnqueueParams struct {
 // NewRow is one job to insert: Job holds every stored field (Seq is filled
 // in by the engine), plus what only the insert needs.
 type NewRow struct {
-	Job       Job
-	IngestKey string
-	Redrive   bool
+	Job         Job
+	IngestKey   string
+	IngestAgain bool // NewJob.IngestAgain: the engine looks the key up among removed jobs'
+	Redrive     bool
 	// After are the ids the job waits for, each once. The engine stores
 	// them with the job and sets Job.Waiting to those not completed, in
 	// the same transaction; an id no job has is refused with

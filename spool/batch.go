@@ -194,7 +194,7 @@ func (s *session) load(tk taken, t *tally) (nj claim.NewJob, ok bool) {
 	}
 	switch {
 	case err == nil:
-		nj.IngestKey = tk.ingestKey()
+		nj.IngestKey, nj.IngestAgain = tk.ingestKey(), tk.again
 		return nj, true
 	case len(data) > MaxSize:
 		s.rejectCounted(path, tk.name, tooBigProblem(tk.name, int64(len(data))), t)

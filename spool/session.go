@@ -60,6 +60,10 @@ type taken struct {
 	key     string // the ingest key, 32 hex digits
 	name    string // the name it had in the spool
 	settled bool   // it had stopped changing before it was taken
+	// again: found in the own directory, taken before this pass (adopted
+	// from an ingester that died, or left by a failed commit), so its job
+	// may have been committed already (claim.NewJob.IngestAgain).
+	again bool
 	// read says that data and changedAt hold what take read, so that load
 	// need not open the file again.
 	read      bool
@@ -120,6 +124,7 @@ func (s *session) collect(ctx context.Context, c *committer, t *tally) error {
 				continue
 			}
 		}
+		tk.again = true
 		if !c.add(tk, t) {
 			return nil
 		}

@@ -45,6 +45,11 @@ type NewJob struct {
 	// IngestKey names the spool file this job came from, so that a file seen
 	// again after a crash between commit and unlink makes no second job.
 	IngestKey string
+	// IngestAgain says that the file was found taken already (an ingester
+	// that died left it, or a commit failed): its job may have been
+	// committed, run and removed since, which the store then remembers
+	// (gone_ingests). A file taken now has a key no job ever had.
+	IngestAgain bool
 	// Redrive is set for a dead/ file dropped back into the spool: if the id
 	// names a dead job, that job is re-driven like `dlq retry`.
 	Redrive bool

@@ -82,13 +82,14 @@ func (e *Engine) enqueueIn(ctx context.Context, tx pgx.Tx, p claim.EnqueueParams
 }
 
 // goneIngests finds the rows of batch whose spool file made a job that was
-// removed since (migration15.sql): index, and the removed job's id. One
-// statement for the batch, and none for a batch without spool files.
+// removed since (migration15.sql): index, and the removed job's id. Only
+// a file found taken already (IngestAgain) can have made one: one
+// statement for the batch, and none for a batch without such files.
 func goneIngests(ctx context.Context, tx pgx.Tx, batch []claim.NewRow) (map[int]string, error) {
 	var keys []string
 	at := map[string]int{}
 	for i, row := range batch {
-		if row.IngestKey != "" {
+		if row.IngestKey != "" && row.IngestAgain {
 			keys, at[row.IngestKey] = append(keys, row.IngestKey), i
 		}
 	}

@@ -78,11 +78,12 @@ func (e *Engine) enqueueIn(ctx context.Context, tx *sql.Tx, ins *inserter, p cla
 const goneIngest = "SELECT job_id FROM gone_ingests WHERE ingest_key = ?"
 
 // goneIngests finds the rows of batch whose spool file made a job that was
-// removed since (migration18.sql): index, and the removed job's id.
+// removed since (migration18.sql): index, and the removed job's id. Only
+// a file found taken already (IngestAgain) can have made one.
 func (e *Engine) goneIngests(ctx context.Context, tx *sql.Tx, batch []claim.NewRow) (map[int]string, error) {
 	var gone map[int]string
 	for i, row := range batch {
-		if row.IngestKey == "" {
+		if row.IngestKey == "" || !row.IngestAgain {
 			continue
 		}
 		var id string
