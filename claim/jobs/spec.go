@@ -48,8 +48,9 @@ type NewJob struct {
 	// IngestAgain says that the file was found taken already (an ingester
 	// that died left it, or a commit failed): its job may have been
 	// committed, run and removed since, which the store then remembers
-	// (gone_ingests). A file taken now has a key no job ever had.
-	IngestAgain bool
+	// (gone_ingests). A file taken now has a key no job ever had. Only an
+	// ingester sets it: it never crosses the worker's socket.
+	IngestAgain bool `json:"-"`
 	// Redrive is set for a dead/ file dropped back into the spool: if the id
 	// names a dead job, that job is re-driven like `dlq retry`.
 	Redrive bool

@@ -58,8 +58,8 @@ type Answer[J any] struct {
 // that no longer matches the types declines every client of its build
 // (handoff's TestFingerprints says which value to write).
 const (
-	EnqueueFingerprint = "f0d77dd7bf0ff108"
-	FollowFingerprint  = "35bc160433cc88f"
+	EnqueueFingerprint = "35f4af4de27d4bb"
+	FollowFingerprint  = "e8ff2ee15acc6efe"
 )
 
 // Fingerprint is what a client sends.
