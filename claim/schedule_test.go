@@ -432,3 +432,69 @@ func TestFireDueGoesOnPastAnUnreadableSchedule(t *testing.T) {
 		}
 	})
 }
+
+// scheduleReadHook runs afterRead once, right after the Store read the
+// schedules: what another process does between a sync's read and its
+// write.
+type scheduleReadHook struct {
+	claim.Engine
+	afterRead func()
+}
+
+func (h *scheduleReadHook) Schedules(ctx context.Context) ([]claim.Schedule, error) {
+	l, err := h.Engine.Schedules(ctx)
+	if f := h.afterRead; f != nil {
+		h.afterRead = nil
+		f()
+	}
+	return l, err
+}
+
+// A schedules/NAME.json whose command is edited while its due time fires:
+// the sync read the schedule before the fire, and must not write back the
+// next due time it read, which would fire the same due time a second time
+// once the first job is done.
+func TestFileEditWhileDueFiresOnce(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		firer, fclk := db.openClocked(t)
+		e, err := claim.OpenEngine(db.location)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { e.Close() })
+		h := &scheduleReadHook{Engine: e}
+		syncer := claim.New(h)
+		sclk := &fakeClock{now: t0}
+		syncer.Now = sclk.Now
+		def := func(cmd string) []claim.NewSchedule {
+			return []claim.NewSchedule{{Name: "nightly", Cron: "0 3 * * *", TZ: "UTC", File: true, Job: claim.NewJob{Command: cmd}}}
+		}
+		if _, err := syncer.SyncFileSchedules(ctx, def("echo v1"), nil); err != nil {
+			t.Fatal(err)
+		}
+		due := mustSchedule(t, firer, "nightly").NextDue
+		fclk.Advance(due.Sub(t0))
+		sclk.Advance(due.Sub(t0))
+		var first []claim.Fired
+		h.afterRead = func() {
+			first = mustFire(t, firer)
+			if len(first) == 1 && first[0].Outcome == claim.Created {
+				complete(t, firer, first[0].Job.ID) // a short job, done already
+			}
+		}
+		if _, err := syncer.SyncFileSchedules(ctx, def("echo v2"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if len(first) != 1 || first[0].Outcome != claim.Created {
+			t.Fatalf("the fire between the sync's read and write = %+v, want one job", first)
+		}
+		if sc := mustSchedule(t, firer, "nightly"); !sc.NextDue.After(first[0].Due) || !strings.Contains(sc.Spec, "echo v2") {
+			t.Errorf("after the sync: next due %v (fired %v), spec %s; want the next day's, and the edit", sc.NextDue, first[0].Due, sc.Spec)
+		}
+		fclk.Advance(time.Second)
+		for _, f := range mustFire(t, firer) {
+			t.Errorf("due time %v fired again: job %s, %s (first: %s)", f.Due, f.Job.ID, f.Outcome, first[0].Job.ID)
+		}
+	})
+}

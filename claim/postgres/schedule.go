@@ -54,13 +54,18 @@ func (e *Engine) InsertSchedule(ctx context.Context, sc claim.Schedule) error {
 	return err
 }
 
-// PutFileSchedule inserts or replaces a file's schedule.
+// PutFileSchedule inserts or replaces a file's schedule. A schedule whose
+// cron and tz stay keeps the next due time it has in the store, not the
+// one sc was read with: a fire or a resume may have moved it since, and
+// writing back the old one would fire a due time twice.
 func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES ($1, $2, $3, $4, $5, true, $6, $7, $8)
 			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
-				next_due = excluded.next_due, updated_at = excluded.updated_at, due_checked = false
+				next_due = CASE WHEN schedules.cron = excluded.cron AND schedules.tz = excluded.tz
+					THEN schedules.next_due ELSE excluded.next_due END,
+				updated_at = excluded.updated_at, due_checked = false
 			WHERE schedules.file`,
 			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.NextDue.UnixNano(), sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
 		if err != nil {

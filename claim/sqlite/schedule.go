@@ -57,13 +57,18 @@ func (e *Engine) InsertSchedule(ctx context.Context, sc claim.Schedule) error {
 	return nil
 }
 
-// PutFileSchedule inserts or replaces a file's schedule.
+// PutFileSchedule inserts or replaces a file's schedule. A schedule whose
+// cron and tz stay keeps the next due time it has in the store, not the
+// one sc was read with: a fire or a resume may have moved it since, and
+// writing back the old one would fire a due time twice.
 func (e *Engine) PutFileSchedule(ctx context.Context, sc claim.Schedule) error {
 	err := e.tx(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO schedules (name, cron, tz, spec, paused, file, next_due,
 			created_at, updated_at) VALUES (?, ?, ?, ?, ?, 1, ?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET cron = excluded.cron, tz = excluded.tz, spec = excluded.spec,
-				next_due = excluded.next_due, updated_at = excluded.updated_at, due_checked = 0
+				next_due = CASE WHEN schedules.cron = excluded.cron AND schedules.tz = excluded.tz
+					THEN schedules.next_due ELSE excluded.next_due END,
+				updated_at = excluded.updated_at, due_checked = 0
 			WHERE schedules.file = 1`,
 			sc.Name, sc.Cron, sc.TZ, sc.Spec, sc.Paused, sc.NextDue.UnixNano(), sc.CreatedAt.UnixNano(), sc.UpdatedAt.UnixNano())
 		return err
