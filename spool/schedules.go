@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -84,29 +86,103 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 			files[ns.Name] = path
 		}
 	}
-	gone, err := d.graceful(ctx, files, waiting)
+	have, err := d.Store.Schedules(ctx)
 	if err != nil {
 		return err
 	}
-	refused, err := d.Store.SyncFileSchedules(ctx, defs, append(waiting, gone...))
+	owned := d.owned(files)
+	gone := d.graceful(have, owned, files, waiting)
+	keep := append(append(waiting, gone...), notOwned(have, owned, files)...)
+	refused, err := d.Store.SyncFileSchedules(ctx, defs, keep)
 	for sched, why := range refused {
 		if _, err := rej.reject(files[sched], filepath.Base(files[sched]), invalidProblem(filepath.Base(files[sched]), why)); err != nil {
 			d.logf("%v", err)
 		}
 	}
+	if err == nil {
+		// What this home defines now: its files, and those it waits for.
+		mine := append(waiting, gone...)
+		for name := range files {
+			if refused[name] == nil {
+				mine = append(mine, name)
+			}
+		}
+		d.own(mine, owned)
+	}
 	return err
 }
 
-// graceful returns the file schedules whose file has been missing for less
-// than Grace: they stay as they are for now. present names the schedules
-// with a file this pass read, waiting those whose file is being written.
-func (d *ScheduleDir) graceful(ctx context.Context, present map[string]string, waiting []string) ([]string, error) {
-	if d.Grace <= 0 {
-		return nil, nil
-	}
-	have, err := d.Store.Schedules(ctx)
+// ownedFile, in schedules/, names the file schedules this home's files
+// defined, a name a line. A store that several homes share (hosts of a
+// fleet, each with its own schedules/) holds the file schedules of all of
+// them: a home removes only those it defined and no longer has a file
+// for, never another's, which would come back at its owner's next pass
+// unpaused and due from now. Hidden, so that no pass reads it as a
+// schedule.
+const ownedFile = ".owned"
+
+// owned returns the names this home's files defined as of its last pass.
+// A home without the list yet (made by an older queuectl, or never synced)
+// owns what its files define now.
+func (d *ScheduleDir) owned(files map[string]string) map[string]bool {
+	out := map[string]bool{}
+	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, ownedFile))
 	if err != nil {
-		return nil, err
+		for name := range files {
+			out[name] = true
+		}
+		return out
+	}
+	for _, name := range strings.Split(string(data), "\n") {
+		if name != "" {
+			out[name] = true
+		}
+	}
+	return out
+}
+
+// own records names as what this home's files define, unless that is what
+// was (was), written whole or not at all (a new file renamed over).
+func (d *ScheduleDir) own(names []string, was map[string]bool) {
+	now := map[string]bool{}
+	for _, name := range names {
+		now[name] = true
+	}
+	if _, err := os.Stat(filepath.Join(d.Dirs.Schedules, ownedFile)); err == nil && maps.Equal(now, was) {
+		return
+	}
+	sorted := slices.Sorted(maps.Keys(now))
+	path := filepath.Join(d.Dirs.Schedules, ownedFile)
+	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
+	if err := os.WriteFile(tmp, []byte(strings.Join(sorted, "\n")+"\n"), 0o600); err != nil {
+		d.logf("schedules/: record the schedules this home defines: %v", err)
+		return
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		d.logf("schedules/: record the schedules this home defines: %v", err)
+	}
+}
+
+// notOwned names the file schedules of have that this home has no file
+// for and never defined: another home's, left as they are.
+func notOwned(have []claim.Schedule, owned map[string]bool, present map[string]string) []string {
+	var out []string
+	for _, sc := range have {
+		if _, ok := present[sc.Name]; sc.File && !ok && !owned[sc.Name] {
+			out = append(out, sc.Name)
+		}
+	}
+	return out
+}
+
+// graceful returns the file schedules this home defined (owned) whose
+// file has been missing for less than Grace: they stay as they are for
+// now. present names the schedules with a file this pass read, waiting
+// those whose file is being written.
+func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, present map[string]string, waiting []string) []string {
+	if d.Grace <= 0 {
+		return nil
 	}
 	if d.missing == nil {
 		d.missing = map[string]time.Time{}
@@ -118,7 +194,7 @@ func (d *ScheduleDir) graceful(ctx context.Context, present map[string]string, w
 	}
 	var keep []string
 	for _, sc := range have {
-		if _, ok := present[sc.Name]; !sc.File || ok || seen[sc.Name] {
+		if _, ok := present[sc.Name]; !sc.File || ok || seen[sc.Name] || !owned[sc.Name] {
 			delete(d.missing, sc.Name)
 			continue
 		}
@@ -133,7 +209,7 @@ func (d *ScheduleDir) graceful(ctx context.Context, present map[string]string, w
 			delete(d.missing, sc.Name)
 		}
 	}
-	return keep, nil
+	return keep
 }
 
 // scheduleSettle is how long an incomplete schedule file is waited for.

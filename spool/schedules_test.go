@@ -80,6 +80,59 @@ func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
 	}
 }
 
+// TestFileScheduleOfAnotherHome: two homes (two hosts of a fleet) share one
+// store, and only home A has schedules/nightly.json. Home B's passes leave
+// A's schedule alone, paused as A's user left it, however long B has no
+// such file; A's own file, removed, still removes it.
+func TestFileScheduleOfAnotherHome(t *testing.T) {
+	s := mustOpenStore(t)
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	ctx := t.Context()
+	a := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s, Grace: 5 * time.Second}
+	b := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s, Grace: 5 * time.Second}
+	pass := func(d *ScheduleDir) []claim.Schedule {
+		t.Helper()
+		if err := d.Pass(ctx); err != nil {
+			t.Fatalf("Pass = %v", err)
+		}
+		list, err := s.Schedules(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list
+	}
+	for _, d := range []*ScheduleDir{a, b} {
+		if err := d.Dirs.Make(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	file := filepath.Join(a.Dirs.Schedules, "nightly.json")
+	if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	pass(a)
+	if _, _, err := s.PauseSchedule(ctx, "nightly", true); err != nil {
+		t.Fatal(err)
+	}
+	pass(b)
+	now = now.Add(time.Minute) // long past the grace
+	if list := pass(b); len(list) != 1 || !list[0].Paused {
+		t.Fatalf("after home B's passes, schedules = %+v, want A's nightly, paused", list)
+	}
+	if list := pass(a); len(list) != 1 || !list[0].Paused {
+		t.Fatalf("after home A's pass, schedules = %+v, want nightly, paused", list)
+	}
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	pass(a)
+	now = now.Add(5 * time.Second)
+	if list := pass(a); len(list) != 0 {
+		t.Errorf("once A's file was gone for the grace, schedules = %+v, want none", list)
+	}
+}
+
 // TestSchedulesCutShortSayNothing: a pass that the end of Run's context
 // cut short is no trouble to report. A worker whose start failed (a store
 // that takes no writes) said "schedules: list schedules: … context
