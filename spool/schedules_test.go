@@ -31,17 +31,7 @@ func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	pass := func() []claim.Schedule {
-		t.Helper()
-		if err := d.Pass(ctx); err != nil {
-			t.Fatalf("Pass = %v", err)
-		}
-		list, err := s.Schedules(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return list
-	}
+	pass := func() []claim.Schedule { return passList(t, d) }
 	if err := d.Dirs.Make(); err != nil {
 		t.Fatal(err)
 	}
@@ -91,17 +81,7 @@ func TestFileScheduleOfAnotherHome(t *testing.T) {
 	ctx := t.Context()
 	a := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s, Grace: 5 * time.Second}
 	b := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s, Grace: 5 * time.Second}
-	pass := func(d *ScheduleDir) []claim.Schedule {
-		t.Helper()
-		if err := d.Pass(ctx); err != nil {
-			t.Fatalf("Pass = %v", err)
-		}
-		list, err := s.Schedules(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return list
-	}
+	pass := func(d *ScheduleDir) []claim.Schedule { return passList(t, d) }
 	for _, d := range []*ScheduleDir{a, b} {
 		if err := d.Dirs.Make(); err != nil {
 			t.Fatal(err)
@@ -131,6 +111,19 @@ func TestFileScheduleOfAnotherHome(t *testing.T) {
 	if list := pass(a); len(list) != 0 {
 		t.Errorf("once A's file was gone for the grace, schedules = %+v, want none", list)
 	}
+}
+
+// passList runs one pass of d and returns the store's schedules after it.
+func passList(t *testing.T, d *ScheduleDir) []claim.Schedule {
+	t.Helper()
+	if err := d.Pass(t.Context()); err != nil {
+		t.Fatalf("Pass = %v", err)
+	}
+	list, err := d.Store.Schedules(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return list
 }
 
 // TestSchedulesCutShortSayNothing: a pass that the end of Run's context
