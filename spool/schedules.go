@@ -90,9 +90,9 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	owned := d.owned(files)
+	owned, listed := d.owned(files)
 	gone := d.graceful(have, owned, files, waiting)
-	keep := append(append(waiting, gone...), notOwned(have, owned, files)...)
+	keep := slices.Concat(waiting, gone, notOwned(have, owned, files))
 	refused, err := d.Store.SyncFileSchedules(ctx, defs, keep)
 	for sched, why := range refused {
 		if _, err := rej.reject(files[sched], filepath.Base(files[sched]), invalidProblem(filepath.Base(files[sched]), why)); err != nil {
@@ -101,13 +101,15 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	}
 	if err == nil {
 		// What this home defines now: its files, and those it waits for.
-		mine := append(waiting, gone...)
+		mine := slices.Concat(waiting, gone)
 		for name := range files {
 			if refused[name] == nil {
 				mine = append(mine, name)
 			}
 		}
-		d.own(mine, owned)
+		if !listed || !sameNames(mine, owned) {
+			d.own(mine)
+		}
 	}
 	return err
 }
@@ -121,37 +123,39 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 // schedule.
 const ownedFile = ".owned"
 
-// owned returns the names this home's files defined as of its last pass.
-// A home without the list yet (made by an older queuectl, or never synced)
-// owns what its files define now.
-func (d *ScheduleDir) owned(files map[string]string) map[string]bool {
+// owned returns the names this home's files defined as of its last pass,
+// and whether the list was there. A home without the list yet (made by an
+// older queuectl, or never synced) owns what its files define now.
+func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, bool) {
 	out := map[string]bool{}
 	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, ownedFile))
 	if err != nil {
 		for name := range files {
 			out[name] = true
 		}
-		return out
+		return out, false
 	}
 	for _, name := range strings.Split(string(data), "\n") {
 		if name != "" {
 			out[name] = true
 		}
 	}
-	return out
+	return out, true
 }
 
-// own records names as what this home's files define, unless that is what
-// was (was), written whole or not at all (a new file renamed over).
-func (d *ScheduleDir) own(names []string, was map[string]bool) {
+// sameNames reports whether names (repeats allowed) are exactly set.
+func sameNames(names []string, set map[string]bool) bool {
 	now := map[string]bool{}
 	for _, name := range names {
 		now[name] = true
 	}
-	if _, err := os.Stat(filepath.Join(d.Dirs.Schedules, ownedFile)); err == nil && maps.Equal(now, was) {
-		return
-	}
-	sorted := slices.Sorted(maps.Keys(now))
+	return maps.Equal(now, set)
+}
+
+// own records names as what this home's files define, written whole or
+// not at all (a new file renamed over).
+func (d *ScheduleDir) own(names []string) {
+	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
 	path := filepath.Join(d.Dirs.Schedules, ownedFile)
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
 	if err := os.WriteFile(tmp, []byte(strings.Join(sorted, "\n")+"\n"), 0o600); err != nil {
