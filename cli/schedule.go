@@ -47,7 +47,10 @@ Example: queuectl schedule add nightly-db --cron '0 3 * * *' --command 'pg_dump 
 					return err
 				}
 				// Read schedules/ first, so that the list says what the
-				// files say even while no worker runs.
+				// files say even while no worker runs. A schedule whose
+				// file was just removed is not listed; it stays in the
+				// store for the grace, in case the removal is an editor's
+				// save (spool.ScheduleDir.Grace), and goes after it.
 				sd := &spool.ScheduleDir{Dirs: h.dirs, Store: h.store, Log: logf(c)}
 				if err := sd.Pass(c.Context); err != nil {
 					logf(c)("schedules/: %v", err)
@@ -56,6 +59,7 @@ Example: queuectl schedule add nightly-db --cron '0 3 * * *' --command 'pg_dump 
 				if err != nil {
 					return err
 				}
+				list = slices.DeleteFunc(list, func(sc claim.Schedule) bool { return slices.Contains(sd.Missing(), sc.Name) })
 				return printer(c).Schedules(list)
 			}),
 		}, {

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -38,13 +39,28 @@ type ScheduleDir struct {
 	// is unavailable and when it is back; not said here again.
 	AwaySaid bool
 	// Grace is how long a file schedule's file may be missing before the
-	// schedule is removed (0: at the first pass that misses it; Run makes
-	// it DefaultSettle). An editor that saves by renaming the old file
-	// away and writing a new one leaves the name empty for a moment:
-	// removed then and added again, the schedule would lose its pause.
+	// schedule is removed (0: DefaultSettle). An editor that saves by
+	// renaming the old file away and writing a new one leaves the name
+	// empty for a moment: removed then and added again, the schedule would
+	// lose its pause. When a file was first missed is kept in
+	// schedules/.owned, so that passes of one-shot commands (`schedule
+	// list`) count the grace as a worker's do.
 	Grace time.Duration
 
 	missing map[string]time.Time // file schedules without a file: since when (store clock)
+	gone    []string             // the last pass's file schedules kept for their grace
+}
+
+// Missing names the file schedules whose file the last pass found removed
+// and kept for the grace: gone, as far as a list of schedules should tell.
+func (d *ScheduleDir) Missing() []string { return d.gone }
+
+// grace is Grace, or its default.
+func (d *ScheduleDir) grace() time.Duration {
+	if d.Grace > 0 {
+		return d.Grace
+	}
+	return scheduleSettle
 }
 
 // Pass reads schedules/ once and brings the store in line with it. It
@@ -90,8 +106,14 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	owned, listed := d.owned(files)
+	owned, since, listed := d.owned(files)
+	for name, t := range since {
+		if was, ok := d.missing[name]; !ok || t.Before(was) {
+			d.remember(name, t)
+		}
+	}
 	gone := d.graceful(have, owned, files, waiting)
+	d.gone = gone
 	keep := slices.Concat(waiting, gone, notOwned(have, owned, files))
 	refused, err := d.Store.SyncFileSchedules(ctx, defs, keep)
 	for sched, why := range refused {
@@ -107,7 +129,7 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 				mine = append(mine, name)
 			}
 		}
-		if !listed || !sameNames(mine, owned) {
+		if !listed || !sameNames(mine, owned) || !d.sameSince(since, gone) {
 			d.own(mine)
 		}
 	}
@@ -115,7 +137,8 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 }
 
 // ownedFile, in schedules/, names the file schedules this home's files
-// defined, a name a line. A store that several homes share (hosts of a
+// defined, a name a line, followed, for one whose file is missing, by a
+// tab and when it was first missed (Unix nanoseconds, store clock). A store that several homes share (hosts of a
 // fleet, each with its own schedules/) holds the file schedules of all of
 // them: a home removes only those it defined and no longer has a file
 // for, never another's, which would come back at its owner's next pass
@@ -124,23 +147,51 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 const ownedFile = ".owned"
 
 // owned returns the names this home's files defined as of its last pass,
-// and whether the list was there. A home without the list yet (made by an
-// older queuectl, or never synced) owns what its files define now.
-func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, bool) {
-	out := map[string]bool{}
+// since when those whose file was missing then were missed, and whether
+// the list was there. A home without the list yet (made by an older
+// queuectl, or never synced) owns what its files define now.
+func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, map[string]time.Time, bool) {
+	out, since := map[string]bool{}, map[string]time.Time{}
 	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, ownedFile))
 	if err != nil {
 		for name := range files {
 			out[name] = true
 		}
-		return out, false
+		return out, since, false
 	}
-	for _, name := range strings.Split(string(data), "\n") {
-		if name != "" {
-			out[name] = true
+	for _, line := range strings.Split(string(data), "\n") {
+		name, missed, _ := strings.Cut(line, "\t")
+		if name == "" {
+			continue
+		}
+		out[name] = true
+		if ns, err := strconv.ParseInt(missed, 10, 64); err == nil {
+			since[name] = time.Unix(0, ns).UTC()
 		}
 	}
-	return out, true
+	return out, since, true
+}
+
+// remember notes that schedule name's file has been missing since t.
+func (d *ScheduleDir) remember(name string, t time.Time) {
+	if d.missing == nil {
+		d.missing = map[string]time.Time{}
+	}
+	d.missing[name] = t
+}
+
+// sameSince reports whether since, as read from the list, is when the
+// schedules of gone were first missed, and no other.
+func (d *ScheduleDir) sameSince(since map[string]time.Time, gone []string) bool {
+	if len(since) != len(gone) {
+		return false
+	}
+	for _, name := range gone {
+		if t, ok := since[name]; !ok || !t.Equal(d.missing[name]) {
+			return false
+		}
+	}
+	return true
 }
 
 // sameNames reports whether names (repeats allowed) are exactly set.
@@ -156,9 +207,17 @@ func sameNames(names []string, set map[string]bool) bool {
 // not at all (a new file renamed over).
 func (d *ScheduleDir) own(names []string) {
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
+	var b strings.Builder
+	for _, name := range sorted {
+		b.WriteString(name)
+		if t, ok := d.missing[name]; ok && slices.Contains(d.gone, name) {
+			fmt.Fprintf(&b, "\t%d", t.UnixNano())
+		}
+		b.WriteByte('\n')
+	}
 	path := filepath.Join(d.Dirs.Schedules, ownedFile)
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, []byte(strings.Join(sorted, "\n")+"\n"), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
 		d.logf("schedules/: record the schedules this home defines: %v", err)
 		return
 	}
@@ -185,12 +244,6 @@ func notOwned(have []claim.Schedule, owned map[string]bool, present map[string]s
 // now. present names the schedules with a file this pass read, waiting
 // those whose file is being written.
 func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, present map[string]string, waiting []string) []string {
-	if d.Grace <= 0 {
-		return nil
-	}
-	if d.missing == nil {
-		d.missing = map[string]time.Time{}
-	}
 	now := d.Store.Now()
 	seen := map[string]bool{}
 	for _, name := range waiting {
@@ -205,9 +258,9 @@ func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, pre
 		since, ok := d.missing[sc.Name]
 		if !ok {
 			since = now
-			d.missing[sc.Name] = now
+			d.remember(sc.Name, now)
 		}
-		if now.Sub(since) < d.Grace {
+		if now.Sub(since) < d.grace() {
 			keep = append(keep, sc.Name)
 		} else {
 			delete(d.missing, sc.Name)
@@ -275,9 +328,6 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 	if rescan <= 0 {
 		rescan = claim.DefaultConfig().SpoolRescan
 	}
-	if d.Grace <= 0 {
-		d.Grace = scheduleSettle
-	}
 	var events <-chan fsnotify.Event
 	if err := d.Dirs.Make(); err == nil {
 		if fw, err := fsnotify.NewWatcher(); err == nil {
@@ -318,7 +368,7 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		// over, whatever the rescan interval.
 		var graceOver <-chan time.Time
 		if len(d.missing) > 0 {
-			graceOver = time.After(d.Grace)
+			graceOver = time.After(d.grace())
 		}
 		select {
 		case <-ctx.Done():

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -110,6 +111,67 @@ func TestFileScheduleOfAnotherHome(t *testing.T) {
 	now = now.Add(5 * time.Second)
 	if list := pass(a); len(list) != 0 {
 		t.Errorf("once A's file was gone for the grace, schedules = %+v, want none", list)
+	}
+}
+
+// TestOneShotPassesCountTheGrace: `schedule list` reads schedules/ with a
+// pass of its own each time. One that comes while an editor saves by
+// rename removed the schedule, which came back unpaused with the new
+// file. Such passes count the grace from when the first of them missed
+// the file (kept in schedules/.owned), as a worker's passes do, and tell
+// which schedules they kept only for it.
+func TestOneShotPassesCountTheGrace(t *testing.T) {
+	s := mustOpenStore(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	home := t.TempDir()
+	dirs := DirsOf(home)
+	file := filepath.Join(dirs.Schedules, "nightly.json")
+	write := func(command string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "`+command+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// each pass by a command of its own, as `schedule list` makes it
+	pass := func() ([]claim.Schedule, []string) {
+		d := &ScheduleDir{Dirs: dirs, Store: s}
+		return passList(t, d), d.Missing()
+	}
+	if err := dirs.Make(); err != nil {
+		t.Fatal(err)
+	}
+	write("make backup")
+	pass()
+	if _, _, err := s.PauseSchedule(t.Context(), "nightly", true); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(file, file+"~"); err != nil {
+		t.Fatal(err)
+	}
+	if list, missing := pass(); len(list) != 1 || !list[0].Paused || !slices.Equal(missing, []string{"nightly"}) {
+		t.Fatalf("while the file was renamed away, schedules = %+v, missing %q; want nightly kept, paused, and missing", list, missing)
+	}
+	write("make backup --full")
+	os.Remove(file + "~")
+	if list, missing := pass(); len(list) != 1 || !list[0].Paused || !strings.Contains(list[0].Spec, "--full") || len(missing) != 0 {
+		t.Fatalf("after the save, schedules = %+v, missing %q; want nightly paused with the new command", list, missing)
+	}
+
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	pass()
+	now = now.Add(4 * time.Second)
+	if list, missing := pass(); len(list) != 1 || len(missing) != 1 {
+		t.Fatalf("4 s after rm, schedules = %+v, missing %q; want nightly kept for the grace", list, missing)
+	}
+	now = now.Add(time.Second)
+	if list, missing := pass(); len(list) != 0 || len(missing) != 0 {
+		t.Fatalf("once the file was gone for the grace, schedules = %+v, missing %q; want none", list, missing)
+	}
+	if data, err := os.ReadFile(filepath.Join(dirs.Schedules, ownedFile)); err != nil || strings.Contains(string(data), "nightly") {
+		t.Errorf(".owned = %q, %v; want nightly no longer in it", data, err)
 	}
 }
 
