@@ -478,50 +478,108 @@ func (w *Worker) record(hard context.Context, j claim.Job, r claim.Run, res resu
 	}
 }
 
-// recordOnce stores how a run ended, once. The store outlives the contexts,
-// with a bound, so that a shutdown never strands a job in processing.
+// recordOnce stores how a run ended, once, and acts on it. The store
+// outlives the contexts, with a bound, so that a shutdown never strands a
+// job in processing.
 func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res result) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(hard), 30*time.Second)
 	defer cancel()
+	next, err := w.finish(ctx, j, r, res)
+	if errors.Is(err, claim.ErrLost) {
+		// A finish whose answer was lost (a connection cut at COMMIT) may
+		// have gone through: its retry finds the run ended, as this
+		// worker ended it, and what the end calls for is still to do.
+		if was, ok := w.endedAsTold(ctx, r, res); ok {
+			next, err = was, nil
+		}
+	}
+	if err != nil {
+		return err
+	}
+	w.afterEnd(ctx, hard, j, r, res, next)
+	return nil
+}
+
+// finish records how run r ended, and returns the state it left the job in.
+func (w *Worker) finish(ctx context.Context, j claim.Job, r claim.Run, res result) (claim.State, error) {
 	switch {
 	case res.canceled:
-		err := w.Store.EndCanceled(ctx, r, res.exitCode)
-		if err == nil {
-			w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
-			w.endDependents(ctx, hard, j.ID, claim.Canceled)
-		}
-		return err
+		return claim.Canceled, w.Store.EndCanceled(ctx, r, res.exitCode)
 	case res.interrupted:
-		err := w.Store.Release(ctx, r, res.err)
-		if err == nil {
-			w.emit(Event{Kind: EventInterrupted, Job: j.ID, Run: r.Attempt})
-		}
-		return err
+		return claim.Pending, w.Store.Release(ctx, r, res.err)
 	case res.err == "":
-		next, err := w.Store.Complete(ctx, r)
-		if err == nil {
-			w.succeeded(ctx, hard, j, r, res, next)
-		}
-		return err
+		return w.Store.Complete(ctx, r)
 	}
 	errText := res.err
 	if res.outputLost != "" {
 		errText += "; " + res.outputLost
 	}
-	var next claim.State
-	var err error
 	if res.final {
-		next, err = w.Store.FailForGood(ctx, r, res.exitCode, errText)
-	} else {
-		next, err = w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
+		return w.Store.FailForGood(ctx, r, res.exitCode, errText)
 	}
+	return w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
+}
+
+// outcome is the outcome finish records for res.
+func (res result) outcome() string {
+	switch {
+	case res.canceled:
+		return claim.OutcomeCanceled
+	case res.interrupted:
+		return claim.OutcomeInterrupted
+	case res.err == "":
+		return claim.OutcomeCompleted
+	}
+	return claim.OutcomeFailed
+}
+
+// endedAsTold reports whether run r is recorded ended as res ends it, by
+// this worker, with no run of its job after it; and then the job's state.
+// Nobody else ends a run so: one taken from this worker ends lost or
+// interrupted, by whoever took it.
+func (w *Worker) endedAsTold(ctx context.Context, r claim.Run, res result) (claim.State, bool) {
+	runs, err := w.Store.Runs(ctx, r.JobID)
+	if err != nil || len(runs) == 0 {
+		return "", false
+	}
+	last := runs[len(runs)-1]
+	if last.Attempt != r.Attempt || last.WorkerID != w.id || last.EndedAt.IsZero() || last.Outcome != res.outcome() {
+		return "", false
+	}
+	if res.outcome() == claim.OutcomeFailed && !sameCode(last.ExitCode, res.exitCode) {
+		return "", false
+	}
+	j, err := w.Store.Get(ctx, r.JobID)
 	if err != nil {
-		return err
+		return "", false
+	}
+	return j.State, true
+}
+
+// sameCode reports whether two exit codes (nil: none) are the same.
+func sameCode(a, b *int) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
+}
+
+// afterEnd says how run r ended, in state next, and does what that calls
+// for: hooks, the dead/ file, the jobs waiting for it.
+func (w *Worker) afterEnd(ctx, hard context.Context, j claim.Job, r claim.Run, res result, next claim.State) {
+	switch {
+	case res.canceled:
+		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
+		w.endDependents(ctx, hard, j.ID, claim.Canceled)
+		return
+	case res.interrupted:
+		w.emit(Event{Kind: EventInterrupted, Job: j.ID, Run: r.Attempt})
+		return
+	case res.err == "":
+		w.succeeded(ctx, hard, j, r, res, next)
+		return
 	}
 	if next == claim.Canceled { // a cancel came while it failed
 		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
 		w.endDependents(ctx, hard, j.ID, next)
-		return nil
+		return
 	}
 	w.ended(j, r, res, next)
 	if next == claim.Dead {
@@ -532,7 +590,6 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 	if next == claim.Dead {
 		w.endDependents(ctx, hard, j.ID, next)
 	}
-	return nil
 }
 
 func newWorkerID(host string) string {
