@@ -73,4 +73,26 @@ func TestEndThatWentThroughUnseen(t *testing.T) {
 	if got := readFile(t, hooked); got != "bad\nafter\n" {
 		t.Errorf("on_dead hook ran for %q, want no more than before", got)
 	}
+
+	// An end that went through, but the job was retried from the dead
+	// letters before the retry of the finish: the job is pending, and its
+	// end is no longer this worker's to act on.
+	enqueue(t, s, claim.NewJob{ID: "retried", Command: "exit 3", MaxRetries: &one, Priority: 10})
+	j, r, err = s.Claim(ctx, c)
+	if err != nil || j.ID != "retried" {
+		t.Fatalf("Claim = %s, %v; want job retried", j.ID, err)
+	}
+	if _, err := s.Fail(ctx, j, r, res.exitCode, res.err, w.Config.MaxBackoff); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Retry(ctx, "retried"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.record(ctx, j, r, res); !errors.Is(err, claim.ErrLost) {
+		t.Errorf("the finish of a run whose job was retried since: record = %v, want ErrLost", err)
+	}
+	w.hooks.Wait()
+	if got := readFile(t, hooked); got != "bad\nafter\n" || len(deadFiles) != 2 {
+		t.Errorf("on_dead hook ran for %q, dead/ files for %q; want no more than before", got, deadFiles)
+	}
 }

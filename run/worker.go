@@ -489,7 +489,10 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 		// A finish whose answer was lost (a connection cut at COMMIT) may
 		// have gone through: its retry finds the run ended, as this
 		// worker ended it, and what the end calls for is still to do.
-		if was, ok := w.endedAsTold(ctx, r, res); ok {
+		switch was, ok, lookErr := w.endedAsTold(ctx, r, res); {
+		case lookErr != nil:
+			return lookErr // tried again, as the finish would be
+		case ok:
 			next, err = was, nil
 		}
 	}
@@ -534,26 +537,35 @@ func (res result) outcome() string {
 }
 
 // endedAsTold reports whether run r is recorded ended as res ends it, by
-// this worker, with no run of its job after it; and then the job's state.
-// Nobody else ends a run so: one taken from this worker ends lost or
-// interrupted, by whoever took it.
-func (w *Worker) endedAsTold(ctx context.Context, r claim.Run, res result) (claim.State, bool) {
+// this worker, with no run of its job after it and nothing done to the job
+// since; and then the state that end left the job in. Nobody else ends a
+// run so: one taken from this worker ends lost, by whoever took it. An
+// error is the store's, while it looked: not known yet.
+func (w *Worker) endedAsTold(ctx context.Context, r claim.Run, res result) (claim.State, bool, error) {
 	runs, err := w.Store.Runs(ctx, r.JobID)
 	if err != nil || len(runs) == 0 {
-		return "", false
+		return "", false, err
 	}
 	last := runs[len(runs)-1]
-	if last.Attempt != r.Attempt || last.WorkerID != w.id || last.EndedAt.IsZero() || last.Outcome != res.outcome() {
-		return "", false
+	if last.Attempt != r.Attempt || !last.StartedAt.Equal(r.StartedAt) || last.WorkerID != w.id ||
+		last.EndedAt.IsZero() || last.Outcome != res.outcome() {
+		return "", false, nil
 	}
 	if res.outcome() == claim.OutcomeFailed && !sameCode(last.ExitCode, res.exitCode) {
-		return "", false
+		return "", false, nil
 	}
 	j, err := w.Store.Get(ctx, r.JobID)
 	if err != nil {
-		return "", false
+		return "", false, err
 	}
-	return j.State, true
+	// The end dates the job's change with its run's: a job changed since
+	// (`dlq retry`, `restart`, `cancel` of a failed one) no longer shows
+	// the state the end left, and what that end called for is not known.
+	if !j.UpdatedAt.Equal(last.EndedAt) {
+		w.logf("job %s: run %d ended as recorded, but its job was changed since; its end is not acted on", r.JobID, r.Attempt)
+		return "", false, nil
+	}
+	return j.State, true, nil
 }
 
 // sameCode reports whether two exit codes (nil: none) are the same.
