@@ -43,7 +43,7 @@ type ScheduleDir struct {
 	// renaming the old file away and writing a new one leaves the name
 	// empty for a moment: removed then and added again, the schedule would
 	// lose its pause. When a file was first missed is kept in
-	// schedules/.owned, so that passes of one-shot commands (`schedule
+	// schedules/.missing, so that passes of one-shot commands (`schedule
 	// list`) count the grace as a worker's do.
 	Grace time.Duration
 
@@ -106,13 +106,8 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	owned, since, listed := d.owned(files)
-	for name, t := range since {
-		if was, ok := d.missing[name]; !ok || t.Before(was) {
-			d.remember(name, t)
-		}
-	}
-	gone := d.graceful(have, owned, files, waiting)
+	owned, listed := d.owned(files)
+	gone := d.graceful(have, owned, files, waiting, d.readMissing())
 	d.gone = gone
 	keep := slices.Concat(waiting, gone, notOwned(have, owned, files))
 	refused, err := d.Store.SyncFileSchedules(ctx, defs, keep)
@@ -129,16 +124,16 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 				mine = append(mine, name)
 			}
 		}
-		if !listed || !sameNames(mine, owned) || !d.sameSince(since, gone) {
+		if !listed || !sameNames(mine, owned) {
 			d.own(mine)
 		}
+		d.keepMissing()
 	}
 	return err
 }
 
 // ownedFile, in schedules/, names the file schedules this home's files
-// defined, a name a line, followed, for one whose file is missing, by a
-// tab and when it was first missed (Unix nanoseconds, store clock). A store that several homes share (hosts of a
+// defined, a name a line. A store that several homes share (hosts of a
 // fleet, each with its own schedules/) holds the file schedules of all of
 // them: a home removes only those it defined and no longer has a file
 // for, never another's, which would come back at its owner's next pass
@@ -147,51 +142,23 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 const ownedFile = ".owned"
 
 // owned returns the names this home's files defined as of its last pass,
-// since when those whose file was missing then were missed, and whether
-// the list was there. A home without the list yet (made by an older
-// queuectl, or never synced) owns what its files define now.
-func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, map[string]time.Time, bool) {
-	out, since := map[string]bool{}, map[string]time.Time{}
+// and whether the list was there. A home without the list yet (made by an
+// older queuectl, or never synced) owns what its files define now.
+func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, bool) {
+	out := map[string]bool{}
 	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, ownedFile))
 	if err != nil {
 		for name := range files {
 			out[name] = true
 		}
-		return out, since, false
+		return out, false
 	}
-	for _, line := range strings.Split(string(data), "\n") {
-		name, missed, _ := strings.Cut(line, "\t")
-		if name == "" {
-			continue
-		}
-		out[name] = true
-		if ns, err := strconv.ParseInt(missed, 10, 64); err == nil {
-			since[name] = time.Unix(0, ns).UTC()
+	for _, name := range strings.Split(string(data), "\n") {
+		if name != "" {
+			out[name] = true
 		}
 	}
-	return out, since, true
-}
-
-// remember notes that schedule name's file has been missing since t.
-func (d *ScheduleDir) remember(name string, t time.Time) {
-	if d.missing == nil {
-		d.missing = map[string]time.Time{}
-	}
-	d.missing[name] = t
-}
-
-// sameSince reports whether since, as read from the list, is when the
-// schedules of gone were first missed, and no other.
-func (d *ScheduleDir) sameSince(since map[string]time.Time, gone []string) bool {
-	if len(since) != len(gone) {
-		return false
-	}
-	for _, name := range gone {
-		if t, ok := since[name]; !ok || !t.Equal(d.missing[name]) {
-			return false
-		}
-	}
-	return true
+	return out, true
 }
 
 // sameNames reports whether names (repeats allowed) are exactly set.
@@ -207,17 +174,9 @@ func sameNames(names []string, set map[string]bool) bool {
 // not at all (a new file renamed over).
 func (d *ScheduleDir) own(names []string) {
 	sorted := slices.Compact(slices.Sorted(slices.Values(names)))
-	var b strings.Builder
-	for _, name := range sorted {
-		b.WriteString(name)
-		if t, ok := d.missing[name]; ok && slices.Contains(d.gone, name) {
-			fmt.Fprintf(&b, "\t%d", t.UnixNano())
-		}
-		b.WriteByte('\n')
-	}
 	path := filepath.Join(d.Dirs.Schedules, ownedFile)
 	tmp := fmt.Sprintf("%s.%d.tmp", path, os.Getpid())
-	if err := os.WriteFile(tmp, []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(tmp, []byte(strings.Join(sorted, "\n")+"\n"), 0o600); err != nil {
 		d.logf("schedules/: record the schedules this home defines: %v", err)
 		return
 	}
@@ -240,33 +199,104 @@ func notOwned(have []claim.Schedule, owned map[string]bool, present map[string]s
 }
 
 // graceful returns the file schedules this home defined (owned) whose
-// file has been missing for less than Grace: they stay as they are for
-// now. present names the schedules with a file this pass read, waiting
-// those whose file is being written.
-func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, present map[string]string, waiting []string) []string {
+// file has been missing for less than the grace: they stay as they are
+// for now. present names the schedules with a file this pass read,
+// waiting those whose file is being written; kept is when earlier passes,
+// of other processes too, first missed a file (readMissing).
+func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, present map[string]string, waiting []string, kept map[string]time.Time) []string {
 	now := d.Store.Now()
 	seen := map[string]bool{}
 	for _, name := range waiting {
 		seen[name] = true
 	}
 	var keep []string
+	missing := map[string]time.Time{}
 	for _, sc := range have {
 		if _, ok := present[sc.Name]; !sc.File || ok || seen[sc.Name] || !owned[sc.Name] {
-			delete(d.missing, sc.Name)
 			continue
 		}
 		since, ok := d.missing[sc.Name]
 		if !ok {
+			since, ok = kept[sc.Name]
+		}
+		if !ok || since.After(now) { // a clock set back counts from now
 			since = now
-			d.remember(sc.Name, now)
 		}
 		if now.Sub(since) < d.grace() {
 			keep = append(keep, sc.Name)
-		} else {
-			delete(d.missing, sc.Name)
+			missing[sc.Name] = since
 		}
 	}
+	d.missing = missing
 	return keep
+}
+
+// missingFile, in schedules/, keeps when the files of the schedules kept
+// for their grace were first missed, for the passes of other processes
+// (`schedule list`): a first line with the directory's modification time
+// as of the writing, then a name, a tab and a time (Unix nanoseconds) a
+// line. Hidden, so that no pass reads it as a schedule; apart from
+// .owned, whose format older releases read.
+const missingFile = ".missing"
+
+// readMissing returns when the files of the schedules kept for their
+// grace were first missed, as an earlier pass wrote it (keepMissing); none
+// when the directory changed since: a file may have come back and gone
+// again meanwhile, and its grace starts again.
+func (d *ScheduleDir) readMissing() map[string]time.Time {
+	out := map[string]time.Time{}
+	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, missingFile))
+	if err != nil {
+		return out
+	}
+	fi, err := os.Stat(d.Dirs.Schedules)
+	first, rest, _ := strings.Cut(string(data), "\n")
+	if err != nil || first != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
+		return out
+	}
+	for _, line := range strings.Split(rest, "\n") {
+		name, since, _ := strings.Cut(line, "\t")
+		if ns, err := strconv.ParseInt(since, 10, 64); err == nil && name != "" {
+			out[name] = time.Unix(0, ns)
+		}
+	}
+	return out
+}
+
+// keepMissing writes when the files of the schedules kept for their grace
+// were first missed (readMissing), or removes the record when none is. It
+// writes the file in place: a new entry would change the directory's
+// modification time, which the record holds.
+func (d *ScheduleDir) keepMissing() {
+	path := filepath.Join(d.Dirs.Schedules, missingFile)
+	if len(d.missing) == 0 {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			d.logf("schedules/: %v", err)
+		}
+		return
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		d.logf("schedules/: record which schedule files are missing: %v", err)
+		return
+	}
+	defer f.Close()
+	fi, err := os.Stat(d.Dirs.Schedules)
+	if err != nil {
+		d.logf("schedules/: record which schedule files are missing: %v", err)
+		return
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d\n", fi.ModTime().UnixNano())
+	for _, name := range slices.Sorted(maps.Keys(d.missing)) {
+		fmt.Fprintf(&b, "%s\t%d\n", name, d.missing[name].UnixNano())
+	}
+	if err := f.Truncate(0); err == nil {
+		_, err = f.WriteAt([]byte(b.String()), 0)
+	}
+	if err != nil {
+		d.logf("schedules/: record which schedule files are missing: %v", err)
+	}
 }
 
 // scheduleSettle is how long an incomplete schedule file is waited for.

@@ -158,6 +158,29 @@ func TestOneShotPassesCountTheGrace(t *testing.T) {
 		t.Fatalf("after the save, schedules = %+v, missing %q; want nightly paused with the new command", list, missing)
 	}
 
+	// Two saves an hour apart, each seen by a pass while its file was
+	// away, and none between them: the second save's grace counts from
+	// its own pass, not from the first's.
+	if err := os.Rename(file, file+"~"); err != nil {
+		t.Fatal(err)
+	}
+	pass()
+	write("make backup --full")
+	os.Remove(file + "~")
+	now = now.Add(time.Hour)
+	if err := os.Rename(file, file+"~"); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := pass(); len(list) != 1 || !list[0].Paused {
+		t.Fatalf("during a second save an hour after the first, schedules = %+v, want nightly kept, paused", list)
+	}
+	if err := os.Rename(file+"~", file); err != nil {
+		t.Fatal(err)
+	}
+	if list, missing := pass(); len(list) != 1 || !list[0].Paused || len(missing) != 0 {
+		t.Fatalf("after the second save, schedules = %+v, missing %q; want nightly paused", list, missing)
+	}
+
 	if err := os.Remove(file); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +195,9 @@ func TestOneShotPassesCountTheGrace(t *testing.T) {
 	}
 	if data, err := os.ReadFile(filepath.Join(dirs.Schedules, ownedFile)); err != nil || strings.Contains(string(data), "nightly") {
 		t.Errorf(".owned = %q, %v; want nightly no longer in it", data, err)
+	}
+	if _, err := os.Stat(filepath.Join(dirs.Schedules, missingFile)); err == nil {
+		t.Errorf("%s is left with no schedule file missing", missingFile)
 	}
 }
 
