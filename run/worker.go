@@ -555,6 +555,9 @@ func (w *Worker) endedAsTold(ctx context.Context, r claim.Run, res result) (clai
 		return "", false, nil
 	}
 	j, err := w.Store.Get(ctx, r.JobID)
+	if errors.Is(err, claim.ErrNotFound) { // removed since
+		return "", false, nil
+	}
 	if err != nil {
 		return "", false, err
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"maps"
 	"os"
@@ -73,6 +74,12 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	if err := CheckSpool(d.Dirs.Schedules); err != nil {
 		return err
 	}
+	// The directory as this pass reads it: a record of missing files
+	// holds it (keepMissing) only if the pass ends with it unchanged.
+	var read time.Time
+	if fi, err := os.Stat(d.Dirs.Schedules); err == nil {
+		read = fi.ModTime()
+	}
 	entries, err := os.ReadDir(d.Dirs.Schedules)
 	if err != nil {
 		return fmt.Errorf("read schedules: %w", err)
@@ -125,9 +132,9 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 			}
 		}
 		if !listed || !sameNames(mine, owned) {
-			d.own(mine)
+			d.ownChange(&read, func() { d.own(mine) })
 		}
-		d.keepMissing()
+		d.keepMissing(read)
 	}
 	return err
 }
@@ -153,8 +160,9 @@ func (d *ScheduleDir) owned(files map[string]string) (map[string]bool, bool) {
 		}
 		return out, false
 	}
-	for _, name := range strings.Split(string(data), "\n") {
-		if name != "" {
+	for _, line := range strings.Split(string(data), "\n") {
+		// a tab and more after a name: a development build's times
+		if name, _, _ := strings.Cut(line, "\t"); name != "" {
 			out[name] = true
 		}
 	}
@@ -234,10 +242,31 @@ func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, pre
 // missingFile, in schedules/, keeps when the files of the schedules kept
 // for their grace were first missed, for the passes of other processes
 // (`schedule list`): a first line with the directory's modification time
-// as of the writing, then a name, a tab and a time (Unix nanoseconds) a
-// line. Hidden, so that no pass reads it as a schedule; apart from
-// .owned, whose format older releases read.
+// as the pass that wrote it read the directory and left it (0: others
+// changed it during that pass), then a name, a tab and a time (Unix nanoseconds) a line. Hidden,
+// so that no pass reads it as a schedule; apart from .owned, whose format
+// older releases read. Locked (flock) while it is read or written.
 const missingFile = ".missing"
+
+// openMissing opens the record of missing files, locked (how: LOCK_SH or
+// LOCK_EX), refusing anything but a regular file of its own (a link, a
+// FIFO, a file with other names).
+func (d *ScheduleDir) openMissing(flag, how int) (*os.File, error) {
+	f, err := os.OpenFile(filepath.Join(d.Dirs.Schedules, missingFile), flag|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFREG || st.Nlink != 1 || st.Size > MaxSize {
+		f.Close()
+		return nil, fmt.Errorf("%s is not a regular file of its own", missingFile)
+	}
+	if err := syscall.Flock(int(f.Fd()), how); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
 
 // readMissing returns when the files of the schedules kept for their
 // grace were first missed, as an earlier pass wrote it (keepMissing); none
@@ -245,13 +274,15 @@ const missingFile = ".missing"
 // again meanwhile, and its grace starts again.
 func (d *ScheduleDir) readMissing() map[string]time.Time {
 	out := map[string]time.Time{}
-	data, err := os.ReadFile(filepath.Join(d.Dirs.Schedules, missingFile))
+	f, err := d.openMissing(os.O_RDONLY, syscall.LOCK_SH)
 	if err != nil {
 		return out
 	}
-	fi, err := os.Stat(d.Dirs.Schedules)
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, MaxSize))
+	fi, statErr := os.Stat(d.Dirs.Schedules)
 	first, rest, _ := strings.Cut(string(data), "\n")
-	if err != nil || first != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
+	if err != nil || statErr != nil || first != strconv.FormatInt(fi.ModTime().UnixNano(), 10) {
 		return out
 	}
 	for _, line := range strings.Split(rest, "\n") {
@@ -263,33 +294,52 @@ func (d *ScheduleDir) readMissing() map[string]time.Time {
 	return out
 }
 
+// ownChange makes change, a change of the pass's own to the directory,
+// and moves read (the directory's modification time as the pass read it)
+// past it: unless the directory had changed before it (then read is zero,
+// and the record the pass writes is trusted by no one).
+func (d *ScheduleDir) ownChange(read *time.Time, change func()) {
+	before, err := os.Stat(d.Dirs.Schedules)
+	change()
+	after, err2 := os.Stat(d.Dirs.Schedules)
+	if err != nil || err2 != nil || !before.ModTime().Equal(*read) {
+		*read = time.Time{}
+		return
+	}
+	*read = after.ModTime()
+}
+
 // keepMissing writes when the files of the schedules kept for their grace
-// were first missed (readMissing), or removes the record when none is. It
-// writes the file in place: a new entry would change the directory's
-// modification time, which the record holds.
-func (d *ScheduleDir) keepMissing() {
-	path := filepath.Join(d.Dirs.Schedules, missingFile)
+// were first missed (readMissing), with read, the directory's modification
+// time as the pass read it, or removes the record when none is. It writes
+// the file in place, which leaves that time alone, and only what changed:
+// each write is an event for the workers' watchers.
+func (d *ScheduleDir) keepMissing(read time.Time) {
 	if len(d.missing) == 0 {
-		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		if err := os.Remove(filepath.Join(d.Dirs.Schedules, missingFile)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			d.logf("schedules/: %v", err)
 		}
 		return
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|syscall.O_NOFOLLOW, 0o600)
+	var f *os.File
+	var err error
+	d.ownChange(&read, func() { f, err = d.openMissing(os.O_RDWR|os.O_CREATE, syscall.LOCK_EX) })
 	if err != nil {
 		d.logf("schedules/: record which schedule files are missing: %v", err)
 		return
 	}
 	defer f.Close()
-	fi, err := os.Stat(d.Dirs.Schedules)
-	if err != nil {
-		d.logf("schedules/: record which schedule files are missing: %v", err)
-		return
+	header := int64(0) // the directory changed during the pass, by others: trusted by no one
+	if fi, err := os.Stat(d.Dirs.Schedules); err == nil && !read.IsZero() && fi.ModTime().Equal(read) {
+		header = read.UnixNano()
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d\n", fi.ModTime().UnixNano())
+	fmt.Fprintf(&b, "%d\n", header)
 	for _, name := range slices.Sorted(maps.Keys(d.missing)) {
 		fmt.Fprintf(&b, "%s\t%d\n", name, d.missing[name].UnixNano())
+	}
+	if was, err := io.ReadAll(io.LimitReader(f, MaxSize)); err == nil && string(was) == b.String() {
+		return
 	}
 	if err := f.Truncate(0); err == nil {
 		_, err = f.WriteAt([]byte(b.String()), 0)
@@ -400,14 +450,31 @@ func (d *ScheduleDir) Run(ctx context.Context) error {
 		if len(d.missing) > 0 {
 			graceOver = time.After(d.grace())
 		}
+		if !d.wait(ctx, t.C, graceOver, &events) {
+			return nil
+		}
+	}
+}
+
+// wait waits for the next pass's cause: the rescan tick, the end of a
+// grace, or an event of a file a pass reads (not the passes' own records,
+// nor an editor's temporary file). It returns false when ctx ends first.
+func (d *ScheduleDir) wait(ctx context.Context, tick, graceOver <-chan time.Time, events *<-chan fsnotify.Event) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
-		case <-t.C:
+			return false
+		case <-tick:
+			return true
 		case <-graceOver:
-		case _, ok := <-events:
+			return true
+		case e, ok := <-*events:
 			if !ok {
-				events = nil
+				*events = nil
+				return true
+			}
+			if !ignored(filepath.Base(e.Name)) {
+				return true
 			}
 		}
 	}

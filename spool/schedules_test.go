@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
+
 	"github.com/queuectl/queuectl/claim"
 )
 
@@ -198,6 +200,64 @@ func TestOneShotPassesCountTheGrace(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dirs.Schedules, missingFile)); err == nil {
 		t.Errorf("%s is left with no schedule file missing", missingFile)
+	}
+}
+
+// TestMissingRecordWrittenOnlyWhenItChanges: every write of
+// schedules/.missing is an fsnotify event for the workers' watchers, and a
+// worker's pass that wrote it on every pass woke itself again at once, for
+// the whole grace. A pass that finds the record as it would write it
+// writes nothing; a worker's wait takes no event of the passes' records.
+func TestMissingRecordWrittenOnlyWhenItChanges(t *testing.T) {
+	s := mustOpenStore(t)
+	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return now }
+	d := &ScheduleDir{Dirs: DirsOf(t.TempDir()), Store: s}
+	if err := d.Dirs.Make(); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(d.Dirs.Schedules, "nightly.json")
+	if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "command": "x"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	passList(t, d)
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	passList(t, d)
+	passList(t, d) // the record as the first wrote it, with a trusted header now
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fw.Close()
+	if err := fw.Add(d.Dirs.Schedules); err != nil {
+		t.Fatal(err)
+	}
+	passList(t, d)
+	// A file written after the pass: its event comes after any the pass made.
+	marker := filepath.Join(d.Dirs.Schedules, "marker")
+	if err := os.WriteFile(marker, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var seen []fsnotify.Event
+	for e := range fw.Events {
+		if e.Name == marker {
+			break
+		}
+		seen = append(seen, e)
+	}
+	if len(seen) > 0 {
+		t.Errorf("a pass that changed nothing made events %v", seen)
+	}
+
+	// What a worker's wait makes of an event of a record: nothing.
+	events := make(chan fsnotify.Event, 2)
+	events <- fsnotify.Event{Name: filepath.Join(d.Dirs.Schedules, missingFile), Op: fsnotify.Write}
+	events <- fsnotify.Event{Name: file, Op: fsnotify.Create}
+	ro := (<-chan fsnotify.Event)(events)
+	if !d.wait(t.Context(), nil, nil, &ro) || len(events) != 0 {
+		t.Errorf("wait returned with %d events left, want it to pass over the record's and return on the file's", len(events))
 	}
 }
 
