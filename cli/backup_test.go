@@ -171,6 +171,19 @@ func TestCorruptStoreStopsWorker(t *testing.T) {
 	}
 }
 
+// TestDoctorOnCorruptStoreSaysRestore: doctor's fix for a corrupt store is
+// the command that puts a backup back (db restore), as the worker's words
+// are; it named db copy, which copies into an empty database.
+func TestDoctorOnCorruptStoreSaysRestore(t *testing.T) {
+	h := newHome(t)
+	h.must("enqueue", "--id", "victim", "--command", "true")
+	corruptTable(t, filepath.Join(h.dir, "queue.db"), "jobs")
+	out, _, code := h.run("doctor")
+	if code != 1 || !strings.Contains(out, "fix: stop the workers, then restore a backup: queuectl db restore FILE") || strings.Contains(out, "db copy") {
+		t.Errorf("doctor on a corrupt store: exit %d, want 1 and the fix to be db restore\n%s", code, out)
+	}
+}
+
 // corruptTable overwrites the root page of table in the SQLite file at
 // path (no WAL beside it) with bytes that are no b-tree page.
 func corruptTable(t *testing.T, path, table string) {

@@ -131,14 +131,18 @@ func doctorStore(ctx context.Context, h *home) (*claim.Store, claim.Health, repo
 		return fail(fmt.Sprintf("cannot open %s: %v", claim.RedactLocation(h.db), err), fix)
 	}
 	health, err := s.Health(ctx)
+	restore := "stop the workers, then restore a backup: queuectl db restore FILE (a file of queuectl db backup)"
+	if claim.EngineFor(h.db) == claim.EnginePostgres {
+		restore = "restore the database from your PostgreSQL backup (pg_restore), or see whether the server is healthy"
+	}
 	switch {
 	case err != nil:
 		s.Close()
-		return fail(fmt.Sprintf("%s: %v", s.Path(), err), "restore a backup: queuectl db copy from one")
+		return fail(fmt.Sprintf("%s: %v", s.Path(), err), restore)
 	case len(health.Problems) > 0:
 		return s, health, report.Check{Name: "store", Status: report.CheckFail,
 			Detail: fmt.Sprintf("%s: quick_check found %d problem(s), the first: %s", s.Path(), len(health.Problems), health.Problems[0]),
-			Fix:    "stop the workers, then restore a backup (or sqlite3 .recover into a new file)"}
+			Fix:    restore + "; or sqlite3 .recover into a new file"}
 	case health.Schema != health.Latest:
 		return s, health, report.Check{Name: "store", Status: report.CheckFail,
 			Detail: fmt.Sprintf("%s: schema version %d, this queuectl's is %d", s.Path(), health.Schema, health.Latest),

@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/queuectl/queuectl/claim"
 )
@@ -35,9 +37,19 @@ func TestStoreDroppedUnderWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	name := pgx.Identifier{schema}.Sanitize()
-	if _, err := conn.Exec(t.Context(), "DROP SCHEMA "+name+" CASCADE"); err != nil {
-		t.Fatal(err)
-	}
+	// The worker's writes lock the same tables in their own order: the
+	// server may end the DROP as a deadlock's victim, and it goes again.
+	waitFor(t, time.Minute, "the schema to be dropped", func() bool {
+		_, err := conn.Exec(t.Context(), "DROP SCHEMA "+name+" CASCADE")
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "40P01" { // deadlock_detected
+			return false
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		return true
+	})
 	if _, err := conn.Exec(t.Context(), "CREATE SCHEMA "+name); err != nil {
 		t.Fatal(err)
 	}
