@@ -98,10 +98,25 @@ func set[T any](dst *T, v *T) {
 }
 
 // EditableError is the ErrConflict of an edit of j once it has started,
-// nil while it may be edited.
+// nil while it may be edited. A job held after a failed attempt has
+// started: its command ran, and its attempts are counted against
+// max_retries. One put back to run again (`restart`, `dlq retry`) has
+// its attempts anew, none spent: it may be edited.
 func EditableError(j Job) error {
-	if j.State.Editable() {
+	switch {
+	case j.State.Editable() && j.Attempts == 0:
 		return nil
+	case j.State.Editable():
+		return fmt.Errorf("%w: job %s is %s after %s; only a job that has not started can be edited (cancel it and enqueue a new one, or release it as it is)",
+			ErrConflict, j.ID, j.State, attempts(j.Attempts))
 	}
 	return fmt.Errorf("%w: job %s is %s; only a job that has not started (pending or held) can be edited", ErrConflict, j.ID, j.State)
+}
+
+// attempts is "1 attempt" or "N attempts".
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }

@@ -117,6 +117,47 @@ func TestEditUnstartedJob(t *testing.T) {
 	})
 }
 
+// TestEditRefusesAJobHeldAfterItRan: a failed job, held, is no unstarted
+// job: its command ran and its attempts count. Edited, it could have run
+// again past a max_retries set below the attempts it had spent ("2/1").
+// A job put back from the dead letters has its attempts anew, and may be.
+func TestEditRefusesAJobHeldAfterItRan(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t)
+		two, one := 2, 1
+		mustEnqueue(t, s, claim.NewJob{ID: "f", Command: "exit 1", MaxRetries: &two})
+		c := claim.Claimant{WorkerID: "w", Host: "h", PID: 1, Lease: time.Minute, LogDir: t.TempDir()}
+		j, r := mustClaim(t, s, c)
+		code := 1
+		if _, err := s.Fail(ctx, j, r, &code, "exit status 1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Hold(ctx, "f"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Edit(ctx, "f", claim.Edit{MaxRetries: &one}); !errors.Is(err, claim.ErrConflict) || !strings.Contains(err.Error(), "held after 1 attempt") {
+			t.Errorf("Edit(held after a failed attempt) = %v, want ErrConflict saying it ran", err)
+		}
+		if j := mustGet(t, s, "f"); j.MaxRetries != 2 {
+			t.Errorf("max_retries = %d after the refused edit, want 2", j.MaxRetries)
+		}
+
+		mustEnqueue(t, s, claim.NewJob{ID: "d", Command: "exit 1", MaxRetries: &one})
+		j, r = mustClaim(t, s, c)
+		if _, err := s.Fail(ctx, j, r, &code, "exit status 1", time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Retry(ctx, "d"); err != nil {
+			t.Fatal(err)
+		}
+		cmd := "exit 0"
+		if _, err := s.Edit(ctx, "d", claim.Edit{Command: &cmd}); err != nil {
+			t.Errorf("Edit(retried from the dead letters) = %v, want it edited", err)
+		}
+	})
+}
+
 // everyReason enqueues a pending job of each reason in s, and one that
 // has none: later (scheduled), after (waiting on dep, which runs in queue
 // busy), mail (its queue paused), busy2 (queue busy at its limit of 1),

@@ -36,7 +36,8 @@ job changes nothing and is kept: the error names its file, to fix and give back 
 A buffer saved empty aborts the edit: the job is unchanged, and edit exits 0.
 
 Only a pending or held job can be edited; once it runs, exit 4 (an edit never races a claim:
-one wins).
+one wins). A job held after a failed attempt has run: exit 4 too. One put back by restart or
+dlq retry, its attempts anew, can be.
 
 Example: queuectl edit @last --priority 5 --label urgent`,
 		Flags: []cli.Flag{
