@@ -49,6 +49,8 @@ Example: queuectl worker start --count 4 --queue default --queue mail`,
 			Usage: "ask every worker of the store to finish its jobs and exit",
 			Description: `Every worker of the store: on SQLite, the workers of this home; on PostgreSQL, of every host
 that shares the store. To stop one host's worker only, stop it there (SIGTERM, or its service).
+With --wait it returns once every worker has left the store and those of this host have exited
+(closed the store): a db restore after it finds none. Workers that crashed are not counted.
 
 Example: queuectl worker stop --wait --timeout 1m`,
 			Flags: []cli.Flag{
@@ -81,15 +83,20 @@ func workerScale(c *cli.Context, h *home) error {
 	if err != nil {
 		return withHint(usagef("%q is not a number of slots", a[0]), "queuectl worker scale 8")
 	}
-	reached, err := h.store.ScaleWorkers(c.Context, n)
+	// The rows of workers that crashed stay until a worker recovers them:
+	// they are not counted as scaled.
+	live, err := liveWorkers(c.Context, h)
 	if err != nil {
 		return err
 	}
-	if reached == 0 {
+	if _, err := h.store.ScaleWorkers(c.Context, n); err != nil {
+		return err
+	}
+	if len(live) == 0 {
 		logf(c)("no worker is running; start one with: queuectl worker start --count %d", n)
 		return nil
 	}
-	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s) each\n", reached, n)
+	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s) each\n", len(live), n)
 	return nil
 }
 
@@ -221,15 +228,20 @@ func workerStop(c *cli.Context, h *home) error {
 	if _, err := args(c, 0, 0); err != nil {
 		return err
 	}
-	n, err := h.store.RequestStop(c.Context)
+	// Only the live are counted: the rows of workers that crashed stay
+	// until a worker recovers them.
+	asked, err := liveWorkers(c.Context, h)
 	if err != nil {
 		return err
 	}
-	if n == 0 {
+	if _, err := h.store.RequestStop(c.Context); err != nil {
+		return err
+	}
+	if len(asked) == 0 {
 		logf(c)("no worker is running: nothing to stop")
 		return nil
 	}
-	logf(c)("asked %d worker(s) to stop", n)
+	logf(c)("asked %d worker(s) to stop", len(asked))
 	if !c.Bool("wait") {
 		return nil
 	}
@@ -240,6 +252,20 @@ func workerStop(c *cli.Context, h *home) error {
 		live, err := liveWorkers(ctx, h)
 		return len(live) == 0, err
 	})
+	if err == nil {
+		// A worker leaves the store's registry before it has closed the
+		// store: those of this host are waited for until they have
+		// exited, so that what comes next (db restore) finds none.
+		var pids []int
+		for _, w := range asked {
+			if w.Host == run.HostID() {
+				pids = append(pids, w.PID)
+			}
+		}
+		if err = run.WaitExited(ctx, pids); errors.Is(err, context.DeadlineExceeded) {
+			return &exitStatus{exitTimeout, fmt.Errorf("worker(s) stopped, but still exiting after %v", durationOf(c, "timeout"))}
+		}
+	}
 	if !errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}

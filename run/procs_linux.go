@@ -118,3 +118,10 @@ func readProcFile(path string, buf []byte) ([]byte, error) {
 		buf = buf[:len(buf)+n]
 	}
 }
+
+// processStart returns when process pid started (clock ticks after boot),
+// and false when there is no such process or it has exited (a zombie).
+func processStart(pid int) (uint64, bool) {
+	p, ok := readProc(pid)
+	return p.start, ok && !p.zombie
+}

@@ -15,3 +15,9 @@ func liveGroups(pgids []int) map[int]bool {
 	}
 	return out
 }
+
+// processStart reports whether process pid is alive; without /proc its
+// start is not known (0), and a zombie counts as alive.
+func processStart(pid int) (uint64, bool) {
+	return 0, alive(pid)
+}

@@ -337,6 +337,34 @@ func BusySlots(ctx context.Context, s *claim.Store, live []claim.WorkerInfo) (in
 	return n, nil
 }
 
+// WaitExited waits until the processes pids of this host have exited, or
+// ctx ends, looking every 20 ms: a worker that removed itself from the
+// store may still be closing it. A pid that a new process took meanwhile
+// is told apart by its start, where /proc says it.
+func WaitExited(ctx context.Context, pids []int) error {
+	starts := map[int]uint64{}
+	for _, pid := range pids {
+		if start, ok := processStart(pid); ok {
+			starts[pid] = start
+		}
+	}
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for len(starts) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+		for pid, start := range starts {
+			if now, ok := processStart(pid); !ok || now != start {
+				delete(starts, pid)
+			}
+		}
+	}
+	return nil
+}
+
 // alive reports whether a process exists. A recycled pid reads as alive;
 // the lease catches that case.
 func alive(pid int) bool {
