@@ -20,6 +20,12 @@ type Edit struct {
 	Label      *string
 }
 
+// Empty reports whether e changes nothing: every field left out.
+func (e Edit) Empty() bool {
+	return e.Command == nil && e.Priority == nil && e.Queue == nil && e.RunAt == nil && e.Env == nil && !e.ReplaceEnv &&
+		e.MaxRetries == nil && e.Label == nil
+}
+
 // EditParams is an edit as the Store asks an engine for it: Job carries
 // every editable field's new value; the job must still be unstarted and
 // last changed at Was.

@@ -132,6 +132,10 @@ func ParseState(s string) (State, error) { return jobs.ParseState(s) }
 // ParseSpec decodes one JSON job spec (jobs.ParseSpec).
 func ParseSpec(data []byte) (NewJob, error) { return jobs.ParseSpec(data) }
 
+// DuplicateKey refuses (ErrInvalid) JSON that gives a key twice in one
+// object, at any depth (jobs.DuplicateKey).
+func DuplicateKey(data []byte) error { return jobs.DuplicateKey(data) }
+
 // SpecFields names the fields of a job spec (jobs.SpecFields).
 func SpecFields() []string { return jobs.SpecFields() }
 

@@ -78,7 +78,7 @@ func ParseScheduleFile(name string, data []byte) (NewSchedule, error) {
 	}
 	rest, _ := json.Marshal(fields)
 	// ParseSpec refuses duplicate keys and unknown fields of the job.
-	if err := checkDuplicateKeys(data); err != nil {
+	if err := DuplicateKey(data); err != nil {
 		return NewSchedule{}, err
 	}
 	nj, err := ParseSpec(rest)
@@ -90,31 +90,6 @@ func ParseScheduleFile(name string, data []byte) (NewSchedule, error) {
 		ns.TZ = *sf.TZ
 	}
 	return ns, ns.Validate()
-}
-
-// checkDuplicateKeys refuses an object that names a key twice.
-func checkDuplicateKeys(data []byte) error {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
-		return nil
-	}
-	seen := map[string]bool{}
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return nil
-		}
-		key, _ := t.(string)
-		if seen[key] {
-			return invalidf("key %q appears twice; give each field once", key)
-		}
-		seen[key] = true
-		var skip json.RawMessage
-		if err := dec.Decode(&skip); err != nil {
-			return nil
-		}
-	}
-	return nil
 }
 
 // scheduledJob is the job schedule sc makes for its due time due.

@@ -101,6 +101,10 @@ func editJob(c *cli.Context, h *home, id string) (j claim.Job, changed bool, err
 		if err != nil {
 			return j, false, fmt.Errorf("edit --file: %w; job %s unchanged", err, id)
 		}
+		if e.Empty() { // {}: every field left out
+			j, err = h.store.Get(c.Context, id)
+			return j, false, err
+		}
 		j, err = h.store.Edit(c.Context, id, e)
 		return j, true, err
 	}
@@ -162,6 +166,9 @@ type editable struct {
 func parseEdit(data []byte) (claim.Edit, error) {
 	var e claim.Edit
 	var fields map[string]json.RawMessage
+	if err := claim.DuplicateKey(data); err != nil {
+		return e, err // encoding/json keeps the last, which the reader of the first does not expect
+	}
 	if err := json.Unmarshal(data, &fields); err != nil {
 		if syn := (*json.SyntaxError)(nil); errors.As(err, &syn) {
 			line := 1 + bytes.Count(data[:min(int(syn.Offset), len(data))], []byte("\n"))

@@ -135,6 +135,25 @@ func TestEditKeepsAnEditThatDoesNotParse(t *testing.T) {
 	if _, _, code := h.run("edit", "j", "--file", file, "--priority", "1"); code != 2 {
 		t.Errorf("edit --file with a change flag: exit %d, want 2", code)
 	}
+	// A key given twice is refused, as enqueue refuses it: encoding/json
+	// kept the last, which the reader of the first does not expect.
+	for _, dup := range []string{`{"priority": 1, "priority": 2}`, `{"env": {"K": "a", "K": "x"}}`} {
+		if err := os.WriteFile(file, []byte(dup), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, stderr, code := h.run("edit", "j", "--file", file); code != 2 || !strings.Contains(stderr, "duplicate key") {
+			t.Errorf("edit --file of %s: exit %d, stderr %q; want 2 and the duplicate key said", dup, code, stderr)
+		}
+	}
+	if got := h.showEnv("j"); !strings.Contains(got, `"priority": 5`) || strings.Contains(got, `"K"`) {
+		t.Errorf("after the refused edits, the job is\n%s", got)
+	}
+	// Every field left out: nothing changes, and edit says so, as it does
+	// of an editor's buffer saved as it was.
+	os.WriteFile(file, []byte("{}"), 0o600)
+	if out := h.must("edit", "j", "--file", file); out != "Job j unchanged\n" {
+		t.Errorf("edit --file of {} printed %q, want the job unchanged", out)
+	}
 }
 
 // TestEditHidesTheEnvironment: the editor's buffer has no env values

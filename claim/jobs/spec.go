@@ -99,10 +99,10 @@ func ParseSpec(data []byte) (NewJob, error) {
 	return s.newJob()
 }
 
-// decodeSpec decodes any job spec, in two passes (duplicateKey, then
+// decodeSpec decodes any job spec, in two passes (DuplicateKey, then
 // encoding/json), with the errors ParseSpec returns.
 func decodeSpec(data []byte) (spec, error) {
-	if err := duplicateKey(data); err != nil {
+	if err := DuplicateKey(data); err != nil {
 		return spec{}, err
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -117,11 +117,11 @@ func decodeSpec(data []byte) (spec, error) {
 	return s, nil
 }
 
-// duplicateKey refuses a key given twice in one JSON object: encoding/json
+// DuplicateKey refuses a key given twice in one JSON object: encoding/json
 // keeps the last, so {"command": "true", "command": "rm -rf ~"} would run
 // what a reader of the first line does not expect. Malformed JSON is left
 // for the decoder to report.
-func duplicateKey(data []byte) error {
+func DuplicateKey(data []byte) error {
 	type frame struct {
 		object, wantKey bool
 		keys            map[string]bool

@@ -9,7 +9,7 @@ import (
 // pass: a flat object of known fields (spelled as documented, each once)
 // whose values are strings, whole numbers, null, an env object of strings
 // and an after array of strings. It says ok only when encoding/json would
-// decode data to the same spec and duplicateKey find no key given twice;
+// decode data to the same spec and DuplicateKey find no key given twice;
 // anything else (an error to report, limits, a nested dead object, a key
 // in other case) is left to the two passes of ParseSpec, which say what is
 // wrong. data is valid UTF-8.
