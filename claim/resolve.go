@@ -45,6 +45,9 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 		return jobs[0].ID, nil
 	}
 	if !ValidID(ref) {
+		if strings.HasPrefix(ref, "@") { // a mistyped name of the newest job
+			return "", unknownRef{NotFoundError(ref), ref}
+		}
 		return "", NotFoundError(ref) // as Get says of it: no id is such a string
 	}
 	j, err := s.Get(ctx, ref)
@@ -130,5 +133,8 @@ type unknownRef struct {
 func (e unknownRef) Unwrap() error { return e.error }
 
 func (e unknownRef) Hint() string {
+	if strings.HasPrefix(e.ref, "@") {
+		return LastJob + " names the newest job"
+	}
 	return fmt.Sprintf("a job is named by its id or the start of it (generated ids start with the date); `queuectl list | grep %s` finds one by any part", e.ref)
 }

@@ -39,6 +39,11 @@ func TestResolveIDPrefixAndLast(t *testing.T) {
 		if _, err := s.Resolve(ctx, "nosuch"); !errors.Is(err, claim.ErrNotFound) {
 			t.Errorf("Resolve(nosuch) = %v, want ErrNotFound", err)
 		}
+		// A mistyped @last gets the name of the newest job for a hint.
+		var hinted interface{ Hint() string }
+		if _, err := s.Resolve(ctx, "@lst"); !errors.Is(err, claim.ErrNotFound) || !errors.As(err, &hinted) || !strings.Contains(hinted.Hint(), claim.LastJob) {
+			t.Errorf("Resolve(@lst) = %v, want ErrNotFound with a hint naming %s", err, claim.LastJob)
+		}
 		// An empty ref (`queuectl wait "$id"` with id unset) is bad input,
 		// said as such: "no such job: " named nothing.
 		if _, err := s.Resolve(ctx, ""); !errors.Is(err, claim.ErrInvalid) || !strings.Contains(err.Error(), "empty job id") {
