@@ -128,6 +128,10 @@ func unknownFlag(c *cli.Context, err error, help string) error {
 		typed = "-" + m[1]
 	}
 	hint := "see: " + help
+	if cmd, ok := strings.CutSuffix(help, " --help"); ok && m[1] == "json" && cmd != "queuectl" {
+		// given before the command too, as for those that print data
+		return withHint(usagef("%s has no --json form", cmd), hint)
+	}
 	if near := nearest(m[1], names); near != "" {
 		dashes := "--"
 		if len(near) == 1 {
