@@ -341,7 +341,8 @@ func (d *ScheduleDir) keepMissing(read time.Time) {
 	if was, err := io.ReadAll(io.LimitReader(f, MaxSize)); err == nil && string(was) == b.String() {
 		return
 	}
-	if err := f.Truncate(0); err == nil {
+	err = f.Truncate(0)
+	if err == nil {
 		_, err = f.WriteAt([]byte(b.String()), 0)
 	}
 	if err != nil {
