@@ -1,10 +1,13 @@
 package jobs
 
 import (
+	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MaxArgLen is the longest string Linux passes as one argument or one
@@ -63,7 +66,7 @@ func (nj *NewJob) validateCommand() error {
 func (nj *NewJob) validateFields() error {
 	switch {
 	case nj.ID != "" && !ValidID(nj.ID):
-		return invalidf("id %q is not valid: %s", nj.ID, NameRule)
+		return invalidf("id %s is not valid: %s", shortQuote(nj.ID), NameRule)
 	case nj.MaxRetries != nil && (*nj.MaxRetries < 1 || *nj.MaxRetries > MaxRetriesMost):
 		return invalidf("max_retries is %d; it counts runs, so give 1 to %d (as config max-retries takes)", *nj.MaxRetries, MaxRetriesMost)
 	case nj.BackoffBase != nil && (*nj.BackoffBase < 1 || *nj.BackoffBase > 3600):
@@ -73,15 +76,15 @@ func (nj *NewJob) validateFields() error {
 	case nj.Delay > MaxDuration || (nj.Timeout != nil && *nj.Timeout > MaxDuration):
 		return invalidf("a duration is over 100 years; give a shorter one")
 	case nj.Cwd != "" && !filepath.IsAbs(nj.Cwd):
-		return invalidf("cwd %q is not an absolute path; give one starting with /", nj.Cwd)
+		return invalidf("cwd %s is not an absolute path; give one starting with /", shortQuote(nj.Cwd))
 	case nj.Umask != nil && (*nj.Umask < 0 || *nj.Umask > 0o777):
 		return invalidf("umask %o is not a file mode creation mask; give 0 to 0777", *nj.Umask)
 	case nj.Queue != "" && !ValidID(nj.Queue):
-		return invalidf("queue %q is not valid: %s", nj.Queue, NameRule)
+		return invalidf("queue %s is not valid: %s", shortQuote(nj.Queue), NameRule)
 	case strings.ContainsRune(nj.UniqueKey, 0) || strings.ContainsRune(nj.Cwd, 0):
 		return invalidf("unique_key and cwd must not contain NUL bytes")
 	case len(nj.Label) > MaxLabel || strings.ContainsFunc(nj.Label, unicode.IsControl):
-		return invalidf("label %q is not valid: give up to %d characters, no control characters", nj.Label, MaxLabel)
+		return invalidf("label %s is not valid: give up to %d characters, no control characters", shortQuote(nj.Label), MaxLabel)
 	}
 	return nil
 }
@@ -138,3 +141,18 @@ func (nj *NewJob) validateEnv() error {
 // execSize is what one argument or environment string costs exec: its
 // bytes, the NUL after them, and the pointer to them.
 func execSize(s string) int { return len(s) + 1 + 8 }
+
+// shortQuote quotes a refused value for its message: whole when short, else
+// its start and how long it is, so that a refusal of a value far over a
+// bound does not repeat all of it.
+func shortQuote(v string) string {
+	const most = 64
+	if len(v) <= most {
+		return strconv.Quote(v)
+	}
+	cut := most
+	for cut > 0 && !utf8.RuneStart(v[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(v[:cut]), len(v))
+}
