@@ -81,8 +81,17 @@ func (s *Store) Resolve(ctx context.Context, ref string) (string, error) {
 			more = fmt.Sprintf(" and %d more", max(n, len(jobs))-candidates)
 		}
 	}
-	return "", invalidf("job id prefix %s is ambiguous: %s%s; type more of the id", ref, strings.Join(ids, " "), more)
+	return "", AmbiguousError{Ref: ref, error: invalidf("job id prefix %s is ambiguous: %s%s; type more of the id", ref, strings.Join(ids, " "), more)}
 }
+
+// AmbiguousError is the ErrInvalid of a job id prefix that several jobs'
+// ids start with; Ref is the prefix.
+type AmbiguousError struct {
+	Ref string
+	error
+}
+
+func (e AmbiguousError) Unwrap() error { return e.error }
 
 // ResolveAll is Resolve of every ref, in order; it stops at the first error.
 // A job named twice (by its id and a prefix of it, or by @last) is in the

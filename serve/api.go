@@ -158,9 +158,14 @@ func hintFor(err error, r *http.Request) string {
 		what, list = "queues", "GET /api/v1/queues (queuectl queue list)"
 	}
 	var noRun noRunError
+	var ambiguous claim.AmbiguousError
 	switch {
 	case errors.As(err, &noRun):
 		return "its runs: GET /api/v1/jobs/" + noRun.id + "/runs (queuectl show " + noRun.id + ")"
+	case errors.As(err, &ambiguous):
+		return "the jobs whose ids start so: GET /api/v1/jobs?prefix=" + url.QueryEscape(ambiguous.Ref)
+	case errors.Is(err, errNoAction):
+		return "the actions are named above; see " + apiDocs
 	case errors.Is(err, claim.ErrNotFound):
 		return "the " + what + " there are: " + list
 	case errors.Is(err, claim.ErrConflict) && what == "jobs":
@@ -481,5 +486,8 @@ func (s *Server) apiCSRF(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) apiNotFound(w http.ResponseWriter, r *http.Request) {
+	if s.wrongMethod(w, r, endpoints()) {
+		return
+	}
 	s.fail(w, r, http.StatusNotFound, fmt.Errorf("no API endpoint %s %s", r.Method, r.URL.Path), endpoints())
 }

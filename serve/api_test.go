@@ -174,9 +174,41 @@ func TestAPIUnknownAction(t *testing.T) {
 		var e struct{ Error, Hint string }
 		json.Unmarshal([]byte(body), &e)
 		if status != http.StatusNotFound || strings.Contains(e.Error, "no such job") || !strings.Contains(e.Error, actions) ||
-			strings.Contains(e.Hint, " there are: ") {
+			e.Hint == "" || strings.Contains(e.Hint, " there are: ") {
 			t.Errorf("POST %s = %d %q, hint %q; want 404 naming the actions (%s), not a missing job", path, status, e.Error, e.Hint, actions)
 		}
+	}
+}
+
+// TestWrongMethodIs405: an address that another method serves answers
+// 405 with Allow, not "no page /jobs" of a page that is there; an
+// ambiguous job id prefix is hinted at the jobs it starts.
+func TestWrongMethodIs405(t *testing.T) {
+	h := newHome(t)
+	for _, id := range []string{"live", "amb-1", "amb-2"} {
+		h.enqueue(t, claim.NewJob{ID: id, Command: "true"})
+	}
+	ts := h.serve(t, serve.Options{})
+	csrf := csrfToken(t, ts.URL)
+	for _, tc := range []struct{ method, path, allow string }{
+		{"POST", "/jobs", "GET"},
+		{"DELETE", "/jobs/live", "GET"},
+		{"DELETE", "/api/v1/jobs/live", "GET"},
+		{"GET", "/api/v1/jobs/live/retry", "POST"},
+	} {
+		req, _ := http.NewRequest(tc.method, ts.URL+tc.path, nil)
+		req.Header.Set("X-CSRF-Token", csrf)
+		resp, body := do(t, req)
+		if resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != tc.allow || !strings.Contains(body, "takes "+tc.allow) {
+			t.Errorf("%s %s = %d (Allow %q) %s; want 405, Allow %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), body, tc.allow)
+		}
+	}
+	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/jobs/amb", nil)
+	resp, body := do(t, req)
+	var e struct{ Error, Hint string }
+	json.Unmarshal([]byte(body), &e)
+	if resp.StatusCode != http.StatusBadRequest || !strings.Contains(e.Hint, "/api/v1/jobs?prefix=amb") {
+		t.Errorf("GET /api/v1/jobs/amb = %d %s; want 400, hinted at GET /api/v1/jobs?prefix=amb", resp.StatusCode, body)
 	}
 }
 
@@ -380,6 +412,7 @@ func TestSafety(t *testing.T) {
 		{"GET without the token", status(t, guarded.URL+"/api/v1/status"), 401},
 		{"GET with a wrong token", status(t, guarded.URL+"/api/v1/status", "Authorization", "Bearer nope"), 401},
 		{"GET with the token", status(t, guarded.URL+"/api/v1/status", "Authorization", "Bearer s3cret"), 200},
+		{"GET with the token, the scheme in lower case", status(t, guarded.URL+"/api/v1/status", "Authorization", "bearer s3cret"), 200},
 		{"GET /metrics without the token", status(t, guarded.URL+"/metrics"), 401},
 		{"GET the page with the token cookie", status(t, guarded.URL+"/", "Cookie", "queuectl_token=s3cret"), 200},
 	} {

@@ -22,6 +22,7 @@ import (
 	"embed"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"net/url"
@@ -223,8 +224,9 @@ const cookieName = "queuectl_token"
 
 func (s *Server) authorized(r *http.Request) bool {
 	given := ""
-	if auth := r.Header.Get("Authorization"); strings.HasPrefix(auth, "Bearer ") {
-		given = strings.TrimPrefix(auth, "Bearer ")
+	// The scheme's case is no matter (RFC 9110 §11.1).
+	if scheme, token, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		given = strings.TrimSpace(token)
 	} else if c, err := r.Cookie(cookieName); err == nil {
 		given = c.Value
 	}
@@ -250,8 +252,31 @@ func wantsHTML(r *http.Request) bool {
 // pageNotFound answers an address that is no page with the error
 // page, whose navigation leads on, rather than a bare line of text.
 func (s *Server) pageNotFound(w http.ResponseWriter, r *http.Request) {
-	s.fail(w, r, http.StatusNotFound, errors.New("no page "+r.URL.Path),
-		"the pages are / (overview), /jobs, /jobs/ID, /dlq, /rejected and /schedules; the API is under /api/v1/")
+	const pages = "the pages are / (overview), /jobs, /jobs/ID, /dlq, /rejected and /schedules; the API is under /api/v1/"
+	if s.wrongMethod(w, r, pages) {
+		return
+	}
+	s.fail(w, r, http.StatusNotFound, errors.New("no page "+r.URL.Path), pages)
+}
+
+// wrongMethod answers 405, with Allow, a request for an address that
+// other methods serve, and reports whether it did: "no page /jobs" for a
+// POST of /jobs named a page that is there.
+func (s *Server) wrongMethod(w http.ResponseWriter, r *http.Request, hint string) bool {
+	var allow []string
+	for _, m := range []string{http.MethodGet, http.MethodPost} {
+		other := r.Clone(r.Context())
+		other.Method = m
+		if _, pattern := s.mux.Handler(other); m != r.Method && pattern != "/" && pattern != "/api/" {
+			allow = append(allow, m)
+		}
+	}
+	if len(allow) == 0 {
+		return false
+	}
+	w.Header().Set("Allow", strings.Join(allow, ", "))
+	s.fail(w, r, http.StatusMethodNotAllowed, fmt.Errorf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method), hint)
+	return true
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
