@@ -633,12 +633,13 @@ func TestWaitShowsProgressOnATerminal(t *testing.T) {
 
 // TestLogsFollowsThroughRetries: logs -f follows the job from run to run
 // until it is dead, and exits 1 as wait does; with --all, each run after
-// its header.
+// its header. A run whose output leaves its last line open does not run
+// into the next one's first.
 func TestLogsFollowsThroughRetries(t *testing.T) {
 	h := newHome(t)
 	g := newGate(t)
 	h.must("enqueue", "--id", "flaky", "--max-retries", "3", "--backoff-base", "1",
-		"--command", g.command()+"; echo run $QUEUECTL_ATTEMPT; exit 3")
+		"--command", g.command()+"; printf 'run %s' $QUEUECTL_ATTEMPT; exit 3")
 	h.start("worker", "start", "--no-spool")
 	g.waitStarted(t)
 	follow := h.start("logs", "flaky", "-f")
@@ -650,7 +651,7 @@ func TestLogsFollowsThroughRetries(t *testing.T) {
 	if code := follow.exit(t, 60*time.Second); code != 1 {
 		t.Errorf("logs -f of a job that died: exit %d, want 1\n%s", code, follow.stderr)
 	}
-	want := "one\ntwo\nrun 1\none\ntwo\nrun 2\none\ntwo\nrun 3\n"
+	want := "one\ntwo\nrun 1\none\ntwo\nrun 2\none\ntwo\nrun 3"
 	if got := follow.stdout.String(); got != want {
 		t.Errorf("logs -f printed %q, want %q", got, want)
 	}

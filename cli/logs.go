@@ -240,12 +240,13 @@ func (l *logPrinter) note(lg run.Log, from run.Origin) {
 // finished; it returns as wait would for the job.
 func (l *logPrinter) follow(r claim.Run) error {
 	ctx := l.c.Context
+	out := &lineEnd{w: l.c.App.Writer}
 	for {
 		var err error
 		if l.log(r).Elsewhere() {
 			err = l.followElsewhere(r)
 		} else if err = l.header(r, run.FromFile); err == nil {
-			err = run.Follow(ctx, l.c.App.Writer, l.log(r).Path(), 100*time.Millisecond, l.reach.Riding(ctx, func() (bool, error) {
+			err = run.Follow(ctx, out, l.log(r).Path(), 100*time.Millisecond, l.reach.Riding(ctx, func() (bool, error) {
 				runs, err := l.h.store.Runs(ctx, l.id)
 				got, ok := runByAttempt(runs, r.Attempt)
 				return err != nil || !ok || !got.EndedAt.IsZero(), err
@@ -268,12 +269,34 @@ func (l *logPrinter) follow(r claim.Run) error {
 			}
 			return endedAs([]claim.Job{j})
 		}
+		if out.open {
+			// the next run's output starts a line of its own, as it does
+			// in its log
+			if _, err := io.WriteString(out, "\n"); err != nil {
+				return l.interrupted(err)
+			}
+		}
 		if !l.c.Bool("all") {
 			why := cmp.Or(ended.Error, ended.Outcome)
 			logf(l.c)("job %s: run %d ended (%s); following run %d", l.id, r.Attempt, why, next.Attempt)
 		}
 		r = *next
 	}
+}
+
+// lineEnd is a writer that remembers whether what went through it left a
+// line open (its last byte no newline).
+type lineEnd struct {
+	w    io.Writer
+	open bool
+}
+
+func (e *lineEnd) Write(p []byte) (int, error) {
+	n, err := e.w.Write(p)
+	if n > 0 {
+		e.open = p[n-1] != '\n'
+	}
+	return n, err
 }
 
 // followElsewhere follows run r of another host, whose file cannot be read
