@@ -6,7 +6,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // TestStopWaitReturnsOnceTheWorkerExited: a worker leaves the store's
@@ -18,11 +17,7 @@ import (
 // process has exited.
 func TestStopWaitReturnsOnceTheWorkerExited(t *testing.T) {
 	h := newHome(t)
-	w := h.startServing()
-	waitFor(t, 30*time.Second, "the worker to register", func() bool {
-		out, _, _ := h.run("status")
-		return strings.Contains(out, "workers: 1")
-	})
+	w := h.startServing() // its socket is served once it is registered
 	conn, err := net.Dial("unix", filepath.Join(h.dir, "enqueue.sock"))
 	if err != nil {
 		t.Fatal(err)
@@ -39,11 +34,7 @@ func TestStopWaitReturnsOnceTheWorkerExited(t *testing.T) {
 // said they reached it.
 func TestScaleAndStopCountOnlyLiveWorkers(t *testing.T) {
 	h := newHome(t)
-	w := h.startServing()
-	waitFor(t, 30*time.Second, "the worker to register", func() bool {
-		out, _, _ := h.run("status")
-		return strings.Contains(out, "workers: 1")
-	})
+	w := h.startServing() // its socket is served once it is registered
 	w.signal(t, syscall.SIGKILL)
 	<-w.done
 	for _, args := range [][]string{{"worker", "scale", "5"}, {"worker", "stop"}} {
