@@ -21,23 +21,10 @@ import (
 // keeps the schedule, paused as it was, and takes the new file as an edit;
 // a file that stays away removes its schedule once the grace is over.
 func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
-	s := mustOpenStore(t)
-	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	s.Now = func() time.Time { return now }
-	home := t.TempDir()
-	d := &ScheduleDir{Dirs: DirsOf(home), Store: s, Grace: 5 * time.Second}
+	s, now, dirs, file, write := nightlyRig(t)
+	d := &ScheduleDir{Dirs: dirs, Store: s, Grace: 5 * time.Second}
 	ctx := t.Context()
-	file := filepath.Join(d.Dirs.Schedules, "nightly.json")
-	write := func(command string) {
-		t.Helper()
-		if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "`+command+`"}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
 	pass := func() []claim.Schedule { return passList(t, d) }
-	if err := d.Dirs.Make(); err != nil {
-		t.Fatal(err)
-	}
 	write("make backup")
 	if list := pass(); len(list) != 1 {
 		t.Fatalf("schedules = %+v, want nightly", list)
@@ -67,7 +54,7 @@ func TestScheduleFileSavedByRenameKeepsItsPause(t *testing.T) {
 	if list := pass(); len(list) != 1 {
 		t.Fatalf("just after rm, schedules = %+v, want nightly kept for the grace", list)
 	}
-	now = now.Add(5 * time.Second)
+	*now = now.Add(5 * time.Second)
 	if list := pass(); len(list) != 0 {
 		t.Errorf("once the file was gone for the grace, schedules = %+v, want none", list)
 	}
@@ -120,28 +107,14 @@ func TestFileScheduleOfAnotherHome(t *testing.T) {
 // pass of its own each time. One that comes while an editor saves by
 // rename removed the schedule, which came back unpaused with the new
 // file. Such passes count the grace from when the first of them missed
-// the file (kept in schedules/.owned), as a worker's passes do, and tell
+// the file (kept in schedules/.missing), as a worker's passes do, and tell
 // which schedules they kept only for it.
 func TestOneShotPassesCountTheGrace(t *testing.T) {
-	s := mustOpenStore(t)
-	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	s.Now = func() time.Time { return now }
-	home := t.TempDir()
-	dirs := DirsOf(home)
-	file := filepath.Join(dirs.Schedules, "nightly.json")
-	write := func(command string) {
-		t.Helper()
-		if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "`+command+`"}`), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
+	s, now, dirs, file, write := nightlyRig(t)
 	// each pass by a command of its own, as `schedule list` makes it
 	pass := func() ([]claim.Schedule, []string) {
 		d := &ScheduleDir{Dirs: dirs, Store: s}
 		return passList(t, d), d.Missing()
-	}
-	if err := dirs.Make(); err != nil {
-		t.Fatal(err)
 	}
 	write("make backup")
 	pass()
@@ -169,7 +142,7 @@ func TestOneShotPassesCountTheGrace(t *testing.T) {
 	pass()
 	write("make backup --full")
 	os.Remove(file + "~")
-	now = now.Add(time.Hour)
+	*now = now.Add(time.Hour)
 	if err := os.Rename(file, file+"~"); err != nil {
 		t.Fatal(err)
 	}
@@ -187,11 +160,11 @@ func TestOneShotPassesCountTheGrace(t *testing.T) {
 		t.Fatal(err)
 	}
 	pass()
-	now = now.Add(4 * time.Second)
+	*now = now.Add(4 * time.Second)
 	if list, missing := pass(); len(list) != 1 || len(missing) != 1 {
 		t.Fatalf("4 s after rm, schedules = %+v, missing %q; want nightly kept for the grace", list, missing)
 	}
-	now = now.Add(time.Second)
+	*now = now.Add(time.Second)
 	if list, missing := pass(); len(list) != 0 || len(missing) != 0 {
 		t.Fatalf("once the file was gone for the grace, schedules = %+v, missing %q; want none", list, missing)
 	}
@@ -259,6 +232,28 @@ func TestMissingRecordWrittenOnlyWhenItChanges(t *testing.T) {
 	if !d.wait(t.Context(), nil, nil, &ro) || len(events) != 0 {
 		t.Errorf("wait returned with %d events left, want it to pass over the record's and return on the file's", len(events))
 	}
+}
+
+// nightlyRig is a store whose clock the test moves (*now), a home's
+// made directories, and write, which writes schedules/nightly.json (file)
+// with the given command.
+func nightlyRig(t *testing.T) (s *claim.Store, now *time.Time, dirs Dirs, file string, write func(command string)) {
+	t.Helper()
+	s = mustOpenStore(t)
+	clock := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	s.Now = func() time.Time { return clock }
+	dirs = DirsOf(t.TempDir())
+	if err := dirs.Make(); err != nil {
+		t.Fatal(err)
+	}
+	file = filepath.Join(dirs.Schedules, "nightly.json")
+	write = func(command string) {
+		t.Helper()
+		if err := os.WriteFile(file, []byte(`{"cron": "0 3 * * *", "tz": "UTC", "command": "`+command+`"}`), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return s, &clock, dirs, file, write
 }
 
 // passList runs one pass of d and returns the store's schedules after it.
