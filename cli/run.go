@@ -28,8 +28,9 @@ otherwise, and under this umask: the files CMD makes get the modes they would ge
 whatever the worker's umask (show says which). Then waits for a worker to run it, writes its
 stdout and stderr here as it runs, and exits with its exit code. It makes one attempt, as running CMD itself would, whatever
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
-the last one's exit code. --timeout limits each attempt: when one runs out of time, the job
-is canceled and run exits 124. Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
+the last one's exit code. --timeout limits each attempt: when one runs out of time, its worker
+ends it failed ("timed out after …", as show keeps it), the job is canceled if it had attempts
+left, and run exits 124 (a job that outlives the worker's TERM is canceled 5 s after). Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do Ctrl-\ (exit 131), a hangup (but under nohup) and a closed output
 pipe, as they would end CMD. Ctrl-Z stops run and, when a worker of this host follows the
 job for it, the job's processes too; fg or bg lets both go on. Started with SIGINT ignored (a script's background command), run

@@ -249,6 +249,11 @@ func TestRunTimeout(t *testing.T) {
 	if !strings.Contains(stderr, "queuectl: error: job slow: ") {
 		t.Errorf("run does not say the job timed out:\n%s", stderr)
 	}
+	// Its worker timed it out, which the job keeps: not canceled with no
+	// word of why.
+	if j := h.show("slow"); j.State != "dead" || !strings.Contains(j.LastError, "timed out after 1s") {
+		t.Errorf("the job of run --timeout 1s after its attempt ran out: %s, last_error %q; want dead, timed out after 1s", j.State, j.LastError)
+	}
 }
 
 // TestRunCancelsItsJob: Ctrl-C, and an attempt that outlives --timeout,

@@ -102,7 +102,7 @@ func (f *follower) event(e run.TailEvent) {
 	if f.seen.event(e.Run.Attempt, e.Ended) {
 		// Told already, by the worker that stopped following: only the timer.
 		if !e.Ended && f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(errAttemptTimedOut) })
 		}
 		return
 	}
@@ -114,7 +114,7 @@ func (f *follower) event(e run.TailEvent) {
 			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout)), func() { f.cancel(errAttemptTimedOut) })
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(errAttemptTimedOut) })
 		}
 		return
 	}

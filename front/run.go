@@ -19,6 +19,14 @@ var errTimedOut = errors.New("attempt timed out")
 // its job's worker to stop the job's processes (as the full program).
 const stopWait = 5 * time.Second
 
+// TimeoutGrace is how long after an attempt's --timeout run cancels the
+// job itself. The worker's own timeout comes first: it ends the attempt
+// failed, "timed out after …", which show and the dead letters keep, and
+// run then exits 124. Canceled at the same instant, the job was canceled
+// with no word of why. Run's cancel is for a job that outlives its
+// worker's TERM (it traps it).
+const TimeoutGrace = 5 * time.Second
+
 // follower is the full program's run follower (cli/runfollow.go) for a
 // job followed on its worker's connection only: whatever needs the store
 // is left to the full program, through a Resume.
@@ -161,7 +169,7 @@ func (f *follower) event(e wire.Event) {
 			f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.tout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout)), func() { f.cancel(errTimedOut) })
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout+TimeoutGrace)), func() { f.cancel(errTimedOut) })
 		}
 		return
 	}
