@@ -67,11 +67,24 @@ func TestJobsTableLockedUnderWorker(t *testing.T) {
 	if runs := runsOf(t, admin, "held"); len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
 		t.Errorf("job held: runs %+v, want one, completed", runs)
 	}
+	// Each outage said once, and its end once: the lock's, and on a
+	// loaded machine perhaps another renewal slower than its second.
 	text = w.stderr.String()
-	for _, want := range []string{"store unreachable", "store reachable again"} {
-		if n := strings.Count(text, want); n != 1 {
-			t.Errorf("the worker said %q %d times, want once\nstderr: %s", want, n, text)
+	var said []string
+	for _, line := range strings.Split(text, "\n") {
+		switch {
+		case strings.Contains(line, "store unreachable"):
+			said = append(said, "unreachable")
+		case strings.Contains(line, "store reachable again"):
+			said = append(said, "reachable")
 		}
+	}
+	alternate := len(said) >= 2 && len(said)%2 == 0
+	for i, what := range said {
+		alternate = alternate && what == []string{"unreachable", "reachable"}[i%2]
+	}
+	if !alternate {
+		t.Errorf("the worker said %v of the store, want each outage once and its end once\nstderr: %s", said, text)
 	}
 	w.signal(t, syscall.SIGTERM)
 	if code := w.exit(t, time.Minute); code != 0 {

@@ -27,6 +27,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -267,7 +268,8 @@ func (s *Server) wrongMethod(w http.ResponseWriter, r *http.Request, hint string
 	for _, m := range []string{http.MethodGet, http.MethodPost} {
 		other := r.Clone(r.Context())
 		other.Method = m
-		if _, pattern := s.mux.Handler(other); m != r.Method && pattern != "/" && pattern != "/api/" {
+		if _, pattern := s.mux.Handler(other); m != r.Method && pattern != "/" && pattern != "/api/" &&
+			(!strings.HasSuffix(pattern, "/{action}") || isAction(r.URL.Path)) {
 			allow = append(allow, m)
 		}
 	}
@@ -277,6 +279,19 @@ func (s *Server) wrongMethod(w http.ResponseWriter, r *http.Request, hint string
 	w.Header().Set("Allow", strings.Join(allow, ", "))
 	s.fail(w, r, http.StatusMethodNotAllowed, fmt.Errorf("%s takes %s, not %s", r.URL.Path, strings.Join(allow, " or "), r.Method), hint)
 	return true
+}
+
+// isAction reports whether the last part of an address of the form
+// [/api/v1]/KIND/NAME/ACTION is an action of KIND: /jobs/ID/runs is none,
+// and a GET of it is no page, not a POST it should have been.
+func isAction(p string) bool {
+	parts := strings.Split(strings.Trim(strings.TrimPrefix(p, "/api/v1"), "/"), "/")
+	if len(parts) != 3 {
+		return false
+	}
+	actions := map[string][]string{"jobs": actionOrder, "queues": {"pause", "resume"},
+		"rejected": {"retry", "purge"}, "schedules": {"pause", "resume"}}
+	return slices.Contains(actions[parts[0]], parts[2])
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
