@@ -505,12 +505,12 @@ func (w *Worker) recordOnce(hard context.Context, j claim.Job, r claim.Run, res 
 
 // finish records how run r ended, and returns the state it left the job in.
 func (w *Worker) finish(ctx context.Context, j claim.Job, r claim.Run, res result) (claim.State, error) {
-	switch {
-	case res.canceled:
+	switch res.outcome() {
+	case claim.OutcomeCanceled:
 		return claim.Canceled, w.Store.EndCanceled(ctx, r, res.exitCode)
-	case res.interrupted:
+	case claim.OutcomeInterrupted:
 		return claim.Pending, w.Store.Release(ctx, r, res.err)
-	case res.err == "":
+	case claim.OutcomeCompleted:
 		return w.Store.Complete(ctx, r)
 	}
 	errText := res.err
@@ -523,7 +523,8 @@ func (w *Worker) finish(ctx context.Context, j claim.Job, r claim.Run, res resul
 	return w.Store.Fail(ctx, j, r, res.exitCode, errText, w.settings().MaxBackoff)
 }
 
-// outcome is the outcome finish records for res.
+// outcome is the outcome finish records for res: what finish, endedAsTold
+// and afterEnd go by.
 func (res result) outcome() string {
 	switch {
 	case res.canceled:
@@ -579,15 +580,15 @@ func sameCode(a, b *int) bool {
 // afterEnd says how run r ended, in state next, and does what that calls
 // for: hooks, the dead/ file, the jobs waiting for it.
 func (w *Worker) afterEnd(ctx, hard context.Context, j claim.Job, r claim.Run, res result, next claim.State) {
-	switch {
-	case res.canceled:
+	switch res.outcome() {
+	case claim.OutcomeCanceled:
 		w.emit(Event{Kind: EventCanceled, Job: j.ID, Run: r.Attempt, ExitCode: res.exitCode, Duration: res.took})
 		w.endDependents(ctx, hard, j.ID, claim.Canceled)
 		return
-	case res.interrupted:
+	case claim.OutcomeInterrupted:
 		w.emit(Event{Kind: EventInterrupted, Job: j.ID, Run: r.Attempt})
 		return
-	case res.err == "":
+	case claim.OutcomeCompleted:
 		w.succeeded(ctx, hard, j, r, res, next)
 		return
 	}
