@@ -48,13 +48,12 @@ type ScheduleDir struct {
 	// list`) count the grace as a worker's do.
 	Grace time.Duration
 
-	missing map[string]time.Time // file schedules without a file: since when (store clock)
-	gone    []string             // the last pass's file schedules kept for their grace
+	missing map[string]time.Time // the last pass's file schedules kept for their grace: missed since when (store clock)
 }
 
 // Missing names the file schedules whose file the last pass found removed
 // and kept for the grace: gone, as far as a list of schedules should tell.
-func (d *ScheduleDir) Missing() []string { return d.gone }
+func (d *ScheduleDir) Missing() []string { return slices.Sorted(maps.Keys(d.missing)) }
 
 // grace is Grace, or its default.
 func (d *ScheduleDir) grace() time.Duration {
@@ -115,7 +114,6 @@ func (d *ScheduleDir) Pass(ctx context.Context) error {
 	}
 	owned, listed := d.owned(files)
 	gone := d.graceful(have, owned, files, waiting, d.readMissing())
-	d.gone = gone
 	keep := slices.Concat(waiting, gone, notOwned(have, owned, files))
 	refused, err := d.Store.SyncFileSchedules(ctx, defs, keep)
 	for sched, why := range refused {
@@ -239,13 +237,14 @@ func (d *ScheduleDir) graceful(have []claim.Schedule, owned map[string]bool, pre
 	return keep
 }
 
-// missingFile, in schedules/, keeps when the files of the schedules kept
-// for their grace were first missed, for the passes of other processes
-// (`schedule list`): a first line with the directory's modification time
-// as the pass that wrote it read the directory and left it (0: others
-// changed it during that pass), then a name, a tab and a time (Unix nanoseconds) a line. Hidden,
-// so that no pass reads it as a schedule; apart from .owned, whose format
-// older releases read. Locked (flock) while it is read or written.
+// missingFile, in schedules/, keeps when the files of the schedules kept for
+// their grace were first missed, for the passes of other processes
+// (`schedule list`): a first line with the directory's modification time as
+// the pass that wrote it read the directory and left it (0: others changed
+// it during that pass), then a name, a tab and a time (Unix nanoseconds) a
+// line. Hidden, so that no pass reads it as a schedule; apart from .owned,
+// whose format older releases read. Locked (flock) while it is read or
+// written.
 const missingFile = ".missing"
 
 // openMissing opens the record of missing files, locked (how: LOCK_SH or
