@@ -61,6 +61,20 @@ const shownDied = 10
 // actionOrder is the order of the buttons.
 var actionOrder = []string{"hold", "release", "cancel", "retry", "restart", "purge", "rm"}
 
+// actionsOf names the actions a POST does on each kind of address
+// ([/api/v1]/KIND/NAME/ACTION), in the order a refusal lists them.
+var actionsOf = map[string][]string{"jobs": actionOrder, "queues": {"pause", "resume"},
+	"rejected": {"retry", "purge"}, "schedules": {"pause", "resume"}}
+
+// noAction is the errNoAction of action on kind, with kind's actions.
+func noAction(kind, action string) error {
+	what := kind
+	if kind == "rejected" {
+		what = "rejected files"
+	}
+	return fmt.Errorf("%w: %q on %s (actions: %s)", errNoAction, action, what, strings.Join(actionsOf[kind], ", "))
+}
+
 // actionsFor lists the actions that apply to j now; none when read-only.
 func (s *Server) actionsFor(j claim.Job) []action {
 	if s.readOnly {
@@ -162,7 +176,7 @@ func (s *Server) purge(ctx context.Context, id string) (done, error) {
 func (s *Server) doJobAction(ctx context.Context, name, ref string) (id string, d done, err error) {
 	a, ok := jobActions[name]
 	if !ok {
-		return ref, done{}, fmt.Errorf("%w: %q on jobs (actions: %s)", errNoAction, name, strings.Join(actionOrder, ", "))
+		return ref, done{}, noAction("jobs", name)
 	}
 	if id, err = s.store.Resolve(ctx, ref); err != nil {
 		return ref, done{}, err

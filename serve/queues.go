@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -20,7 +19,7 @@ func (s *Server) pauseQueue(ctx context.Context, name, action string) error {
 	case "resume":
 		return s.store.Resume(ctx, name)
 	}
-	return fmt.Errorf("%w: %q on queues (actions: pause, resume)", errNoAction, action)
+	return noAction("queues", action)
 }
 
 func (s *Server) queueAction(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"fmt"
 	"net/http"
 	"net/url"
 
@@ -66,7 +65,7 @@ var rejectedActions = map[string]func(spool.Dirs, string) error{
 func (s *Server) doRejected(name, action string) error {
 	do, ok := rejectedActions[action]
 	if !ok {
-		return fmt.Errorf("%w: %q on rejected files (actions: retry, purge)", errNoAction, action)
+		return noAction("rejected", action)
 	}
 	return do(s.dirs, name)
 }

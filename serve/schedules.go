@@ -2,7 +2,6 @@ package serve
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"net/url"
 
@@ -63,7 +62,7 @@ func (s *Server) apiSchedules(w http.ResponseWriter, r *http.Request) {
 // pauseSchedule is `schedule pause NAME` or `schedule resume NAME`.
 func (s *Server) pauseSchedule(ctx context.Context, name, action string) error {
 	if action != "pause" && action != "resume" {
-		return fmt.Errorf("%w: %q on schedules (actions: pause, resume)", errNoAction, action)
+		return noAction("schedules", action)
 	}
 	_, _, err := s.store.PauseSchedule(ctx, name, action == "pause")
 	return err

@@ -289,9 +289,7 @@ func isAction(p string) bool {
 	if len(parts) != 3 {
 		return false
 	}
-	actions := map[string][]string{"jobs": actionOrder, "queues": {"pause", "resume"},
-		"rejected": {"retry", "purge"}, "schedules": {"pause", "resume"}}
-	return slices.Contains(actions[parts[0]], parts[2])
+	return slices.Contains(actionsOf[parts[0]], parts[2])
 }
 
 func (s *Server) loginPage(w http.ResponseWriter, r *http.Request) {
