@@ -104,9 +104,11 @@ func runAction(c *cli.Context) error {
 			}
 		}
 		var s *handoff.Stream
+		suspender.Expect() // the worker may start the job before its answer is read
 		if s, handed = runHandOff(c, &nj, environ); handed == nil {
 			return runStreamed(c, s, suspender)
 		}
+		suspender.Follow(nil)
 	}
 	return withHome(func(c *cli.Context, h *home) error {
 		// A worker still starting may serve the job (`worker start &` then

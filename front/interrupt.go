@@ -88,15 +88,19 @@ type Suspendable interface {
 // (its worker on another host) goes on while run is stopped. A process
 // that started with SIGTSTP ignored is not stopped by it, nor is its job.
 type Suspender struct {
-	mu  sync.Mutex
-	job Suspendable
+	mu      sync.Mutex
+	learned sync.Cond   // on mu: Follow was called
+	job     Suspendable // nil: none
+	coming  bool        // a job is being handed over (Expect), not yet followed
+	waiting bool        // a Ctrl-Z waits for Follow, for tests
+	stop    func()      // stops the process until it is continued
 }
 
 // Suspends starts the watch for Ctrl-Z; it lasts as long as the process.
 // run stops itself with SIGSTOP (stopSelf): once the runtime caught
 // SIGTSTP, that no longer stops the process, even with the watch stopped.
 func Suspends() *Suspender {
-	s := &Suspender{}
+	s := newSuspender(stopSelf)
 	if stopIgnored {
 		return s
 	}
@@ -104,26 +108,56 @@ func Suspends() *Suspender {
 	signal.Notify(ch, syscall.SIGTSTP)
 	go func() {
 		for range ch {
-			s.mu.Lock()
-			job := s.job
-			s.mu.Unlock()
-			if job != nil {
-				job.Suspend()
-			}
-			stopSelf()
-			if job != nil {
-				job.Continue()
-			}
+			s.suspend()
 		}
 	}()
 	return s
 }
 
-// Follow makes Ctrl-Z stop job's processes as well (nil: none).
+func newSuspender(stop func()) *Suspender {
+	s := &Suspender{stop: stop}
+	s.learned.L = &s.mu
+	return s
+}
+
+// suspend is one Ctrl-Z: the job's processes stop, then run, until it is
+// continued. One that comes while a job is handed over waits for the
+// hand-off's answer (bounded by it): the worker may have started the job
+// already, and it stops with run.
+func (s *Suspender) suspend() {
+	s.mu.Lock()
+	for s.coming {
+		s.waiting = true
+		s.learned.Wait()
+	}
+	s.waiting = false
+	job := s.job
+	s.mu.Unlock()
+	if job != nil {
+		job.Suspend()
+	}
+	s.stop()
+	if job != nil {
+		job.Continue()
+	}
+}
+
+// Expect says that a job is being handed over to a worker, which may start
+// it before run learns of it: a Ctrl-Z meanwhile waits until Follow says
+// which job, or none.
+func (s *Suspender) Expect() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.coming = true
+}
+
+// Follow makes Ctrl-Z stop job's processes as well (nil: none), and ends
+// an Expect.
 func (s *Suspender) Follow(job Suspendable) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.job = job
+	s.job, s.coming = job, false
+	s.learned.Broadcast()
 }
 
 // OutputError is the cause of a follow ended by a write of the job's

@@ -54,7 +54,13 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 	// `run` 20 thread switches of its 60.
 	ctx, _ := Interrupts(context.Background())
 	suspender := Suspends()
+	suspender.Expect() // the worker may start the job before its answer is read
 	s, err := wire.RunBrief(sock, db, nj, RunEnv(os.Environ()))
+	if err == nil && s.Outcome == jobs.Created {
+		suspender.Follow(s)
+	} else {
+		suspender.Follow(nil)
+	}
 	res := Resume{ID: nj.ID, Start: start}
 	switch {
 	case errors.Is(err, wire.ErrUnknown):
@@ -66,7 +72,6 @@ func (c *call) run(sock, db string, nj jobs.NewJob, start time.Time) (int, bool)
 		return Full(c.args, &res), true
 	}
 	defer s.Close()
-	suspender.Follow(s)
 	f := &follower{c: c, s: s, id: nj.ID, name: Named(nj.ID, nj.Label), res: res, tout: s.Job.Timeout}
 	f.ctx, f.cancel = context.WithCancelCause(ctx)
 	defer f.cancel(nil)
