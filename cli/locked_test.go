@@ -67,8 +67,13 @@ func TestJobsTableLockedUnderWorker(t *testing.T) {
 	if runs := runsOf(t, admin, "held"); len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
 		t.Errorf("job held: runs %+v, want one, completed", runs)
 	}
-	// Each outage said once, and its end once: the lock's, and on a
-	// loaded machine perhaps another renewal slower than its second.
+	// Each outage said once, and its end once, when the store has
+	// answered for a while (run.Reach.Settle): the lock's, and on a loaded
+	// machine perhaps another renewal slower than its second, once that
+	// while was over.
+	waitFor(t, time.Minute, "the worker to say the store is back", func() bool {
+		return strings.Contains(w.stderr.String(), "store reachable again")
+	})
 	text = w.stderr.String()
 	var said []string
 	for _, line := range strings.Split(text, "\n") {

@@ -345,6 +345,11 @@ func TestStoreOutage(t *testing.T) {
 			t.Errorf("job %s started %v (attempt: times), want once", id, got)
 		}
 	}
+	// The return is said once the store has answered for a while
+	// (run.Reach.Settle); a stumble before then is the same outage.
+	waitFor(t, time.Minute, "the worker to say the store is back", func() bool {
+		return strings.Contains(w.stderr.String(), "store reachable again")
+	})
 	text := w.stderr.String()
 	for _, want := range []string{"store unreachable", "store reachable again"} {
 		if n := strings.Count(text, want); n != 1 {

@@ -37,7 +37,11 @@ func (w *Worker) storeRead() { w.reach.AnsweredRead() }
 func (w *Worker) storeBack() <-chan struct{} { return w.reach.returned() }
 
 // sayReach makes the worker's Reach say an outage and its end as events.
+// Its end is said once the store has answered for a heartbeat interval and
+// a second: a renewal sent as the store came back has failed by then if it
+// was to fail (renew), and that is the same outage going on.
 func (w *Worker) sayReach() {
+	w.reach.Settle = w.Config.HeartbeatInterval + reachRetryMost
 	w.reach.Lost = func(err error) { w.emit(Event{Kind: EventUnreachable, Err: err.Error()}) }
 	w.reach.Back = func(away time.Duration) { w.emit(Event{Kind: EventReachable, Duration: away}) }
 }

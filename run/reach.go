@@ -17,12 +17,23 @@ import (
 // (Back); meanwhile a follower tries again with a backoff (Due) until the
 // store answers or its context ends, and the worker's loops wait for its
 // return (returned). Safe for concurrent use.
+//
+// A store that comes back often stumbles once more: a pooled connection
+// the restart broke, the first calls slow while every waiting result is
+// written, a server that took a setting in some sessions before others.
+// With Settle set, the return is said once the store has answered for
+// Settle without failing again; a failure before then is the same outage
+// going on, said neither lost nor back again. The loops go on at the
+// first answer either way.
 type Reach struct {
 	// Lost is called with the first error of each outage; may be nil.
 	Lost func(err error)
 	// Back is called when the store answers again, with how long it did
 	// not; may be nil.
 	Back func(away time.Duration)
+	// Settle is how long the store answers before its return is said
+	// (zero: at once).
+	Settle time.Duration
 
 	mu       sync.Mutex
 	since    time.Time     // zero: the store answers
@@ -30,6 +41,14 @@ type Reach struct {
 	next     time.Time     // while it does not: when to try again
 	wait     time.Duration // the backoff after the next failure
 	back     chan struct{} // while it does not: closed when it answers again
+	settling *settling     // the store answers again, its return not said yet
+}
+
+// settling is an outage's end waiting for its Settle.
+type settling struct {
+	since time.Time     // when the outage began
+	away  time.Duration // how long it lasted, to the answer that ended it
+	timer *time.Timer   // says it
 }
 
 // Backoff of a follower that cannot reach the store: the first retry soon
@@ -54,6 +73,10 @@ func (r *Reach) Unreachable(err error) bool {
 	now := time.Now()
 	if first {
 		r.since, r.wait, r.back = now, reachRetryFirst, make(chan struct{})
+		if s := r.settling; s != nil { // the outage goes on: its end was not said
+			s.timer.Stop()
+			r.since, r.settling, first = s.since, nil, false
+		}
 	}
 	r.next = now.Add(r.wait)
 	r.wait = min(2*r.wait, reachRetryMost)
@@ -65,17 +88,55 @@ func (r *Reach) Unreachable(err error) bool {
 	return true
 }
 
-// Answered notes that the store answered, which ends an outage.
+// Answered notes that the store answered, which ends an outage: said now,
+// or once it has answered for Settle.
 func (r *Reach) Answered() {
 	r.mu.Lock()
 	since := r.since
-	if !since.IsZero() {
-		close(r.back)
+	if since.IsZero() {
+		r.mu.Unlock()
+		return
 	}
+	close(r.back)
 	r.since, r.wait, r.back, r.noWrites = time.Time{}, 0, nil, false
+	away := time.Since(since)
+	if r.Settle > 0 {
+		s := &settling{since: since, away: away}
+		s.timer = time.AfterFunc(r.Settle, func() { r.settled(s) })
+		r.settling = s
+		r.mu.Unlock()
+		return
+	}
 	r.mu.Unlock()
-	if !since.IsZero() && r.Back != nil {
-		r.Back(time.Since(since))
+	if r.Back != nil {
+		r.Back(away)
+	}
+}
+
+// settled says the return of s, unless the outage went on meanwhile.
+func (r *Reach) settled(s *settling) {
+	r.mu.Lock()
+	current := r.settling == s
+	if current {
+		r.settling = nil
+	}
+	r.mu.Unlock()
+	if current && r.Back != nil {
+		r.Back(s.away)
+	}
+}
+
+// Flush says now a return waiting for its Settle: the caller is about to
+// say its own last words (a worker stopping).
+func (r *Reach) Flush() {
+	r.mu.Lock()
+	s := r.settling
+	if s != nil {
+		s.timer.Stop()
+	}
+	r.mu.Unlock()
+	if s != nil {
+		r.settled(s)
 	}
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -95,5 +97,53 @@ func TestReachReadsDoNotEndRefusedWrites(t *testing.T) {
 	r.AnsweredRead()
 	if lost != 2 || back != 2 {
 		t.Errorf("a read after an unreachable store: lost %d, back %d; want 2, 2", lost, back)
+	}
+}
+
+// With Settle, the store's return is said once it has answered for that
+// long: a failure before then (a connection the restart broke, a server
+// that took a setting in one session before another) is the same outage
+// going on, said neither lost nor back again, and the return said is the
+// whole outage's. Flush says a return waiting for its Settle at once.
+func TestReachSaysAReturnThatSettled(t *testing.T) {
+	var mu sync.Mutex
+	var lost int
+	var backs []time.Duration
+	r := &Reach{Settle: time.Hour,
+		Lost: func(error) { mu.Lock(); lost++; mu.Unlock() },
+		Back: func(away time.Duration) { mu.Lock(); backs = append(backs, away); mu.Unlock() }}
+	said := func() (int, []time.Duration) {
+		mu.Lock()
+		defer mu.Unlock()
+		return lost, slices.Clone(backs)
+	}
+	down := fmt.Errorf("%w: renew leases: unexpected EOF", claim.ErrUnavailable)
+	began := time.Now()
+	r.Unreachable(down)
+	r.Answered()
+	if r.returned() != nil {
+		t.Error("after an answer the loops still wait for the store, want them to go on at once")
+	}
+	r.Unreachable(down) // stumbles once more
+	time.Sleep(10 * time.Millisecond)
+	r.Answered()
+	if l, b := said(); l != 1 || len(b) != 0 {
+		t.Errorf("an outage that went on before it settled: lost %d, back %v; want 1, none yet", l, b)
+	}
+	r.Flush()
+	if l, b := said(); l != 1 || len(b) != 1 || b[0] < 10*time.Millisecond || b[0] > time.Since(began) {
+		t.Errorf("flushed: lost %d, back %v; want 1, and the whole outage's length once", l, b)
+	}
+	r.Flush()
+	if _, b := said(); len(b) != 1 {
+		t.Errorf("a second flush said the return again: back %v", b)
+	}
+
+	r.Settle = time.Millisecond
+	r.Unreachable(down)
+	r.Answered()
+	waitFor(t, "the return to be said once settled", func() bool { _, b := said(); return len(b) == 2 })
+	if l, _ := said(); l != 2 {
+		t.Errorf("a second outage: lost %d, want 2", l)
 	}
 }

@@ -142,6 +142,7 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	defer w.Store.RemoveWorker(ctx, w.id)
 	w.emit(Event{Kind: EventStart, Worker: w.id, Slots: w.Slots, Queues: w.Queues})
 	defer w.emit(Event{Kind: EventStop, Worker: w.id})
+	defer w.reach.Flush() // a return not said yet is said before the stop
 
 	soft, stop := context.WithCancel(soft)
 	defer stop()
