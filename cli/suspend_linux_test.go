@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -26,10 +27,10 @@ func TestCtrlZStopsRunAndItsJob(t *testing.T) {
 		job := readPGID(t, pidFile)
 		r.signal(t, syscall.SIGTSTP)
 		waitFor(t, 30*time.Second, prog+" run and its job to stop", func() bool {
-			return procState(r.cmd.Process.Pid) == "T" && procState(job) == "T"
+			return procState(r.cmd.Process.Pid) == "T" && stopped(job)
 		})
 		r.signal(t, syscall.SIGCONT)
-		waitFor(t, 30*time.Second, "the job to go on", func() bool { return procState(job) != "T" })
+		waitFor(t, 30*time.Second, "the job to go on", func() bool { return !stopped(job) })
 		g.release(t)
 		if code := r.exit(t, 30*time.Second); code != 0 {
 			t.Fatalf("%s run: exit %d after Ctrl-Z and fg, want 0\nstderr: %s", prog, code, r.stderr)
@@ -44,12 +45,37 @@ func TestCtrlZStopsRunAndItsJob(t *testing.T) {
 	g.waitStarted(t)
 	job := readPGID(t, pidFile)
 	r.signal(t, syscall.SIGTSTP)
-	waitFor(t, 30*time.Second, "the job to stop", func() bool { return procState(job) == "T" })
+	waitFor(t, 30*time.Second, "the job to stop", func() bool { return stopped(job) })
 	r.signal(t, syscall.SIGKILL)
 	r.exit(t, 30*time.Second)
-	waitFor(t, 30*time.Second, "the job of a run killed while stopped to go on", func() bool { return procState(job) != "T" })
+	waitFor(t, 30*time.Second, "the job of a run killed while stopped to go on", func() bool { return !stopped(job) })
 	g.release(t)
 	h.must("wait", "--timeout", "30s", "killed-stopped")
+}
+
+// stopped reports whether the job's shell pid is stopped: stopped itself
+// ("T"), or waiting, uninterruptibly ("D"), on children that are all
+// stopped. That is a shell stopped between a vfork and its child's exec
+// (dash forks its commands so): the child stops before the exec the
+// shell waits for, and the shell takes its own SIGSTOP only once it does.
+func stopped(pid int) bool {
+	switch procState(pid) {
+	case "T":
+		return true
+	case "D":
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+		children := strings.Fields(string(b))
+		if err != nil || len(children) == 0 {
+			return false
+		}
+		for _, c := range children {
+			if n, err := strconv.Atoi(c); err != nil || procState(n) != "T" {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // procState is the state letter of process pid in /proc ("T": stopped),
