@@ -89,18 +89,24 @@ type Suspendable interface {
 // that started with SIGTSTP ignored is not stopped by it, nor is its job.
 type Suspender struct {
 	mu      sync.Mutex
-	learned sync.Cond   // on mu: Follow was called
-	job     Suspendable // nil: none
-	coming  bool        // a job is being handed over (Expect), not yet followed
-	waiting bool        // a Ctrl-Z waits for Follow, for tests
-	stop    func()      // stops the process until it is continued
+	job     Suspendable   // nil: none
+	learned chan struct{} // a job is being handed over (Expect): closed by Follow
+	waiting bool          // a Ctrl-Z waits for Follow, for tests
+	stop    func()        // stops the process until it is continued
+	wait    time.Duration // how long a Ctrl-Z waits for the hand-off's answer
 }
+
+// handOffWait bounds how long a Ctrl-Z waits for the answer of a hand-off
+// in flight: an answer comes in milliseconds, and a worker that does not
+// answer (run says so after slowAnswer) must not keep the terminal from
+// its Ctrl-Z; run then stops alone, as it did before the hand-off.
+const handOffWait = time.Second
 
 // Suspends starts the watch for Ctrl-Z; it lasts as long as the process.
 // run stops itself with SIGSTOP (stopSelf): once the runtime caught
 // SIGTSTP, that no longer stops the process, even with the watch stopped.
 func Suspends() *Suspender {
-	s := newSuspender(stopSelf)
+	s := &Suspender{stop: stopSelf, wait: handOffWait}
 	if stopIgnored {
 		return s
 	}
@@ -114,22 +120,24 @@ func Suspends() *Suspender {
 	return s
 }
 
-func newSuspender(stop func()) *Suspender {
-	s := &Suspender{stop: stop}
-	s.learned.L = &s.mu
-	return s
-}
-
 // suspend is one Ctrl-Z: the job's processes stop, then run, until it is
 // continued. One that comes while a job is handed over waits for the
-// hand-off's answer (bounded by it): the worker may have started the job
-// already, and it stops with run.
+// hand-off's answer (handOffWait at most): the worker may have started the
+// job already, and it stops with run.
 func (s *Suspender) suspend() {
 	s.mu.Lock()
-	for s.coming {
-		s.waiting = true
-		s.learned.Wait()
+	learned := s.learned
+	s.waiting = learned != nil
+	s.mu.Unlock()
+	if learned != nil {
+		t := time.NewTimer(s.wait)
+		select {
+		case <-learned:
+		case <-t.C:
+		}
+		t.Stop()
 	}
+	s.mu.Lock()
 	s.waiting = false
 	job := s.job
 	s.mu.Unlock()
@@ -148,7 +156,9 @@ func (s *Suspender) suspend() {
 func (s *Suspender) Expect() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.coming = true
+	if s.learned == nil {
+		s.learned = make(chan struct{})
+	}
 }
 
 // Follow makes Ctrl-Z stop job's processes as well (nil: none), and ends
@@ -156,8 +166,11 @@ func (s *Suspender) Expect() {
 func (s *Suspender) Follow(job Suspendable) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.job, s.coming = job, false
-	s.learned.Broadcast()
+	s.job = job
+	if s.learned != nil {
+		close(s.learned)
+		s.learned = nil
+	}
 }
 
 // OutputError is the cause of a follow ended by a write of the job's

@@ -13,10 +13,11 @@ func (j suspendable) Continue() error { j.said <- "continue"; return nil }
 
 // A Ctrl-Z that comes while run's job is handed over (the worker may have
 // started it already) waits for the hand-off's answer, and stops the job
-// with run; one after a hand-off that failed stops run alone.
+// with run; one after a hand-off that failed stops run alone, and so does
+// one whose hand-off does not answer in time.
 func TestCtrlZDuringTheHandOffStopsTheJob(t *testing.T) {
 	stops := make(chan struct{}, 2)
-	s := newSuspender(func() { stops <- struct{}{} })
+	s := &Suspender{stop: func() { stops <- struct{}{} }, wait: time.Hour}
 	s.Expect()
 	done := make(chan struct{})
 	go func() { s.suspend(); close(done) }()
@@ -49,5 +50,13 @@ func TestCtrlZDuringTheHandOffStopsTheJob(t *testing.T) {
 	s.suspend()
 	if len(stops) != 1 {
 		t.Errorf("after a failed hand-off, run stopped %d times, want once", len(stops))
+	}
+
+	<-stops
+	s.wait = 10 * time.Millisecond
+	s.Expect() // a worker that does not answer
+	s.suspend()
+	if len(stops) != 1 {
+		t.Errorf("while a hand-off went unanswered, run stopped %d times, want once", len(stops))
 	}
 }
