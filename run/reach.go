@@ -42,6 +42,8 @@ type Reach struct {
 	wait     time.Duration // the backoff after the next failure
 	back     chan struct{} // while it does not: closed when it answers again
 	settling *settling     // the store answers again, its return not said yet
+	flushed  bool          // Flush was called: a return is said at once
+	saying   sync.Mutex    // held while a settled return is said (settled, Flush)
 }
 
 // settling is an outage's end waiting for its Settle.
@@ -100,7 +102,7 @@ func (r *Reach) Answered() {
 	close(r.back)
 	r.since, r.wait, r.back, r.noWrites = time.Time{}, 0, nil, false
 	away := time.Since(since)
-	if r.Settle > 0 {
+	if r.Settle > 0 && !r.flushed {
 		s := &settling{since: since, away: away}
 		s.timer = time.AfterFunc(r.Settle, func() { r.settled(s) })
 		r.settling = s
@@ -113,8 +115,11 @@ func (r *Reach) Answered() {
 	}
 }
 
-// settled says the return of s, unless the outage went on meanwhile.
+// settled says the return of s, unless the outage went on meanwhile or
+// Flush said it.
 func (r *Reach) settled(s *settling) {
+	r.saying.Lock()
+	defer r.saying.Unlock()
 	r.mu.Lock()
 	current := r.settling == s
 	if current {
@@ -126,10 +131,12 @@ func (r *Reach) settled(s *settling) {
 	}
 }
 
-// Flush says now a return waiting for its Settle: the caller is about to
-// say its own last words (a worker stopping).
+// Flush says now a return waiting for its Settle, and any later one at
+// once: the caller is about to say its own last words (a worker stopping),
+// after which Reach says nothing. It returns once a return being said is.
 func (r *Reach) Flush() {
 	r.mu.Lock()
+	r.flushed = true
 	s := r.settling
 	if s != nil {
 		s.timer.Stop()
@@ -138,6 +145,8 @@ func (r *Reach) Flush() {
 	if s != nil {
 		r.settled(s)
 	}
+	r.saying.Lock() // a timer that fired first finishes what it says
+	r.saying.Unlock()
 }
 
 // AnsweredRead notes that the store answered a read, which ends an outage

@@ -104,7 +104,8 @@ func TestReachReadsDoNotEndRefusedWrites(t *testing.T) {
 // long: a failure before then (a connection the restart broke, a server
 // that took a setting in one session before another) is the same outage
 // going on, said neither lost nor back again, and the return said is the
-// whole outage's. Flush says a return waiting for its Settle at once.
+// whole outage's. Flush says a return waiting for its Settle at once, and
+// every later one as it comes.
 func TestReachSaysAReturnThatSettled(t *testing.T) {
 	var mu sync.Mutex
 	var lost int
@@ -139,11 +140,19 @@ func TestReachSaysAReturnThatSettled(t *testing.T) {
 		t.Errorf("a second flush said the return again: back %v", b)
 	}
 
-	r.Settle = time.Millisecond
 	r.Unreachable(down)
 	r.Answered()
-	waitFor(t, "the return to be said once settled", func() bool { _, b := said(); return len(b) == 2 })
-	if l, _ := said(); l != 2 {
-		t.Errorf("a second outage: lost %d, want 2", l)
+	if l, b := said(); l != 2 || len(b) != 2 {
+		t.Errorf("an outage after the flush: lost %d, back %d; want 2, 2: said at once", l, len(b))
+	}
+
+	// Unflushed, the timer says it.
+	lost, backs = 0, nil
+	r = &Reach{Settle: time.Millisecond, Lost: r.Lost, Back: r.Back}
+	r.Unreachable(down)
+	r.Answered()
+	waitFor(t, "the return to be said once settled", func() bool { _, b := said(); return len(b) == 1 })
+	if l, _ := said(); l != 1 {
+		t.Errorf("lost %d, want 1", l)
 	}
 }
