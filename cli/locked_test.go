@@ -70,20 +70,24 @@ func TestJobsTableLockedUnderWorker(t *testing.T) {
 	// Each outage said once, and its end once, when the store has
 	// answered for a while (run.Reach.Settle): the lock's, and on a loaded
 	// machine perhaps another renewal slower than its second, once that
-	// while was over.
+	// while was over. Each end is waited for.
+	saidOfStore := func(text string) (said []string) {
+		for _, line := range strings.Split(text, "\n") {
+			switch {
+			case strings.Contains(line, "store unreachable"):
+				said = append(said, "unreachable")
+			case strings.Contains(line, "store reachable again"):
+				said = append(said, "reachable")
+			}
+		}
+		return said
+	}
 	waitFor(t, time.Minute, "the worker to say the store is back", func() bool {
-		return strings.Contains(w.stderr.String(), "store reachable again")
+		said := saidOfStore(w.stderr.String())
+		return len(said) > 0 && said[len(said)-1] == "reachable"
 	})
 	text = w.stderr.String()
-	var said []string
-	for _, line := range strings.Split(text, "\n") {
-		switch {
-		case strings.Contains(line, "store unreachable"):
-			said = append(said, "unreachable")
-		case strings.Contains(line, "store reachable again"):
-			said = append(said, "reachable")
-		}
-	}
+	said := saidOfStore(text)
 	alternate := len(said) >= 2 && len(said)%2 == 0
 	for i, what := range said {
 		alternate = alternate && what == []string{"unreachable", "reachable"}[i%2]
