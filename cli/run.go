@@ -171,7 +171,7 @@ func runAction(c *cli.Context) error {
 func (f *follower) end(j claim.Job, err error) error {
 	switch {
 	case errors.Is(f.cause(), errAttemptTimedOut):
-		if f.own && (err != nil || !finished(j.State)) {
+		if f.own && !f.over && (err != nil || !finished(j.State)) {
 			f.stop()
 		}
 		f.lines.Break()

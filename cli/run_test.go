@@ -254,6 +254,29 @@ func TestRunTimeout(t *testing.T) {
 	if j := h.show("slow"); j.State != "dead" || !strings.Contains(j.LastError, "timed out after 1s") {
 		t.Errorf("the job of run --timeout 1s after its attempt ran out: %s, last_error %q; want dead, timed out after 1s", j.State, j.LastError)
 	}
+	// A dead job is not canceled: nothing is left to cancel, and the
+	// worker's connection, closed at the job's end, would refuse it.
+	if strings.Contains(stderr, "cancel") {
+		t.Errorf("run tried to cancel a dead job:\n%s", stderr)
+	}
+
+	// With attempts left, run cancels the job, and says so rather than
+	// a next attempt that never comes; in both programs.
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		g := newGate(t)
+		id := "retried-" + prog
+		r := h.startCmd(h.commandOf(prog, "run", "--id", id, "--timeout", "1s", "--max-retries", "2", "--shell", g.command()))
+		if code := r.exit(t, time.Minute); code != 124 {
+			t.Fatalf("%s run --timeout 1s --max-retries 2: exit %d, want 124\nstderr: %s", prog, code, r.stderr)
+		}
+		text := r.stderr.String()
+		if strings.Contains(text, "next attempt") || !strings.Contains(text, "run cancels the job") {
+			t.Errorf("%s run --timeout 1s --max-retries 2 said:\n%s\nwant that run cancels the job, and no next attempt", prog, text)
+		}
+		if j := h.show(id); j.State != "canceled" {
+			t.Errorf("%s run's job after its attempt ran out with attempts left: %s, want canceled", prog, j.State)
+		}
+	}
 }
 
 // TestRunCancelsItsJob: Ctrl-C, and an attempt that outlives --timeout,

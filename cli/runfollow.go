@@ -37,6 +37,7 @@ type follower struct {
 	lines  *front.Lines // the job's stderr, for a notice after an open line
 	waits  runWaits     // what was said of the job's waiting, on the worker's connection or here
 	said   bool         // why the job waits was said: its start is told (front.Told)
+	over   bool         // an event said that the job is finished
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -121,16 +122,20 @@ func (f *follower) event(e run.TailEvent) {
 	f.cut(e.Run)
 	switch e.Run.Outcome {
 	case claim.OutcomeFailed:
-		if f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout {
+		timedOut := f.timeout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.timeout
+		if timedOut {
 			f.cancel(errAttemptTimedOut)
 		}
-		switch e.Job.State {
-		case claim.Dead:
+		switch {
+		case e.Job.State == claim.Dead:
+			f.over = true // nothing left to cancel
 			f.announce("%s failed (%s); no attempts left", front.Attempt(e.Job, e.Run), e.Run.Error)
-		case claim.Failed:
+		case timedOut && f.own:
+			f.announce("%s failed (%s); run cancels the job: an attempt that runs out of --timeout is its last", front.Attempt(e.Job, e.Run), e.Run.Error)
+		case e.Job.State == claim.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
 			f.announce("%s failed (%s); next attempt in %v", front.Attempt(e.Job, e.Run), e.Run.Error, wait)
-		case claim.Pending, claim.Processing:
+		case e.Job.State == claim.Pending, e.Job.State == claim.Processing:
 			// Read after its next attempt was due: it runs again, or already does.
 			f.announce("%s failed (%s); it runs again", front.Attempt(e.Job, e.Run), e.Run.Error)
 		default:

@@ -43,6 +43,7 @@ type follower struct {
 	lines  *Lines // the job's stderr, for a notice after an open line
 	remote bool   // a run started on another host: the full program says so
 	said   bool   // why the job waits was said: its start is told (Told)
+	over   bool   // an event said that the job is finished
 }
 
 // run hands nj over for run and follows it to its end.
@@ -113,7 +114,7 @@ func (f *follower) follow() (jobs.Job, error) {
 func (f *follower) end(j jobs.Job, err error) int {
 	switch {
 	case errors.Is(context.Cause(f.ctx), errTimedOut):
-		if err != nil || !j.State.Finished() {
+		if !f.over && (err != nil || !j.State.Finished()) {
 			f.stop()
 		}
 		f.notice("error: job %s: an attempt ran out of its %v", f.name, f.tout)
@@ -181,13 +182,17 @@ func (f *follower) event(e wire.Event) {
 	f.res.Ended = append(f.res.Ended, a)
 	switch e.Run.Outcome {
 	case jobs.OutcomeFailed:
-		if f.tout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.tout {
+		timedOut := f.tout > 0 && e.Run.EndedAt.Sub(e.Run.StartedAt) >= f.tout
+		if timedOut {
 			f.cancel(errTimedOut)
 		}
-		switch e.Job.State {
-		case jobs.Dead:
+		switch {
+		case e.Job.State == jobs.Dead:
+			f.over = true // nothing left to cancel
 			f.announce("%s failed (%s); no attempts left", Attempt(e.Job, e.Run), e.Run.Error)
-		case jobs.Failed:
+		case timedOut:
+			f.announce("%s failed (%s); run cancels the job: an attempt that runs out of --timeout is its last", Attempt(e.Job, e.Run), e.Run.Error)
+		case e.Job.State == jobs.Failed:
 			wait := max(time.Until(e.Job.RunAfter).Round(time.Second), 0)
 			f.announce("%s failed (%s); next attempt in %v", Attempt(e.Job, e.Run), e.Run.Error, wait)
 		default:
