@@ -728,7 +728,15 @@ func TestDatabaseDirectoryOthersMayWriteRefused(t *testing.T) {
 				t.Fatal(err)
 			}
 			problem := "database directory " + dir + ": " + tc.want
-			fix := "mkdir -m 700 DIR && mv " + db + "* DIR/, then pass --db DIR/jobs.db"
+			// The files to move are named: a pattern (jobs.db*) would move
+			// whatever else starts with the name.
+			files := []string{db}
+			for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
+				if _, err := os.Lstat(db + suffix); err == nil {
+					files = append(files, db+suffix)
+				}
+			}
+			fix := "mkdir -m 700 DIR && mv " + strings.Join(files, " ") + " DIR/, then pass --db DIR/jobs.db"
 			for _, args := range [][]string{{"status"}, {"list"}, {"enqueue", "--command", "true"},
 				{"worker", "start", "--drain", "--no-spool"}, {"ingest"}, {"dlq", "list"}} {
 				_, errText, code := h.run(append([]string{"--db", db}, args...)...)
@@ -743,6 +751,14 @@ func TestDatabaseDirectoryOthersMayWriteRefused(t *testing.T) {
 			}
 			if _, err := os.Stat(marker); err == nil {
 				t.Errorf("a job ran from a store in a directory others may write to")
+			}
+			// A --db that is a directory is no database to move.
+			sub := filepath.Join(dir, "sub")
+			if err := os.Mkdir(sub, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if _, errText, code := h.run("--db", sub, "status"); code != 1 || !strings.Contains(errText, sub+" is a directory: name a database file") || strings.Contains(errText, "mv ") {
+				t.Errorf("queuectl --db DIR status, DIR a directory: exit %d, stderr %q; want 1, and that DIR is a directory", code, errText)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/queuectl/queuectl/claim/jobs"
@@ -105,16 +106,16 @@ func CheckHome(dir, db string, withSpool bool) error {
 // PrivatePath is a path of a home that must be the user's alone.
 type PrivatePath struct {
 	Path, What string
-	Follow     bool   // a symbolic link is allowed (the home, a --db elsewhere)
-	Fix        string // when set, the fix instead of private.CheckPrivate's
+	Follow     bool          // a symbolic link is allowed (the home, a --db elsewhere)
+	Fix        func() string // when set, the fix instead of private.CheckPrivate's
 }
 
 // Check is private.CheckPrivate of p, with p's own fix when it has one.
 func (p PrivatePath) Check() error {
 	err := private.CheckPrivate(p.Path, p.What, p.Follow)
 	var unsafe *private.UnsafeError
-	if p.Fix != "" && errors.As(err, &unsafe) {
-		unsafe.Fix = p.Fix
+	if p.Fix != nil && errors.As(err, &unsafe) {
+		unsafe.Fix = p.Fix()
 	}
 	return err
 }
@@ -142,13 +143,33 @@ func PrivatePaths(dir, db string, withSpool bool) []PrivatePath {
 	inHome := filepath.Dir(db) == filepath.Clean(dir)
 	if !inHome {
 		parent := filepath.Dir(db)
-		checks = append(checks, PrivatePath{Path: parent, What: "database directory", Follow: true,
-			Fix: fmt.Sprintf("mkdir -m 700 DIR && mv %s* DIR/, then pass --db DIR/%s (or give no --db, for the home's queue.db)",
-				private.Quote(db), private.Quote(filepath.Base(db)))})
+		checks = append(checks, PrivatePath{Path: parent, What: "database directory", Follow: true, Fix: func() string { return moveDB(db) }})
 	}
 	checks = append(checks, PrivatePath{Path: db, What: "database file", Follow: !inHome})
-	for _, suffix := range []string{"-wal", "-shm", "-ident", "-wake"} {
+	for _, suffix := range dbCompanions {
 		checks = append(checks, PrivatePath{Path: db + suffix, What: "database file"})
 	}
 	return checks
+}
+
+// dbCompanions are the files SQLite and queuectl keep beside a database.
+var dbCompanions = []string{"-wal", "-shm", "-ident", "-wake"}
+
+// moveDB is the fix for database db in a directory others may write to:
+// move it, and those of its companions that exist, by name (a pattern
+// would take whatever else starts with its name), to a directory of the
+// user's own. A db that is a directory is no database to move.
+func moveDB(db string) string {
+	if fi, err := os.Stat(db); err == nil && fi.IsDir() {
+		return fmt.Sprintf("%s is a directory: name a database file, in a directory of your own: mkdir -m 700 DIR, then pass --db DIR/queue.db (or give no --db, for the home's queue.db)",
+			private.Quote(db))
+	}
+	files := []string{private.Quote(db)}
+	for _, suffix := range dbCompanions {
+		if _, err := os.Lstat(db + suffix); err == nil {
+			files = append(files, private.Quote(db+suffix))
+		}
+	}
+	return fmt.Sprintf("mkdir -m 700 DIR && mv %s DIR/, then pass --db DIR/%s (or give no --db, for the home's queue.db)",
+		strings.Join(files, " "), private.Quote(filepath.Base(db)))
 }
