@@ -90,6 +90,10 @@ Example: queuectl list --reason limited`,
 				return err
 			}
 			f := claim.Filter{Queue: queue, Label: c.String("label"), Reason: c.String("reason"), Limit: c.Int("limit"), Newest: c.Bool("newest")}
+			if c.IsSet("label") && f.Label == "" {
+				// `list --label "$L"` with L unset: not every job.
+				return fmt.Errorf("%w: label \"\" is not valid: give the label to list, or leave --label out", claim.ErrInvalid)
+			}
 			if f.Limit < 0 {
 				return withHint(usagef("--limit %d: give 0 (all) or more", f.Limit), "queuectl list --newest --limit 20")
 			}
