@@ -110,7 +110,7 @@ func TestParseSpecErrors(t *testing.T) {
 		{"missing command", `{"id": "x"}`, []string{`missing "command"`, "give the shell command"}},
 		{"empty object", `{}`, []string{`missing "command"`}},
 		{"null", `null`, []string{`missing "command"`}},
-		{"blank command", `{"command": "  \t"}`, []string{`missing "command"`}},
+		{"blank command", `{"command": "  \t"}`, []string{`empty "command"`, "give the shell command"}},
 		{"null command", `{"command": null}`, []string{`missing "command"`}},
 		{"NUL in command", `{"command": "a\u0000b"}`, []string{"NUL"}},
 		{"max_retries 0", `{"command": "x", "max_retries": 0}`, []string{"max_retries is 0", "give 1 to 1000"}},

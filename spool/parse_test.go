@@ -59,7 +59,7 @@ func TestParseBad(t *testing.T) {
 		{"unknown_field.json", `unknown field "comand"`},
 		{"bad_id.json", `id "-bad id" is not valid`},
 		{"missing_command.json", `missing "command"`},
-		{"empty_command.json", `missing "command"`},
+		{"empty_command.json", `empty "command"`},
 		{"command_number.json", `"command" must be a JSON string`},
 		{"two_objects.json", "data after its closing brace"},
 		{"run_at_and_delay.json", "both run_at and delay"},
@@ -94,7 +94,7 @@ func TestParseBad(t *testing.T) {
 		{"bad_backoff.json", "backoff_base is 0"},
 		{"deeply_nested.json", "exceeded max depth"},
 		{"nested_wrong_type.json", `the values in "env" must be JSON strings, not a JSON array`},
-		{"whitespace_command.json", `missing "command"`},
+		{"whitespace_command.json", `empty "command"`},
 		{"just_string.json", "must be a JSON object, not a JSON string"},
 		{"null.json", `missing "command"`},
 	}

@@ -240,8 +240,11 @@ func jsonKind(t reflect.Type) string {
 }
 
 func (s *spec) newJob() (NewJob, error) {
-	if s.Command == nil || strings.TrimSpace(*s.Command) == "" {
+	if s.Command == nil {
 		return NewJob{}, invalidf(`missing "command": give the shell command to run, e.g. {"command": "make backup"}`)
+	}
+	if strings.TrimSpace(*s.Command) == "" {
+		return NewJob{}, invalidf(`empty "command": give the shell command to run, e.g. {"command": "make backup"}`)
 	}
 	nj := NewJob{
 		Command:     *s.Command,
