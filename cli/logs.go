@@ -80,7 +80,9 @@ func logs(c *cli.Context, h *home) error {
 	case c.IsSet("attempt"):
 		r, ok := runByAttempt(runs, c.Int("attempt"))
 		if !ok {
-			return usagef("job %s has runs %d to %d, not %d", id, runs[0].Attempt, runs[len(runs)-1].Attempt, c.Int("attempt"))
+			// No such run, as no such job: exit 3 (the API's 404).
+			return withHint(&exitStatus{exitNotFound, fmt.Errorf("job %s has runs %d to %d, not %d", id, runs[0].Attempt, runs[len(runs)-1].Attempt, c.Int("attempt"))},
+				"queuectl show "+id+"  (its runs)")
 		}
 		first = r
 	}

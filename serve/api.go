@@ -353,8 +353,8 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
 		return
 	case q.Has("attempt"):
 		i := slices.IndexFunc(runs, func(run claim.Run) bool { return run.Attempt == attempt })
-		if i < 0 { // 400, as logs' exit 2
-			s.fail(w, r, http.StatusBadRequest, usagef("job %s has runs %d to %d, not %d", j.ID, runs[0].Attempt,
+		if i < 0 { // 404, as logs' exit 3
+			s.fail(w, r, http.StatusNotFound, fmt.Errorf("job %s has runs %d to %d, not %d", j.ID, runs[0].Attempt,
 				runs[len(runs)-1].Attempt, attempt), "its runs: GET /api/v1/jobs/"+j.ID+"/runs (queuectl show "+j.ID+")")
 			return
 		}

@@ -71,12 +71,12 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 			t.Errorf("GET %s =\n%s\nqueuectl %s =\n%s", tc.path, body, strings.Join(tc.args, " "), want)
 		}
 	}
-	// A run there is not: 400, as logs' exit 2.
-	if resp, body := get(t, ts.URL+"/api/v1/jobs/bad/logs?attempt=9"); resp.StatusCode != http.StatusBadRequest || !strings.Contains(body, "runs 1 to 2, not 9") {
-		t.Errorf("GET /api/v1/jobs/bad/logs?attempt=9 = %d %s, want 400 naming runs 1 to 2", resp.StatusCode, body)
+	// A run there is not: 404, as logs' exit 3.
+	if resp, body := get(t, ts.URL+"/api/v1/jobs/bad/logs?attempt=9"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "runs 1 to 2, not 9") {
+		t.Errorf("GET /api/v1/jobs/bad/logs?attempt=9 = %d %s, want 404 naming runs 1 to 2", resp.StatusCode, body)
 	}
-	if _, code := h.cli(t, "logs", "--json", "--attempt", "9", "bad"); code != 2 {
-		t.Errorf("queuectl logs --json --attempt 9 bad: exit %d, want 2", code)
+	if _, code := h.cli(t, "logs", "--json", "--attempt", "9", "bad"); code != 3 {
+		t.Errorf("queuectl logs --json --attempt 9 bad: exit %d, want 3", code)
 	}
 	// A run of a job that has not run: 404, as logs' exit 3, saying so
 	// (not "no such job"), with its runs for a hint.
