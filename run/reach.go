@@ -135,18 +135,19 @@ func (r *Reach) settled(s *settling) {
 // once: the caller is about to say its own last words (a worker stopping),
 // after which Reach says nothing. It returns once a return being said is.
 func (r *Reach) Flush() {
+	r.saying.Lock() // a timer that fired first finishes what it says
+	defer r.saying.Unlock()
 	r.mu.Lock()
 	r.flushed = true
 	s := r.settling
+	r.settling = nil
 	if s != nil {
 		s.timer.Stop()
 	}
 	r.mu.Unlock()
-	if s != nil {
-		r.settled(s)
+	if s != nil && r.Back != nil {
+		r.Back(s.away)
 	}
-	r.saying.Lock() // a timer that fired first finishes what it says
-	r.saying.Unlock()
 }
 
 // AnsweredRead notes that the store answered a read, which ends an outage
