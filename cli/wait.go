@@ -29,7 +29,7 @@ scheduled past the --timeout or more than a minute ahead, or waiting on a job th
 scheduled so, or in a paused queue. On a terminal, shows how many are done. --queue Q and --all
 wait for the jobs of queue Q, or every job, unfinished when wait starts (jobs enqueued later
 are not waited for). A dead job: its last run's exit and the last lines of its stderr (or, dead
-through a dependency, those of the job that caused it), on stderr. --json: the jobs as they
+through a dependency, those of the job that caused it), on stderr, at a timeout too. --json: the jobs as they
 ended, or stand at a timeout or Ctrl-C, as one array on stdout. Ctrl-C ends the wait, not
 the jobs: it names those that go on, and the unfinished jobs they wait on (--after), with the
 queuectl cancel that stops them. A store that goes away
@@ -87,6 +87,7 @@ Example: queuectl wait --queue nightly --timeout 1h`,
 			}
 			switch {
 			case errors.Is(err, context.DeadlineExceeded):
+				explainDead(c, h, jobs) // a failure already certain is said, not only the timeout
 				return &exitStatus{exitTimeout, fmt.Errorf("timed out after %v waiting for %s", durationOf(c, "timeout"), unfinished(ids, jobs))}
 			case errors.Is(err, context.Canceled):
 				sayLeft(c, h, ids, jobs)
