@@ -271,7 +271,7 @@ func (p Printer) runs(runs []claim.Run) error {
 
 // logFile names a stream's log file in show's run table: "(no output)"
 // when the stream printed nothing, and so has no file ("(no output yet)"
-// while the run runs).
+// while the run runs); a file of this host that is gone is said to be.
 func (p Printer) logFile(r claim.Run, stderr bool) string {
 	path := r.StdoutPath
 	if stderr {
@@ -282,6 +282,9 @@ func (p Printer) logFile(r claim.Run, stderr bool) string {
 			return "(no output yet)"
 		}
 		return noOutput
+	}
+	if path != "" && r.Host == p.Host && p.FromTail != nil && p.FromTail(r, stderr) {
+		return path + " (gone)" // removed by hand: what was kept with the run is shown instead
 	}
 	return orNone(p.logPath(r, path))
 }
