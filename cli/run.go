@@ -30,7 +30,9 @@ stdout and stderr here as it runs, and exits with its exit code. It makes one at
 config max-retries says: --max-retries N (or --retries N) makes up to N, and run exits with
 the last one's exit code. --timeout limits each attempt: when one runs out of time, its worker
 ends it failed ("timed out after …", as show keeps it), the job is canceled if it had attempts
-left, and run exits 124 (a job that outlives the worker's TERM is canceled 5 s after). Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
+left, and run exits 124 (5 s after, for a job that traps the worker's TERM: its last attempt
+goes on until the worker's KILL at the end of stop-timeout, and ends dead, timed out; an
+attempt with others after it is canceled). Ctrl-C cancels the job and exits 130 (--detach-on-interrupt
 leaves it running); so do Ctrl-\ (exit 131), a hangup (but under nohup) and a closed output
 pipe, as they would end CMD. Ctrl-Z stops run and, when a worker of this host follows the
 job for it, the job's processes too; fg or bg lets both go on. Started with SIGINT ignored (a script's background command), run
@@ -171,7 +173,11 @@ func runAction(c *cli.Context) error {
 func (f *follower) end(j claim.Job, err error) error {
 	switch {
 	case errors.Is(f.cause(), errAttemptTimedOut):
-		if f.own && !f.over && (err != nil || !finished(j.State)) {
+		switch {
+		case !f.own || f.over || err == nil && finished(j.State):
+		case errors.Is(f.cause(), errOverdue):
+			f.notice("job %s goes on after SIGTERM; its worker kills it once its stop-timeout is over, and it ends dead, timed out", f.name)
+		default:
 			f.stop()
 		}
 		f.lines.Break()

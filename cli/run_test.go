@@ -833,3 +833,38 @@ func TestRunCarriesItsCallersUmask(t *testing.T) {
 		}
 	}
 }
+
+// TestRunTimeoutOfAJobThatTrapsTerm: the last attempt of run's job traps
+// SIGTERM and outlives --timeout by front.TimeoutGrace, before its
+// worker's KILL at the end of its stop-timeout. run exits 124 and says the
+// job goes on until then, without canceling it: the worker's timeout ends
+// it dead, "timed out after 1s", where a cancel would have killed it no
+// sooner and left it canceled with no word of why. In both programs.
+func TestRunTimeoutOfAJobThatTrapsTerm(t *testing.T) {
+	t.Parallel() // it mostly waits for a stop-timeout: see TestMain
+	h := newHome(t)
+	h.must("config", "set", "stop-timeout", "12s")
+	h.start("worker", "start", "--count", "2", "--no-spool")
+	runs := map[string]*proc{}
+	for _, prog := range []string{"queuectl", "queuectl-full"} {
+		runs[prog] = h.startCmd(h.commandOf(prog, "run", "--id", "trap-"+prog, "--timeout", "1s", "--shell", `trap "" TERM; sleep 60`))
+	}
+	for prog, r := range runs {
+		if code := r.exit(t, time.Minute); code != 124 {
+			t.Fatalf("%s run --timeout 1s of a job that traps TERM: exit %d, want 124\nstderr: %s", prog, code, r.stderr)
+		}
+		text := r.stderr.String()
+		if !strings.Contains(text, "goes on after SIGTERM") || strings.Contains(text, "cancel") {
+			t.Errorf("%s run said:\n%s\nwant that the job goes on after SIGTERM, and no cancel", prog, text)
+		}
+	}
+	for prog := range runs {
+		id := "trap-" + prog
+		if _, stderr, code := h.run("wait", id, "--timeout", "60s"); code != 1 {
+			t.Fatalf("wait %s: exit %d, want 1 (dead)\nstderr: %s", id, code, stderr)
+		}
+		if j := h.show(id); j.State != "dead" || !strings.Contains(j.LastError, "timed out after 1s") {
+			t.Errorf("%s run's job: %s, last_error %q; want dead, timed out after 1s", prog, j.State, j.LastError)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"time"
 
@@ -16,6 +17,20 @@ import (
 
 // errAttemptTimedOut ends a follow when an attempt outlives --timeout.
 var errAttemptTimedOut = errors.New("attempt timed out")
+
+// errOverdue ends a follow when the job's last attempt outlives --timeout
+// by front.TimeoutGrace: run leaves it to its worker, as the front does
+// (front.errOverdue).
+var errOverdue = fmt.Errorf("%w, and goes on after SIGTERM", errAttemptTimedOut)
+
+// timeoutCause is the cause of the follow's end when attempt r of job j
+// outlives --timeout by front.TimeoutGrace.
+func timeoutCause(j claim.Job, r claim.Run) error {
+	if r.Attempt >= j.MaxRetries { // max_retries counts every run
+		return errOverdue
+	}
+	return errAttemptTimedOut
+}
 
 // follower streams one job's runs to the caller, announces each attempt
 // on stderr, and watches --timeout. It follows the job on its worker's
@@ -103,7 +118,8 @@ func (f *follower) event(e run.TailEvent) {
 	if f.seen.event(e.Run.Attempt, e.Ended) {
 		// Told already, by the worker that stopped following: only the timer.
 		if !e.Ended && f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(errAttemptTimedOut) })
+			cause := timeoutCause(e.Job, e.Run)
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(cause) })
 		}
 		return
 	}
@@ -115,7 +131,8 @@ func (f *follower) event(e run.TailEvent) {
 			f.announce("%s of %d started", front.Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.timeout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(errAttemptTimedOut) })
+			cause := timeoutCause(e.Job, e.Run)
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.timeout+front.TimeoutGrace)), func() { f.cancel(cause) })
 		}
 		return
 	}

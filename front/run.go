@@ -15,16 +15,25 @@ import (
 // errTimedOut ends a follow when an attempt outlives the job's timeout.
 var errTimedOut = errors.New("attempt timed out")
 
+// errOverdue ends a follow when the job's last attempt outlives its
+// timeout by TimeoutGrace: its worker timed it out, and it goes on after
+// SIGTERM (it traps it) until the worker's KILL once its stop-timeout is
+// over, which ends it dead, "timed out after …". run exits 124 and leaves
+// it to that: a cancel would kill it no sooner, and leave it canceled with
+// no word of why. (An attempt with others after it is canceled: run's
+// job makes no attempt after one that timed out.)
+var errOverdue = fmt.Errorf("%w, and goes on after SIGTERM", errTimedOut)
+
 // stopWait bounds how long run waits, once interrupted or timed out, for
 // its job's worker to stop the job's processes (as the full program).
 const stopWait = 5 * time.Second
 
-// TimeoutGrace is how long after an attempt's --timeout run cancels the
-// job itself. The worker's own timeout comes first: it ends the attempt
+// TimeoutGrace is how long after an attempt's --timeout run ends by
+// itself. The worker's own timeout comes first: it ends the attempt
 // failed, "timed out after …", which show and the dead letters keep, and
-// run then exits 124. Canceled at the same instant, the job was canceled
-// with no word of why. Run's cancel is for a job that outlives its
-// worker's TERM (it traps it).
+// run then exits 124. Ended at the same instant, the job was canceled
+// with no word of why. Run's own end is for a job that outlives its
+// worker's TERM (it traps it): errOverdue.
 const TimeoutGrace = 5 * time.Second
 
 // follower is the full program's run follower (cli/runfollow.go) for a
@@ -114,7 +123,11 @@ func (f *follower) follow() (jobs.Job, error) {
 func (f *follower) end(j jobs.Job, err error) int {
 	switch {
 	case errors.Is(context.Cause(f.ctx), errTimedOut):
-		if !f.over && (err != nil || !j.State.Finished()) {
+		switch {
+		case f.over || err == nil && j.State.Finished():
+		case errors.Is(context.Cause(f.ctx), errOverdue):
+			f.notice("job %s goes on after SIGTERM; its worker kills it once its stop-timeout is over, and it ends dead, timed out", f.name)
+		default:
 			f.stop()
 		}
 		f.notice("error: job %s: an attempt ran out of its %v", f.name, f.tout)
@@ -175,7 +188,11 @@ func (f *follower) event(e wire.Event) {
 			f.announce("%s of %d started", Attempt(e.Job, e.Run), e.Job.MaxRetries)
 		}
 		if f.tout > 0 {
-			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout+TimeoutGrace)), func() { f.cancel(errTimedOut) })
+			cause := errTimedOut
+			if e.Run.Attempt >= e.Job.MaxRetries { // max_retries counts every run
+				cause = errOverdue
+			}
+			f.timer = time.AfterFunc(time.Until(e.Run.StartedAt.Add(f.tout+TimeoutGrace)), func() { f.cancel(cause) })
 		}
 		return
 	}
