@@ -100,6 +100,9 @@ func TestCancelProcessing(t *testing.T) {
 		if j.State != claim.Processing || !j.CancelAt.Equal(clk.Now()) || !j.FinishedAt.IsZero() || j.WorkerID != "w1" {
 			t.Fatalf("Cancel(processing) = %+v, want still processing by w1, marked now", j)
 		}
+		if !j.UpdatedAt.Equal(t0) {
+			t.Errorf("Cancel(processing) moved updated_at to %v, want its claim's %v: RUNNING FOR counts from it", j.UpdatedAt, t0)
+		}
 		clk.Advance(time.Second)
 		if j := mustCancel(t, s, "long"); !j.CancelAt.Equal(t0.Add(time.Second)) {
 			t.Errorf("second Cancel moved cancel_at to %v, want the first request kept", j.CancelAt)

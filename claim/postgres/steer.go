@@ -27,14 +27,15 @@ const notPaused = `
 
 // cancelSet is the one change `cancel` makes to a pending, failed or
 // processing job ($1: now): one that is not running is canceled at once; a
-// running one keeps its state and is marked (the first request kept). Under
+// running one keeps its state and its updated_at (the start of its run, which
+// RUNNING FOR counts from) and is marked (the first request kept). Under
 // READ COMMITTED a row a claim or a finish holds is re-read once it is
 // free, so the state tested is the state changed.
 const cancelSet = ` SET
 	state = CASE WHEN state = 'processing' THEN state ELSE 'canceled' END,
 	cancel_at = coalesce(cancel_at, $1),
 	finished_at = CASE WHEN state = 'processing' THEN finished_at ELSE $1 END,
-	updated_at = $1`
+	updated_at = CASE WHEN state = 'processing' THEN updated_at ELSE $1 END`
 
 const unfinished = ` AND state IN ('pending', 'failed', 'processing', 'held')`
 

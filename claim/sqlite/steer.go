@@ -13,12 +13,13 @@ import (
 
 // cancelSet is the one change `cancel` makes to a pending, failed or
 // processing job: one that is not running is canceled at once; a running
-// one keeps its state and is marked (cancel_at, the first request kept).
+// one keeps its state and its updated_at (the start of its run, which
+// RUNNING FOR counts from) and is marked (cancel_at, the first request kept).
 const cancelSet = ` SET
 	state = CASE WHEN state = 'processing' THEN state ELSE 'canceled' END,
 	cancel_at = coalesce(cancel_at, ?),
 	finished_at = CASE WHEN state = 'processing' THEN finished_at ELSE ? END,
-	updated_at = ?`
+	updated_at = CASE WHEN state = 'processing' THEN updated_at ELSE ? END`
 
 const unfinished = ` AND state IN ('pending', 'failed', 'processing', 'held')`
 
