@@ -23,8 +23,10 @@ func TestRunOnFullDiskSaysWhyItWaits(t *testing.T) {
 	h.startServing()
 	r := h.start("run", "--id", "big", "--shell", "yes | head -c 12M; echo THE-END")
 	report := func() string { return "run's stderr:\n" + r.stderr.String() }
-	waitReport(t, 60*time.Second, "run to say why it waits", func() bool {
-		return strings.Contains(r.stderr.String(), "cannot be recorded") || ended(r)
+	// Why it waits and what the disk lost come in two lines, one after
+	// the other: wait for the second.
+	waitReport(t, 60*time.Second, "run to say why it waits and what the full disk lost", func() bool {
+		return strings.Contains(r.stderr.String(), "of its output to the full disk") || ended(r)
 	}, report)
 	errText := r.stderr.String()
 	if ended(r) || strings.Count(errText, "cannot be recorded until there is room: disk full at "+h.dir) != 1 {
