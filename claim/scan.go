@@ -272,10 +272,11 @@ func ScanSchedule(row Scanner) (Schedule, error) {
 func ScanWorker(row Scanner) (WorkerInfo, error) {
 	var w WorkerInfo
 	var queues string
-	var started, beat, lease, every int64
-	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every); err != nil {
+	var started, beat, lease, every, pidStart int64
+	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every, &pidStart); err != nil {
 		return WorkerInfo{}, err
 	}
+	w.PIDStart = uint64(pidStart)
 	w.Lease, w.HeartbeatInterval = time.Duration(lease), time.Duration(every)
 	if queues != "" {
 		w.Queues = strings.Split(queues, ",")

@@ -7,9 +7,14 @@ import (
 
 // WorkerInfo is one `worker start` process in the registry.
 type WorkerInfo struct {
-	ID          string
-	Host        string
-	PID         int
+	ID   string
+	Host string
+	PID  int
+	// PIDStart is when the process PID started, in clock ticks after its
+	// host's boot (/proc/PID/stat): a process holding PID that started at
+	// another time is not the worker, its number came round again. 0 when
+	// unknown (a row of an older queuectl, a host without /proc).
+	PIDStart    uint64
 	Slots       int
 	Queues      []string
 	StartedAt   time.Time

@@ -70,21 +70,22 @@ func TestWorkersRegistry(t *testing.T) {
 
 // TestWorkersRecordTheirSettings: a worker's registration keeps the lease
 // and heartbeat interval it runs with, by which readers of other hosts
-// judge it, and so does the registration a renewal makes again after a
-// reaper removed the row.
+// judge it, and its process's start, by which readers of its own host
+// do; and so does the registration a renewal makes again after a reaper
+// removed the row.
 func TestWorkersRecordTheirSettings(t *testing.T) {
 	forEachEngine(t, func(t *testing.T, db testDB) {
 		ctx := t.Context()
 		s, _ := db.openClocked(t)
-		w := claim.WorkerInfo{ID: "far-1-a", Host: "far", PID: 1, Slots: 2, Lease: 10 * time.Minute, HeartbeatInterval: time.Minute}
+		w := claim.WorkerInfo{ID: "far-1-a", Host: "far", PID: 1, PIDStart: 1 << 40, Slots: 2, Lease: 10 * time.Minute, HeartbeatInterval: time.Minute}
 		if err := s.RegisterWorker(ctx, w); err != nil {
 			t.Fatal(err)
 		}
 		check := func(when string) {
 			t.Helper()
 			ws, err := s.Workers(ctx)
-			if err != nil || len(ws) != 1 || ws[0].Lease != w.Lease || ws[0].HeartbeatInterval != w.HeartbeatInterval {
-				t.Fatalf("Workers() %s = %+v, %v; want one with lease %v, heartbeat interval %v", when, ws, err, w.Lease, w.HeartbeatInterval)
+			if err != nil || len(ws) != 1 || ws[0].Lease != w.Lease || ws[0].HeartbeatInterval != w.HeartbeatInterval || ws[0].PIDStart != w.PIDStart {
+				t.Fatalf("Workers() %s = %+v, %v; want one with lease %v, heartbeat interval %v, process start %d", when, ws, err, w.Lease, w.HeartbeatInterval, w.PIDStart)
 			}
 		}
 		check("after RegisterWorker")

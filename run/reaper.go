@@ -64,9 +64,10 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 	w.storeRead()
 	unseen = unseen && w.reapUnseen()
 	now := w.Store.Now()
+	workers := registryOf(ctx, w.Store)
 	var lost []claim.InFlight
 	for _, f := range runs {
-		if w.lost(f, now, unseen) {
+		if w.lost(f, now, unseen, workers) {
 			lost = append(lost, f)
 		}
 	}
@@ -93,7 +94,11 @@ func (w *Worker) reapOnce(ctx, hard context.Context) bool {
 			}
 		}
 	}
-	w.reapWorkers(ctx, now)
+	if ok {
+		// Not before each lost run is recovered: a registry row is what
+		// tells its worker's process from another that took its pid.
+		w.reapWorkers(ctx, now, workers)
+	}
 	return ok
 }
 
@@ -151,9 +156,10 @@ func RecoverGone(ctx context.Context, s *claim.Store, ids []string) (map[string]
 		return nil, err
 	}
 	host, now := HostID(), s.Now()
+	workers := registryOf(ctx, s)
 	var lost []claim.InFlight
 	for _, f := range runs {
-		if slices.Contains(ids, f.JobID) && runGone(f, host, now) {
+		if slices.Contains(ids, f.JobID) && runGone(f, host, now, workers) {
 			lost = append(lost, f)
 		}
 	}
@@ -190,7 +196,7 @@ func (w *Worker) recovered(ctx, hard context.Context, f claim.InFlight, next cla
 
 // lost reports whether a run in flight is lost: its worker is gone
 // (runGone), or it is this worker's and, unseen, no slot holds it.
-func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool) bool {
+func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool, workers registry) bool {
 	if f.WorkerID == w.id {
 		if unseen && !w.steer.holds(claim.RunID{JobID: f.JobID, Attempt: f.Attempt}) {
 			return true
@@ -199,14 +205,38 @@ func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool) bool {
 			return false
 		}
 	}
-	return runGone(f, w.host, now)
+	return runGone(f, w.host, now, workers)
+}
+
+// registry is the store's registry of workers by id, as a reaper pass
+// read it; nil when it could not be read.
+type registry map[string]claim.WorkerInfo
+
+// registryOf reads s's registry of workers; nil when it cannot (each run
+// is then judged by its worker's pid alone).
+func registryOf(ctx context.Context, s *claim.Store) registry {
+	all, err := s.Workers(ctx)
+	if err != nil {
+		return nil
+	}
+	out := make(registry, len(all))
+	for _, o := range all {
+		out[o.ID] = o
+	}
+	return out
 }
 
 // runGone reports whether the worker of a run in flight is gone, seen from
-// host: on this host, its process is gone; on any, its lease has lapsed (on
-// another host's clock, with a grace).
-func runGone(f claim.InFlight, host string, now time.Time) bool {
-	localGone := f.Host == host && !alive(f.PID)
+// host: on this host, its process is gone (workers: the registry, which
+// says when that process started, so that another process that came by its
+// pid since is not taken for it); on any, its lease has lapsed (on another
+// host's clock, with a grace).
+func runGone(f claim.InFlight, host string, now time.Time, workers registry) bool {
+	var start uint64
+	if o, ok := workers[f.WorkerID]; ok && o.PID == f.PID {
+		start = o.PIDStart
+	}
+	localGone := f.Host == host && !sameProcess(f.PID, start)
 	expires := f.LeaseUntil
 	if f.Host != host {
 		expires = expires.Add(OtherHostGrace)
@@ -288,11 +318,7 @@ func waitGone(pgids []int, limit time.Duration) {
 
 // reapWorkers removes registry rows of workers that are gone, so that status
 // and `worker stop --wait` see only live ones.
-func (w *Worker) reapWorkers(ctx context.Context, now time.Time) {
-	workers, err := w.Store.Workers(ctx)
-	if err != nil {
-		return
-	}
+func (w *Worker) reapWorkers(ctx context.Context, now time.Time, workers registry) {
 	for _, o := range workers {
 		if o.ID == w.id {
 			continue
@@ -311,7 +337,7 @@ func (w *Worker) reapWorkers(ctx context.Context, now time.Time) {
 // older queuectl that recorded none.
 func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) bool {
 	if o.Host == host {
-		return !alive(o.PID)
+		return !sameProcess(o.PID, o.PIDStart)
 	}
 	return now.Sub(o.HeartbeatAt) > o.LeaseOr(lease)+OtherHostGrace
 }
@@ -365,11 +391,25 @@ func WaitExited(ctx context.Context, pids []int) error {
 	return nil
 }
 
-// alive reports whether a process exists. A recycled pid reads as alive;
-// the lease catches that case.
+// alive reports whether a process exists. A recycled pid reads as alive:
+// sameProcess tells it from the one that had it.
 func alive(pid int) bool {
 	err := syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// sameProcess reports whether the process that started at start (clock
+// ticks after boot, processStart's) as pid still lives. Process ids come
+// round again (pid_max is 32768 on many hosts): a process holding pid that
+// started at another time is another one, and the first is gone. Where
+// the start is not known (0: a worker of an older queuectl) or cannot be
+// read (no /proc, or one that hides other users' processes), the pid
+// alone says, as a zombie does: never a live worker taken for gone.
+func sameProcess(pid int, start uint64) bool {
+	if now, ok := processStart(pid); ok && start != 0 && now != 0 {
+		return now == start
+	}
+	return alive(pid)
 }
 
 // Orphan is a run of a worker of this host that is gone, whose processes
@@ -388,9 +428,11 @@ func Orphans(ctx context.Context, s *claim.Store) ([]Orphan, error) {
 	if err != nil {
 		return nil, err
 	}
+	host, workers := HostID(), registryOf(ctx, s)
 	var out []Orphan
 	for _, f := range runs {
-		if f.Host != HostID() || alive(f.PID) {
+		// By its process, not its lease (now: the zero time).
+		if f.Host != host || !runGone(f, host, time.Time{}, workers) {
 			continue
 		}
 		mark := runMark(f.WorkerID, f.JobID, f.Attempt)

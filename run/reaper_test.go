@@ -169,11 +169,11 @@ func TestRecoverGoneKillsThenRecovers(t *testing.T) {
 func TestOtherHostRunLostWithinLeasePlus5s(t *testing.T) {
 	leaseUntil := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	f := claim.InFlight{Run: claim.Run{Host: "elsewhere/00000000", PID: 1}, LeaseUntil: leaseUntil}
-	if last := leaseUntil.Add(5*time.Second - reapInterval); !runGone(f, "here/11111111", last) {
+	if last := leaseUntil.Add(5*time.Second - reapInterval); !runGone(f, "here/11111111", last, nil) {
 		t.Errorf("runGone at lease end + %v = false: the next pass comes %v later, past lease + 5 s",
 			last.Sub(leaseUntil), reapInterval)
 	}
-	if runGone(f, "here/11111111", leaseUntil.Add(-time.Nanosecond)) {
+	if runGone(f, "here/11111111", leaseUntil.Add(-time.Nanosecond), nil) {
 		t.Error("runGone before the lease ended = true")
 	}
 	w := claim.WorkerInfo{Host: f.Host, PID: 1, HeartbeatAt: leaseUntil.Add(-30 * time.Second)}
@@ -198,5 +198,80 @@ func TestGoneByTheWorkersOwnLease(t *testing.T) {
 	w.Lease = 3 * time.Second
 	if !Gone(w, "here/11111111", now, 10*time.Minute) {
 		t.Error("Gone of a worker with lease 3s, a minute after its heartbeat, read with lease 10m = false")
+	}
+}
+
+// TestGoneWhenItsPidCameRound: a worker of this host whose pid another
+// process holds now (pids wrap at pid_max, 32768 on many hosts) is gone,
+// told by its process's start; the worker's own process is not, and a row
+// that does not say when its process started is judged by the pid alone.
+func TestGoneWhenItsPidCameRound(t *testing.T) {
+	other := exec.Command("sleep", "1000")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	start, ok := processStart(other.Process.Pid)
+	if !ok || start == 0 {
+		t.Skip("no process start times here (no /proc)")
+	}
+	host, now := HostID(), time.Now()
+	w := claim.WorkerInfo{Host: host, PID: other.Process.Pid, PIDStart: start - 1, StartedAt: now, HeartbeatAt: now}
+	if !Gone(w, host, now, time.Hour) {
+		t.Error("Gone of a worker whose pid a process started later holds = false")
+	}
+	if w.PIDStart = start; Gone(w, host, now, time.Hour) {
+		t.Error("Gone of a worker whose own process lives = true")
+	}
+	if w.PIDStart = 0; Gone(w, host, now, time.Hour) {
+		t.Error("Gone of a row without its process's start, its pid alive = true")
+	}
+}
+
+// TestRunOfAWorkerWhosePidCameRoundRecovered: a run of a worker of this
+// host that died, whose pid another process took since, is recovered by
+// the next reaper pass, long before its lease lapses, and its worker's
+// row leaves the registry.
+func TestRunOfAWorkerWhosePidCameRoundRecovered(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	other := exec.Command("sleep", "1000")
+	if err := other.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
+	start, ok := processStart(other.Process.Pid)
+	if !ok || start == 0 {
+		t.Skip("no process start times here (no /proc)")
+	}
+	host := HostID()
+	dead := claim.WorkerInfo{ID: "dead-worker", Host: host, PID: other.Process.Pid, PIDStart: start - 1, Slots: 1,
+		StartedAt: s.Now(), HeartbeatAt: s.Now(), Lease: time.Hour}
+	if err := s.RegisterWorker(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	enqueue(t, s, claim.NewJob{ID: "orphaned", Command: "true"})
+	c := claim.Claimant{WorkerID: dead.ID, Host: host, PID: dead.PID, Lease: time.Hour, LogDir: t.TempDir()}
+	if _, _, err := s.Claim(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	w := newWorker(t, s)
+	w.host, w.id = host, "reaper"
+	if !w.reapOnce(ctx, ctx) {
+		t.Fatal("reapOnce = false")
+	}
+	if j := get(t, s, "orphaned"); j.State != claim.Pending || j.Lost != 1 {
+		t.Errorf("job after one reaper pass: state %s, lost %d; want pending, 1 (its lease holds an hour)", j.State, j.Lost)
+	}
+	workers, err := s.Workers(ctx)
+	if err != nil || len(workers) != 0 {
+		t.Errorf("registry after the pass = %v, %v; want the dead worker removed", workers, err)
+	}
+	if other.ProcessState != nil {
+		t.Error("the process that took the pid was waited for")
+	}
+	if err := other.Process.Signal(syscall.Signal(0)); err != nil {
+		t.Errorf("the process that took the dead worker's pid: %v; want it left alone", err)
 	}
 }

@@ -170,7 +170,9 @@ func (w *Worker) Run(soft, hard context.Context) error {
 func (w *Worker) register(ctx, hard context.Context) error {
 	// Lease and heartbeat interval as this worker keeps them until it
 	// stops, by which other hosts judge whether it lives (Gone).
-	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), Slots: w.Slots, Queues: w.Queues,
+	// Its process's start tells it from another that takes its pid later.
+	start, _ := processStart(os.Getpid())
+	info := claim.WorkerInfo{ID: w.id, Host: w.host, PID: os.Getpid(), PIDStart: start, Slots: w.Slots, Queues: w.Queues,
 		StartedAt: w.Store.Now().UTC(), Lease: w.Config.Lease, HeartbeatInterval: w.Config.HeartbeatInterval}
 	if err := w.Store.RegisterWorker(ctx, info); err != nil {
 		return err

@@ -35,14 +35,15 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 		b.Queue(`WITH beat AS (
 				UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping),
 			back AS (
-				INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping, lease_ns, heartbeat_ns)
+				INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping, lease_ns, heartbeat_ns,
+					pid_start)
 				SELECT $2::text, $3::text, $4::integer, $5::integer, $6::text, $7::bigint, $1::bigint, $8::boolean,
-					$9::bigint, $10::bigint
+					$9::bigint, $10::bigint, $11::bigint
 				WHERE NOT EXISTS (SELECT FROM beat)
 				RETURNING stopping)
 			SELECT stopping, false FROM beat UNION ALL SELECT stopping, true FROM back`,
 			p.Now.UnixNano(), w.ID, w.Host, w.PID, w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.Stopping,
-			int64(w.Lease), int64(w.HeartbeatInterval))
+			int64(w.Lease), int64(w.HeartbeatInterval), int64(w.PIDStart))
 		b.Queue(`SELECT version FROM queuectl_schema`)
 	}, func(br pgx.BatchResults) error {
 		rows, err := br.Query()

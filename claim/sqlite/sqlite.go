@@ -92,9 +92,12 @@ var migration17 string
 //go:embed migration18.sql
 var migration18 string
 
+//go:embed migration19.sql
+var migration19 string
+
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16, migration17, migration18}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16, migration17, migration18, migration19}
 
 // Engine is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.

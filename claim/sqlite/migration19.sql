@@ -1,0 +1,14 @@
+-- Version 19 of the queuectl schema: which process each worker is.
+--
+-- A reader on the worker's own host judges it by its process: the worker
+-- lives while its pid does. Process ids come round again (pid_max is
+-- 32768 on many hosts), so a worker killed long ago could look alive
+-- because another process now holds its number, and its jobs would stay
+-- processing, never recovered, while that process lives. The worker
+-- records when its process started, in clock ticks after the host's boot
+-- (/proc/PID/stat; the host id names the boot): the process that holds
+-- the pid is the worker only if it started then. Ticks, not the wall
+-- clock, so that a step of the clock never makes a live worker look gone.
+-- 0 is a row of an older queuectl (or a host without /proc), judged by its
+-- pid alone as before.
+ALTER TABLE workers ADD COLUMN pid_start INTEGER NOT NULL DEFAULT 0;
