@@ -206,15 +206,7 @@ func TestGoneByTheWorkersOwnLease(t *testing.T) {
 // told by its process's start; the worker's own process is not, and a row
 // that does not say when its process started is judged by the pid alone.
 func TestGoneWhenItsPidCameRound(t *testing.T) {
-	other := exec.Command("sleep", "1000")
-	if err := other.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.Process.Kill(); other.Wait() })
-	start, ok := processStart(other.Process.Pid)
-	if !ok || start == 0 {
-		t.Skip("no process start times here (no /proc)")
-	}
+	other, start := laterProcess(t)
 	host, now := HostID(), time.Now()
 	w := claim.WorkerInfo{Host: host, PID: other.Process.Pid, PIDStart: start - 1, StartedAt: now, HeartbeatAt: now}
 	if !Gone(w, host, now, time.Hour) {
@@ -228,14 +220,11 @@ func TestGoneWhenItsPidCameRound(t *testing.T) {
 	}
 }
 
-// TestRunOfAWorkerWhosePidCameRoundRecovered: a run of a worker of this
-// host that died, whose pid another process took since, is recovered by
-// the next reaper pass, long before its lease lapses, and its worker's
-// row leaves the registry.
-func TestRunOfAWorkerWhosePidCameRoundRecovered(t *testing.T) {
-	s := mustOpenStore(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
+// laterProcess starts a process that lives until the test ends, to hold a
+// pid as one started after a worker that had it would: it returns it and
+// its start.
+func laterProcess(t *testing.T) (*exec.Cmd, uint64) {
+	t.Helper()
 	other := exec.Command("sleep", "1000")
 	if err := other.Start(); err != nil {
 		t.Fatal(err)
@@ -245,6 +234,18 @@ func TestRunOfAWorkerWhosePidCameRoundRecovered(t *testing.T) {
 	if !ok || start == 0 {
 		t.Skip("no process start times here (no /proc)")
 	}
+	return other, start
+}
+
+// TestRunOfAWorkerWhosePidCameRoundRecovered: a run of a worker of this
+// host that died, whose pid another process took since, is recovered by
+// the next reaper pass, long before its lease lapses, and its worker's
+// row leaves the registry.
+func TestRunOfAWorkerWhosePidCameRoundRecovered(t *testing.T) {
+	s := mustOpenStore(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	other, start := laterProcess(t)
 	host := HostID()
 	dead := claim.WorkerInfo{ID: "dead-worker", Host: host, PID: other.Process.Pid, PIDStart: start - 1, Slots: 1,
 		StartedAt: s.Now(), HeartbeatAt: s.Now(), Lease: time.Hour}
