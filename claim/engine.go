@@ -233,6 +233,9 @@ type Engine interface {
 	// WorkerSlots returns the slots of worker id in the registry
 	// (ErrNotFound when it is not there).
 	WorkerSlots(ctx context.Context, id string) (int, error)
+	// ScaledTo sets worker id's slots_applied to n and wakes the store's
+	// watchers; a worker not registered is no error.
+	ScaledTo(ctx context.Context, id string, n int) error
 
 	// Copying (copy.go).
 

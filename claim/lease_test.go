@@ -176,6 +176,7 @@ func TestRenewRegistersAgain(t *testing.T) {
 		}
 		want := w1
 		want.HeartbeatAt = t0.Add(41 * time.Second)
+		want.SlotsApplied = w1.Slots
 		ws, err := s.Workers(ctx)
 		if err != nil || len(ws) != 1 || !reflect.DeepEqual(ws[0], want) {
 			t.Errorf("Workers() after Renew = %+v, %v; want %+v", ws, err, want)

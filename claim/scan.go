@@ -273,7 +273,8 @@ func ScanWorker(row Scanner) (WorkerInfo, error) {
 	var w WorkerInfo
 	var queues string
 	var started, beat, lease, every, pidStart int64
-	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every, &pidStart); err != nil {
+	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every, &pidStart,
+		&w.SlotsApplied); err != nil {
 		return WorkerInfo{}, err
 	}
 	w.PIDStart = uint64(pidStart)

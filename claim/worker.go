@@ -14,8 +14,12 @@ type WorkerInfo struct {
 	// host's boot (/proc/PID/stat): a process holding PID that started at
 	// another time is not the worker, its number came round again. 0 when
 	// unknown (a row of an older queuectl, a host without /proc).
-	PIDStart    uint64
-	Slots       int
+	PIDStart uint64
+	// Slots is what the worker is to have: its --count, or what `worker
+	// scale` set since. SlotsApplied is what it claims with, once it has
+	// read Slots (ScaledTo); 0 in a row of an older queuectl.
+	Slots        int
+	SlotsApplied int
 	Queues      []string
 	StartedAt   time.Time
 	HeartbeatAt time.Time
@@ -97,4 +101,10 @@ func (s *Store) ScaleWorkers(ctx context.Context, n int) (int, error) {
 // ErrNotFound when it is not registered.
 func (s *Store) WorkerSlots(ctx context.Context, id string) (int, error) {
 	return s.engine.WorkerSlots(ctx, id)
+}
+
+// ScaledTo records that worker id claims with n slots now, as a scale
+// asked (WorkerInfo.SlotsApplied), and wakes those waiting for it.
+func (s *Store) ScaledTo(ctx context.Context, id string, n int) error {
+	return s.engine.ScaledTo(ctx, id, n)
 }

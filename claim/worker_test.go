@@ -33,6 +33,7 @@ func TestWorkersRegistry(t *testing.T) {
 
 		w1.StartedAt, w1.HeartbeatAt = t0, t0
 		w2.StartedAt, w2.HeartbeatAt = t0.Add(time.Second), t0.Add(time.Second)
+		w1.SlotsApplied, w2.SlotsApplied = w1.Slots, w2.Slots // a worker claims with its count
 		ws, err := s.Workers(ctx)
 		if err != nil || !reflect.DeepEqual(ws, []claim.WorkerInfo{w1, w2}) {
 			t.Errorf("Workers() = %+v, %v; want %+v", ws, err, []claim.WorkerInfo{w1, w2})
@@ -96,6 +97,40 @@ func TestWorkersRecordTheirSettings(t *testing.T) {
 			t.Fatalf("Renew of a removed worker = %+v, %v; want it registered again", r, err)
 		}
 		check("after a renewal registered it again")
+	})
+}
+
+// TestScaledToSaysWhatAWorkerClaimsWith: a worker's row says the slots it
+// is to have (Slots) and those it claims with (SlotsApplied): both its
+// count when it registers; a scale changes the first only, until the
+// worker says it took it.
+func TestScaledToSaysWhatAWorkerClaimsWith(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s := db.open(t)
+		w := claim.WorkerInfo{ID: "w", Host: "here", PID: 1, Slots: 3}
+		if err := s.RegisterWorker(ctx, w); err != nil {
+			t.Fatal(err)
+		}
+		check := func(when string, slots, applied int) {
+			t.Helper()
+			ws, err := s.Workers(ctx)
+			if err != nil || len(ws) != 1 || ws[0].Slots != slots || ws[0].SlotsApplied != applied {
+				t.Fatalf("Workers() %s = %+v, %v; want one with slots %d, applied %d", when, ws, err, slots, applied)
+			}
+		}
+		check("after RegisterWorker", 3, 3)
+		if _, err := s.ScaleWorkers(ctx, 1); err != nil {
+			t.Fatal(err)
+		}
+		check("after ScaleWorkers(1)", 1, 3)
+		if err := s.ScaledTo(ctx, w.ID, 1); err != nil {
+			t.Fatal(err)
+		}
+		check("after ScaledTo(1)", 1, 1)
+		if err := s.ScaledTo(ctx, "gone", 1); err != nil {
+			t.Errorf("ScaledTo of a worker not registered: %v, want no error", err)
+		}
 	})
 }
 

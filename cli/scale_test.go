@@ -65,3 +65,39 @@ func TestScaleDownStartsNothingUntilFewerRun(t *testing.T) {
 		t.Fatalf("d ran %v–%v and e %v–%v: both at once on one slot", d.StartedAt, d.EndedAt, e.StartedAt, e.EndedAt)
 	}
 }
+
+// TestScaleHoldsFromItsReturn: once `worker scale 1` has returned, jobs
+// enqueued after it run one at a time, even when the worker was not
+// looking at the store when the scale was written (it looks at most every
+// so often: a change just before, here a pause of another queue, makes it
+// look away then). `worker scale` returns when each worker claims with
+// the new count.
+func TestScaleHoldsFromItsReturn(t *testing.T) {
+	h := newHome(t)
+	h.startRegistered(h.command("worker", "start", "--count", "4", "--no-spool"))
+	h.must("pause", "--queue", "elsewhere")
+	h.must("worker", "scale", "1")
+	var jobs strings.Builder
+	for _, id := range []string{"a", "b", "c"} {
+		jobs.WriteString(`{"id": "` + id + `", "command": "sleep 0.3"}` + "\n")
+	}
+	if code := h.startInput(jobs.String(), "enqueue", "-").exit(t, time.Minute); code != 0 {
+		t.Fatalf("enqueue -: exit %d", code)
+	}
+	h.must("wait", "a", "b", "c", "--timeout", "1m")
+	ids := []string{"a", "b", "c"}
+	var views []jobView
+	for _, id := range ids {
+		views = append(views, h.show(id))
+	}
+	for i := range views {
+		for k := i + 1; k < len(views); k++ {
+			x, y := views[i].Runs[0], views[k].Runs[0]
+			if x.StartedAt.Before(y.EndedAt) && y.StartedAt.Before(x.EndedAt) {
+				t.Errorf("%s ran %v–%v and %s %v–%v: both at once after worker scale 1 returned", ids[i],
+					x.StartedAt.Format(time.StampMicro), x.EndedAt.Format(time.StampMicro), ids[k],
+					y.StartedAt.Format(time.StampMicro), y.EndedAt.Format(time.StampMicro))
+			}
+		}
+	}
+}

@@ -62,13 +62,17 @@ Example: queuectl worker stop --wait --timeout 1m`,
 			Name:      "scale",
 			Usage:     "give every running worker of the store N slots, without a restart",
 			ArgsUsage: "N",
-			Description: `Takes effect on each worker's next claim: a worker scaled up starts claiming in its new
-slots at once; one scaled down lets its running jobs finish and claims nothing until fewer than N
-run. A worker started later has its own --count. Every running worker of the store: on SQLite,
-the workers of this home; on PostgreSQL, of every host that shares the store. (Per queue, limit
-with queue set --max-running.)
+			Description: `Returns once every running worker has taken the new count (exit 124 if one has not
+within --timeout), so a job enqueued after it is claimed by the new count: a worker scaled up
+claims in its new slots at once; one scaled down lets its running jobs finish and claims nothing
+until fewer than N run. A worker started later has its own --count. Every running worker of the
+store: on SQLite, the workers of this home; on PostgreSQL, of every host that shares the store.
+(Per queue, limit with queue set --max-running.)
 
 Example: queuectl worker scale 8`,
+			Flags: []cli.Flag{
+				durationFlag("timeout", 10*time.Second, "give up waiting for the workers to take the count after `D` (exit 124)"),
+			},
 			Action: withHome(workerScale),
 		}},
 	}
@@ -96,8 +100,46 @@ func workerScale(c *cli.Context, h *home) error {
 		logf(c)("no worker is running; start one with: queuectl worker start --count %d", n)
 		return nil
 	}
+	// Each worker reads its new count when the store changes, and says
+	// when it claims with it: until then a job enqueued could still be
+	// claimed by the old count.
+	ctx, cancel := context.WithTimeout(c.Context, durationOf(c, "timeout"))
+	defer cancel()
+	var slow []claim.WorkerInfo
+	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
+		slow, err = unscaled(ctx, h, n)
+		return len(slow) == 0, err
+	})
+	if errors.Is(err, context.DeadlineExceeded) {
+		// Counted again outside the expired context.
+		if slow, err = unscaled(c.Context, h, n); err == nil && len(slow) > 0 {
+			return &exitStatus{exitTimeout, withHint(fmt.Errorf("%d worker(s) have not taken %d slot(s) after %v: %s",
+				len(slow), n, durationOf(c, "timeout"), stillRunning(h, slow)),
+				"each takes it when it next reads the store; a stopped (Ctrl-Z) or stuck worker does not")}
+		}
+	}
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(c.App.Writer, "Scaled %d worker(s) to %d slot(s) each\n", len(live), n)
 	return nil
+}
+
+// unscaled lists the running workers, not stopping, that do not claim with
+// n slots yet (worker scale). A worker of an older queuectl never says
+// (SlotsApplied 0): it is not waited for.
+func unscaled(ctx context.Context, h *home, n int) ([]claim.WorkerInfo, error) {
+	live, err := liveWorkers(ctx, h)
+	if err != nil {
+		return nil, err
+	}
+	var slow []claim.WorkerInfo
+	for _, w := range live {
+		if !w.Stopping && w.SlotsApplied != 0 && w.SlotsApplied != n {
+			slow = append(slow, w)
+		}
+	}
+	return slow, nil
 }
 
 // openWorkerHome is openHome with the store's connections sized for the

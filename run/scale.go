@@ -13,7 +13,9 @@ import (
 const scaleCheck = 100 * time.Millisecond
 
 // scaler runs the worker's slots: as many as its registry row says
-// (`worker scale N` sets it), read on store changes and every poll. Slots
+// (`worker scale N` sets it), read on store changes and every poll, and
+// said back in the row once applied (ScaledTo), which `worker scale` waits
+// for: a claim after it returns holds to the new count. Slots
 // above the count park before their next claim (a running job goes on);
 // slots are started when the count grows past those ever started. A slot
 // below the count claims only while fewer jobs than the count run (take),
@@ -39,6 +41,7 @@ func (s *scaler) run(soft context.Context, n int, slots *sync.WaitGroup, start f
 	}
 	t := time.NewTicker(s.w.Config.PollInterval)
 	defer t.Stop()
+	applied := n // as registered
 	for {
 		select {
 		case <-soft.Done():
@@ -48,9 +51,16 @@ func (s *scaler) run(soft context.Context, n int, slots *sync.WaitGroup, start f
 		case <-changes:
 		case <-t.C:
 		}
-		if n, err := s.w.Store.WorkerSlots(soft, s.w.id); err == nil && n != s.count() {
-			s.grow(n, slots, start)
-			s.w.logf("scaled to %d slot(s); running jobs go on", n)
+		if n, err := s.w.Store.WorkerSlots(soft, s.w.id); err == nil {
+			if n != s.count() {
+				s.grow(n, slots, start)
+				s.w.logf("scaled to %d slot(s); running jobs go on", n)
+			}
+			// Said once the slots hold to it; again on the next look if the
+			// store did not take it.
+			if n != applied && s.w.Store.ScaledTo(soft, s.w.id, n) == nil {
+				applied = n
+			}
 		}
 		select {
 		case <-soft.Done():

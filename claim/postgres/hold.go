@@ -96,6 +96,20 @@ func (e *Engine) ScaleWorkers(ctx context.Context, n int) (int, error) {
 	return int(changed), nil
 }
 
+// ScaledTo records the slots worker id claims with.
+func (e *Engine) ScaledTo(ctx context.Context, id string, n int) error {
+	err := e.write(ctx, durable, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "UPDATE workers SET slots_applied = $1 WHERE id = $2", n, id); err != nil {
+			return err
+		}
+		return e.notify(ctx, tx)
+	})
+	if err != nil {
+		return fmt.Errorf("record worker %s scaled: %w", id, err)
+	}
+	return nil
+}
+
 // WorkerSlots reads worker id's slots.
 func (e *Engine) WorkerSlots(ctx context.Context, id string) (int, error) {
 	var n int

@@ -36,9 +36,9 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 				UPDATE workers SET heartbeat_at = $1 WHERE id = $2 RETURNING stopping),
 			back AS (
 				INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping, lease_ns, heartbeat_ns,
-					pid_start)
+					pid_start, slots_applied)
 				SELECT $2::text, $3::text, $4::integer, $5::integer, $6::text, $7::bigint, $1::bigint, $8::boolean,
-					$9::bigint, $10::bigint, $11::bigint
+					$9::bigint, $10::bigint, $11::bigint, $5::integer
 				WHERE NOT EXISTS (SELECT FROM beat)
 				RETURNING stopping)
 			SELECT stopping, false FROM beat UNION ALL SELECT stopping, true FROM back`,

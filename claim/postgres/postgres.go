@@ -86,9 +86,12 @@ var migration15 string
 //go:embed migration16.sql
 var migration16 string
 
+//go:embed migration17.sql
+var migration17 string
+
 // migrations[i] takes a database from version i to i+1. Append only: a
 // database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16, migration17}
 
 // Engine is the queue in a PostgreSQL database (in the schema first on the
 // connection's search_path). It is safe for concurrent use by many

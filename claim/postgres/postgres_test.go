@@ -208,7 +208,7 @@ func TestOpenSchemeInAnyCase(t *testing.T) {
 }
 
 // schemaVersion is the version of a schema this binary made.
-const schemaVersion = 16
+const schemaVersion = 17
 
 // A role that may only read (a monitoring user) opens the store and reads
 // its counts: folding the gone backends' count rows, a tidying write, is

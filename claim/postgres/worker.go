@@ -17,8 +17,8 @@ import (
 func (e *Engine) RegisterWorker(ctx context.Context, w claim.WorkerInfo) error {
 	err := e.write(ctx, durable, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at,
-			lease_ns, heartbeat_ns, pid_start) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`, w.ID, w.Host, w.PID, w.Slots,
-			strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano(), int64(w.Lease),
+			lease_ns, heartbeat_ns, pid_start, slots_applied) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $4)`, w.ID, w.Host,
+			w.PID, w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano(), int64(w.Lease),
 			int64(w.HeartbeatInterval), int64(w.PIDStart))
 		return err
 	})
@@ -46,7 +46,7 @@ func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
 // Workers lists the registry, oldest first.
 func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 	return queryAll(ctx, e, "list workers", claim.ScanWorker, `SELECT id, host, pid, slots, queues, started_at,
-		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start FROM workers ORDER BY started_at`)
+		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied FROM workers ORDER BY started_at`)
 }
 
 // RequestStop sets every worker's stop flag and wakes them, on every host.

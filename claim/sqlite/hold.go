@@ -110,6 +110,19 @@ func (e *Engine) ScaleWorkers(ctx context.Context, n int) (int, error) {
 	return int(changed), nil
 }
 
+// ScaledTo records the slots worker id claims with.
+func (e *Engine) ScaledTo(ctx context.Context, id string, n int) error {
+	err := e.tx(ctx, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, "UPDATE workers SET slots_applied = ? WHERE id = ?", n, id)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("record worker %s scaled: %w", id, err)
+	}
+	e.notify()
+	return nil
+}
+
 // WorkerSlots reads worker id's slots.
 func (e *Engine) WorkerSlots(ctx context.Context, id string) (int, error) {
 	var n int

@@ -46,9 +46,9 @@ func (e *Engine) Renew(ctx context.Context, p claim.RenewParams) (claim.Renewal,
 			return err
 		}
 		_, err = e.exec(ctx, tx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at, stopping,
-			lease_ns, heartbeat_ns, pid_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots,
-			strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), p.Now.UnixNano(), w.Stopping, int64(w.Lease),
-			int64(w.HeartbeatInterval), int64(w.PIDStart))
+			lease_ns, heartbeat_ns, pid_start, slots_applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID,
+			w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), p.Now.UnixNano(), w.Stopping, int64(w.Lease),
+			int64(w.HeartbeatInterval), int64(w.PIDStart), w.Slots)
 		if err != nil {
 			return fmt.Errorf("register worker again: %w", err)
 		}

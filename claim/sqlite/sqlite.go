@@ -95,9 +95,12 @@ var migration18 string
 //go:embed migration19.sql
 var migration19 string
 
+//go:embed migration20.sql
+var migration20 string
+
 // migrations[i] takes a database from user_version i to i+1. Append only:
 // a database made by an older binary must open with a newer one.
-var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16, migration17, migration18, migration19}
+var migrations = []string{schemaV1, migration2, migration3, migration4, migration5, migration6, migration7, migration8, migration9, migration10, migration11, migration12, migration13, migration14, migration15, migration16, migration17, migration18, migration19, migration20}
 
 // Engine is the queue in one SQLite file. It is safe for concurrent use by
 // many goroutines, and many processes may open the same file.

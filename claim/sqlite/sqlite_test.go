@@ -164,7 +164,7 @@ func userVersion(tb testing.TB, path string) int {
 }
 
 // schemaVersion is the user_version of a database this binary made.
-const schemaVersion = 19
+const schemaVersion = 20
 
 func TestMigrationsReopenVersion1(t *testing.T) {
 	ctx := t.Context()

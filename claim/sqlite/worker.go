@@ -14,9 +14,9 @@ import (
 func (e *Engine) RegisterWorker(ctx context.Context, w claim.WorkerInfo) error {
 	err := e.write(ctx, light, func(tx *sql.Tx) error {
 		_, err := e.exec(ctx, tx, `INSERT INTO workers (id, host, pid, slots, queues, started_at, heartbeat_at,
-			lease_ns, heartbeat_ns, pid_start) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID, w.Slots,
-			strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano(), int64(w.Lease),
-			int64(w.HeartbeatInterval), int64(w.PIDStart))
+			lease_ns, heartbeat_ns, pid_start, slots_applied) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, w.ID, w.Host, w.PID,
+			w.Slots, strings.Join(w.Queues, ","), w.StartedAt.UnixNano(), w.HeartbeatAt.UnixNano(), int64(w.Lease),
+			int64(w.HeartbeatInterval), int64(w.PIDStart), w.Slots)
 		return err
 	})
 	if err != nil {
@@ -41,7 +41,7 @@ func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
 // Workers lists the registry, oldest first.
 func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 	return queryAll(ctx, e, "list workers", claim.ScanWorker, `SELECT id, host, pid, slots, queues, started_at,
-		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start FROM workers ORDER BY started_at`)
+		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied FROM workers ORDER BY started_at`)
 }
 
 // RequestStop sets every worker's stop flag and wakes them.
