@@ -172,7 +172,7 @@ func envFault(err error) bool {
 func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, stderr *os.File, slot *slotCgroup) result {
 	ctx, cancel := context.WithCancel(run)
 	defer cancel()
-	var timedOut, shellDone atomic.Bool
+	var timedOut, gone atomic.Bool // gone: the run's processes, its shell's and those it left
 	if j.Timeout > 0 {
 		ended := make(chan struct{})
 		defer close(ended)
@@ -183,12 +183,13 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 			if grace <= time.Second {
 				return
 			}
-			// A job that traps TERM runs on until the stop-timeout's
-			// KILL: say so, rather than nothing until then.
+			// A job that traps TERM (its shell, or a process it started)
+			// runs on until the stop-timeout's KILL: say so, rather than
+			// nothing until then.
 			select {
 			case <-ended:
 			case <-time.After(time.Second):
-				if !shellDone.Load() {
+				if !gone.Load() {
 					w.emit(Event{Kind: EventWarning, Job: j.ID, Run: r.Attempt, Err: fmt.Sprintf(
 						"job %s timed out after %v and goes on after SIGTERM; killed %v after it", j.ID, j.Timeout, grace)})
 				}
@@ -259,9 +260,11 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()
 	err = waitChild(cmd)
-	shellDone.Store(true)
-	record.stop()
 	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf, &stopped)
+	gone.Store(true)
+	// After the processes are gone, not before: a record of the start
+	// that is being written then may take a while, and is no process.
+	record.stop()
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
 	res.pgid, res.execAt = r.PGID, r.ExecAt
 	return res

@@ -413,3 +413,25 @@ func TestTimeoutOfJobIgnoringTermIsTold(t *testing.T) {
 		t.Errorf("worker log:\n%s\nwant a line %q", logged, want)
 	}
 }
+
+// As TestTimeoutOfJobIgnoringTermIsTold, when what ignores the TERM is not
+// the job's shell but a process it started (run -- sh -c '…' stores such
+// a command): the shell is gone, the job's process group is not.
+func TestTimeoutOfJobsChildIgnoringTermIsTold(t *testing.T) {
+	s := mustOpenStore(t)
+	timeout, one := 200*time.Millisecond, 1
+	enqueue(t, s, claim.NewJob{ID: "child", Command: `sh -c 'trap "" TERM; sleep 30'`, Timeout: &timeout, MaxRetries: &one})
+	w := newWorker(t, s)
+	w.Config.StopTimeout = 3 * time.Second
+	var log logLines
+	w.Events = func(e Event) { log.logf("%s", e) }
+	drain(t, w)
+
+	if j := get(t, s, "child"); j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 200ms") {
+		t.Errorf("state %s, last_error %q; want dead, timed out after 200ms", j.State, j.LastError)
+	}
+	want := "job child timed out after 200ms and goes on after SIGTERM; killed 3s after it"
+	if logged := log.String(); !strings.Contains(logged, want) {
+		t.Errorf("worker log:\n%s\nwant a line %q", logged, want)
+	}
+}
