@@ -47,6 +47,9 @@ func logs(c *cli.Context, h *home) error {
 	if c.Bool("all") && c.IsSet("attempt") {
 		return usagef("give --all or --attempt, not both")
 	}
+	if c.IsSet("attempt") && c.Int("attempt") < 1 {
+		return usagef("--attempt %d: runs are numbered from 1", c.Int("attempt"))
+	}
 	if c.Bool("json") && c.Bool("follow") {
 		return withHint(usagef("--json prints runs as they stand; -f streams text: give one"), "queuectl wait ID && queuectl logs ID --json")
 	}

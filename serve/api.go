@@ -332,8 +332,8 @@ func (s *Server) apiLogs(w http.ResponseWriter, r *http.Request) {
 	}
 	attempt := 0
 	if q.Has("attempt") {
-		if attempt, err = strconv.Atoi(q.Get("attempt")); err != nil {
-			s.failErr(w, r, usagef("attempt %q: want a whole number", q.Get("attempt")))
+		if attempt, err = strconv.Atoi(q.Get("attempt")); err != nil || attempt < 1 {
+			s.failErr(w, r, usagef("attempt %q: want a run number, from 1", q.Get("attempt")))
 			return
 		}
 		if all {

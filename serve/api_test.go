@@ -78,6 +78,15 @@ func TestAPIIsTheCLIJSON(t *testing.T) {
 	if _, code := h.cli(t, "logs", "--json", "--attempt", "9", "bad"); code != 3 {
 		t.Errorf("queuectl logs --json --attempt 9 bad: exit %d, want 3", code)
 	}
+	// No run is numbered 0 or less: a bad request, as logs' exit 2.
+	for _, path := range []string{"/api/v1/jobs/bad/logs?attempt=0", "/api/v1/jobs/bad/logs?attempt=-1", "/jobs/bad/runs/0/stdout"} {
+		if resp, body := get(t, ts.URL+path); resp.StatusCode != http.StatusBadRequest {
+			t.Errorf("GET %s = %d %s, want 400", path, resp.StatusCode, body)
+		}
+	}
+	if _, code := h.cli(t, "logs", "--json", "--attempt", "0", "bad"); code != 2 {
+		t.Errorf("queuectl logs --json --attempt 0 bad: exit %d, want 2", code)
+	}
 	// A run of a job that has not run: 404, as logs' exit 3, saying so
 	// (not "no such job"), with its runs for a hint.
 	resp, body := get(t, ts.URL+"/api/v1/jobs/waiting/logs?attempt=1")

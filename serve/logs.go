@@ -86,8 +86,8 @@ func (s *Server) runLog(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	id := r.PathValue("id")
 	attempt, err := strconv.Atoi(r.PathValue("attempt"))
-	if err != nil {
-		s.failErr(w, r, usagef("attempt %q is not a number", r.PathValue("attempt")))
+	if err != nil || attempt < 1 {
+		s.failErr(w, r, usagef("attempt %q is not a run number (from 1)", r.PathValue("attempt")))
 		return
 	}
 	run, err := s.run(ctx, id, attempt)
