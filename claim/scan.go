@@ -272,9 +272,9 @@ func ScanSchedule(row Scanner) (Schedule, error) {
 func ScanWorker(row Scanner) (WorkerInfo, error) {
 	var w WorkerInfo
 	var queues string
-	var started, beat, lease, every, pidStart int64
+	var started, beat, lease, every, pidStart, silent int64
 	if err := row.Scan(&w.ID, &w.Host, &w.PID, &w.Slots, &queues, &started, &beat, &w.Stopping, &lease, &every, &pidStart,
-		&w.SlotsApplied); err != nil {
+		&w.SlotsApplied, &silent); err != nil {
 		return WorkerInfo{}, err
 	}
 	w.PIDStart = uint64(pidStart)
@@ -283,5 +283,8 @@ func ScanWorker(row Scanner) (WorkerInfo, error) {
 		w.Queues = strings.Split(queues, ",")
 	}
 	w.StartedAt, w.HeartbeatAt = time.Unix(0, started).UTC(), time.Unix(0, beat).UTC()
+	if silent != 0 {
+		w.SilentSince = time.Unix(0, silent).UTC()
+	}
 	return w, nil
 }

@@ -20,15 +20,31 @@ type WorkerInfo struct {
 	// read Slots (ScaledTo); 0 in a row of an older queuectl.
 	Slots        int
 	SlotsApplied int
-	Queues      []string
-	StartedAt   time.Time
-	HeartbeatAt time.Time
+	Queues       []string
+	StartedAt    time.Time
+	HeartbeatAt  time.Time
+	// SilentSince is when the store last could have heard from the
+	// worker: its heartbeat, or the start of the store's server when that
+	// came later (a PostgreSQL server down for longer than a lease heard
+	// nobody meanwhile, and each worker renews only once it is back).
+	// Zero where the store has no server (SQLite): the heartbeat says.
+	SilentSince time.Time
 	Stopping    bool
 	// Lease and HeartbeatInterval are the settings the worker runs with:
 	// it reads them once, when it starts, so config may say otherwise
 	// now. Zero in a row an older queuectl registered.
 	Lease             time.Duration
 	HeartbeatInterval time.Duration
+}
+
+// Silence is how long, at now, the worker has not been heard from as far
+// as the store can tell (SilentSince): what tells a worker of another
+// host that died from one the store could not hear.
+func (w WorkerInfo) Silence(now time.Time) time.Duration {
+	if w.SilentSince.After(w.HeartbeatAt) {
+		return now.Sub(w.SilentSince)
+	}
+	return now.Sub(w.HeartbeatAt)
 }
 
 // LeaseOr is the lease the worker runs with, which another host's reader

@@ -35,6 +35,9 @@ func TestWorkersRegistry(t *testing.T) {
 		w2.StartedAt, w2.HeartbeatAt = t0.Add(time.Second), t0.Add(time.Second)
 		w1.SlotsApplied, w2.SlotsApplied = w1.Slots, w2.Slots // a worker claims with its count
 		ws, err := s.Workers(ctx)
+		for i := range ws {
+			ws[i].SilentSince = time.Time{} // the server's start (TestWorkersSaySinceWhenTheyCouldBeHeard)
+		}
 		if err != nil || !reflect.DeepEqual(ws, []claim.WorkerInfo{w1, w2}) {
 			t.Errorf("Workers() = %+v, %v; want %+v", ws, err, []claim.WorkerInfo{w1, w2})
 		}
@@ -97,6 +100,35 @@ func TestWorkersRecordTheirSettings(t *testing.T) {
 			t.Fatalf("Renew of a removed worker = %+v, %v; want it registered again", r, err)
 		}
 		check("after a renewal registered it again")
+	})
+}
+
+// TestWorkersSaySinceWhenTheyCouldBeHeard: on PostgreSQL, a worker's row
+// says when its server started (SilentSince), from which, when it came
+// after the worker's heartbeat, its silence counts; on SQLite, which has
+// no server, nothing.
+func TestWorkersSaySinceWhenTheyCouldBeHeard(t *testing.T) {
+	forEachEngine(t, func(t *testing.T, db testDB) {
+		ctx := t.Context()
+		s, _ := db.openClocked(t) // heartbeats dated 2026-11-21
+		if err := s.RegisterWorker(ctx, claim.WorkerInfo{ID: "w", Host: "far", PID: 1, Slots: 1}); err != nil {
+			t.Fatal(err)
+		}
+		ws, err := s.Workers(ctx)
+		if err != nil || len(ws) != 1 {
+			t.Fatalf("Workers() = %+v, %v", ws, err)
+		}
+		w, now := ws[0], time.Now()
+		if db.engine == claim.EngineSQLite {
+			if !w.SilentSince.IsZero() || w.Silence(now) != now.Sub(w.HeartbeatAt) {
+				t.Errorf("SQLite: SilentSince %v, silence %v; want none, the heartbeat's", w.SilentSince, w.Silence(now))
+			}
+			return
+		}
+		if !w.SilentSince.After(w.HeartbeatAt) || w.SilentSince.After(now) || w.Silence(now) != now.Sub(w.SilentSince) {
+			t.Errorf("PostgreSQL: SilentSince %v, heartbeat %v, silence %v; want the server's start, after the heartbeat and before now, counted from",
+				w.SilentSince, w.HeartbeatAt, w.Silence(now))
+		}
 	})
 }
 

@@ -229,7 +229,7 @@ func tellUnheard(c *cli.Context, h *home, running []claim.Job, told map[string]b
 		}
 		w := workers[i]
 		host, _, _ := strings.Cut(w.Host, "/") // its hostname, without its boot id
-		if age := now.Sub(w.HeartbeatAt); age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
+		if age := w.Silence(now); age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
 			told[j.ID] = true
 			// The run's own lease: its worker renews it with the lease
 			// it started with, which config set does not change.

@@ -32,14 +32,16 @@ func workerChecks(ctx context.Context, h *home) ([]report.Check, int) {
 		if w.Host == host && !run.Gone(w, host, now, h.config.Lease) {
 			here++
 		}
-		age := now.Sub(w.HeartbeatAt).Round(time.Second)
+		// Judged by its silence (from its server's start, when later);
+		// said by its heartbeat.
+		silent, age := w.Silence(now), now.Sub(w.HeartbeatAt).Round(time.Second)
 		where := fmt.Sprintf("worker %s (pid %d on %s)", w.ID, w.PID, w.Host)
 		switch {
 		case run.Gone(w, host, now, h.config.Lease):
 			checks = append(checks, report.Check{Name: "workers", Status: report.CheckFail,
 				Detail: fmt.Sprintf("%s is gone without stopping; its last heartbeat was %v ago", where, age),
 				Fix:    "start a worker (queuectl worker start): it recovers the gone one's jobs and removes it"})
-		case age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second:
+		case silent > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second:
 			checks = append(checks, report.Check{Name: "workers", Status: report.CheckWarn,
 				Detail: fmt.Sprintf("%s is late: its last heartbeat was %v ago (heartbeat-interval %v)", where, age, w.HeartbeatOr(h.config.HeartbeatInterval)),
 				Fix:    "see whether its host is overloaded or its store slow (queuectl bench)"})

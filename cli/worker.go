@@ -373,7 +373,7 @@ func stillRunning(h *home, live []claim.WorkerInfo) string {
 	var silent []time.Duration // the leases of the silent ones
 	for _, w := range live {
 		name := fmt.Sprintf("pid %d on %s", w.PID, w.Host)
-		if age := time.Since(w.HeartbeatAt); w.Host != run.HostID() && age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
+		if age := w.Silence(time.Now()); w.Host != run.HostID() && age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
 			name += fmt.Sprintf(", not heard from for %v", age.Round(time.Second))
 			silent = append(silent, w.LeaseOr(h.config.Lease))
 		}

@@ -331,7 +331,8 @@ func (w *Worker) reapWorkers(ctx context.Context, now time.Time, workers registr
 
 // Gone reports whether a registered worker is no longer running: its process
 // is gone from this host (host: a HostID), or it has not renewed its
-// heartbeat for its lease (and the grace for another host's clock). The
+// heartbeat for its lease (and the grace for another host's clock), counted
+// from its server's start when that came later (claim.WorkerInfo.Silence). The
 // lease is the one the worker registered, which it keeps until it stops
 // whatever config says now; lease, the caller's, only for a row of an
 // older queuectl that recorded none.
@@ -339,7 +340,7 @@ func Gone(o claim.WorkerInfo, host string, now time.Time, lease time.Duration) b
 	if o.Host == host {
 		return !sameProcess(o.PID, o.PIDStart)
 	}
-	return now.Sub(o.HeartbeatAt) > o.LeaseOr(lease)+OtherHostGrace
+	return o.Silence(now) > o.LeaseOr(lease)+OtherHostGrace
 }
 
 // BusySlots counts the jobs in s that are processing in one of the live

@@ -201,6 +201,26 @@ func TestGoneByTheWorkersOwnLease(t *testing.T) {
 	}
 }
 
+// TestNotGoneWhileItsServerWasDown: a worker of another host not heard
+// from for longer than its lease is gone, unless the store's server
+// started since: a server down that long heard nobody meanwhile, and its
+// workers are counted from its start (claim.WorkerInfo.SilentSince).
+func TestNotGoneWhileItsServerWasDown(t *testing.T) {
+	now := time.Date(2026, 12, 2, 12, 0, 0, 0, time.UTC)
+	w := claim.WorkerInfo{Host: "elsewhere/00000000", PID: 1, HeartbeatAt: now.Add(-time.Minute), Lease: 30 * time.Second}
+	if !Gone(w, "here/11111111", now, time.Minute) {
+		t.Error("Gone of a worker silent for a minute, lease 30s = false")
+	}
+	w.SilentSince = now.Add(-2 * time.Second)
+	if Gone(w, "here/11111111", now, time.Minute) {
+		t.Error("Gone of a worker silent for a minute, its server started 2s ago = true")
+	}
+	w.SilentSince = now.Add(-time.Hour) // the server's start, long before the heartbeat
+	if !Gone(w, "here/11111111", now, time.Minute) {
+		t.Error("Gone of a worker silent for a minute, its server up for an hour = false")
+	}
+}
+
 // TestGoneWhenItsPidCameRound: a worker of this host whose pid another
 // process holds now (pids wrap at pid_max, 32768 on many hosts) is gone,
 // told by its process's start; the worker's own process is not, and a row

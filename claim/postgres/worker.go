@@ -43,10 +43,12 @@ func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
 	return nil
 }
 
-// Workers lists the registry, oldest first.
+// Workers lists the registry, oldest first, each with the server's start
+// (claim.WorkerInfo.SilentSince).
 func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 	return queryAll(ctx, e, "list workers", claim.ScanWorker, `SELECT id, host, pid, slots, queues, started_at,
-		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied FROM workers ORDER BY started_at`)
+		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied,
+		(extract(epoch FROM pg_postmaster_start_time()) * 1000000000)::bigint FROM workers ORDER BY started_at`)
 }
 
 // RequestStop sets every worker's stop flag and wakes them, on every host.

@@ -41,7 +41,7 @@ func (e *Engine) RemoveWorker(ctx context.Context, id string) error {
 // Workers lists the registry, oldest first.
 func (e *Engine) Workers(ctx context.Context) ([]claim.WorkerInfo, error) {
 	return queryAll(ctx, e, "list workers", claim.ScanWorker, `SELECT id, host, pid, slots, queues, started_at,
-		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied FROM workers ORDER BY started_at`)
+		heartbeat_at, stopping, lease_ns, heartbeat_ns, pid_start, slots_applied, 0 FROM workers ORDER BY started_at`)
 }
 
 // RequestStop sets every worker's stop flag and wakes them.
