@@ -113,6 +113,24 @@ func (s *Store) Changes(ctx context.Context) (<-chan struct{}, error) {
 	return s.engine.Changes(ctx)
 }
 
+// wakeUps is an engine whose wake-ups (Changes) come over a connection of
+// their own that may be lost: PostgreSQL's LISTEN.
+type wakeUps interface {
+	WakeUpsLost() (since time.Time, err error)
+}
+
+// WakeUpsLost reports why the store's wake-ups are not heard now, and
+// since when: the connection that listens for them cannot be made (a
+// server at max_connections, a role's CONNECTION LIMIT). Meanwhile every
+// waiter polls: jobs start late, none is lost. nil when they are heard,
+// and for an engine whose wake-ups cannot be lost (SQLite).
+func (s *Store) WakeUpsLost() (since time.Time, err error) {
+	if w, ok := s.engine.(wakeUps); ok {
+		return w.WakeUpsLost()
+	}
+	return time.Time{}, nil
+}
+
 // NewerSchemaError is the refusal to open a database whose schema is newer
 // than this binary's: a newer queuectl migrated it, and this one would not
 // know what its writes must keep.

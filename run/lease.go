@@ -152,6 +152,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			w.storeUp()
 			w.diskRoom()
 			w.reload(ctx)
+			w.sayWakeUps()
 			if r.Registered {
 				w.emit(Event{Kind: EventRegistered, Worker: w.id})
 			}
@@ -178,6 +179,27 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 		if r.Stopping {
 			stop()
 		}
+	}
+}
+
+// wakeUpsGrace is how long the store's wake-ups may be lost, while it
+// answers, before the worker says so: a reconnect takes a moment.
+const wakeUpsGrace = 5 * time.Second
+
+// sayWakeUps says once that the store's wake-ups are lost while the store
+// answers (its LISTEN connection cannot be made: a server at
+// max_connections), so that jobs start a poll interval late, and once that
+// they are heard again. Called after each renewal that went through.
+func (w *Worker) sayWakeUps() {
+	since, err := w.Store.WakeUpsLost()
+	switch {
+	case err != nil && !w.wakeUpsLost && time.Since(since) >= wakeUpsGrace:
+		w.wakeUpsLost = true
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf("store wake-ups lost for %v: %v; jobs start up to a poll interval (%v) late until the worker can listen again",
+			time.Since(since).Round(time.Second), err, w.Config.PollInterval)})
+	case err == nil && w.wakeUpsLost:
+		w.wakeUpsLost = false
+		w.logf("store wake-ups heard again")
 	}
 }
 

@@ -107,6 +107,9 @@ type Worker struct {
 	unsure   atomic.Bool
 	reaping  sync.Mutex // held by a reaper pass (reapOnce)
 	cgroups  *cgroups   // the slots' cgroups (cgroups_linux.go)
+	// wakeUpsLost: the worker said the store's wake-ups are lost, and not
+	// yet that they are back (sayWakeUps; the heartbeat's alone).
+	wakeUpsLost bool
 
 	// hooksRunning counts the hook runs under way (fireHooks), for what
 	// a stopping worker says it waits for.

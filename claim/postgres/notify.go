@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -32,6 +33,8 @@ type listener struct {
 	channel string
 
 	mu      sync.Mutex
+	lost    error     // why the last try to listen failed; nil while listening
+	since   time.Time // when the tries began to fail
 	subs    map[chan struct{}]struct{}
 	cancel  context.CancelFunc // stops the listening goroutine; nil: not running
 	done    chan struct{}      // closed when it has stopped
@@ -80,6 +83,7 @@ func (l *listener) run(ctx context.Context) {
 		if ctx.Err() != nil {
 			return
 		}
+		l.failed(err)
 		if err == nil {
 			wait = 50 * time.Millisecond
 		}
@@ -105,6 +109,7 @@ func (l *listener) listen(ctx context.Context) error {
 	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{l.channel}.Sanitize()); err != nil {
 		return err
 	}
+	l.failed(nil)
 	l.wake()
 	for {
 		if _, err := conn.WaitForNotification(ctx); err != nil {
@@ -112,6 +117,33 @@ func (l *listener) listen(ctx context.Context) error {
 		}
 		l.wake()
 	}
+}
+
+// failed records why listening failed or stopped (err), or that it works
+// (nil).
+func (l *listener) failed(err error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case err == nil:
+		l.lost, l.since = nil, time.Time{}
+	case l.lost == nil:
+		l.lost, l.since = err, time.Now()
+	default:
+		l.lost = err
+	}
+}
+
+// WakeUpsLost reports why the process cannot listen for wake-ups now,
+// and since when (claim.Store.WakeUpsLost).
+func (e *Engine) WakeUpsLost() (since time.Time, err error) {
+	l := &e.listen
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lost == nil {
+		return time.Time{}, nil
+	}
+	return l.since, classify(fmt.Errorf("listen for wake-ups: %w", l.lost))
 }
 
 // wake sends to every subscriber that has no wake-up pending.
