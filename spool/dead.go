@@ -56,7 +56,9 @@ type deadLog struct {
 
 // logOf returns the path of one of r's log files when it holds something:
 // as found here for a run of this host; for a run of another host, whose
-// files are there, unless the tail kept with it says it printed nothing.
+// files are there, unless the tail kept with it says it printed nothing,
+// after that host's name ("web2:/var/lib/…"), as show names it: the bare
+// path would name a file of the host that reads it.
 func logOf(r claim.Run, stderr bool) string {
 	path, kept := r.StdoutPath, (*claim.Tail)(nil)
 	if stderr {
@@ -72,7 +74,7 @@ func logOf(r claim.Run, stderr bool) string {
 		if kept != nil && kept.Size == 0 {
 			return ""
 		}
-		return path
+		return r.HostName() + ":" + path
 	}
 	if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() > 0 {
 		return path

@@ -252,16 +252,17 @@ func TestDeadFileOfARedrivenJob(t *testing.T) {
 }
 
 // TestDeadLogsOfAnotherHost: a run of another host names its log files,
-// which are there, but a stream its kept tail says printed nothing.
+// which are there, after that host's name, but a stream its kept tail
+// says printed nothing.
 func TestDeadLogsOfAnotherHost(t *testing.T) {
 	r := claim.Run{Attempt: 1, Host: "elsewhere/0000", StdoutPath: "/logs/j/1.out", StderrPath: "/logs/j/1.err"}
 	f := newDeadFile(claim.Job{ID: "j", Command: "true"}, []claim.Run{r})
-	if l := f.Dead.Logs[0]; l.Stdout != r.StdoutPath || l.Stderr != r.StderrPath {
-		t.Errorf("logs of another host's run, no tails kept: %+v, want both paths", l)
+	if l := f.Dead.Logs[0]; l.Stdout != "elsewhere:"+r.StdoutPath || l.Stderr != "elsewhere:"+r.StderrPath {
+		t.Errorf("logs of another host's run, no tails kept: %+v, want both paths, after the host's name", l)
 	}
 	r.Tails = &claim.Tails{Stdout: claim.Tail{Size: 3, Data: []byte("ok\n")}}
 	f = newDeadFile(claim.Job{ID: "j", Command: "true"}, []claim.Run{r})
-	if l := f.Dead.Logs[0]; l.Stdout != r.StdoutPath || l.Stderr != "" {
+	if l := f.Dead.Logs[0]; l.Stdout != "elsewhere:"+r.StdoutPath || l.Stderr != "" {
 		t.Errorf("logs of another host's run that printed to stdout only: %+v, want stdout's path alone", l)
 	}
 }
