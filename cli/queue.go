@@ -37,7 +37,11 @@ Example: queuectl queue set heavy --max-running 2`,
 				if err := h.store.SetQueueLimit(c.Context, a[0], c.Int("max-running")); err != nil {
 					return err
 				}
-				fmt.Fprintf(c.App.Writer, "queue %s: max running %s\n", a[0], maxRunning(c.Int("max-running")))
+				if n := c.Int("max-running"); n == 0 {
+					fmt.Fprintf(c.App.Writer, "queue %s: no limit on running jobs\n", a[0])
+				} else {
+					fmt.Fprintf(c.App.Writer, "queue %s: at most %d running at once\n", a[0], n)
+				}
 				overLimit(c, h, a[0], c.Int("max-running"))
 				return nil
 			}),
@@ -111,11 +115,4 @@ func overLimit(c *cli.Context, h *home, queue string, limit int) {
 		fmt.Fprintf(c.App.ErrWriter, "queuectl: queue %s runs %d jobs now, more than %d: they go on; no more start until fewer than %d run\n",
 			queue, n, limit, limit)
 	}
-}
-
-func maxRunning(n int) string {
-	if n == 0 {
-		return "no limit"
-	}
-	return fmt.Sprint(n)
 }
