@@ -160,6 +160,11 @@ func jobsToEnqueue(c *cli.Context) ([]claim.NewJob, io.ReadCloser, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("%w: %v", claim.ErrInvalid, err)
 		}
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			f.Close()
+			return nil, nil, withHint(fmt.Errorf("%w: %s is a directory: -f takes a file of job specs", claim.ErrInvalid, c.String("file")),
+				"give one of its files: queuectl enqueue -f "+filepath.Join(c.String("file"), "job.json"))
+		}
 		return nil, f, nil
 	case a[0] == "-":
 		return nil, io.NopCloser(c.App.Reader), nil
