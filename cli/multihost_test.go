@@ -456,6 +456,12 @@ func TestWorkerStopWaitNamesTheSilentWorker(t *testing.T) {
 	if code != 124 || out != "" || !want.MatchString(errText) {
 		t.Errorf("worker stop --wait beside a dead worker of another host: exit %d, stdout %q, stderr\n%s\nwant exit 124 naming it", code, out, errText)
 	}
+	// Said as the wait begins, too, rather than waiting without a word
+	// for its lease.
+	waiting := regexp.MustCompile(`(?m)^queuectl: waiting for pid \d+ on ` + host + `/\S+, not heard from for \d+s \(a worker of another host counts as running until its lease lapses`)
+	if !waiting.MatchString(errText) || strings.Count(errText, "waiting for") != 1 {
+		t.Errorf("worker stop --wait beside a dead worker of another host: stderr\n%s\nwant it to say once what it waits for", errText)
+	}
 }
 
 // TestLivenessByTheWorkersOwnLease: whether a worker of another host is

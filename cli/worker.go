@@ -290,8 +290,15 @@ func workerStop(c *cli.Context, h *home) error {
 	ctx, cancel := context.WithTimeout(c.Context, durationOf(c, "timeout"))
 	defer cancel()
 	// Workers that exit cleanly wake us; the poll catches crashed ones.
+	// One of another host that stopped answering (crashed, or cut off)
+	// counts until its lease lapses: said once, rather than a silent wait.
+	saidSilent := false
 	err = h.store.WaitUntil(ctx, 100*time.Millisecond, func() (bool, error) {
 		live, err := liveWorkers(ctx, h)
+		if silent := silentWorkers(h, live); len(silent) > 0 && !saidSilent {
+			saidSilent = true
+			logf(c)("waiting for %s", stillRunning(h, silent))
+		}
 		return len(live) == 0, err
 	})
 	if err == nil {
@@ -365,16 +372,30 @@ func finishing(ctx context.Context, h *home, live []claim.WorkerInfo) string {
 	return fmt.Sprintf("a stopping worker first finishes its running jobs (%d: %s); %s", n, named, how)
 }
 
+// silentWorkers returns those of live, of another host, that are late
+// with their heartbeat: dead, or cut off; they count as running until
+// their lease lapses.
+func silentWorkers(h *home, live []claim.WorkerInfo) []claim.WorkerInfo {
+	var out []claim.WorkerInfo
+	for _, w := range live {
+		if w.Host != run.HostID() && w.Silence(time.Now()) > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
 // stillRunning names live workers for worker stop --wait that timed out:
 // pid and host, and of another host's worker that is late with its
 // heartbeat (dead, or cut off), since when, and why it still counts.
 func stillRunning(h *home, live []claim.WorkerInfo) string {
 	var names []string
 	var silent []time.Duration // the leases of the silent ones
+	late := silentWorkers(h, live)
 	for _, w := range live {
 		name := fmt.Sprintf("pid %d on %s", w.PID, w.Host)
-		if age := w.Silence(time.Now()); w.Host != run.HostID() && age > 2*w.HeartbeatOr(h.config.HeartbeatInterval)+time.Second {
-			name += fmt.Sprintf(", not heard from for %v", age.Round(time.Second))
+		if slices.ContainsFunc(late, func(o claim.WorkerInfo) bool { return o.ID == w.ID }) {
+			name += fmt.Sprintf(", not heard from for %v", w.Silence(time.Now()).Round(time.Second))
 			silent = append(silent, w.LeaseOr(h.config.Lease))
 		}
 		names = append(names, name)
