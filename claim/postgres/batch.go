@@ -264,7 +264,7 @@ func (e *Engine) sendOnce(ctx context.Context, reqs []*request) error {
 	}
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("start the group: %w", err)
+			return batchStart("start the group", err)
 		}
 		if len(finishes) == 1 {
 			req := finishes[0]

@@ -88,10 +88,20 @@ func (e *Engine) sendLight(ctx context.Context, queue func(*pgx.Batch), read fun
 	queue(b)
 	return e.send(ctx, b, func(br pgx.BatchResults) error {
 		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("make the commit light: %w", err)
+			return batchStart("make the commit light", err)
 		}
 		return read(br)
 	})
+}
+
+// batchStart is the error of a batch's first statement, a setting: a lost
+// connection fails it first, and is said as itself (the caller says what
+// it was doing); any other error says which step it was.
+func batchStart(step string, err error) error {
+	if errors.Is(classify(err), claim.ErrUnavailable) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", step, err)
 }
 
 // sendDurable is sendLight with the server's synchronous_commit.
