@@ -230,7 +230,8 @@ func (l *logPrinter) note(lg run.Log, from run.Origin) {
 		say("run %d of job %s runs on %s: its %s is in %s; its last %s are kept with the run when it ends (logs -f prints them then)",
 			r.Attempt, r.JobID, r.HostName(), lg.Name(), lg.Where(), report.Bytes(claim.TailBytes))
 	case from == run.FromNowhere:
-		say("run %d of job %s ended %s on %s, which kept none of its %s: it is in %s",
+		// No tail kept: its worker died before it could say what it printed.
+		say("run %d of job %s ended %s on %s, which kept none of its %s: if it printed any, it is in %s",
 			r.Attempt, r.JobID, r.Outcome, r.HostName(), lg.Name(), lg.Where())
 	case from == run.FromTail && lg.Elsewhere():
 		say("run %d of job %s ran on %s: printed %s of its %s, kept with the run; the full log is %s",

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -210,5 +211,24 @@ func TestLogsFromAnotherHostOfASilentStream(t *testing.T) {
 	}
 	if js := here.must("show", "--json", "quiet"); strings.Contains(js, `"stderr_file"`) || !strings.Contains(js, `"stdout_file"`) {
 		t.Errorf("show --json quiet on another host names a stderr file the stream never made:\n%s", js)
+	}
+}
+
+// TestLogsOfALostRunOfAnotherHost: a run of another host whose worker died
+// kept no tail, so nothing here knows whether it printed: logs says where
+// its output is if it printed any, not that a file is there.
+func TestLogsOfALostRunOfAnotherHost(t *testing.T) {
+	h := newPostgresHome(t)
+	host := fmt.Sprintf("qlost-%d", os.Getpid())
+	jobOfDeadHost(t, h, host, "2s", nil)
+	h.startRegistered(h.command("worker", "start", "--count", "1", "--no-spool"))
+	waitFor(t, time.Minute, "the dead host's run to be recovered", func() bool {
+		v := h.show("far")
+		return len(v.Runs) > 0 && v.Runs[0].Outcome == "lost"
+	})
+	_, errText, _ := h.run("logs", "far", "--attempt", "1")
+	want := regexp.MustCompile(`^queuectl: run 1 of job far ended lost on ` + host + `, which kept none of its stdout: if it printed any, it is in ` + host + `:\S+/far/1\.out\n`)
+	if !want.MatchString(errText) {
+		t.Errorf("logs of a lost run of another host: stderr %q; want it to say where its output is, if it printed any", errText)
 	}
 }

@@ -124,7 +124,7 @@ func keptNote(r claim.Run, stream string, l keptLog) string {
 			": the last " + report.Bytes(claim.TailBytes) + " show here when it ends."
 	case l.Elsewhere:
 		return "Run " + strconv.Itoa(r.Attempt) + " ran on " + r.HostName() + ", which kept none of its " + stream +
-			": it is in " + where(r, stream) + "."
+			": if it printed any, it is in " + where(r, stream) + "."
 	}
 	return ""
 }
