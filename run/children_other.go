@@ -34,7 +34,6 @@ func stop(pids []int, grace time.Duration)                         {}
 func stopUntil(pids []int, termed int, deadline time.Time)         {}
 func runStarted(pid int, mark string, conf *confinement) bool      { return false }
 func runEnded(pid int)                                             {}
-func guardLease(until time.Time, renewed bool)                     {}
 func orphans() []int                                               { return nil }
 
 // waitChildThen waits for cmd and then calls exited (when not nil).

@@ -254,9 +254,6 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		return result{err: fmt.Sprintf("set limits: %v", err), final: errors.As(err, &over)}
 	}
 	guarded := runStarted(cmd.Process.Pid, mark, conf)
-	if at, ok := w.steer.nextLapse(); ok && guarded {
-		guardLease(at, false)
-	}
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
 	w.steer.started(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}, r.PGID)
 	record := w.recordStart(run, r, guarded)

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"syscall"
-	"time"
 )
 
 // The guard. A worker that dies (kill -9, the OOM killer) takes its job
@@ -30,55 +29,18 @@ import (
 // run's group (setsid) escapes the guard; the next worker of the host
 // finds it by its QUEUECTL_RUN mark (reaper.go).
 //
-// A worker that lives but does not run (stopped: Ctrl-Z at its terminal,
-// SIGSTOP; a debugger) leaves its runs running, each in a process group of
-// its own, while their leases lapse unrenewed, and a worker of another
-// host takes them for lost and runs the jobs again, beside them. The
-// worker's own fence (outage.go) cannot act while it is stopped; the guard
-// does: the worker tells it when the leases it holds lapse ("L SECONDS",
-// after each renewal, and at a run's start when none is set; "X" when it
-// stops, its runs over), and a
-// sleeping child of the guard, armed anew at each, signals it (USR1) when
-// that time has passed, a second after the lease: the guard then kills
-// every group listed, before any other host recovers them (OtherHostGrace
-// after the lease). A renewal costs the worker a sleep process, not a run.
-//
 // It is a shell, not this program again: it costs a process per worker
 // (not per run), needs nothing of this program's, and a shell ignoring
-// the terminal's signals is all it must be. A read that a signal cut short
-// fails in some shells (dash) and is restarted in others (bash): fired
-// tells the one from the end of the pipe. The sleeper signals the guard's
-// process group, not its pid: the group lives while the sleeper does,
-// so its number cannot be another process's by then. A sleeper told again
-// is ended by USR2, not TERM, which the guard ignores and so would it until
-// its trap is set: one ended before that leaves its sleep to run out, and
-// signals nothing.
+// the terminal's signals is all it must be.
 const guardScript = `trap '' INT HUP QUIT TERM PIPE
-groups= sleeper= fired=
-lapsed() { for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done; groups= sleeper= fired=1; }
-trap lapsed USR1
-while :; do
-	if ! read -r op g; then
-		[ -n "$fired" ] && { fired=; continue; }
-		break
-	fi
-	fired=
+groups=
+while read -r op g; do
 	case $op in
 	+) groups="$groups $g" ;;
 	-) left=; for x in $groups; do [ "$x" = "$g" ] || left="$left $x"; done; groups=$left ;;
-	X) [ -n "$sleeper" ] && kill -s USR2 "$sleeper" 2>/dev/null; sleeper= ;;
-	L) [ -n "$sleeper" ] && kill -s USR2 "$sleeper" 2>/dev/null
-	   ( trap '' USR1; trap 'kill -s KILL $s 2>/dev/null; exit' USR2; sleep "$g" & s=$!; wait $s && kill -s USR1 -- -$$ ) &
-	   sleeper=$! ;;
 	esac
 done
-[ -n "$sleeper" ] && kill -s USR2 "$sleeper" 2>/dev/null
 for g in $groups; do kill -s KILL -- "-$g" 2>/dev/null; done`
-
-// guardSlack is how long after a lease the guard kills what its worker,
-// stopped, did not: after the fence would have, well before another host
-// may recover the run (OtherHostGrace).
-const guardSlack = time.Second
 
 // guardShell runs the guard (a test makes it one that cannot start).
 var guardShell = "/bin/sh"
@@ -122,30 +84,8 @@ func guardGroup(pgid int, add bool, live func() []int) bool {
 
 // guardProc is a running guard and the pipe to it.
 type guardProc struct {
-	w     io.WriteCloser
-	cmd   *exec.Cmd
-	lapse time.Time // when the guard kills the groups listed; zero: not set
-}
-
-// guardLease tells the guard that the leases of this process's runs lapse
-// at until, when one runs: at each renewal (renewed), and at a run's start
-// when the guard has no lapse to come, so that a worker stopped before
-// its first renewal is covered too. A renewal arms the guard's sleeper
-// anew; a start arms it only when it is not, as once per guard. The zero
-// until disarms it: the worker has stopped, its runs are over.
-func guardLease(until time.Time, renewed bool) {
-	guard.mu.Lock()
-	defer guard.mu.Unlock()
-	g := guard.p
-	switch {
-	case g == nil || !renewed && g.lapse.After(time.Now()):
-	case until.IsZero():
-		if _, err := fmt.Fprintf(g.w, "X\n"); err == nil {
-			g.lapse = time.Time{}
-		}
-	case g.lease(time.Until(until)+guardSlack) == nil:
-		g.lapse = until
-	}
+	w   io.WriteCloser
+	cmd *exec.Cmd
 }
 
 // startGuard starts a guard: stdin a pipe from this process, stdout and
@@ -175,13 +115,6 @@ func (g *guardProc) tell(pgid int, add bool) error {
 		op = '+'
 	}
 	_, err := fmt.Fprintf(g.w, "%c %d\n", op, pgid)
-	return err
-}
-
-// lease tells the guard to kill the groups listed d from now, unless told
-// again before.
-func (g *guardProc) lease(d time.Duration) error {
-	_, err := fmt.Fprintf(g.w, "L %.3f\n", max(d, 0).Seconds())
 	return err
 }
 

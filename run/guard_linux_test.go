@@ -1,12 +1,9 @@
 package run
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -125,95 +122,4 @@ func sleepingGroup(t *testing.T) *exec.Cmd {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
-}
-
-// A worker that stops running (SIGSTOP, Ctrl-Z) leaves its runs to the
-// guard: once the lease it told the guard of has lapsed, the guard kills
-// the groups listed, as it would at the worker's end, and lives on.
-func TestGuardKillsTheGroupsWhenTheirLeaseLapses(t *testing.T) {
-	live := sleepingGroup(t)
-	g, err := startGuard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer g.close()
-	if err := g.tell(live.Process.Pid, true); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.lease(100 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- live.Wait() }()
-	select {
-	case <-done:
-	case <-time.After(30 * time.Second):
-		t.Fatal("the listed group still runs 30s after its lease lapsed")
-	}
-	if ws := live.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Errorf("the listed group's process: %v, want killed", live.ProcessState)
-	}
-	// The guard lives on, and still guards: a group listed now is killed
-	// when the pipe closes.
-	next := sleepingGroup(t)
-	if err := g.tell(next.Process.Pid, true); err != nil {
-		t.Fatalf("the guard after a lapse: %v", err)
-	}
-	g.close()
-	next.Wait()
-	if ws := next.ProcessState.Sys().(syscall.WaitStatus); !ws.Signaled() || ws.Signal() != syscall.SIGKILL {
-		t.Errorf("a group listed after the lapse: %v, want killed at the guard's end", next.ProcessState)
-	}
-}
-
-// A lease told again replaces the one before: the sleeper of the first is
-// gone (so it cannot kill the runs at the first lapse), one sleeper is
-// left, for the second; and none once the guard has ended. (A sleeper
-// ended before it set its trap leaves its sleep behind, in no sleeper:
-// it runs out and signals nothing.)
-func TestGuardLeaseToldAgainReplacesTheFirst(t *testing.T) {
-	g, err := startGuard()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, d := range []time.Duration{time.Minute, time.Hour} {
-		if err := g.lease(d); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The sleepers are subshells of the guard: in its group, children of
-	// it; each the parent of its sleep.
-	sleepers := func() (n int, sleeps []string) {
-		procs := listProcs()
-		for _, p := range procs {
-			if p.pgrp != g.cmd.Process.Pid || p.ppid != g.cmd.Process.Pid || p.zombie {
-				continue
-			}
-			n++
-			for _, c := range procs {
-				if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.pid)); err == nil && c.ppid == p.pid && !c.zombie {
-					sleeps = append(sleeps, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
-				}
-			}
-		}
-		return n, sleeps
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		n, sleeps := sleepers()
-		if n == 1 && slices.Equal(sleeps, []string{"sleep 3600.000"}) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the guard's sleepers: %d, their sleeps %q; want one, of an hour", n, sleeps)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	g.close()
-	for n, _ := sleepers(); n > 0; n, _ = sleepers() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d sleepers of the guard left after its end", n)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }

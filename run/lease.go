@@ -167,11 +167,6 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 				// answer was lost. The reaper looks for it.
 				w.unsure.Store(true)
 			}
-			// Should this worker stop running (SIGSTOP, Ctrl-Z) its runs
-			// go on: the guard ends them when their leases lapse.
-			if at, ok := w.steer.nextLapse(); ok {
-				guardLease(at, true)
-			}
 		case ctx.Err() != nil || w.storeDown(err) || w.diskFull(err):
 		default:
 			w.logf("renew leases: %v", err)

@@ -138,7 +138,6 @@ func (w *Worker) Run(soft, hard context.Context) error {
 	// leaves behind comes back to this worker, to be stopped and reaped.
 	defer becomeSubreaper()()
 	defer w.reapLeftBehind()()
-	defer guardLease(time.Time{}, true) // its runs have ended: nothing for the guard to end at a lapse
 	ctx := context.WithoutCancel(hard)
 	if err := w.register(ctx, hard); err != nil {
 		return err
