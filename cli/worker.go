@@ -125,9 +125,11 @@ func workerScale(c *cli.Context, h *home) error {
 	return nil
 }
 
-// unscaled lists the running workers, not stopping, that do not claim with
-// n slots yet (worker scale). A worker of an older queuectl never says
-// (SlotsApplied 0): it is not waited for.
+// unscaled lists the running workers, not stopping, that are to have n
+// slots and do not claim with them yet (worker scale). One that is to have
+// another count (started meanwhile with its own --count, or scaled again
+// by another worker scale) is not this call's to wait for; nor is one of
+// an older queuectl, which never says (SlotsApplied 0).
 func unscaled(ctx context.Context, h *home, n int) ([]claim.WorkerInfo, error) {
 	live, err := liveWorkers(ctx, h)
 	if err != nil {
@@ -135,7 +137,7 @@ func unscaled(ctx context.Context, h *home, n int) ([]claim.WorkerInfo, error) {
 	}
 	var slow []claim.WorkerInfo
 	for _, w := range live {
-		if !w.Stopping && w.SlotsApplied != 0 && w.SlotsApplied != n {
+		if !w.Stopping && w.Slots == n && w.SlotsApplied != 0 && w.SlotsApplied != n {
 			slow = append(slow, w)
 		}
 	}
