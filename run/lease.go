@@ -184,17 +184,24 @@ const wakeUpsGrace = 5 * time.Second
 // sayWakeUps says once that the store's wake-ups are lost while the store
 // answers (its LISTEN connection cannot be made: a server at
 // max_connections), so that jobs start a poll interval late, and once that
-// they are heard again. Called after each renewal that went through.
+// they are heard again. Called after each renewal that went through; the
+// grace counts from the first such renewal that found them lost, not from
+// when they were lost: after an outage the listener is still reconnecting
+// when the first renewal goes through.
 func (w *Worker) sayWakeUps() {
-	since, err := w.Store.WakeUpsLost()
+	_, err := w.Store.WakeUpsLost()
 	switch {
-	case err != nil && !w.wakeUpsLost && time.Since(since) >= wakeUpsGrace:
+	case err == nil:
+		if w.wakeUpsLost {
+			w.logf("store wake-ups heard again")
+		}
+		w.wakeUpsLost, w.wakeUpsSeen = false, time.Time{}
+	case w.wakeUpsSeen.IsZero():
+		w.wakeUpsSeen = time.Now()
+	case !w.wakeUpsLost && time.Since(w.wakeUpsSeen) >= wakeUpsGrace:
 		w.wakeUpsLost = true
-		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf("store wake-ups lost for %v: %v; jobs start up to a poll interval (%v) late until the worker can listen again",
-			time.Since(since).Round(time.Second), err, w.Config.PollInterval)})
-	case err == nil && w.wakeUpsLost:
-		w.wakeUpsLost = false
-		w.logf("store wake-ups heard again")
+		w.emit(Event{Kind: EventWarning, Err: fmt.Sprintf("store wake-ups lost for %v while the store answers: %v; jobs start up to a poll interval (%v) late until the worker can listen again",
+			time.Since(w.wakeUpsSeen).Round(time.Second), err, w.Config.PollInterval)})
 	}
 }
 

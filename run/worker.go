@@ -108,8 +108,10 @@ type Worker struct {
 	reaping  sync.Mutex // held by a reaper pass (reapOnce)
 	cgroups  *cgroups   // the slots' cgroups (cgroups_linux.go)
 	// wakeUpsLost: the worker said the store's wake-ups are lost, and not
-	// yet that they are back (sayWakeUps; the heartbeat's alone).
+	// yet that they are back; wakeUpsSeen: when a renewal first found them
+	// lost (sayWakeUps; the heartbeat's alone).
 	wakeUpsLost bool
+	wakeUpsSeen time.Time
 
 	// hooksRunning counts the hook runs under way (fireHooks), for what
 	// a stopping worker says it waits for.
