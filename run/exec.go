@@ -253,7 +253,7 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		var over *overLimit
 		return result{err: fmt.Sprintf("set limits: %v", err), final: errors.As(err, &over)}
 	}
-	guarded := runStarted(cmd.Process.Pid, mark, conf)
+	guarded := runStarted(cmd.Process.Pid, mark, conf, w.steer.lapseOf(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}))
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
 	w.steer.started(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}, r.PGID)
 	record := w.recordStart(run, r, guarded)

@@ -1,9 +1,12 @@
 package run
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -16,7 +19,7 @@ import (
 func TestGuardKillsTheGroupsStillListed(t *testing.T) {
 	group := func() *exec.Cmd { return sleepingGroup(t) }
 	live, ended := group(), group()
-	g, err := startGuard()
+	g, err := startGuard(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,7 +27,7 @@ func TestGuardKillsTheGroupsStillListed(t *testing.T) {
 		pgid int
 		add  bool
 	}{{live.Process.Pid, true}, {ended.Process.Pid, true}, {ended.Process.Pid, false}} {
-		if err := g.tell(line.pgid, line.add); err != nil {
+		if err := g.tell(line.pgid, line.add, time.Now().Add(time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -41,7 +44,7 @@ func TestGuardKillsTheGroupsStillListed(t *testing.T) {
 // The guard is a child this process knows, not an adopted one: the end of
 // every run and of every worker look for adopted children (adoptedAny).
 func TestGuardIsNoAdoptedChild(t *testing.T) {
-	g, err := startGuard()
+	g, err := startGuard(os.Getpid())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +72,7 @@ func TestRunStartedSaysWhetherGuarded(t *testing.T) {
 	dropGuard()
 	defer dropGuard()
 	held := group()
-	if !runStarted(held, "w:held:1", nil) {
+	if !runStarted(held, "w:held:1", nil, time.Now().Add(time.Hour)) {
 		t.Error("runStarted with a guard to tell = false, want true")
 	}
 	runEnded(held)
@@ -78,7 +81,7 @@ func TestRunStartedSaysWhetherGuarded(t *testing.T) {
 	defer func(sh string) { guardShell = sh }(guardShell)
 	guardShell = filepath.Join(t.TempDir(), "no-shell")
 	loose := group()
-	if runStarted(loose, "w:loose:1", nil) {
+	if runStarted(loose, "w:loose:1", nil, time.Now().Add(time.Hour)) {
 		t.Error("runStarted when no guard can start = true, want false")
 	}
 	runEnded(loose)
@@ -123,3 +126,158 @@ func sleepingGroup(t *testing.T) *exec.Cmd {
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	return cmd
 }
+
+// stoppableWorker is a process that stands in for a worker, for a guard
+// of its runs (startGuard): it sleeps until the test ends, and can be
+// stopped (SIGSTOP) as a worker at Ctrl-Z is.
+func stoppableWorker(t *testing.T) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Signal(syscall.SIGCONT); cmd.Process.Kill(); cmd.Wait() })
+	return cmd
+}
+
+// sleepOf returns the sleep each sleeper of guard g runs (a child of a
+// child of the guard in its process group): what it is armed for.
+func sleepsOf(g *guardProc) []string {
+	procs := listProcs()
+	var out []string
+	for _, p := range procs {
+		if p.pgrp != g.cmd.Process.Pid || p.ppid != g.cmd.Process.Pid || p.zombie {
+			continue
+		}
+		for _, c := range procs {
+			if c.ppid != p.pid || c.zombie {
+				continue
+			}
+			if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.pid)); err == nil {
+				out = append(out, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+			}
+		}
+	}
+	return out
+}
+
+// about reports whether sleep, a sleep's command line, sleeps d give or
+// take a minute.
+func about(sleep string, d time.Duration) bool {
+	secs, err := strconv.ParseFloat(strings.TrimPrefix(sleep, "sleep "), 64)
+	return err == nil && (time.Duration(secs*float64(time.Second))-d).Abs() < time.Minute
+}
+
+// waitUntil polls cond until it holds, for 30 s at most; report says how
+// far it got.
+func waitUntil(t *testing.T, what string, cond func() bool, report func() string) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %s", what, report())
+		}
+	}
+}
+
+// A stopped worker's runs end with their leases: the guard kills each
+// group once its own lease (and guardSlack) has passed, and no other, so a
+// run whose lease holds goes on. While the worker runs, the guard kills
+// nothing, whatever the lapses: the worker stops its runs itself, and one
+// stopped for a store it could not reach is judged lost, not failed. In
+// dash, which ends a read that a signal cuts short, and in bash, which
+// restarts it.
+func TestGuardEndsAStoppedWorkersRunsWithTheirLeases(t *testing.T) {
+	for _, sh := range []string{"/bin/sh", "/bin/bash"} {
+		if _, err := os.Stat(sh); err != nil {
+			t.Fatalf("%s: %v", sh, err)
+		}
+		t.Run(filepath.Base(sh), func(t *testing.T) {
+			defer func(old string) { guardShell = old }(guardShell)
+			guardShell = sh
+			stoppedWorkersRunsEnd(t)
+		})
+	}
+}
+
+func stoppedWorkersRunsEnd(t *testing.T) {
+	worker := stoppableWorker(t)
+	g, err := startGuard(worker.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	lapsed, held := sleepingGroup(t), sleepingGroup(t)
+	if err := g.tell(lapsed.Process.Pid, true, time.Now().Add(-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if err := g.tell(held.Process.Pid, true, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	// The worker runs: the guard looks at the lapsed group again each
+	// second (a sleeper of about a second) and leaves it.
+	var sleeps []string
+	waitUntil(t, "the guard to look again in a second", func() bool {
+		sleeps = sleepsOf(g)
+		return len(sleeps) == 1 && strings.HasPrefix(sleeps[0], "sleep 1.")
+	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	if !groupAlive(lapsed.Process.Pid) || !groupAlive(held.Process.Pid) {
+		t.Fatal("the guard killed a run of a worker that runs")
+	}
+	// Stopped, the worker renews nothing: the lapsed group is killed at the
+	// next look, the held one not, and the guard sleeps until its lapse.
+	if err := worker.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- lapsed.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the lapsed group of a stopped worker still runs 30s on")
+	}
+
+	waitUntil(t, "the guard to sleep until the held group's lapse", func() bool {
+		sleeps = sleepsOf(g)
+		return len(sleeps) == 1 && about(sleeps[0], time.Hour)
+	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	if !groupAlive(held.Process.Pid) {
+		t.Error("the guard killed a group whose lease holds")
+	}
+}
+
+// A renewal moves each group's lapse: a group renewed before its lapse is
+// not killed at the old one, even with its worker stopped.
+func TestGuardRenewedGroupOutlivesItsOldLapse(t *testing.T) {
+	worker := stoppableWorker(t)
+	g, err := startGuard(worker.Process.Pid)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.close()
+	run := sleepingGroup(t)
+	if err := g.tell(run.Process.Pid, true, time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := worker.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	// Renewed for two hours: the guard sleeps until then.
+	if _, err := fmt.Fprintf(g.w, "= %d %d\nA\n", run.Process.Pid, uptimeAt(time.Now().Add(2*time.Hour))); err != nil {
+		t.Fatal(err)
+	}
+	var sleeps []string
+	waitUntil(t, "the guard to sleep until the renewed lapse", func() bool {
+		sleeps = sleepsOf(g)
+		return len(sleeps) == 1 && about(sleeps[0], 2*time.Hour)
+	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	if !groupAlive(run.Process.Pid) {
+		t.Error("the guard killed a renewed group")
+	}
+	// And the guard's end ends its sleeper, and kills the group listed.
+	g.close()
+	run.Wait()
+	if s := sleepsOf(g); len(s) != 0 {
+		t.Errorf("sleeps of the guard after its end: %q", s)
+	}
+}
+

@@ -86,6 +86,27 @@ func (s *steering) renewed(ids []claim.RunID, mark uint64, until time.Time) (sto
 	return stopped, unheld
 }
 
+// lapseOf returns when run id's lease ends; zero when it is not held.
+func (s *steering) lapseOf(id claim.RunID) time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leases[id].until
+}
+
+// groupLapses returns, by process group, when the lease of each run whose
+// command still runs ends: what the guard judges them by (guard_linux.go).
+func (s *steering) groupLapses() map[int]time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[int]time.Time, len(s.groups))
+	for id, g := range s.groups {
+		if l, ok := s.leases[id]; ok && !s.over[id] {
+			out[g] = l.until
+		}
+	}
+	return out
+}
+
 // stopLapsed stops every run whose command still runs and whose lease
 // ended by now (errLeaseLapsed), and returns how many.
 func (s *steering) stopLapsed(now time.Time) int {
@@ -167,6 +188,9 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 				// answer was lost. The reaper looks for it.
 				w.unsure.Store(true)
 			}
+			// Should this worker stop running (SIGSTOP, Ctrl-Z), its runs
+			// go on: the guard ends each once its lease lapses.
+			runsRenewed(w.steer.groupLapses())
 		case ctx.Err() != nil || w.storeDown(err) || w.diskFull(err):
 		default:
 			w.logf("renew leases: %v", err)

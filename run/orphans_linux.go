@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Orphans. A job's daemon that leaves its process group (setsid) and its
@@ -35,31 +36,50 @@ var liveRuns = struct {
 }{m: map[int]liveRun{}}
 
 type liveRun struct {
-	start  uint64 // the shell's start, in clock ticks after boot; 0 until read (orphans)
-	mark   string // QUEUECTL_RUN
-	cgroup string // the run's cgroup's directory name, or ""
+	start  uint64    // the shell's start, in clock ticks after boot; 0 until read (orphans)
+	mark   string    // QUEUECTL_RUN
+	cgroup string    // the run's cgroup's directory name, or ""
+	lapse  time.Time // when its lease ends, as last renewed (the guard's)
 }
 
-// runStarted records the run of shell pid as live, and tells the guard. It
-// reports whether the guard holds the run's group: whether the run dies
-// with this worker, whatever kills it.
-func runStarted(pid int, mark string, conf *confinement) (guarded bool) {
-	r := liveRun{mark: mark} // its start is read when an orphan asks (orphans)
+// runStarted records the run of shell pid as live, its lease ending at
+// lapse, and tells the guard. It reports whether the guard holds the run's
+// group: whether the run dies with this worker, whatever kills it, and
+// with its lease should this worker stop running.
+func runStarted(pid int, mark string, conf *confinement, lapse time.Time) (guarded bool) {
+	r := liveRun{mark: mark, lapse: lapse} // its start is read when an orphan asks (orphans)
 	if conf != nil && conf.cgroup != "" {
 		r.cgroup = filepath.Base(conf.cgroup)
 	}
 	liveRuns.mu.Lock()
 	liveRuns.m[pid] = r
-	guarded = guardGroup(pid, true, liveRunGroups)
+	guarded = guardGroup(pid, true, lapse, liveRunGroups)
 	liveRuns.mu.Unlock()
 	return guarded
 }
 
-// liveRunGroups lists the process groups of the live runs; liveRuns.mu held.
-func liveRunGroups() []int {
-	out := make([]int, 0, len(liveRuns.m))
-	for pid := range liveRuns.m {
-		out = append(out, pid)
+// runsRenewed records the new lapse of the live runs of the groups a
+// renewal renewed (by process group), and tells the guard.
+func runsRenewed(lapses map[int]time.Time) {
+	liveRuns.mu.Lock()
+	defer liveRuns.mu.Unlock()
+	for pid, lapse := range lapses {
+		if r, ok := liveRuns.m[pid]; ok {
+			r.lapse = lapse
+			liveRuns.m[pid] = r
+		} else {
+			delete(lapses, pid) // ended meanwhile: the guard let it go
+		}
+	}
+	guardRenewed(lapses)
+}
+
+// liveRunGroups lists the process groups of the live runs, with the lapse
+// of each; liveRuns.mu held.
+func liveRunGroups() map[int]time.Time {
+	out := make(map[int]time.Time, len(liveRuns.m))
+	for pid, r := range liveRuns.m {
+		out[pid] = r.lapse
 	}
 	return out
 }
@@ -68,7 +88,7 @@ func liveRunGroups() []int {
 func runEnded(pid int) {
 	liveRuns.mu.Lock()
 	delete(liveRuns.m, pid)
-	guardGroup(pid, false, liveRunGroups)
+	guardGroup(pid, false, time.Time{}, liveRunGroups)
 	liveRuns.mu.Unlock()
 }
 
