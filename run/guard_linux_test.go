@@ -280,4 +280,3 @@ func TestGuardRenewedGroupOutlivesItsOldLapse(t *testing.T) {
 		t.Errorf("sleeps of the guard after its end: %q", s)
 	}
 }
-
