@@ -44,8 +44,9 @@ func pidNamespace() string {
 	if err != nil {
 		return ""
 	}
-	ino, ok := strings.CutPrefix(link, "pid:[")
-	if ino, ok = strings.CutSuffix(ino, "]"); !ok || ino == initPIDNamespace {
+	ino, prefixed := strings.CutPrefix(link, "pid:[")
+	ino, suffixed := strings.CutSuffix(ino, "]")
+	if !prefixed || !suffixed || ino == initPIDNamespace {
 		return ""
 	}
 	return ino
