@@ -28,14 +28,14 @@ func runMark(workerID, jobID string, attempt int) string {
 	return workerID + ":" + jobID + ":" + strconv.Itoa(attempt)
 }
 
-func leftovers(pgid int, mark string, prefix, anywhere bool) []int             { return nil }
-func ownGroup(pgid int, mark string, since time.Time) bool                     { return true }
-func stop(pids []int, grace time.Duration)                                     {}
-func stopUntil(pids []int, termed int, deadline time.Time)                     {}
-func runStarted(pid int, mark string, conf *confinement, lapse time.Time) bool { return false }
-func runsRenewed(lapses map[int]time.Time)                                     {}
-func runEnded(pid int)                                                         {}
-func orphans() []int                                                           { return nil }
+func leftovers(pgid int, mark string, prefix, anywhere bool) []int                    { return nil }
+func ownGroup(pgid int, mark string, since time.Time) bool                            { return true }
+func stop(pids []int, grace time.Duration)                                            {}
+func stopUntil(pids []int, termed int, deadline time.Time)                            {}
+func runStarted(pid int, mark string, conf *confinement, lapse func() time.Time) bool { return false }
+func runsRenewed(renewed func() map[int]time.Time)                                    {}
+func runEnded(pid int)                                                                {}
+func orphans() []int                                                                  { return nil }
 
 // waitChildThen waits for cmd and then calls exited (when not nil).
 func waitChildThen(cmd *exec.Cmd, exited func()) error {

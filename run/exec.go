@@ -253,9 +253,12 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 		var over *overLimit
 		return result{err: fmt.Sprintf("set limits: %v", err), final: errors.As(err, &over)}
 	}
-	guarded := runStarted(cmd.Process.Pid, mark, conf, w.steer.lapseOf(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}))
+	// Known to the steering (its group) before the guard is told of it,
+	// with its lease read then: a renewal meanwhile is not missed.
+	id := claim.RunID{JobID: r.JobID, Attempt: r.Attempt}
 	r.PGID, r.ExecAt = cmd.Process.Pid, w.Store.Now()
-	w.steer.started(claim.RunID{JobID: r.JobID, Attempt: r.Attempt}, r.PGID)
+	w.steer.started(id, r.PGID)
+	guarded := runStarted(cmd.Process.Pid, mark, conf, func() time.Time { return w.steer.lapseOf(id) })
 	record := w.recordStart(run, r, guarded)
 	open.Write([]byte("go\n")) // EPIPE when the job was stopped meanwhile: nothing to open
 	open.Close()

@@ -39,58 +39,48 @@ import (
 // them for lost and runs the jobs again, beside them. Its fence
 // (lease.go), which stops each run at the end of its lease, cannot act
 // while it is stopped; the guard does. Each group comes with the end of
-// its run's lease ("+ PGID LAPSE"), each renewal says the new end of each
-// group it renewed ("= PGID LAPSE", then "A"), as /proc/uptime counts, in
-// hundredths of a second, a second after the lease. A sleeping child of
-// the guard wakes it (USR1) at the first lapse to come; it then kills each
-// group whose lapse has passed if the worker is stopped (its state in
-// /proc/WORKER/stat), and looks again a second later if the worker runs,
-// which stops its runs itself (and judges one whose store it could not
-// reach lost, not failed). A renewal costs a sleeping child (a subshell
-// and its sleep); a run, a line, and a sleeping child only when it ends
-// before every other group's. A wake-up from a sleeper since replaced
-// does no harm: each group is judged by its own lapse.
+// its run's lease ("+ PGID LAPSE"), and each renewal says the new end of
+// each group it renewed ("= PGID LAPSE"), as /proc/uptime counts, in
+// hundredths of a second, guardSlack after the lease. A ticker, a child
+// the guard starts once, wakes it every second (USR1); it then kills each
+// group whose lapse has passed, if the worker is stopped (its state in
+// /proc/WORKER/stat). While the worker runs it kills nothing: the worker
+// stops its runs itself, and judges one whose store it could not reach
+// lost, not failed.
 //
 // It is a shell, not this program again: it costs a process per worker
 // (not per run), needs nothing of this program's, and a shell ignoring
-// the terminal's signals is all it must be. A read that a signal cut short
-// fails in some shells (dash) and is restarted in others (bash): fired
-// tells the one from the end of the pipe. Lines and wake-ups change the
-// list one at a time (busy, pending): a wake-up that comes while a line
-// is handled is handled after it. The sleeper signals the guard's process
-// group, not its pid: the group lives while the sleeper does, so its
-// number cannot be another process's by then. It ignores USR2, by which
-// the guard ends it, until it knows its sleep's pid, which it then kills
-// with it.
-const guardScript = `trap '' INT HUP QUIT TERM PIPE
-worker=$1 groups= sleeper= armed= busy= pending= fired=
+// the terminal's signals is all it must be. It forks once, the ticker,
+// when it starts: a fork that fails later (a pids limit) would end a
+// shell, and the guard with it. The ticker forks a sleep a second; should
+// one fail, the ticker ends, not the guard, which then still kills its
+// groups when the worker goes. The ticker ends when the guard does (it
+// checks that the guard is still its parent). A read that a signal cuts
+// short fails in some shells (dash) and is restarted in others (bash):
+// fired tells the one from the end of the pipe; a line is never cut
+// short, as each write of lines is whole and at most PIPE_BUF. Lines and
+// wake-ups change the list one at a time (busy, pending).
+const guardScript = `trap '' INT HUP QUIT TERM PIPE USR2
+worker=$1 guard=$$ groups= busy= pending= fired=
+( trap '' USR1
+  while sleep 1; do
+	read -r st < /proc/self/stat; st=${st##*) }; set -- $st
+	[ "$2" = "$guard" ] || exit 0
+	kill -s USR1 -- "-$guard" 2>/dev/null || exit 0
+  done ) &
+ticker=$!
 check() {
 	while :; do
 		busy=1 pending=
-		read -r up _ < /proc/uptime; up=${up%.*}${up#*.}
-		state=; read -r _ _ state _ < "/proc/$worker/stat"
-		left= next=
+		read -r up _ < /proc/uptime; up=$((${up%.*} * 100 + 1${up#*.} - 100))
+		st=; read -r st < "/proc/$worker/stat"; st=${st##*) }; state=${st%% *}
+		case $state in T|t) ;; *) busy=; [ -n "$pending" ] || return 0; continue ;; esac
+		left=
 		for x in $groups; do
-			g=${x%:*} d=${x#*:}
-			if [ "$d" -le "$up" ]; then
-				case $state in T|t) kill -s KILL -- "-$g" 2>/dev/null; continue ;; esac
-				d=$((up + 100))
-			fi
-			left="$left $x"
-			{ [ -z "$next" ] || [ "$d" -lt "$next" ]; } && next=$d
+			if [ "${x#*:}" -le "$up" ]; then kill -s KILL -- "-${x%:*}" 2>/dev/null; else left="$left $x"; fi
 		done
-		groups=$left
-		[ -n "$sleeper" ] && kill -s USR2 "$sleeper" 2>/dev/null
-		sleeper= armed=$next
-		if [ -n "$next" ]; then
-			t=$((next - up)); c=$((t % 100)); [ "$c" -lt 10 ] && c=0$c
-			( trap '' USR1 USR2; sleep "$((t / 100)).$c" & s=$!
-			  trap '[ -n "$s" ] && kill -s KILL "$s" 2>/dev/null; exit' USR2
-			  wait "$s"; s=; trap '' USR2; kill -s USR1 -- "-$$" ) &
-			sleeper=$!
-		fi
-		busy=
-		[ -n "$pending" ] || break
+		groups=$left busy=
+		[ -n "$pending" ] || return 0
 	done
 }
 woke() { fired=1 pending=1; [ -n "$busy" ] || check; }
@@ -102,21 +92,20 @@ while :; do
 	fi
 	fired= busy=1
 	case $op in
-	+) groups="$groups $g:$d"; { [ -z "$armed" ] || [ "$d" -lt "$armed" ]; } && pending=1 ;;
+	+) groups="$groups $g:$d" ;;
 	-) left=; for x in $groups; do [ "${x%:*}" = "$g" ] || left="$left $x"; done; groups=$left ;;
 	=) left=; for x in $groups; do if [ "${x%:*}" = "$g" ]; then left="$left $g:$d"; else left="$left $x"; fi; done; groups=$left ;;
-	A) pending=1 ;;
 	esac
 	busy=
 	[ -n "$pending" ] && check
 done
-[ -n "$sleeper" ] && kill -s USR2 "$sleeper" 2>/dev/null
+kill -s KILL "$ticker" 2>/dev/null
 for x in $groups; do kill -s KILL -- "-${x%:*}" 2>/dev/null; done`
 
 // guardSlack is how long after a run's lease the guard kills it, should
-// its worker be stopped: after the fence would have, well before another
-// host may recover the run (OtherHostGrace).
-const guardSlack = time.Second
+// its worker be stopped: after the fence would have; with the ticker's
+// second, well before another host may recover the run (OtherHostGrace).
+const guardSlack = 500 * time.Millisecond
 
 // guardShell runs the guard (a test makes it one that cannot start).
 var guardShell = "/bin/sh"
@@ -160,19 +149,42 @@ func guardGroup(pgid int, add bool, lapse time.Time, live func() map[int]time.Ti
 }
 
 // guardRenewed tells the guard the new lapse of each group a renewal
-// renewed, then to look again. Callers hold liveRuns.mu.
-func guardRenewed(lapses map[int]time.Time) {
+// renewed. Callers hold liveRuns.mu (live lists the live runs' groups). A
+// guard that takes no line is replaced by one told of every live group.
+func guardRenewed(lapses map[int]time.Time, live func() map[int]time.Time) {
 	guard.mu.Lock()
 	defer guard.mu.Unlock()
-	if guard.p == nil {
+	if guard.p == nil || len(lapses) == 0 {
 		return
 	}
-	var b strings.Builder
+	// Whole lines, at most PIPE_BUF a write: the pipe keeps each write
+	// whole, so no line reaches the guard in parts.
+	var b []byte
+	var err error
 	for g, l := range lapses {
-		fmt.Fprintf(&b, "= %d %d\n", g, uptimeAt(l))
+		line := fmt.Appendf(nil, "= %d %d\n", g, uptimeAt(l))
+		if len(b)+len(line) > 4096 {
+			if _, err = guard.p.w.Write(b); err != nil {
+				break
+			}
+			b = b[:0]
+		}
+		b = append(b, line...)
 	}
-	b.WriteString("A\n")
-	guard.p.w.Write([]byte(b.String())) // a guard that takes no line is replaced at the next run's start
+	if err == nil {
+		_, err = guard.p.w.Write(b)
+	}
+	if err == nil {
+		return
+	}
+	guard.p.abandon()
+	guard.p = nil
+	if p, err := startGuard(os.Getpid()); err == nil {
+		guard.p = p
+		for g, l := range live() {
+			p.tell(g, true, l)
+		}
+	}
 }
 
 // uptimeAt is when the guard kills a group whose run's lease ends at
@@ -238,6 +250,7 @@ func (g *guardProc) close() error {
 // abandon ends a guard that took no line (it was killed, or cannot read):
 // killed first, so that closing its pipe cannot make it kill the runs.
 func (g *guardProc) abandon() {
+	syscall.Kill(-g.cmd.Process.Pid, syscall.SIGKILL) // its ticker too
 	g.cmd.Process.Kill()
 	g.w.Close()
 	waitChild(g.cmd)

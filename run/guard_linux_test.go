@@ -5,8 +5,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -72,7 +70,7 @@ func TestRunStartedSaysWhetherGuarded(t *testing.T) {
 	dropGuard()
 	defer dropGuard()
 	held := group()
-	if !runStarted(held, "w:held:1", nil, time.Now().Add(time.Hour)) {
+	if !runStarted(held, "w:held:1", nil, inAnHour) {
 		t.Error("runStarted with a guard to tell = false, want true")
 	}
 	runEnded(held)
@@ -81,7 +79,7 @@ func TestRunStartedSaysWhetherGuarded(t *testing.T) {
 	defer func(sh string) { guardShell = sh }(guardShell)
 	guardShell = filepath.Join(t.TempDir(), "no-shell")
 	loose := group()
-	if runStarted(loose, "w:loose:1", nil, time.Now().Add(time.Hour)) {
+	if runStarted(loose, "w:loose:1", nil, inAnHour) {
 		t.Error("runStarted when no guard can start = true, want false")
 	}
 	runEnded(loose)
@@ -140,32 +138,34 @@ func stoppableWorker(t *testing.T) *exec.Cmd {
 	return cmd
 }
 
-// sleepOf returns the sleep each sleeper of guard g runs (a child of a
-// child of the guard in its process group): what it is armed for.
-func sleepsOf(g *guardProc) []string {
-	procs := listProcs()
-	var out []string
-	for _, p := range procs {
-		if p.pgrp != g.cmd.Process.Pid || p.ppid != g.cmd.Process.Pid || p.zombie {
-			continue
-		}
-		for _, c := range procs {
-			if c.ppid != p.pid || c.zombie {
+// inAnHour is a run's lapse an hour from now.
+func inAnHour() time.Time { return time.Now().Add(time.Hour) }
+
+// ticks waits until guard g's ticker has woken it n times more (each tick
+// is a sleep of its ticker that ended), and so looked at its groups.
+func ticks(t *testing.T, g *guardProc, n int) {
+	t.Helper()
+	sleep := func() int { // the ticker's sleep now: a grandchild of the guard, in its group
+		procs := listProcs()
+		for _, p := range procs {
+			if p.pgrp != g.cmd.Process.Pid || p.ppid != g.cmd.Process.Pid || p.zombie {
 				continue
 			}
-			if cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", c.pid)); err == nil {
-				out = append(out, strings.TrimSpace(strings.ReplaceAll(string(cmdline), "\x00", " ")))
+			for _, c := range procs {
+				if c.ppid == p.pid && !c.zombie {
+					return c.pid
+				}
 			}
 		}
+		return 0
 	}
-	return out
-}
-
-// about reports whether sleep, a sleep's command line, sleeps d give or
-// take a minute.
-func about(sleep string, d time.Duration) bool {
-	secs, err := strconv.ParseFloat(strings.TrimPrefix(sleep, "sleep "), 64)
-	return err == nil && (time.Duration(secs*float64(time.Second))-d).Abs() < time.Minute
+	last, seen := sleep(), 0
+	waitUntil(t, fmt.Sprintf("%d ticks of the guard", n), func() bool {
+		if now := sleep(); now != 0 && now != last {
+			last, seen = now, seen+1
+		}
+		return seen > n // the sleep after the nth tick's began: that tick's look is over
+	}, func() string { return fmt.Sprintf("%d seen", seen) })
 }
 
 // waitUntil polls cond until it holds, for 30 s at most; report says how
@@ -213,18 +213,13 @@ func stoppedWorkersRunsEnd(t *testing.T) {
 	if err := g.tell(held.Process.Pid, true, time.Now().Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
-	// The worker runs: the guard looks at the lapsed group again each
-	// second (a sleeper of about a second) and leaves it.
-	var sleeps []string
-	waitUntil(t, "the guard to look again in a second", func() bool {
-		sleeps = sleepsOf(g)
-		return len(sleeps) == 1 && strings.HasPrefix(sleeps[0], "sleep 1.")
-	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	// The worker runs: the guard looks, and leaves the lapsed group.
+	ticks(t, g, 2)
 	if !groupAlive(lapsed.Process.Pid) || !groupAlive(held.Process.Pid) {
 		t.Fatal("the guard killed a run of a worker that runs")
 	}
 	// Stopped, the worker renews nothing: the lapsed group is killed at the
-	// next look, the held one not, and the guard sleeps until its lapse.
+	// next look, the held one not.
 	if err := worker.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -235,48 +230,42 @@ func stoppedWorkersRunsEnd(t *testing.T) {
 	case <-time.After(30 * time.Second):
 		t.Fatal("the lapsed group of a stopped worker still runs 30s on")
 	}
-
-	waitUntil(t, "the guard to sleep until the held group's lapse", func() bool {
-		sleeps = sleepsOf(g)
-		return len(sleeps) == 1 && about(sleeps[0], time.Hour)
-	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	ticks(t, g, 2)
 	if !groupAlive(held.Process.Pid) {
 		t.Error("the guard killed a group whose lease holds")
 	}
 }
 
-// A renewal moves each group's lapse: a group renewed before its lapse is
-// not killed at the old one, even with its worker stopped.
+// A renewal moves a group's lapse: a group renewed before its lapse is
+// not killed at the old one, even with its worker stopped; and the guard's
+// end ends its ticker, and kills the group listed.
 func TestGuardRenewedGroupOutlivesItsOldLapse(t *testing.T) {
 	worker := stoppableWorker(t)
 	g, err := startGuard(worker.Process.Pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer g.close()
 	run := sleepingGroup(t)
-	if err := g.tell(run.Process.Pid, true, time.Now().Add(time.Hour)); err != nil {
+	if _, err := fmt.Fprintf(g.w, "+ %d %d\n= %d %d\n", run.Process.Pid, uptimeAt(time.Now().Add(-time.Second)),
+		run.Process.Pid, uptimeAt(time.Now().Add(time.Hour))); err != nil {
 		t.Fatal(err)
 	}
+	ticks(t, g, 1)
 	if err := worker.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	// Renewed for two hours: the guard sleeps until then.
-	if _, err := fmt.Fprintf(g.w, "= %d %d\nA\n", run.Process.Pid, uptimeAt(time.Now().Add(2*time.Hour))); err != nil {
-		t.Fatal(err)
-	}
-	var sleeps []string
-	waitUntil(t, "the guard to sleep until the renewed lapse", func() bool {
-		sleeps = sleepsOf(g)
-		return len(sleeps) == 1 && about(sleeps[0], 2*time.Hour)
-	}, func() string { return fmt.Sprintf("its sleeps: %q", sleeps) })
+	ticks(t, g, 2)
 	if !groupAlive(run.Process.Pid) {
-		t.Error("the guard killed a renewed group")
+		t.Error("the guard killed a renewed group at its old lapse")
 	}
-	// And the guard's end ends its sleeper, and kills the group listed.
 	g.close()
 	run.Wait()
-	if s := sleepsOf(g); len(s) != 0 {
-		t.Errorf("sleeps of the guard after its end: %q", s)
-	}
+	waitUntil(t, "the guard's ticker to end with it", func() bool {
+		for _, p := range listProcs() {
+			if p.pgrp == g.cmd.Process.Pid && !p.zombie {
+				return false
+			}
+		}
+		return true
+	}, func() string { return "a process of its group lives" })
 }

@@ -190,7 +190,7 @@ func (w *Worker) heartbeat(ctx context.Context, stop context.CancelFunc) {
 			}
 			// Should this worker stop running (SIGSTOP, Ctrl-Z), its runs
 			// go on: the guard ends each once its lease lapses.
-			runsRenewed(w.steer.groupLapses())
+			runsRenewed(w.steer.groupLapses)
 		case ctx.Err() != nil || w.storeDown(err) || w.diskFull(err):
 		default:
 			w.logf("renew leases: %v", err)

@@ -46,23 +46,25 @@ type liveRun struct {
 // lapse, and tells the guard. It reports whether the guard holds the run's
 // group: whether the run dies with this worker, whatever kills it, and
 // with its lease should this worker stop running.
-func runStarted(pid int, mark string, conf *confinement, lapse time.Time) (guarded bool) {
-	r := liveRun{mark: mark, lapse: lapse} // its start is read when an orphan asks (orphans)
+func runStarted(pid int, mark string, conf *confinement, lapse func() time.Time) (guarded bool) {
+	r := liveRun{mark: mark} // its start is read when an orphan asks (orphans)
 	if conf != nil && conf.cgroup != "" {
 		r.cgroup = filepath.Base(conf.cgroup)
 	}
 	liveRuns.mu.Lock()
+	r.lapse = lapse() // read under liveRuns.mu, as runsRenewed reads them
 	liveRuns.m[pid] = r
-	guarded = guardGroup(pid, true, lapse, liveRunGroups)
+	guarded = guardGroup(pid, true, r.lapse, liveRunGroups)
 	liveRuns.mu.Unlock()
 	return guarded
 }
 
 // runsRenewed records the new lapse of the live runs of the groups a
-// renewal renewed (by process group), and tells the guard.
-func runsRenewed(lapses map[int]time.Time) {
+// renewal renewed (lapses, by process group), and tells the guard.
+func runsRenewed(renewed func() map[int]time.Time) {
 	liveRuns.mu.Lock()
 	defer liveRuns.mu.Unlock()
+	lapses := renewed()
 	for pid, lapse := range lapses {
 		if r, ok := liveRuns.m[pid]; ok {
 			r.lapse = lapse
@@ -71,7 +73,7 @@ func runsRenewed(lapses map[int]time.Time) {
 			delete(lapses, pid) // ended meanwhile: the guard let it go
 		}
 	}
-	guardRenewed(lapses)
+	guardRenewed(lapses, liveRunGroups)
 }
 
 // liveRunGroups lists the process groups of the live runs, with the lapse
