@@ -396,41 +396,34 @@ func exists(path string) bool {
 // the job is killed, up to 30 s later, while show says it has run past its
 // timeout.
 func TestTimeoutOfJobIgnoringTermIsTold(t *testing.T) {
-	s := mustOpenStore(t)
-	timeout, one := 200*time.Millisecond, 1
-	enqueue(t, s, claim.NewJob{ID: "stubborn", Command: `trap "" TERM; sleep 30`, Timeout: &timeout, MaxRetries: &one})
-	w := newWorker(t, s)
-	w.Config.StopTimeout = 3 * time.Second
-	var log logLines
-	w.Events = func(e Event) { log.logf("%s", e) }
-	drain(t, w)
-
-	if j := get(t, s, "stubborn"); j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 200ms") {
-		t.Errorf("state %s, last_error %q; want dead, timed out after 200ms", j.State, j.LastError)
-	}
-	want := "job stubborn timed out after 200ms and goes on after SIGTERM; killed 3s after it"
-	if logged := log.String(); !strings.Contains(logged, want) {
-		t.Errorf("worker log:\n%s\nwant a line %q", logged, want)
-	}
+	timeoutIgnoredIsTold(t, "stubborn", `trap "" TERM; sleep 30`)
 }
 
 // As TestTimeoutOfJobIgnoringTermIsTold, when what ignores the TERM is not
 // the job's shell but a process it started (run -- sh -c '…' stores such
 // a command): the shell is gone, the job's process group is not.
 func TestTimeoutOfJobsChildIgnoringTermIsTold(t *testing.T) {
+	timeoutIgnoredIsTold(t, "child", `sh -c 'trap "" TERM; sleep 30'`)
+}
+
+// timeoutIgnoredIsTold runs job id, command, with a timeout of 200ms and a
+// stop-timeout of 3s, and checks that it died of the timeout and that the
+// worker said it went on after the TERM.
+func timeoutIgnoredIsTold(t *testing.T, id, command string) {
+	t.Helper()
 	s := mustOpenStore(t)
 	timeout, one := 200*time.Millisecond, 1
-	enqueue(t, s, claim.NewJob{ID: "child", Command: `sh -c 'trap "" TERM; sleep 30'`, Timeout: &timeout, MaxRetries: &one})
+	enqueue(t, s, claim.NewJob{ID: id, Command: command, Timeout: &timeout, MaxRetries: &one})
 	w := newWorker(t, s)
 	w.Config.StopTimeout = 3 * time.Second
 	var log logLines
 	w.Events = func(e Event) { log.logf("%s", e) }
 	drain(t, w)
 
-	if j := get(t, s, "child"); j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 200ms") {
+	if j := get(t, s, id); j.State != claim.Dead || !strings.HasPrefix(j.LastError, "timed out after 200ms") {
 		t.Errorf("state %s, last_error %q; want dead, timed out after 200ms", j.State, j.LastError)
 	}
-	want := "job child timed out after 200ms and goes on after SIGTERM; killed 3s after it"
+	want := "job " + id + " timed out after 200ms and goes on after SIGTERM; killed 3s after it"
 	if logged := log.String(); !strings.Contains(logged, want) {
 		t.Errorf("worker log:\n%s\nwant a line %q", logged, want)
 	}
