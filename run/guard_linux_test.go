@@ -160,23 +160,12 @@ func ticks(t *testing.T, g *guardProc, n int) {
 		return 0
 	}
 	last, seen := sleep(), 0
-	waitUntil(t, fmt.Sprintf("%d ticks of the guard", n), func() bool {
+	waitFor(t, fmt.Sprintf("%d ticks of the guard", n), func() bool {
 		if now := sleep(); now != 0 && now != last {
 			last, seen = now, seen+1
 		}
 		return seen > n // the sleep after the nth tick's began: that tick's look is over
-	}, func() string { return fmt.Sprintf("%d seen", seen) })
-}
-
-// waitUntil polls cond until it holds, for 30 s at most; report says how
-// far it got.
-func waitUntil(t *testing.T, what string, cond func() bool, report func() string) {
-	t.Helper()
-	for deadline := time.Now().Add(30 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s: %s", what, report())
-		}
-	}
+	})
 }
 
 // A stopped worker's runs end with their leases: the guard kills each
@@ -260,12 +249,12 @@ func TestGuardRenewedGroupOutlivesItsOldLapse(t *testing.T) {
 	}
 	g.close()
 	run.Wait()
-	waitUntil(t, "the guard's ticker to end with it", func() bool {
+	waitFor(t, "the guard's ticker to end with it", func() bool {
 		for _, p := range listProcs() {
 			if p.pgrp == g.cmd.Process.Pid && !p.zombie {
 				return false
 			}
 		}
 		return true
-	}, func() string { return "a process of its group lives" })
+	})
 }
