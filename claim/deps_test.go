@@ -175,6 +175,49 @@ func TestDependencyDeathEndsTheChain(t *testing.T) {
 	})
 }
 
+// A held job waits like a pending one: when what it waits for dies, it
+// dies too, and so do the jobs that wait for it. Left held, it waited for
+// ever, and released, it waited for a dead job.
+func TestHeldDependentDiesWithItsDependency(t *testing.T) {
+	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
+		ctx := t.Context()
+		one := 1
+		a := claim.NewJob{ID: "a", Command: "false", MaxRetries: &one}
+		if _, err := s.EnqueueAll(ctx, []claim.NewJob{a, job("b", "a"), job("c", "b")}); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := s.Hold(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		j, r := mustClaim(t, s, claimant(t, "w"))
+		if next, err := s.Fail(ctx, j, r, intp(1), "exit status 1", time.Hour); err != nil || next != claim.Dead {
+			t.Fatalf("Fail(a) = %s, %v; want dead", next, err)
+		}
+		ended, err := s.EndDependents(ctx, "a", claim.Dead)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := ids(ended); got != "b c" {
+			t.Fatalf("EndDependents(a) = %v, want b c: the held b dies with a", got)
+		}
+		if j := mustGet(t, s, "b"); j.State != claim.Dead || j.LastError != "dependency a ended dead: exit 1" {
+			t.Errorf("b = %s %q, want dead by a", j.State, j.LastError)
+		}
+		if _, err := s.ReleaseHeld(ctx, "b"); !errors.Is(err, claim.ErrConflict) {
+			t.Errorf("ReleaseHeld(b) = %v, want ErrConflict: b is dead, not held", err)
+		}
+		// dlq retry of a re-arms both, as for a chain that was never held.
+		if _, err := s.Retry(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range []string{"b", "c"} {
+			if j := mustGet(t, s, id); j.State != claim.Pending || j.Waiting != 1 {
+				t.Errorf("after dlq retry of a, %s = %s waiting %d; want pending, waiting 1", id, j.State, j.Waiting)
+			}
+		}
+	})
+}
+
 func TestAfterADeadJobIsRefused(t *testing.T) {
 	ForEachEngine(t, func(t *testing.T, s *claim.Store) {
 		one := 1

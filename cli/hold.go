@@ -10,8 +10,10 @@ func holdCommand() *cli.Command {
 		Usage:     "keep pending or failed jobs from being claimed, without pausing their queue",
 		ArgsUsage: "ID...",
 		Description: `A held job keeps its place (priority, run time, enqueue order), its attempts and its
-unique_key until released. Holding a held job changes nothing, and says so. Exit 3 for an
-unknown job, 4 for one that is neither pending, failed nor held.
+unique_key until released. A hold keeps a job from starting, not from dying: when a job it
+waits for (--after) ends dead or canceled, it goes dead with it, as a pending one does, and
+dlq retry of that job brings it back as pending. Holding a held job changes nothing, and says
+so. Exit 3 for an unknown job, 4 for one that is neither pending, failed nor held.
 
 Example: queuectl hold @last && queuectl release @last`,
 		Flags: []cli.Flag{jsonFlag},

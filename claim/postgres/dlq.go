@@ -300,8 +300,8 @@ func tellKeyHeld(ctx context.Context, tx pgx.Tx, id string, now time.Time) error
 	})
 }
 
-// EndDependents makes dead the jobs waiting for each p.ID of ps, and
-// theirs, down the chain, in one transaction. One statement first finds
+// EndDependents makes dead the jobs waiting for each p.ID of ps, held
+// ones too, and theirs, down the chain, in one transaction. One statement first finds
 // which of ps have dependents at all (most have none): a round trip each
 // took 10 s for the 15,000 jobs of a cancel --queue.
 func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsParams) ([]claim.Job, error) {
@@ -331,7 +331,7 @@ func (e *Engine) EndDependents(ctx context.Context, ps []claim.EndDependentsPara
 			err := claim.WalkDown(p.ID, func(x string) ([]string, error) {
 				rows, err := tx.Query(ctx, `UPDATE jobs SET state = 'dead', last_error = $1, dead_by = $2,
 					finished_at = $3, updated_at = $3
-					WHERE state = 'pending' AND waiting > 0
+					WHERE state IN ('pending', 'held') AND waiting > 0
 					AND id IN (SELECT job_id FROM deps WHERE after_id = $2 AND NOT met)
 					RETURNING `+jobColumns, p.ErrorFor(x), x, now)
 				if err != nil {

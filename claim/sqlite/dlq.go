@@ -250,15 +250,17 @@ func queryIDs(ctx context.Context, tx *sql.Tx, query string, args ...any) ([]str
 	return ids, err
 }
 
-// endDependentsQuery makes dead the jobs still waiting for one job. It
-// runs each time a job ends dead or canceled, nearly always to find no
-// dependent: the jobs are found through the deps key and read by id. The
-// unary + keeps SQLite off jobs_state, which without it walks every
-// pending job of the store at each death (146 ms each at 195,000 pending).
+// endDependentsQuery makes dead the jobs still waiting for one job, held
+// ones too (a hold keeps a job from starting, not from dying with what it
+// waits for). It runs each time a job ends dead or canceled, nearly always
+// to find no dependent: the jobs are found through the deps key and read
+// by id. The unary + keeps SQLite off jobs_state, which without it walks
+// every pending job of the store at each death (146 ms each at 195,000
+// pending).
 const endDependentsQuery = `UPDATE jobs SET state = 'dead', last_error = ?, dead_by = ?,
 	finished_at = ?, updated_at = ?
 	WHERE id IN (SELECT job_id FROM deps WHERE after_id = ? AND met = 0)
-	AND +state = 'pending' AND waiting > 0
+	AND +state IN ('pending', 'held') AND waiting > 0
 	RETURNING ` + jobColumns
 
 // EndDependents makes dead the jobs waiting for each p.ID of ps, and
