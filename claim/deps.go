@@ -153,14 +153,19 @@ func skippedDependency(err error, rows []NewRow) error {
 	return err
 }
 
+// NeverRunsError is the ErrConflict of a job that would wait for ever,
+// for a dependency (Blocker) that cannot complete as things stand: a new
+// job enqueued after it (Job ""), or job Job re-driven (dlq retry,
+// restart, its dead/ file dropped back) while it still waits for it.
+type NeverRunsError struct {
+	Job     string
+	Blocker Blocker
+}
+
 // DeadDependencyError is the ErrConflict of a job enqueued after a job that
 // is already dead or canceled: it could never run.
 func DeadDependencyError(id string, state State) error {
-	redrive := "queuectl dlq retry " + id
-	if state == Canceled { // not in the dead-letter queue: dlq retry refuses it
-		redrive = "queuectl restart " + id
-	}
-	return fmt.Errorf("%w: after: job %s is %s, so this job could never run; re-drive it first (%s)", ErrConflict, id, state, redrive)
+	return &NeverRunsError{Blocker: Blocker{ID: id, State: state}}
 }
 
 // Blocker is a job's dependency that is not met and never will be as
@@ -175,15 +180,36 @@ type Blocker struct {
 // would wait for ever. Re-driving that dependency first re-arms id with
 // it; a removed one cannot be.
 func BlockedError(id string, blockers []Blocker) error {
-	b := blockers[0]
+	return &NeverRunsError{Job: id, Blocker: blockers[0]}
+}
+
+// Redrive is the command that makes the blocker run again: "" for a
+// removed one.
+func (e *NeverRunsError) Redrive() string {
+	switch e.Blocker.State {
+	case "":
+		return ""
+	case Canceled: // not in the dead-letter queue: dlq retry refuses it
+		return "queuectl restart " + e.Blocker.ID
+	}
+	return "queuectl dlq retry " + e.Blocker.ID
+}
+
+func (e *NeverRunsError) Error() string {
+	b := e.Blocker
+	if e.Job == "" {
+		return fmt.Sprintf("%v: after: job %s is %s, so this job could never run; re-drive it first (%s)", ErrConflict, b.ID, b.State, e.Redrive())
+	}
 	switch b.State {
 	case "":
-		return fmt.Errorf("%w: job %s waits for job %s, which was removed, so it could never run; enqueue it again without --after %s", ErrConflict, id, b.ID, b.ID)
+		return fmt.Sprintf("%v: job %s waits for job %s, which was removed, so it could never run; enqueue it again without --after %s", ErrConflict, e.Job, b.ID, b.ID)
 	case Canceled:
-		return fmt.Errorf("%w: job %s waits for job %s, which is canceled, so it could never run; restart %s first (queuectl restart %s), which re-arms %s", ErrConflict, id, b.ID, b.ID, b.ID, id)
+		return fmt.Sprintf("%v: job %s waits for job %s, which is canceled, so it could never run; restart %s first (%s), which re-arms %s", ErrConflict, e.Job, b.ID, b.ID, e.Redrive(), e.Job)
 	}
-	return fmt.Errorf("%w: job %s waits for job %s, which is %s, so it could never run; re-drive %s first (queuectl dlq retry %s), which re-arms %s", ErrConflict, id, b.ID, b.State, b.ID, b.ID, id)
+	return fmt.Sprintf("%v: job %s waits for job %s, which is %s, so it could never run; re-drive %s first (%s), which re-arms %s", ErrConflict, e.Job, b.ID, b.State, b.ID, e.Redrive(), e.Job)
 }
+
+func (e *NeverRunsError) Unwrap() error { return ErrConflict }
 
 // WaitedForError is the ErrConflict of removing job id (rm, dlq purge)
 // while unfinished jobs wait for it: they would wait for ever.

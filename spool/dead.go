@@ -18,8 +18,10 @@ import (
 // deadFile is dead/<id>.json: the job spec, valid to drop back into the
 // spool (only the fields of SPEC §3), plus the "dead" object that
 // claim.ParseSpec accepts and reads as a request to re-drive. Its "after"
-// is left out: the jobs it waited for had completed when it ran, and in
-// another home their ids would name nothing.
+// is left out: the re-drive is of the job itself, which keeps what it
+// waits for (a job that died with one is re-armed by re-driving that one,
+// and its file refused until then), and in another home those ids would
+// name nothing.
 type deadFile struct {
 	ID          string            `json:"id"`
 	Command     string            `json:"command"`

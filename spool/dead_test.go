@@ -371,3 +371,59 @@ func deadError(t *testing.T, dir, id string) string {
 	}
 	return f.Dead.LastError
 }
+
+// TestDeadFileOfAJobWhoseDependencyIsDead: the dead/ file of a job that
+// died with the job it waited for, dropped back while that job is still
+// dead, is rejected, and the fix is to re-drive that job, which re-arms
+// this one: not another "id", which would run the command at once without
+// its dependency. A new job dropped after a dead job is told the same,
+// and then to move it back.
+func TestDeadFileOfAJobWhoseDependencyIsDead(t *testing.T) {
+	w := newWatcher(t)
+	ctx := context.Background()
+	mustKill(t, w.Store, "a")
+	if _, err := w.Store.Enqueue(ctx, claim.NewJob{ID: "b", Command: "true", After: []string{"a"}}); err == nil {
+		t.Fatal("enqueue after a dead job was taken")
+	}
+	one := 1
+	if _, err := w.Store.Enqueue(ctx, claim.NewJob{ID: "c", Command: "true", MaxRetries: &one}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Store.Enqueue(ctx, claim.NewJob{ID: "d", Command: "true", After: []string{"c"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, err := w.Store.Cancel(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Store.EndDependents(ctx, "c", claim.Canceled); err != nil {
+		t.Fatal(err)
+	}
+	d, err := w.Store.Get(ctx, "d")
+	if err != nil || d.State != claim.Dead {
+		t.Fatalf("d = %s, %v; want dead with c", d.State, err)
+	}
+	runs, _ := w.Store.Runs(ctx, "d")
+	if err := WriteDead(w.Dirs.Dead, d, runs); err != nil {
+		t.Fatal(err)
+	}
+	drop(t, w.Dirs.Spool, "d.json", string(mustRead(t, filepath.Join(w.Dirs.Dead, "d.json"))))
+	drop(t, w.Dirs.Spool, "e.json", `{"id": "e", "command": "true", "after": ["a"]}`)
+	if st, err := w.Pass(ctx); err != nil || st.Rejected != 2 {
+		t.Fatalf("Pass = %+v, %v; want both rejected", st, err)
+	}
+	for name, want := range map[string][]string{
+		"d.json": {"job d waits for job c, which is canceled", "restart c first (queuectl restart c), which re-arms d",
+			"queuectl rejected purge d.json"},
+		"e.json": {"job a is dead", "re-drive a first (queuectl dlq retry a), then move it back: mv "},
+	} {
+		reason := string(mustRead(t, filepath.Join(w.Dirs.Rejected, name+reasonExt)))
+		for _, s := range want {
+			if !strings.Contains(reason, s) {
+				t.Errorf("%s reason:\n%s\nwant %q", name, reason, s)
+			}
+		}
+		if strings.Contains(reason, `another "id"`) {
+			t.Errorf("%s reason:\n%s\nwant no new id as the fix: the job would run without its dependency", name, reason)
+		}
+	}
+}

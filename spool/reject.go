@@ -132,16 +132,38 @@ func moveBack(what string) func(rejected, spool string) string {
 func invalidProblem(name string, err error) problem {
 	fix := moveBack("edit the file as said above")
 	var redriven *claim.RedrivenError
+	var never *claim.NeverRunsError
 	switch {
 	case errors.As(err, &redriven):
 		// A job of its own would run the command a second time.
 		fix = func(rejected, _ string) string {
 			return "nothing to do; remove it: queuectl rejected purge " + quote(filepath.Base(rejected))
 		}
+	case errors.As(err, &never):
+		// Another id would make a job that runs without what it waits for.
+		fix = neverRunsFix(never)
 	case errors.Is(err, claim.ErrConflict):
 		fix = moveBack(`give the job another "id", or leave "id" out to get a generated one`)
 	}
 	return problem{what: shown(name) + ": " + describe(name, err), fix: fix}
+}
+
+// neverRunsFix is the fix of a job that would wait for ever for a job that
+// cannot complete: re-drive that one first. A job re-driven by its dead/
+// file is re-armed by that re-drive, and the file has nothing left to do;
+// one whose dependency was removed can only be run as a new job.
+func neverRunsFix(e *claim.NeverRunsError) func(rejected, spool string) string {
+	b := e.Blocker
+	switch {
+	case b.State == "":
+		return moveBack(fmt.Sprintf(`job %s is gone, so %s can never run; to run its command as a new job that waits for nothing, give it another "id" or leave "id" out`, b.ID, e.Job))
+	case e.Job == "":
+		return moveBack(fmt.Sprintf("re-drive %s first (%s)", b.ID, e.Redrive()))
+	}
+	return func(rejected, _ string) string {
+		return fmt.Sprintf("re-drive %s first (%s), which re-arms %s; then remove this file: queuectl rejected purge %s",
+			b.ID, e.Redrive(), e.Job, quote(filepath.Base(rejected)))
+	}
 }
 
 // describe is err's message for a reason file, which names the file itself
