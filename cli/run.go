@@ -158,6 +158,7 @@ func runAction(c *cli.Context) error {
 		f := newFollower(c, r)
 		f.h = h
 		f.said = f.said || waitsForWorker
+		f.unserved = waitsForWorker
 		if resuming {
 			f.seen.resume(res)
 			f.lines.Open = res.Open // as the front left the job's stderr

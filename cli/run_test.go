@@ -868,3 +868,33 @@ func TestRunTimeoutOfAJobThatTrapsTerm(t *testing.T) {
 		}
 	}
 }
+
+// TestRunSaysWhenItsWorkerDiesAndNoneServes: a run whose worker is killed
+// (kill -9) while its job runs, with no other worker serving the job's
+// queue, says so, under -q too, instead of waiting without a word for a
+// worker to take the job back; once one starts, the job runs again and
+// run ends with it.
+func TestRunSaysWhenItsWorkerDiesAndNoneServes(t *testing.T) {
+	h := newHome(t)
+	w := h.startServing("--count", "1")
+	g := newGate(t)
+	r := h.start("run", "-q", "--id", "gated", "--shell", g.command())
+	g.waitStarted(t)
+	w.signal(t, syscall.SIGKILL)
+	<-w.done
+	const warning = "queuectl: warning: the worker running job %s is gone, and no live worker serves queue default; it runs again once one does\n"
+	waitReport(t, 30*time.Second, "run to warn that no live worker serves queue default", func() bool {
+		return strings.Contains(r.stderr.String(), "no live worker serves queue default")
+	}, func() string { return fmt.Sprintf("stderr %q", r.stderr) })
+	if want := fmt.Sprintf(warning, "gated"); !strings.Contains(r.stderr.String(), want) {
+		t.Errorf("run's stderr:\n%s\nwant %q", r.stderr, want)
+	}
+	h.startServing()
+	g.release(t)
+	if code := r.exit(t, time.Minute); code != 0 || r.stdout.String() != "one\none\ntwo\n" {
+		t.Fatalf("run: exit %d, stdout %q, want 0 and the second run's output after the first's\nstderr: %s", code, r.stdout, r.stderr)
+	}
+	if n := strings.Count(r.stderr.String(), "no live worker serves"); n != 1 {
+		t.Errorf("run warned %d times, want once:\n%s", n, r.stderr)
+	}
+}

@@ -1,10 +1,12 @@
 package cli
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/queuectl/queuectl/claim"
@@ -53,6 +55,9 @@ type follower struct {
 	waits  runWaits     // what was said of the job's waiting, on the worker's connection or here
 	said   bool         // why the job waits was said: its start is told (front.Told)
 	over   bool         // an event said that the job is finished
+
+	unserved   bool      // that no live worker serves the job's queue was said
+	servedLook time.Time // when the workers were last looked at (lookServed)
 }
 
 func newFollower(c *cli.Context, r claim.Result) *follower {
@@ -79,11 +84,47 @@ func (f *follower) follow() (claim.Job, error) {
 	}
 	t := &run.Tail{Store: f.h.store, Stdout: stdout, Stderr: stderr,
 		Every: 50 * time.Millisecond, Poll: min(f.h.config.PollInterval, 200*time.Millisecond), Event: f.event,
-		Look:       func(j claim.Job) { f.waits.look(f.ctx, f.h, j) },
+		Look:       func(j claim.Job) { f.waits.look(f.ctx, f.h, j); f.lookServed(j) },
 		Reach:      reach(f.announce, "the job goes on, and run follows it again once the store is back"),
 		Unrecorded: func(u run.Unrecorded, lost int64) { unrecordedStall(u, lost, f.stalled) },
 		Lost:       func(lost int64) { lostStall(lost, f.stalled) }}
 	return t.Follow(f.ctx, f.id)
+}
+
+// lookServed says, once, that no live worker serves the job's queue while
+// the job waits to start, or runs in a worker that is gone: nothing starts
+// it, or takes its run back, until one does. run says so as it begins
+// (checkWorkers); a worker killed since is news that no event brings. It
+// looks at most every workerCheck, as wait does, and says it again after
+// a worker served the queue in between. Like checkWorkers, it says so
+// under -q too: a quiet run must not wait for ever without a word.
+func (f *follower) lookServed(j claim.Job) {
+	if j.State != claim.Pending && j.State != claim.Failed && j.State != claim.Processing ||
+		time.Since(f.servedLook) < workerCheck {
+		return
+	}
+	f.servedLook = time.Now()
+	starting := run.WorkerStarting(f.h.dir) // asked before the registry is read, as checkWorkers does
+	live, err := liveWorkers(f.ctx, f.h)
+	queue := cmp.Or(j.Queue, claim.DefaultQueue)
+	switch {
+	case err != nil: // no answer: the follow itself meets the store's error
+		return
+	case starting || served(queue, live):
+		f.unserved = false
+		return
+	case f.unserved:
+		return
+	case j.State == claim.Processing:
+		if slices.ContainsFunc(live, func(w claim.WorkerInfo) bool { return w.ID == j.WorkerID }) {
+			return // its worker runs it
+		}
+		f.notice("warning: the worker running job %s is gone, and no live worker serves queue %s; it runs again once one does", f.name, queue)
+	default:
+		f.notice("warning: no live worker serves queue %s; job %s waits until one does", queue, f.name)
+	}
+	f.unserved, f.said = true, true
+	f.notice("hint: queuectl worker start --queue %s", queue)
 }
 
 func (f *follower) waiting(q claim.Queue) {
