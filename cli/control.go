@@ -43,7 +43,7 @@ func cancelJobs(c *cli.Context, h *home) error {
 		return err
 	}
 	if c.IsSet("queue") == (len(ids) > 0) {
-		return withHint(usagef("give job ids or --queue"), "queuectl cancel ID...  or  queuectl cancel --queue Q")
+		return withHint(usagef("give job ids or --queue%s", givenTwice(len(ids) > 0, c.IsSet("queue"))), "queuectl cancel ID...  or  queuectl cancel --queue Q")
 	}
 	out := &jobsOut{c: c, store: h.store}
 	var stopping []claim.Job // running jobs, marked: their workers stop them
@@ -329,7 +329,7 @@ func restartJobs(c *cli.Context, h *home) error {
 		return err
 	}
 	if c.Bool("all") == (len(ids) > 0) || c.Bool("all") != c.IsSet("state") {
-		return withHint(usagef("give job ids, or --all with --state"), "queuectl restart ID...  or  queuectl restart --all --state canceled")
+		return withHint(usagef("give job ids, or --all with --state%s", givenTwice(len(ids) > 0, c.Bool("all"))), "queuectl restart ID...  or  queuectl restart --all --state canceled")
 	}
 	if c.Bool("all") {
 		st, err := claim.ParseState(c.String("state"))

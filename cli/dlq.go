@@ -110,7 +110,7 @@ func dlqRetry(c *cli.Context, h *home) error {
 		return err
 	}
 	if c.Bool("all") == (len(ids) > 0) {
-		return withHint(usagef("give job ids or --all"), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
+		return withHint(usagef("give job ids or --all%s", givenTwice(len(ids) > 0, c.Bool("all"))), "queuectl dlq retry ID...  or  queuectl dlq retry --all")
 	}
 	out := &jobsOut{c: c, store: h.store}
 	if c.Bool("all") {

@@ -91,6 +91,25 @@ func usagef(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, args...))
 }
 
+// givenTwice ends a usage error that asks for one of two or three ways of
+// naming jobs (ids, --queue, --all): ", not both" (", only one of them")
+// when more than one was given, nothing when none was.
+func givenTwice(given ...bool) string {
+	n := 0
+	for _, g := range given {
+		if g {
+			n++
+		}
+	}
+	switch {
+	case n < 2:
+		return ""
+	case len(given) == 2:
+		return ", not both"
+	}
+	return ", only one of them"
+}
+
 // hinted carries the fix for an error, printed as `queuectl: hint: …`.
 type hinted struct {
 	err  error

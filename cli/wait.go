@@ -112,7 +112,7 @@ func waitedFor(ctx context.Context, c *cli.Context, h *home) ([]string, []claim.
 		return nil, nil, err
 	}
 	if n := len(refs); (n > 0) == (c.Bool("all") || c.IsSet("queue")) || c.Bool("all") && c.IsSet("queue") {
-		return nil, nil, withHint(usagef("give job ids, --queue Q or --all"), "queuectl wait ID...  or  queuectl wait --queue Q  or  queuectl wait --all")
+		return nil, nil, withHint(usagef("give job ids, --queue Q or --all%s", givenTwice(n > 0, c.IsSet("queue"), c.Bool("all"))), "queuectl wait ID...  or  queuectl wait --queue Q  or  queuectl wait --all")
 	}
 	if len(refs) > 0 {
 		ids, err := h.store.ResolveAll(ctx, refs)
