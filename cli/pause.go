@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/suggest"
 	"github.com/urfave/cli/v2"
 )
 
@@ -134,7 +135,7 @@ func warnUnknownQueue(c *cli.Context, q string, known []string) {
 		return
 	}
 	msg := fmt.Sprintf("queuectl: warning: queue %s has no jobs yet; its jobs will wait until resume", q)
-	if near := nearest(q, known); near != "" {
+	if near := suggest.Nearest(q, known); near != "" {
 		msg += fmt.Sprintf(" (did you mean %s? queuectl resume --queue %s; queuectl pause --queue %s)", near, q, near)
 	}
 	fmt.Fprintln(c.App.ErrWriter, msg)

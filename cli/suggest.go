@@ -5,81 +5,13 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/queuectl/queuectl/internal/suggest"
 	"github.com/urfave/cli/v2"
 )
 
-// A typo gets the nearest name: of a command, a subcommand or a flag of the
-// command typed. urfave/cli's own suggestion always names something, however
-// far; nearest names only what is one or two edits away, or what the word
-// typed starts.
-
-// nearest returns the candidate closest to typed within a small edit
-// distance (1 for short words, 2 from five letters on), or else one that
-// typed starts; "" when none is that near. An empty word, which starts
-// every candidate, is near none.
-func nearest(typed string, candidates []string) string {
-	if typed == "" {
-		return ""
-	}
-	best, bestD := "", 3
-	limit := 1
-	if len(typed) >= 5 {
-		limit = 2
-	}
-	for _, c := range candidates {
-		// One letter is one edit from every other letter: it gets only
-		// the words it starts.
-		if d := editDistance(typed, c); len(typed) > 1 && d <= limit && d < bestD {
-			best, bestD = c, d
-		}
-	}
-	if best != "" {
-		return best
-	}
-	for _, c := range candidates {
-		if len(c) > len(typed) && strings.HasPrefix(c, typed) {
-			return c
-		}
-	}
-	// A singular for a plural, three edits apart, alone or as the last
-	// word: retry for retries or max-retries.
-	if stem, ok := strings.CutSuffix(typed, "y"); ok && len(stem) >= 3 {
-		for _, c := range candidates {
-			if c == stem+"ies" || strings.HasSuffix(c, "-"+stem+"ies") {
-				return c
-			}
-		}
-	}
-	return ""
-}
-
-// editDistance is the optimal string alignment distance of a and b: the
-// insertions, deletions, substitutions and swaps of two neighbours that
-// make one the other.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev2 := make([]int, len(rb)+1)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				cur[j] = min(cur[j], prev2[j-2]+1)
-			}
-		}
-		prev2, prev, cur = prev, cur, prev2
-	}
-	return prev[len(rb)]
-}
+// A typo gets the nearest name (suggest.Nearest): of a command, a
+// subcommand or a flag of the command typed. urfave/cli's own suggestion
+// always names something, however far.
 
 // commandNotFound is the app's CommandNotFound: a command (or a subcommand
 // of c.Command) that does not exist is a usage error, with the nearest
@@ -97,7 +29,7 @@ func commandNotFound(code *int) func(*cli.Context, string) {
 			}
 		}
 		hint := "see: " + help
-		if near := nearest(name, names); near != "" {
+		if near := suggest.Nearest(name, names); near != "" {
 			hint = fmt.Sprintf("did you mean %s? (%s lists every command)", near, help)
 		} else if top := c.App.Command(name); c.Command != nil && top != nil && !top.Hidden {
 			// `queue pause heavy`: a command of the app's, not of the group's.
@@ -132,7 +64,7 @@ func unknownFlag(c *cli.Context, err error, help string) error {
 		// given before the command too, as for those that print data
 		return withHint(usagef("%s has no --json form", cmd), hint)
 	}
-	if near := nearest(m[1], names); near != "" {
+	if near := suggest.Nearest(m[1], names); near != "" {
 		dashes := "--"
 		if len(near) == 1 {
 			dashes = "-"

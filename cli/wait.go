@@ -13,6 +13,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/suggest"
 	"github.com/queuectl/queuectl/run"
 	"github.com/urfave/cli/v2"
 )
@@ -155,7 +156,7 @@ func unknownQueue(c *cli.Context, h *home, q string) bool {
 		return false
 	}
 	logf(c)("warning: no job, setting or pause names queue %s", q)
-	if near := nearest(q, known); near != "" {
+	if near := suggest.Nearest(q, known); near != "" {
 		logf(c)("hint: did you mean %s? queuectl wait --queue %s", near, near)
 	}
 	return true
