@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/queuectl/queuectl/internal/suggest"
 )
 
 // DefaultQueue is the queue of a job that names none.
@@ -207,6 +209,11 @@ func SpecError(err error) error {
 	case strings.HasPrefix(err.Error(), "json: unknown field "):
 		field := strings.TrimPrefix(err.Error(), "json: unknown field ")
 		known := slices.DeleteFunc(SpecFields(), func(f string) bool { return f == "dead" })
+		if name, err := strconv.Unquote(field); err == nil {
+			if near := suggest.Nearest(name, known); near != "" {
+				field += fmt.Sprintf(" (did you mean %q?)", near)
+			}
+		}
 		return invalidf("unknown field %s; known fields: %s", field, strings.Join(known, ", "))
 	}
 	return invalidf("job spec: %v", err)
