@@ -71,34 +71,47 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 // stopSignals are the signals that stop a command: SIGTERM, and SIGINT
 // unless the process started with it ignored, as a background command of
 // a script does (`queuectl worker start &`): a Ctrl-C at the script's
-// terminal is not for it, as it is for no other command run so. Such a
-// SIGINT is caught and dropped all the same: what the process starts (a
-// worker's jobs and hooks) then gets SIGINT at its default, whichever way
-// the worker was started, instead of ignoring it for good (a shell cannot
-// trap a signal ignored when it started). A hangup (the terminal or ssh
-// session of a foreground `worker start` closed) stops it as SIGTERM does,
-// letting its running jobs finish, unless it was started under nohup.
+// terminal is not for it, as it is for no other command run so. A hangup
+// (the terminal or ssh session of a foreground `worker start` closed)
+// stops it as SIGTERM does, letting its running jobs finish, unless it
+// was started under nohup. A SIGINT or SIGHUP ignored at start is caught
+// and dropped all the same: what the process starts (a worker's jobs and
+// hooks) then gets it at its default, whichever way the worker was
+// started, instead of ignoring it for good (a shell cannot trap a signal
+// ignored when it started, and `kill -HUP $$` must end a job as it ends
+// the command run directly).
 func stopSignals() []os.Signal {
 	sigs := []os.Signal{syscall.SIGTERM}
-	if !front.HangupIgnored {
+	var ignored []os.Signal
+	if front.HangupIgnored {
+		ignored = append(ignored, syscall.SIGHUP)
+	} else {
 		sigs = append(sigs, syscall.SIGHUP)
 	}
-	if !front.InterruptIgnored {
-		return append(sigs, os.Interrupt)
+	if front.InterruptIgnored {
+		ignored = append(ignored, os.Interrupt)
+	} else {
+		sigs = append(sigs, os.Interrupt)
 	}
-	dropInterrupts()
+	if len(ignored) > 0 {
+		dropSignals.Do(func() { dropAll(ignored) })
+	}
 	return sigs
 }
 
-// dropInterrupts catches SIGINT, for good, and drops it (stopSignals).
-var dropInterrupts = sync.OnceFunc(func() {
+// dropSignals catches the signals ignored at start once, for good
+// (stopSignals).
+var dropSignals sync.Once
+
+// dropAll catches sigs and drops them.
+func dropAll(sigs []os.Signal) {
 	dropped := make(chan os.Signal, 1)
-	signal.Notify(dropped, os.Interrupt)
+	signal.Notify(dropped, sigs...)
 	go func() {
 		for range dropped {
 		}
 	}()
-})
+}
 
 // helpArgs reads `queuectl help [COMMAND...]` as `queuectl [COMMAND...]
 // --help`, also after the app's flags (`queuectl --json help status`). No

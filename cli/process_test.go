@@ -577,28 +577,35 @@ func TestSignalAfterWorkerStopStopsJobs(t *testing.T) {
 // TestIgnoredInterruptStaysIgnored: a worker started with SIGINT ignored,
 // as a background command of a script is (`queuectl worker start &`),
 // leaves a SIGINT alone: a Ctrl-C at the script's terminal is for its
-// foreground. It goes on claiming jobs, which do not inherit the ignored
-// SIGINT; SIGTERM still stops it.
+// foreground. So does one started under nohup (SIGHUP ignored) a hangup.
+// It goes on claiming jobs, which do not inherit the ignored signal (run
+// directly, `kill -HUP $$` ends a job; under a nohup'd worker it went on);
+// SIGTERM still stops it.
 func TestIgnoredInterruptStaysIgnored(t *testing.T) {
-	h := newHome(t)
-	w := h.startRegistered(ignoring(h.command("worker", "start", "--no-spool"), "INT"))
-	w.signal(t, syscall.SIGINT)
-	h.must("enqueue", "--id", "after", "--command", "grep SigIgn /proc/self/status")
-	if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
-		t.Fatalf("the job enqueued after SIGINT: wait exit %d, want 0 (the worker claims on)\n%s\nworker: %s", code, stderr, w.stderr)
-	}
-	// Its jobs get SIGINT at its default, as a worker started otherwise
-	// gives it: a shell cannot trap a signal ignored when it started.
-	var ignored uint64
-	if _, err := fmt.Sscanf(h.must("logs", "after"), "SigIgn: %x", &ignored); err != nil || ignored&(1<<(syscall.SIGINT-1)) != 0 {
-		t.Errorf("the job's ignored signals %#x (%v): SIGINT among them", ignored, err)
-	}
-	if strings.Contains(w.stderr.String(), "stopping") {
-		t.Errorf("the worker took the ignored SIGINT for a stop:\n%s", w.stderr)
-	}
-	w.signal(t, syscall.SIGTERM)
-	if code := w.exit(t, 30*time.Second); code != 0 {
-		t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, w.stderr)
+	for name, sig := range map[string]syscall.Signal{"INT": syscall.SIGINT, "HUP": syscall.SIGHUP} {
+		t.Run(name, func(t *testing.T) {
+			h := newHome(t)
+			w := h.startRegistered(ignoring(h.command("worker", "start", "--no-spool"), name))
+			w.signal(t, sig)
+			h.must("enqueue", "--id", "after", "--command", "grep SigIgn /proc/self/status")
+			if _, stderr, code := h.run("wait", "--timeout", "30s", "after"); code != 0 {
+				t.Fatalf("the job enqueued after %v: wait exit %d, want 0 (the worker claims on)\n%s\nworker: %s", sig, code, stderr, w.stderr)
+			}
+			// Its jobs get the signal at its default, as a worker started
+			// otherwise gives it: a shell cannot trap a signal ignored when it
+			// started.
+			var ignored uint64
+			if _, err := fmt.Sscanf(h.must("logs", "after"), "SigIgn: %x", &ignored); err != nil || ignored&(1<<(sig-1)) != 0 {
+				t.Errorf("the job's ignored signals %#x (%v): %v among them", ignored, err, sig)
+			}
+			if strings.Contains(w.stderr.String(), "stopping") {
+				t.Errorf("the worker took the ignored %v for a stop:\n%s", sig, w.stderr)
+			}
+			w.signal(t, syscall.SIGTERM)
+			if code := w.exit(t, 30*time.Second); code != 0 {
+				t.Errorf("worker exit %d after SIGTERM, want 0\n%s", code, w.stderr)
+			}
+		})
 	}
 }
 
