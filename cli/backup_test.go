@@ -315,3 +315,29 @@ func processGone(pid int) bool {
 	state, _, ok := procStat(strconv.Itoa(pid))
 	return !ok || exited(state)
 }
+
+// TestRestoreSaysItsRunsInFlight: a backup taken while a job ran holds
+// that run in flight, of a worker that no longer runs; restored, the job
+// shows processing until a worker takes the run back. db restore says so,
+// and the next worker runs the job again.
+func TestRestoreSaysItsRunsInFlight(t *testing.T) {
+	h := newHome(t)
+	g := newGate(t)
+	h.startRegistered(h.command("worker", "start", "--no-spool"))
+	h.must("enqueue", "--id", "gated", "--command", g.command())
+	g.waitStarted(t)
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	h.must("db", "backup", backup)
+	g.release(t)
+	h.must("wait", "--timeout", "30s", "gated")
+	h.must("worker", "stop", "--wait")
+	_, stderr, code := h.run("db", "restore", backup)
+	want := "queuectl: the backup was taken while 1 job ran (gated): it shows processing until a worker starts, which takes the run back and runs the job again\n"
+	if code != 0 || !strings.Contains(stderr, want) {
+		t.Errorf("db restore: exit %d, stderr:\n%s\nwant 0 and %q", code, stderr, want)
+	}
+	h.must("worker", "start", "--drain", "--no-spool")
+	if j := h.show("gated"); j.State != "completed" || len(j.Runs) != 2 || j.Runs[0].Outcome != "lost" {
+		t.Errorf("gated after a worker: %s, runs %+v; want completed, its first run lost and run again", j.State, j.Runs)
+	}
+}

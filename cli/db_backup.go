@@ -105,7 +105,40 @@ func dbRestore(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	return printer(c).Restored(report.Backup{Store: db, File: a[0], Bytes: fileSize(db), Kept: kept})
+	if err := printer(c).Restored(report.Backup{Store: db, File: a[0], Bytes: fileSize(db), Kept: kept}); err != nil {
+		return err
+	}
+	sayRestoredRuns(c, db)
+	return nil
+}
+
+// sayRestoredRuns says which jobs the restored store shows running: those
+// that ran when the backup was taken, in workers that no longer run them
+// (a restore is refused beside a live one). They show processing until a
+// worker starts and takes their runs back, as after a crash.
+func sayRestoredRuns(c *cli.Context, db string) {
+	s, err := claim.OpenReadOnly(db)
+	if err != nil {
+		return
+	}
+	defer s.Close()
+	runs, err := s.InFlight(c.Context)
+	if err != nil || len(runs) == 0 {
+		return
+	}
+	var ids []string
+	for _, f := range runs[:min(len(runs), 5)] {
+		ids = append(ids, f.JobID)
+	}
+	if len(runs) > len(ids) {
+		ids = append(ids, fmt.Sprintf("and %d more", len(runs)-len(ids)))
+	}
+	if len(runs) == 1 {
+		logf(c)("the backup was taken while 1 job ran (%s): it shows processing until a worker starts, which takes the run back and runs the job again", ids[0])
+		return
+	}
+	logf(c)("the backup was taken while %d jobs ran (%s): they show processing until a worker starts, which takes their runs back and runs them again",
+		len(runs), strings.Join(ids, ", "))
 }
 
 // sqliteOnly refuses (exit 2) a PostgreSQL store, naming its own tool.
