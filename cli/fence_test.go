@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -94,6 +95,87 @@ func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
 		t.Errorf("the worker stopped fresh's run, whose own lease never lapsed")
 	}
 	t.Logf("the worker said:\n%s", w.stderr)
+	w.signal(t, syscall.SIGTERM)
+	if code := w.exit(t, time.Minute); code != 0 {
+		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
+	}
+}
+
+// TestRunThatEndedInItsLeaseIsNotFenced: a run's command ends well inside
+// its lease while the store hangs (the test holds the run's row and the
+// worker's registry row locked: its start record and its renewals wait),
+// and the hang outlasts the lease. The run ended before its lease did: it
+// is recorded completed once the store answers, not taken for one the
+// fence killed ("lease lapsed while the store was unreachable") and run
+// again. It was run twice on one worker, alone on its server.
+func TestRunThatEndedInItsLeaseIsNotFenced(t *testing.T) {
+	t.Parallel() // it mostly waits for a lease: see TestMain
+	admin := newPostgresHome(t)
+	admin.must("config", "set", "heartbeat-interval", "1s")
+	admin.must("config", "set", "lease", "4s")
+	dir := t.TempDir()
+	admin.enqueueOutageJob(dir, "ended")
+	worker := newHome(t)
+	worker.db = admin.db
+	w := worker.start("worker", "start", "--no-spool")
+	waitFor(t, time.Minute, "job ended to start", func() bool { return pidIn(filepath.Join(dir, "ended.pid")) > 0 })
+
+	ctx := t.Context()
+	dsn := strings.Replace(admin.db, "&pool_max_conns=4", "", 1)
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	look, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer look.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM workers FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SELECT 1 FROM runs WHERE job_id = 'ended' FOR UPDATE"); err != nil {
+		t.Fatal(err)
+	}
+	var leaseUntil int64
+	if err := tx.QueryRow(ctx, "SELECT lease_until FROM jobs WHERE id = 'ended'").Scan(&leaseUntil); err != nil {
+		t.Fatal(err)
+	}
+	// The run's start record (a second into the run) waits for the row.
+	waitFor(t, time.Minute, "the worker's record of the run's start to wait for its row", func() bool {
+		var n int
+		err := look.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE runs SET pgid%'`).Scan(&n)
+		return err == nil && n > 0
+	})
+	openGate(t, dir)
+	waitFor(t, time.Minute, "the job's command to end", func() bool {
+		_, err := os.Stat(filepath.Join(dir, "ended.done"))
+		return err == nil
+	})
+	// The hang outlasts the lease, and the fence's next look after it.
+	lapse := time.Unix(0, leaseUntil).Add(2 * time.Second)
+	waitFor(t, time.Minute, "the lease to lapse while the store hangs", func() bool {
+		return time.Now().After(lapse) || strings.Contains(w.stderr.String(), "lapsed")
+	})
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	admin.must("wait", "ended", "--timeout", "60s")
+	if got := lines(t, filepath.Join(dir, "ended.runs")); len(got) != 1 || got["1"] != 1 {
+		t.Errorf("ended started %v (attempt: times), want once: its command ended inside its lease", got)
+	}
+	if runs := runsOf(t, admin, "ended"); len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
+		t.Errorf("runs of ended %+v, want one, completed", runs)
+	}
+	if strings.Contains(w.stderr.String(), "lapsed") {
+		t.Errorf("the worker took the ended run for one its lease stopped:\n%s", w.stderr)
+	}
 	w.signal(t, syscall.SIGTERM)
 	if code := w.exit(t, time.Minute); code != 0 {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)

@@ -89,6 +89,15 @@ func (s *steering) holds(id claim.RunID) bool {
 	return ok
 }
 
+// recording reports whether a run is registered and its command is over:
+// its slot is recording its end.
+func (s *steering) recording(id claim.RunID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.running[id]
+	return ok && s.over[id]
+}
+
 // ended notes that a run's command is over.
 func (s *steering) ended(id claim.RunID) {
 	s.mu.Lock()

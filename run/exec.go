@@ -43,6 +43,8 @@ type result struct {
 	// disk); it is kept as the run's error, whatever the run's end.
 	outputLost string
 	took       time.Duration
+	// over: when the run's processes were gone; zero when none started.
+	over time.Time
 	// pgid and execAt: the run's process group, and when its command
 	// started; zero when it did not.
 	pgid   int
@@ -265,11 +267,17 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	err = waitChild(cmd)
 	oomKilled := endLeftovers(cmd.Process.Pid, mark, conf, &stopped)
 	gone.Store(true)
+	// The run is over for the fence from here: a lease that lapses while
+	// the record below waits for a store that hangs stops nothing, and a
+	// run that ended inside its lease is recorded as it ended, not as one
+	// the fence killed (and run again).
+	w.steer.ended(id)
+	over := time.Now()
 	// After the processes are gone, not before: a record of the start
 	// that is being written then may take a while, and is no process.
 	record.stop()
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
-	res.pgid, res.execAt = r.PGID, r.ExecAt
+	res.pgid, res.execAt, res.over = r.PGID, r.ExecAt, over
 	return res
 }
 

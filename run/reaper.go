@@ -195,13 +195,19 @@ func (w *Worker) recovered(ctx, hard context.Context, f claim.InFlight, next cla
 }
 
 // lost reports whether a run in flight is lost: its worker is gone
-// (runGone), or it is this worker's and, unseen, no slot holds it.
+// (runGone), or it is this worker's and, unseen, no slot holds it. A run
+// of this worker whose command ended, its slot still recording the end, is
+// not, whatever its lease: its command may have ended inside its lease
+// while the store hung, and taken back here, it ran again.
 func (w *Worker) lost(f claim.InFlight, now time.Time, unseen bool, workers registry) bool {
 	if f.WorkerID == w.id {
-		if unseen && !w.steer.holds(claim.RunID{JobID: f.JobID, Attempt: f.Attempt}) {
+		id := claim.RunID{JobID: f.JobID, Attempt: f.Attempt}
+		switch {
+		case w.steer.recording(id):
+			return false
+		case unseen && !w.steer.holds(id):
 			return true
-		}
-		if now.Before(f.LeaseUntil) {
+		case now.Before(f.LeaseUntil):
 			return false
 		}
 	}

@@ -385,6 +385,9 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 	res := w.execute(run, j, r, cg)
 	w.steer.ended(id)
 	res.took = time.Since(began)
+	if !res.over.IsZero() { // not the store's writes after it
+		res.took = res.over.Sub(began)
+	}
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
 	// and its start, where it was not recorded yet (startRecordDelay)
 	r.PGID, r.ExecAt, r.Confined = res.pgid, res.execAt, res.confinedBy
