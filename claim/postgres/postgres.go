@@ -117,6 +117,10 @@ var _ claim.Engine = (*Engine)(nil)
 // default). pool_max_conns in the DSN overrides it.
 const maxConns = 8
 
+// ApplicationName is what a connection of queuectl's says it is to the
+// server (pg_stat_activity), unless its URL or PGAPPNAME says otherwise.
+const ApplicationName = "queuectl"
+
 // Open connects to the database dsn names (postgres:// or postgresql://),
 // checking that the server answers. Its schema is brought up to date by
 // Migrate. The caller owns the Engine and must Close it.
@@ -143,6 +147,10 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	// connect timeout bounds each attempt, unless the DSN sets its own.
 	if cfg.ConnConfig.ConnectTimeout == 0 {
 		cfg.ConnConfig.ConnectTimeout = 10 * time.Second
+	}
+	// Named in pg_stat_activity, unless the DSN (or PGAPPNAME) names it.
+	if cfg.ConnConfig.RuntimeParams["application_name"] == "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = ApplicationName
 	}
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v

@@ -343,3 +343,27 @@ func TestOpenRefusesAURLWithoutDatabase(t *testing.T) {
 	t.Setenv("PGDATABASE", "qdb")
 	check("postgres://127.0.0.1:1?connect_timeout=5")
 }
+
+// TestConnectionsSayTheyAreQueuectls: a store's connections name queuectl
+// in pg_stat_activity, unless the URL names them otherwise, so that an
+// operator can tell them from the rest of a server's sessions.
+func TestConnectionsSayTheyAreQueuectls(t *testing.T) {
+	dsn := pgtest.DSN(t)
+	look, err := pgx.Connect(t.Context(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer look.Close(context.Background())
+	for _, tc := range []struct{ dsn, name string }{{dsn, "queuectl"}, {dsn + "&application_name=nightly", "nightly"}} {
+		s := mustOpen(t, tc.dsn)
+		if _, err := s.Enqueue(t.Context(), claim.NewJob{Command: "true"}); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := look.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity
+			WHERE application_name = $1 AND pid <> pg_backend_pid()`, tc.name).Scan(&n); err != nil || n == 0 {
+			t.Errorf("%s: %d connections named %q (%v), want the store's", tc.dsn, n, tc.name, err)
+		}
+		s.Close()
+	}
+}
