@@ -77,6 +77,6 @@ func (s *Store) CancelRequested(ctx context.Context, workerID string) ([]RunID, 
 // (EndDependents).
 func (s *Store) EndCanceled(ctx context.Context, r Run, exitCode *int) error {
 	_, err := s.engine.Finish(ctx, FinishParams{Run: ending(r), State: Canceled, ExitCode: exitCode, Error: "canceled",
-		Finished: true, Outcome: OutcomeCanceled, Durable: true, Now: s.Now()})
+		Finished: true, Outcome: OutcomeCanceled, Durable: true, Now: endOf(r, s.Now())})
 	return err
 }

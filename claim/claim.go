@@ -35,7 +35,19 @@ func (s *Store) Claim(ctx context.Context, c Claimant) (Job, Run, error) {
 // recorded.
 func (s *Store) CompleteAndClaim(ctx context.Context, done Run, c Claimant) (j Job, r Run, ended State, err error) {
 	now := s.Now()
-	return s.engine.CompleteAndClaim(ctx, completed(done, now), ClaimParams{Claimant: c, Now: now})
+	return s.engine.CompleteAndClaim(ctx, completed(done, endOf(done, now)), ClaimParams{Claimant: c, Now: now})
+}
+
+// endOf is when run r ended, for a run that ends now: r.EndedAt, when its
+// worker says when its processes were gone (a store that hung meanwhile
+// took the end's write seconds later), else now. The run's end, its job's
+// finish and updated_at (which tell the two apart from a later change),
+// and a retry's backoff all count from it.
+func endOf(r Run, now time.Time) time.Time {
+	if r.EndedAt.IsZero() || r.EndedAt.After(now) || r.EndedAt.Before(r.StartedAt) {
+		return now
+	}
+	return r.EndedAt
 }
 
 // Started records the process group of a run, so that whoever recovers the
@@ -59,7 +71,7 @@ func (s *Store) Started(ctx context.Context, r Run, pgid int) error {
 // It returns the job's new state: Completed, or Canceled when `cancel`
 // marked the job while it ran (the cancel wins every end of a run).
 func (s *Store) Complete(ctx context.Context, r Run) (State, error) {
-	return s.engine.Finish(ctx, completed(r, s.Now()))
+	return s.engine.Finish(ctx, completed(r, endOf(r, s.Now())))
 }
 
 // completed is the end of a successful run. Light: a completion a power cut
@@ -78,7 +90,7 @@ func completed(r Run, now time.Time) FinishParams {
 // cancel committed while the job is unfinished always wins). It returns
 // the job's new state.
 func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText string, maxBackoff time.Duration) (State, error) {
-	now := s.Now()
+	now := endOf(r, s.Now())
 	next := Failed
 	if j.Attempts >= j.MaxRetries {
 		next = Dead
@@ -91,7 +103,7 @@ func (s *Store) Fail(ctx context.Context, j Job, r Run, exitCode *int, errText s
 // whatever attempts it has left, so that `dlq retry` re-drives it once the
 // cause is fixed; canceled, as with Fail, when a cancel came first.
 func (s *Store) FailForGood(ctx context.Context, r Run, exitCode *int, errText string) (State, error) {
-	now := s.Now()
+	now := endOf(r, s.Now())
 	return s.fail(ctx, r, exitCode, errText, Dead, now, now)
 }
 

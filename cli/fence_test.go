@@ -163,6 +163,7 @@ func TestRunThatEndedInItsLeaseIsNotFenced(t *testing.T) {
 	waitFor(t, time.Minute, "the lease to lapse while the store hangs", func() bool {
 		return time.Now().After(lapse) || strings.Contains(w.stderr.String(), "lapsed")
 	})
+	released := time.Now()
 	if err := tx.Rollback(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -172,6 +173,10 @@ func TestRunThatEndedInItsLeaseIsNotFenced(t *testing.T) {
 	}
 	if runs := runsOf(t, admin, "ended"); len(runs) != 1 || runs[0].Outcome != claim.OutcomeCompleted {
 		t.Errorf("runs of ended %+v, want one, completed", runs)
+	} else if ended := runs[0].EndedAt; !ended.Before(released.Add(-time.Second)) {
+		// Its command ended seconds before the store answered again.
+		t.Errorf("run 1 ended at %v, %v after the store answered again: dated by its record, not by its end",
+			ended.Format(time.RFC3339Nano), ended.Sub(released))
 	}
 	if strings.Contains(w.stderr.String(), "lapsed") {
 		t.Errorf("the worker took the ended run for one its lease stopped:\n%s", w.stderr)

@@ -43,8 +43,9 @@ type result struct {
 	// disk); it is kept as the run's error, whatever the run's end.
 	outputLost string
 	took       time.Duration
-	// over: when the run's processes were gone; zero when none started.
-	over time.Time
+	// over and endedAt: when the run's processes were gone, on this
+	// host's clock and on the store's; zero when none started.
+	over, endedAt time.Time
 	// pgid and execAt: the run's process group, and when its command
 	// started; zero when it did not.
 	pgid   int
@@ -273,11 +274,12 @@ func (w *Worker) start(run context.Context, j claim.Job, r claim.Run, stdout, st
 	// the fence killed (and run again).
 	w.steer.ended(id)
 	over := time.Now()
+	r.EndedAt = w.Store.Now()
 	// After the processes are gone, not before: a record of the start
 	// that is being written then may take a while, and is no process.
 	record.stop()
 	res := w.judge(run, j, r, cmd, conf, exited{err: err, timedOut: timedOut.Load(), oomKilled: oomKilled})
-	res.pgid, res.execAt, res.over = r.PGID, r.ExecAt, over
+	res.pgid, res.execAt, res.over, res.endedAt = r.PGID, r.ExecAt, over, r.EndedAt
 	return res
 }
 

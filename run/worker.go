@@ -391,6 +391,7 @@ func (w *Worker) runOne(soft, hard context.Context, c claim.Claimant, held *clai
 	r.Tails = res.tails // every end of the run keeps them (claim.Store)
 	// and its start, where it was not recorded yet (startRecordDelay)
 	r.PGID, r.ExecAt, r.Confined = res.pgid, res.execAt, res.confinedBy
+	r.EndedAt = res.endedAt // the end is dated by it, not by its write
 	r.Error = res.outputLost
 	if res.lost {
 		if errors.Is(context.Cause(run), errUnassigned) {
