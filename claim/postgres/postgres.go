@@ -210,7 +210,7 @@ func openError(dsn, location string, err error) error {
 					"and settings of the server (search_path, application_name, …), as in " + claim.URLForm}
 		}
 	}
-	return classify(fmt.Errorf("open database %s: %w", location, err))
+	return classify(fmt.Errorf("open database %s: %w", location, tidyAttempts(err)))
 }
 
 // noDatabase is the error of a URL that names no database: not in its

@@ -189,6 +189,16 @@ func TestOpenErrors(t *testing.T) {
 	}
 }
 
+// TestRefusedConnectionSaidOnce: pgx tries a server twice under sslmode
+// prefer (TLS, then without), and its error lists both attempts; the same
+// refusal is said once.
+func TestRefusedConnectionSaidOnce(t *testing.T) {
+	_, err := claim.Open("postgres://postgres@127.0.0.1:1/postgres?connect_timeout=5")
+	if err == nil || strings.Count(err.Error(), "connection refused") != 1 || !errors.Is(err, claim.ErrUnavailable) {
+		t.Errorf("Open of a port no server listens on = %v; want the refusal said once, ErrUnavailable", err)
+	}
+}
+
 // TestOpenSchemeInAnyCase: a URL's scheme is case-insensitive (RFC 3986),
 // so PostgreSQL:// names the store postgres:// does, not a SQLite file.
 func TestOpenSchemeInAnyCase(t *testing.T) {

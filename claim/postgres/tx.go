@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -155,6 +156,7 @@ func classify(err error) error {
 	if err == nil || errors.Is(err, claim.ErrUnavailable) {
 		return err
 	}
+	err = tidyAttempts(err)
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
@@ -271,4 +273,44 @@ func parseProblem(err error) string {
 		return msg[i+len("`: "):]
 	}
 	return msg
+}
+
+// attempts is a connect error said once per distinct attempt (tidyAttempts).
+type attempts struct {
+	error
+	msg string
+}
+
+func (a attempts) Error() string { return a.msg }
+func (a attempts) Unwrap() error { return a.error }
+
+// tidyAttempts shortens the message of a connect error, which lists every
+// attempt pgx made (sslmode=prefer tries TLS, then without): an attempt
+// said the same way twice is said once, and one the server refused TLS on
+// is left out beside another, which says why the connection failed.
+func tidyAttempts(err error) error {
+	var ce *pgconn.ConnectError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	msg := err.Error()
+	head, rest, ok := strings.Cut(msg, ":\n\t")
+	if !ok {
+		return err
+	}
+	var lines []string
+	for _, l := range strings.Split(rest, "\n\t") {
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	if kept := slices.DeleteFunc(slices.Clone(lines), func(l string) bool {
+		return strings.Contains(l, "server refused TLS connection")
+	}); len(kept) > 0 {
+		lines = kept
+	}
+	if len(lines) == 1 {
+		return attempts{err, head + ": " + lines[0]}
+	}
+	return attempts{err, head + ":\n\t" + strings.Join(lines, "\n\t")}
 }
