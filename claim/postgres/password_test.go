@@ -93,3 +93,55 @@ func TestPasswordFileReadAgain(t *testing.T) {
 		t.Errorf("Enqueue once the password file has the new password = %v, want nil", err)
 	}
 }
+
+// TestLoosePasswordFileIsNotRead: a password file that others may read
+// (mode 0644) is not read, as libpq reads none: a server that asks for the
+// password refuses the store, and the hint says why and how to fix the
+// file. Made the user's alone, it is read.
+func TestLoosePasswordFileIsNotRead(t *testing.T) {
+	cluster := pgtest.NewCluster(t)
+	admin, err := pgx.Connect(t.Context(), cluster.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(t.Context(), "CREATE ROLE qtest_loose LOGIN SUPERUSER PASSWORD 'pw'"); err != nil {
+		t.Fatal(err)
+	}
+	cluster.RequirePassword("qtest_loose")
+	passfile := filepath.Join(t.TempDir(), "pgpass")
+	if err := os.WriteFile(passfile, []byte("*:*:*:qtest_loose:pw\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PGPASSFILE", passfile)
+	u, err := url.Parse(cluster.DSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User("qtest_loose")
+	dsn := u.String()
+	// The reload that asks for the password takes effect soon, not at once.
+	var openErr error
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		s, err := claim.Open(dsn)
+		if err != nil {
+			openErr = err
+			break
+		}
+		s.Close()
+		time.Sleep(100 * time.Millisecond)
+	}
+	var hinted interface{ Hint() string }
+	if !errors.As(openErr, &hinted) || !strings.Contains(hinted.Hint(), "chmod 600") || !strings.Contains(hinted.Hint(), passfile) {
+		t.Fatalf("Open with a password file others may read = %v; want refused, with a hint naming the file and chmod 600", openErr)
+	}
+	if err := os.Chmod(passfile, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, err := claim.Open(dsn)
+	if err != nil {
+		t.Fatalf("Open with the password file made mode 0600: %v", err)
+	}
+	s.Close()
+}

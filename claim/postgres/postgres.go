@@ -14,11 +14,14 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	_ "embed"
 	"errors"
 	"fmt"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -27,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/queuectl/queuectl/claim"
+	"github.com/queuectl/queuectl/internal/private"
 )
 
 func init() {
@@ -155,6 +159,11 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
+	// A password file others may read is not read, as libpq does not.
+	loose := loosePassfile(dsn)
+	if loose != "" {
+		cfg.ConnConfig.Password = ""
+	}
 	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
 		cc.Password = password(dsn, cc.Password)
 		return nil
@@ -164,13 +173,13 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	e.listen.dsn = dsn
 	e.pool, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, openError(dsn, e.location, err)
+		return nil, looseError(openError(dsn, e.location, err), loose)
 	}
 	var schema *string
 	var searchPath string
 	if err := e.pool.QueryRow(ctx, "SELECT current_schema(), current_setting('search_path')").Scan(&schema, &searchPath); err != nil {
 		e.pool.Close()
-		return nil, openError(dsn, e.location, err)
+		return nil, looseError(openError(dsn, e.location, err), loose)
 	}
 	if schema == nil || *schema == "" {
 		e.pool.Close()
@@ -184,12 +193,55 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	return e, nil
 }
 
+// loosePassfile returns the password file a connection to dsn would read
+// (its passfile=, else $PGPASSFILE, else ~/.pgpass) when dsn and
+// $PGPASSWORD give no password and the file is one that others may read
+// or write: libpq ignores such a file, and so does queuectl; "" otherwise.
+func loosePassfile(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || os.Getenv("PGPASSWORD") != "" || u.Query().Has("password") {
+		return ""
+	}
+	if _, ok := u.User.Password(); ok {
+		return ""
+	}
+	path := cmp.Or(u.Query().Get("passfile"), os.Getenv("PGPASSFILE"))
+	if path == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		path = filepath.Join(home, ".pgpass")
+	}
+	fi, err := os.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 == 0 {
+		return ""
+	}
+	return path
+}
+
+// looseError is err, a failure to open the store, with the fix of a
+// password file loosePassfile left unread, when the server wanted a
+// password it would have given.
+func looseError(err error, passfile string) error {
+	var pe *pgconn.PgError
+	if passfile == "" || !errors.As(err, &pe) || pe.Code != codeInvalidPassword && pe.Code != codeInvalidAuth {
+		return err
+	}
+	return &hinted{err, fmt.Sprintf("%s is not read, as libpq does not read it: others may read it; make it yours alone: chmod 600 %s",
+		passfile, private.Quote(passfile))}
+}
+
 // password is the password for a new connection to dsn: read again from
 // the password file (~/.pgpass, PGPASSFILE, passfile=) where dsn has
 // none, as libpq reads it for each connection, so that a password changed
 // on the server and in the file is taken up by processes that run on; was
-// otherwise (what the DSN, or the file when the store opened, gave).
+// otherwise (what the DSN, or the file when the store opened, gave). A file
+// others may read is not read (loosePassfile), as libpq reads none.
 func password(dsn, was string) string {
+	if loosePassfile(dsn) != "" {
+		return ""
+	}
 	cc, err := pgconn.ParseConfig(dsn)
 	if err != nil || cc.Password == "" {
 		return was
