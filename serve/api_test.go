@@ -865,3 +865,30 @@ func TestCancelSaysWhatDiedWithIt(t *testing.T) {
 		}
 	}
 }
+
+// TestOverviewOffersToPauseEveryQueue: the overview's queues have a
+// button to pause every queue (docs/dashboard.md, as `queuectl pause`),
+// not only one queue at a time; once every queue is paused it offers to
+// resume them, and a read-only server offers neither.
+func TestOverviewOffersToPauseEveryQueue(t *testing.T) {
+	h := newHome(t)
+	h.enqueue(t, claim.NewJob{ID: "x", Command: "true", Queue: "q"})
+	const form = `action="/queues/%2A/pause"`
+	if _, page := get(t, h.serve(t, serve.Options{ReadOnly: true}).URL+"/", "Accept", "text/html"); strings.Contains(page, form) {
+		t.Errorf("a read-only overview offers to pause every queue")
+	}
+	ts := h.serve(t, serve.Options{})
+	if _, page := get(t, ts.URL+"/", "Accept", "text/html"); !strings.Contains(page, form) || !strings.Contains(page, "Pause every queue") {
+		t.Fatalf("the overview offers no pause of every queue")
+	}
+	if status, body := poster(t, ts.URL)("/queues/%2A/pause"); status >= 400 {
+		t.Fatalf("POST /queues/%%2A/pause = %d %s", status, body)
+	}
+	if out, _ := h.cli(t, "status", "--json"); !strings.Contains(out, `"paused_queues": [`) || !strings.Contains(out, `"*"`) {
+		t.Errorf("after the overview's pause of every queue, status says:\n%s", out)
+	}
+	// A server of its own: the overview a server read is shared for a second.
+	if _, page := get(t, h.serve(t, serve.Options{}).URL+"/", "Accept", "text/html"); strings.Contains(page, form) || !strings.Contains(page, "Resume every queue") {
+		t.Errorf("every queue paused: the overview offers to pause them again, or not to resume them")
+	}
+}
