@@ -22,7 +22,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"syscall"
 	"time"
 
@@ -38,10 +37,6 @@ const FullName = "queuectl-full"
 // an exit code only when it served the call itself; otherwise it replaces
 // the process with the full program.
 func Main(args []string) int {
-	// One P: the front waits on a socket, signals and its output, and a
-	// second P only adds the wake-ups of threads handing goroutines over,
-	// which cost a Make target's client a seventh of its CPU.
-	runtime.GOMAXPROCS(1)
 	if _, resumed := os.LookupEnv(ResumeEnv); resumed {
 		return Full(args, nil) // a call begun already: the full program's
 	}
