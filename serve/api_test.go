@@ -212,6 +212,16 @@ func TestWrongMethodIs405(t *testing.T) {
 			t.Errorf("%s %s = %d (Allow %q) %s; want 405, Allow %s", tc.method, tc.path, resp.StatusCode, resp.Header.Get("Allow"), body, tc.allow)
 		}
 	}
+	// Whatever its CSRF token: an address no POST acts at answers for
+	// itself, 405 where another method serves it, before the token is
+	// looked at (there is nothing for it to guard).
+	for _, path := range []string{"/api/v1/status", "/jobs"} {
+		req, _ := http.NewRequest("POST", ts.URL+path, nil)
+		req.Header.Set("X-CSRF-Token", "wrong")
+		if resp, body := do(t, req); resp.StatusCode != http.StatusMethodNotAllowed || resp.Header.Get("Allow") != "GET" {
+			t.Errorf("POST %s with a wrong CSRF token = %d (Allow %q) %s; want 405, Allow GET", path, resp.StatusCode, resp.Header.Get("Allow"), body)
+		}
+	}
 	req, _ := http.NewRequest("GET", ts.URL+"/api/v1/jobs/amb", nil)
 	resp, body := do(t, req)
 	var e struct{ Error, Hint string }

@@ -181,7 +181,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"send Authorization: Bearer followed by the contents of the --token-file")
 		return
 	}
-	if r.Method == http.MethodPost && r.URL.Path != "/login" {
+	if r.Method == http.MethodPost && r.URL.Path != "/login" && s.acts(r) {
 		if s.readOnly {
 			s.fail(w, r, http.StatusForbidden, errors.New("this dashboard is read-only"), "serve without --read-only to act on jobs")
 			return
@@ -198,6 +198,15 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.overview.invalidate()
 		s.metrics.scrape.invalidate()
 	}
+}
+
+// acts reports whether a POST reaches an action: one that no route takes
+// (a page, an API address that another method serves, no address at all)
+// is answered by the catch-alls, 404 or 405 with Allow, whatever its CSRF
+// token, since nothing is done for it.
+func (s *Server) acts(r *http.Request) bool {
+	_, pattern := s.mux.Handler(r)
+	return pattern != "/" && pattern != "/api/"
 }
 
 // storeReads is how often the overview's and the scrape's shared reads
