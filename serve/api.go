@@ -148,14 +148,21 @@ func hintFor(err error, r *http.Request) string {
 	if errors.Is(err, claim.ErrUnavailable) && errors.As(err, &h) {
 		return h.Hint() // what to check, as the CLI says it
 	}
-	what, list := "jobs", "GET /api/v1/jobs (queuectl list)"
+	// A page's error names pages; the API's, its addresses.
+	where := func(page, api string) string {
+		if strings.HasPrefix(r.URL.Path, "/api/") {
+			return api
+		}
+		return page
+	}
+	what, list := "jobs", where("/jobs", "GET /api/v1/jobs")+" (queuectl list)"
 	switch p := strings.TrimPrefix(r.URL.Path, "/api/v1"); {
 	case strings.HasPrefix(p, "/rejected"):
-		what, list = "rejected files", "GET /api/v1/rejected (queuectl rejected list)"
+		what, list = "rejected files", where("/rejected", "GET /api/v1/rejected")+" (queuectl rejected list)"
 	case strings.HasPrefix(p, "/schedules"):
-		what, list = "schedules", "GET /api/v1/schedules (queuectl schedule list)"
+		what, list = "schedules", where("/schedules", "GET /api/v1/schedules")+" (queuectl schedule list)"
 	case strings.HasPrefix(p, "/queues"):
-		what, list = "queues", "GET /api/v1/queues (queuectl queue list)"
+		what, list = "queues", where("/", "GET /api/v1/queues")+" (queuectl queue list)"
 	}
 	var noRun noRunError
 	var ambiguous claim.AmbiguousError
@@ -163,7 +170,7 @@ func hintFor(err error, r *http.Request) string {
 	case errors.As(err, &noRun):
 		return "its runs: GET /api/v1/jobs/" + noRun.id + "/runs (queuectl show " + noRun.id + ")"
 	case errors.As(err, &ambiguous):
-		return "the jobs whose ids start so: GET /api/v1/jobs?prefix=" + url.QueryEscape(ambiguous.Ref)
+		return "the jobs whose ids start so: " + where("/jobs", "GET /api/v1/jobs") + "?prefix=" + url.QueryEscape(ambiguous.Ref)
 	case errors.Is(err, errNoAction):
 		return "the actions are named above; see " + apiDocs
 	case errors.Is(err, claim.ErrNotFound):

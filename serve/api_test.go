@@ -902,3 +902,18 @@ func TestOverviewOffersToPauseEveryQueue(t *testing.T) {
 		t.Errorf("every queue paused: the overview offers to pause them again, or not to resume them")
 	}
 }
+
+// TestPageNotFoundHintsAtPages: an error on a page (an unknown job's page)
+// points at the page that lists them, not at the API; the API's error at
+// the API.
+func TestPageNotFoundHintsAtPages(t *testing.T) {
+	h := newHome(t)
+	ts := h.serve(t, serve.Options{})
+	if resp, page := get(t, ts.URL+"/jobs/nosuchjob", "Accept", "text/html"); resp.StatusCode != http.StatusNotFound ||
+		!strings.Contains(page, "the jobs there are: /jobs (queuectl list)") || strings.Contains(page, "/api/v1/jobs") {
+		t.Errorf("GET /jobs/nosuchjob = %d, page:\n%s\nwant 404 hinted at /jobs", resp.StatusCode, page)
+	}
+	if resp, body := get(t, ts.URL+"/api/v1/jobs/nosuchjob"); resp.StatusCode != http.StatusNotFound || !strings.Contains(body, "GET /api/v1/jobs (queuectl list)") {
+		t.Errorf("GET /api/v1/jobs/nosuchjob = %d %s; want 404 hinted at GET /api/v1/jobs", resp.StatusCode, body)
+	}
+}
