@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
@@ -39,18 +40,7 @@ func TestFenceStopsOnlyLapsedLeases(t *testing.T) {
 	waitFor(t, time.Minute, "job old to start", func() bool { return pidIn(filepath.Join(old, "old.pid")) > 0 })
 
 	ctx := t.Context()
-	conn, err := pgx.Connect(ctx, worker.db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM workers FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdLocked(t, worker.db, "SELECT 1 FROM workers FOR UPDATE")
 	waitFor(t, time.Minute, "the worker to stop the run whose lease lapsed", func() bool {
 		return strings.Contains(w.stderr.String(), "lapsed")
 	})
@@ -122,26 +112,12 @@ func TestRunThatEndedInItsLeaseIsNotFenced(t *testing.T) {
 
 	ctx := t.Context()
 	dsn := strings.Replace(admin.db, "&pool_max_conns=4", "", 1)
-	conn, err := pgx.Connect(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	look, err := pgx.Connect(ctx, dsn)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer look.Close(ctx)
-	tx, err := conn.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM workers FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(ctx, "SELECT 1 FROM runs WHERE job_id = 'ended' FOR UPDATE"); err != nil {
-		t.Fatal(err)
-	}
+	tx := holdLocked(t, dsn, "SELECT 1 FROM workers FOR UPDATE", "SELECT 1 FROM runs WHERE job_id = 'ended' FOR UPDATE")
 	var leaseUntil int64
 	if err := tx.QueryRow(ctx, "SELECT lease_until FROM jobs WHERE id = 'ended'").Scan(&leaseUntil); err != nil {
 		t.Fatal(err)
@@ -185,4 +161,27 @@ func TestRunThatEndedInItsLeaseIsNotFenced(t *testing.T) {
 	if code := w.exit(t, time.Minute); code != 0 {
 		t.Errorf("worker exit %d after SIGTERM\nstderr: %s", code, w.stderr)
 	}
+}
+
+// holdLocked runs the locking statements in a transaction of a connection
+// of its own to dsn, and returns it: the rows stay locked (the worker's
+// writes to them wait, as on a hung server) until the test ends it.
+func holdLocked(t *testing.T, dsn string, statements ...string) pgx.Tx {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pgx.Connect(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range statements {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	return tx
 }
