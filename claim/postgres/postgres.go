@@ -159,11 +159,9 @@ func open(ctx context.Context, dsn string, conns int, params map[string]string) 
 	for k, v := range params {
 		cfg.ConnConfig.RuntimeParams[k] = v
 	}
-	// A password file others may read is not read, as libpq does not.
+	// A password file others may read is not read (password, at each
+	// connection, the pool's and the listener's); a refusal then says so.
 	loose := loosePassfile(dsn)
-	if loose != "" {
-		cfg.ConnConfig.Password = ""
-	}
 	cfg.BeforeConnect = func(_ context.Context, cc *pgx.ConnConfig) error {
 		cc.Password = password(dsn, cc.Password)
 		return nil
